@@ -1,0 +1,34 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+// No package dependencies: the toolchain plus three system C libraries.
+let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
+
+let package = Package(
+    name: "pushspool",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "pushspool", targets: ["pushspool"]),
+        .library(name: "PushspoolKit", targets: ["PushspoolKit"]),
+    ],
+    targets: [
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3",
+                       providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+        .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
+                       providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
+        .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto",
+                       providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+        // Plain Sendable values and pure logic: jobs, tag expressions, rendering, retry decisions.
+        .target(name: "PushspoolCore", swiftSettings: strict),
+        // Everything that does I/O: spool, registry, engine, providers, transports, CLI.
+        .target(name: "PushspoolKit",
+                dependencies: ["PushspoolCore", "CSQLite", "CCurl", "CCrypto"],
+                swiftSettings: strict),
+        .executableTarget(name: "pushspool", dependencies: ["PushspoolKit"], swiftSettings: strict),
+        .executableTarget(name: "pushspool-bench", dependencies: ["PushspoolKit"], swiftSettings: strict),
+        .testTarget(name: "PushspoolCoreTests", dependencies: ["PushspoolCore"], swiftSettings: strict),
+        .testTarget(name: "PushspoolKitTests",
+                    dependencies: ["PushspoolKit", "pushspool"],
+                    swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,52 @@
+/// Where one notification goes.
+public enum Recipient: Sendable, Equatable {
+    /// A device from the local registry (direct providers and the sandbox).
+    case device(Device)
+    /// A hub that resolves the audience itself (Azure Notification Hubs).
+    case hub(Audience)
+}
+
+/// One attempt to deliver one rendered notification to one recipient.
+public struct SendRequest: Sendable {
+    public var jobID: String
+    public var platform: Platform
+    public var recipient: Recipient
+    public var notification: RenderedNotification
+    /// 1 for the first attempt.
+    public var attempt: Int
+
+    public init(jobID: String, platform: Platform, recipient: Recipient,
+                notification: RenderedNotification, attempt: Int = 1) {
+        self.jobID = jobID
+        self.platform = platform
+        self.recipient = recipient
+        self.notification = notification
+        self.attempt = attempt
+    }
+}
+
+/// The seam between the engine and a push service.
+///
+/// Contract:
+/// - `send` is thread-safe and non-blocking; it may be called from many threads at once, and calls
+///   `completion` exactly once, on any thread, for every request (also after `shutdown`, with a
+///   `.retry` result, so the engine never waits forever).
+/// - Responses are classified into a `Disposition` here, in the provider, using the service's own
+///   table (PROTOCOLS.md); retries, backoff, registry pruning and pausing happen in the engine.
+/// - Credentials never appear in a `ProviderResult`.
+/// - `shutdown` is idempotent and waits for in-flight requests to finish or fail.
+public protocol PushProvider: AnyObject, Sendable {
+    /// The provider's name as used in config `routes` and in result logs (`apns`, `sandbox`, …).
+    var name: String { get }
+    /// Whether the provider resolves audiences itself (a hub) instead of receiving devices.
+    var resolvesTags: Bool { get }
+    /// Checks a job's audience before anything is sent (hub tag limits); nil when acceptable.
+    func audienceProblem(_ audience: Audience) -> String?
+    func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void)
+    func shutdown()
+}
+
+extension PushProvider {
+    public var resolvesTags: Bool { false }
+    public func audienceProblem(_ audience: Audience) -> String? { nil }
+}

@@ -1,0 +1,20 @@
+import Foundation
+
+/// One registered device, as stored in the registry.
+public struct Device: Sendable, Hashable {
+    /// Installation id: what result logs name (never the handle, which is a credential of sorts).
+    public var id: String
+    public var platform: Platform
+    /// APNs device token (hex), FCM registration token or WNS channel URI.
+    public var handle: String
+    public var tags: [String]
+    public var updatedAt: Date
+
+    public init(id: String, platform: Platform, handle: String, tags: [String], updatedAt: Date) {
+        self.id = id
+        self.platform = platform
+        self.handle = handle
+        self.tags = tags
+        self.updatedAt = updatedAt
+    }
+}

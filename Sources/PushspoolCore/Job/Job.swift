@@ -1,0 +1,140 @@
+import Foundation
+
+/// A validated spool job. Built by `JobParser`; the engine only ever sees valid jobs.
+public struct Job: Sendable, Equatable {
+    /// Idempotency key (`[A-Za-z0-9._-]{1,128}`); the result log is `results/<id>.jsonl`.
+    public var id: String
+    /// The spool file name the job arrived as (e.g. `campaign-42.json`).
+    public var file: String
+    public var kind: Kind
+
+    public enum Kind: Sendable, Equatable {
+        case send(SendJob)
+        case register(Registration)
+        case unregister(Unregistration)
+    }
+
+    public init(id: String, file: String, kind: Kind) {
+        self.id = id
+        self.file = file
+        self.kind = kind
+    }
+}
+
+/// Who a send job is for. Exactly one per job.
+public enum Audience: Sendable, Equatable {
+    /// `to_tag`: one tag.
+    case tag(String)
+    /// `tags`: a tag expression, kept as written for hubs that evaluate it themselves.
+    case expression(TagExpression, source: String)
+    /// `broadcast`: every registered device of the job's platforms.
+    case broadcast
+
+    /// The expression a registry evaluates (`nil` for broadcast).
+    public var tagExpression: TagExpression? {
+        switch self {
+        case .tag(let t): return .tag(t)
+        case .expression(let e, _): return e
+        case .broadcast: return nil
+        }
+    }
+
+    /// The text sent to a hub as `ServiceBusNotification-Tags` (`nil` for broadcast).
+    public var hubTags: String? {
+        switch self {
+        case .tag(let t): return t
+        case .expression(_, let source): return source
+        case .broadcast: return nil
+        }
+    }
+}
+
+public struct SendJob: Sendable, Equatable {
+    public var audience: Audience
+    /// Platforms in the order first written, without duplicates (`gcm` folded into `fcm`).
+    public var platforms: [Platform]
+    public var message: Message
+    /// Scheduled send: the job waits in the spool until then.
+    public var notBefore: Date?
+
+    public init(audience: Audience, platforms: [Platform], message: Message, notBefore: Date? = nil) {
+        self.audience = audience
+        self.platforms = platforms
+        self.message = message
+        self.notBefore = notBefore
+    }
+}
+
+public enum Priority: String, Sendable, Equatable {
+    case high, normal
+}
+
+/// What to say, independent of platform. `PayloadRenderer` maps it to each platform's native format.
+public struct Message: Sendable, Equatable {
+    public var text: String
+    public var from: String?
+    public var title: String?
+    public var badge: Int?
+    public var sound: String?
+    public var data: [String: String]
+    public var ttlSeconds: Int?
+    public var priority: Priority?
+    public var collapseID: String?
+    /// Raw per-platform payloads that replace the rendered ones (`payload.apns`, `.fcm`, `.wns`).
+    public var overrides: PayloadOverrides
+
+    public init(text: String, from: String? = nil, title: String? = nil, badge: Int? = nil,
+                sound: String? = nil, data: [String: String] = [:], ttlSeconds: Int? = nil,
+                priority: Priority? = nil, collapseID: String? = nil,
+                overrides: PayloadOverrides = PayloadOverrides()) {
+        self.text = text
+        self.from = from
+        self.title = title
+        self.badge = badge
+        self.sound = sound
+        self.data = data
+        self.ttlSeconds = ttlSeconds
+        self.priority = priority
+        self.collapseID = collapseID
+        self.overrides = overrides
+    }
+
+    /// The text as shown to the user: `From <from>: <message>`, or the message alone.
+    public var displayText: String {
+        guard let from else { return text }
+        return "From \(from): \(text)"
+    }
+}
+
+public struct PayloadOverrides: Sendable, Equatable {
+    public var apns: JSONValue?
+    public var fcm: JSONValue?
+    public var wns: String?
+
+    public init(apns: JSONValue? = nil, fcm: JSONValue? = nil, wns: String? = nil) {
+        self.apns = apns
+        self.fcm = fcm
+        self.wns = wns
+    }
+}
+
+/// A device registration, from a `register` job, the CLI or an import line.
+public struct Registration: Sendable, Equatable {
+    /// Installation id; generated when absent.
+    public var id: String?
+    public var platform: Platform
+    public var handle: String
+    public var tags: [String]
+
+    public init(id: String?, platform: Platform, handle: String, tags: [String]) {
+        self.id = id
+        self.platform = platform
+        self.handle = handle
+        self.tags = tags
+    }
+}
+
+public enum Unregistration: Sendable, Equatable {
+    case id(String)
+    case handle(String)
+}

@@ -1,0 +1,84 @@
+/// A notification in one platform's native format, rendered once per job and platform and shared
+/// by every target of that platform. Providers add only the per-device part (token, channel).
+public enum RenderedNotification: Sendable, Equatable {
+    case apns(APNsNotification)
+    case fcm(FCMNotification)
+    case wns(WNSNotification)
+
+    public var platform: Platform {
+        switch self {
+        case .apns: return .apns
+        case .fcm: return .fcm
+        case .wns: return .wns
+        }
+    }
+
+    /// The bytes a sandbox or hub sends (FCM: the v1 envelope without a target).
+    public var body: [UInt8] {
+        switch self {
+        case .apns(let n): return n.payload
+        case .fcm(let n): return JSONValue.object([("message", n.message)]).encoded()
+        case .wns(let n): return n.body
+        }
+    }
+}
+
+public struct APNsNotification: Sendable, Equatable {
+    /// The JSON payload (`{"aps":{…}}`), at most `APNsNotification.maxPayloadBytes`.
+    public var payload: [UInt8]
+    /// `apns-push-type`: `alert` unless an override says otherwise (`background`, `voip`, …).
+    public var pushType: String
+    /// `apns-priority`: 10, or 5 (required for background pushes, and for `priority: normal`).
+    public var priority: Int
+    /// Seconds the service may keep trying; `apns-expiration` = send time + this. `nil`: header omitted.
+    public var ttlSeconds: Int?
+    /// `apns-collapse-id`, at most 64 bytes.
+    public var collapseID: String?
+
+    public static let maxPayloadBytes = 4096
+    public static let maxVoIPPayloadBytes = 5120
+
+    public init(payload: [UInt8], pushType: String = "alert", priority: Int = 10,
+                ttlSeconds: Int? = nil, collapseID: String? = nil) {
+        self.payload = payload
+        self.pushType = pushType
+        self.priority = priority
+        self.ttlSeconds = ttlSeconds
+        self.collapseID = collapseID
+    }
+}
+
+public struct FCMNotification: Sendable, Equatable {
+    /// The FCM v1 `message` object without a target (`token`/`topic`/`condition`).
+    public var message: JSONValue
+
+    public static let maxMessageBytes = 4096
+
+    public init(message: JSONValue) { self.message = message }
+
+    /// `{"message":{"token":…, …}}`: the request body for one device. The token goes first.
+    public func body(token: String) -> [UInt8] {
+        guard case .object(let pairs) = message else { return [] }
+        let withToken: JSONValue = .object([("token", .string(token))] + pairs.filter { $0.0 != "token" })
+        return JSONValue.object([("message", withToken)]).encoded()
+    }
+}
+
+public struct WNSNotification: Sendable, Equatable {
+    /// Toast/tile/badge XML, or raw bytes.
+    public var body: [UInt8]
+    /// `X-WNS-Type`: `wns/toast` (default), `wns/tile`, `wns/badge` or `wns/raw`.
+    public var type: String
+    /// `X-WNS-TTL`, seconds.
+    public var ttlSeconds: Int?
+
+    public static let maxPayloadBytes = 5000
+
+    public var contentType: String { type == "wns/raw" ? "application/octet-stream" : "text/xml" }
+
+    public init(body: [UInt8], type: String = "wns/toast", ttlSeconds: Int? = nil) {
+        self.body = body
+        self.type = type
+        self.ttlSeconds = ttlSeconds
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import PushspoolCore
+
+/// The effective configuration: typed sections with their defaults in one place.
+/// `ConfigLoader` builds it from `pushspool.json`; with no file: sandbox only.
+public struct Config: Sendable {
+    public var spool: String = "jobs"
+    /// Default: `<spool>/registry.sqlite`.
+    public var registry: String?
+    public var concurrency: Int = 256
+    public var retry = RetryPolicy()
+    /// Platform → provider name (`apns`, `fcm`, `wns`, `azure`, `sandbox`).
+    public var routes: [Platform: String] = [.apns: "sandbox", .fcm: "sandbox", .wns: "sandbox"]
+    public var apns: APNsConfig?
+    public var fcm: FCMConfig?
+    public var wns: WNSConfig?
+    public var azure: AzureConfig?
+    public var sandbox = SandboxConfig()
+    public var tls = TLSConfig()
+    /// Where the file was read from (relative paths in it resolve against its folder).
+    public var baseDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+
+    public init() {}
+
+    public var registryPath: String { registry ?? (spool as NSString).appendingPathComponent("registry.sqlite") }
+
+    /// A path from the config, resolved against the config file's folder.
+    public func resolve(_ path: String) -> URL {
+        path.hasPrefix("/") ? URL(fileURLWithPath: path) : baseDirectory.appendingPathComponent(path)
+    }
+}
+
+public struct APNsConfig: Sendable {
+    public var teamID: String
+    public var keyID: String
+    public var keyFile: String
+    public var topic: String
+    /// `production` or `sandbox` (development builds).
+    public var environment: String = "production"
+    /// Overrides the Apple host (staging, tests), e.g. `https://127.0.0.1:8443`.
+    public var endpoint: String?
+
+    public var baseURL: String {
+        endpoint ?? (environment == "sandbox" ? "https://api.sandbox.push.apple.com" : "https://api.push.apple.com")
+    }
+}
+
+public struct FCMConfig: Sendable {
+    public var serviceAccountFile: String
+    /// Overrides `https://fcm.googleapis.com`. The token endpoint is the account's `token_uri`.
+    public var endpoint: String?
+}
+
+public struct WNSConfig: Sendable {
+    public var clientID: String
+    public var clientSecret: Secret
+    /// Default `https://login.live.com/accesstoken.srf`.
+    public var tokenEndpoint: String?
+    /// Scope for the token request: `notify.windows.com` (classic) or `https://wns.windows.com/.default`.
+    public var scope: String?
+    /// Channel URIs are used only over https with a host ending in one of these.
+    public var allowedHosts: [String] = ["notify.windows.com"]
+}
+
+public struct AzureConfig: Sendable {
+    public var connectionString: Secret
+    public var hub: String
+    /// `ServiceBusNotification-Format` for the fcm platform: `fcmV1` (default) or legacy `gcm`.
+    public var fcmFormat: String = "fcmV1"
+    public var apiVersion: String?
+}
+
+public struct SandboxConfig: Sendable {
+    /// Default `<spool>/outbox`.
+    public var outbox: String?
+}
+
+public struct TLSConfig: Sendable {
+    /// An extra trusted CA (PEM) added to the system roots; verification is never turned off.
+    public var caFile: String?
+}
+
+/// A secret value (client secret, connection string): printed redacted, never logged.
+public struct Secret: Sendable, CustomStringConvertible, Equatable {
+    public let value: String
+    public init(_ value: String) { self.value = value }
+    public var description: String { "<redacted>" }
+}

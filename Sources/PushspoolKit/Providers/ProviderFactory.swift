@@ -1,0 +1,24 @@
+import Foundation
+import PushspoolCore
+
+public struct ProviderSetupError: Error, Sendable, CustomStringConvertible {
+    public var problems: [String]
+    public init(_ problems: [String]) { self.problems = problems }
+    public var description: String { problems.joined(separator: "\n") }
+}
+
+/// Makes the providers named in `routes`, one instance per name, shared by its platforms.
+public enum ProviderFactory {
+    public static let knownNames = ["apns", "fcm", "wns", "azure", "sandbox"]
+
+    public static func make(name: String, context: ProviderContext) throws -> any PushProvider {
+        let config = context.config
+        switch name {
+        case "sandbox":
+            return try SandboxProvider(outbox: config.resolve(config.sandbox.outbox ?? (config.spool as NSString).appendingPathComponent("outbox")))
+        // Each real provider adds its case here.
+        default:
+            throw ProviderSetupError(["routes: provider \"\(name)\" is not available in this build"])
+        }
+    }
+}

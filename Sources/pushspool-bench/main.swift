@@ -1,0 +1,2 @@
+// Benchmark entry point: see README "Benchmarks".
+print("pushspool-bench: not yet implemented")

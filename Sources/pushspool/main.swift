@@ -1,0 +1,3 @@
+import PushspoolKit
+
+CLI.main(CommandLine.arguments)

@@ -1,0 +1,153 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Paths into the source tree (tests run from it; fakes and fixtures are not bundled resources).
+enum Paths {
+    static let testsDir = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().deletingLastPathComponent()
+    static let fakes = testsDir.appendingPathComponent("Fakes")
+    static let fixtures = testsDir.appendingPathComponent("Fixtures")
+    static let packageRoot = testsDir.deletingLastPathComponent()
+    static func fixture(_ name: String) -> URL { fixtures.appendingPathComponent(name) }
+
+    /// The built `pushspool` binary, next to the test bundle (`.build/<config>/`).
+    static var binary: URL {
+        var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        for _ in 0..<4 {
+            let candidate = dir.appendingPathComponent("pushspool")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+            dir = dir.deletingLastPathComponent()
+        }
+        for config in ["debug", "release"] {
+            let candidate = packageRoot.appendingPathComponent(".build/\(config)/pushspool")
+            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        }
+        return packageRoot.appendingPathComponent(".build/debug/pushspool")
+    }
+
+    static var nodeAvailable: Bool {
+        ["/usr/bin/node", "/usr/local/bin/node"].contains { FileManager.default.isExecutableFile(atPath: $0) }
+    }
+}
+
+/// A fresh temporary directory, removed when the value is dropped.
+final class TempDir {
+    let url: URL
+    init(_ prefix: String = "pushspool-test") {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("\(prefix)-\(UUID().uuidString.prefix(8))")
+        try! FileManager.default.createDirectory(at: url, withIntermediateDirectories: true,
+                                                 attributes: [.posixPermissions: 0o700])
+    }
+    deinit { try? FileManager.default.removeItem(at: url) }
+    func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+    func write(_ name: String, _ text: String, mode: Int = 0o600) {
+        let u = url.appendingPathComponent(name)
+        try? FileManager.default.createDirectory(at: u.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try! text.write(to: u, atomically: true, encoding: .utf8)
+        chmod(u.path, mode_t(mode))
+    }
+    func read(_ name: String) -> String? { try? String(contentsOf: url.appendingPathComponent(name), encoding: .utf8) }
+    func list(_ folder: String) -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: path(folder))) ?? []).sorted()
+    }
+    /// The JSON objects of a JSON Lines file.
+    func jsonLines(_ name: String) -> [[String: Any]] {
+        (read(name) ?? "").split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+    }
+}
+
+struct RunResult {
+    var status: Int32
+    var stdout: String
+    var stderr: String
+}
+
+/// Runs the real `pushspool` binary.
+@discardableResult
+func runPushspool(_ args: [String], cwd: URL? = nil, env: [String: String] = [:],
+                  stdin: String? = nil, timeout: Double = 120) throws -> RunResult {
+    let p = Process()
+    p.executableURL = Paths.binary
+    p.arguments = args
+    if let cwd { p.currentDirectoryURL = cwd }
+    var environment = ProcessInfo.processInfo.environment
+    for (k, v) in env { environment[k] = v }
+    p.environment = environment
+    let out = Pipe(), err = Pipe(), inp = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    p.standardInput = inp
+    try p.run()
+    if let stdin { inp.fileHandleForWriting.write(Data(stdin.utf8)) }
+    try? inp.fileHandleForWriting.close()
+    // Drain both pipes concurrently so a chatty child never blocks on a full pipe.
+    let group = DispatchGroup()
+    nonisolated(unsafe) var outData = Data(), errData = Data()
+    group.enter(); DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    group.enter(); DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    if group.wait(timeout: .now() + timeout) == .timedOut {
+        p.terminate()
+        group.wait()
+    }
+    p.waitUntilExit()
+    return RunResult(status: p.terminationStatus,
+                     stdout: String(decoding: outData, as: UTF8.self),
+                     stderr: String(decoding: errData, as: UTF8.self))
+}
+
+/// A fake provider server (Tests/Fakes/<script>.js) running under Node on an ephemeral port.
+/// It stops when this value is dropped (and when the test process dies: its stdin closes).
+final class FakeServer {
+    let process = Process()
+    let port: Int
+    let stateFile: URL
+    private let stdinPipe = Pipe()
+
+    init(_ script: String, args: [String: String] = [:], dir: TempDir) throws {
+        stateFile = dir.url.appendingPathComponent("\(script)-\(UUID().uuidString.prefix(6))-state.json")
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        var argv = ["node", Paths.fakes.appendingPathComponent("\(script).js").path, "--state", stateFile.path]
+        for (k, v) in args.sorted(by: { $0.key < $1.key }) { argv += ["--\(k)", v] }
+        process.arguments = argv
+        let out = Pipe()
+        process.standardOutput = out
+        process.standardInput = stdinPipe
+        try process.run()
+        // First stdout line: {"port": N}
+        var line = Data()
+        let handle = out.fileHandleForReading
+        while !line.contains(0x0A) {
+            let chunk = handle.availableData
+            if chunk.isEmpty { break }
+            line.append(chunk)
+        }
+        guard let obj = try? JSONSerialization.jsonObject(with: line.prefix { $0 != 0x0A }) as? [String: Any],
+              let port = obj["port"] as? Int else {
+            process.terminate()
+            throw FakeError(message: "fake \(script) did not start: \(String(decoding: line, as: UTF8.self))")
+        }
+        self.port = port
+    }
+
+    struct FakeError: Error, CustomStringConvertible { var message: String; var description: String { message } }
+
+    var url: String { "https://127.0.0.1:\(port)" }
+
+    /// The fake's stats, as last written.
+    func state() -> [String: Any] {
+        guard let data = try? Data(contentsOf: stateFile),
+              let obj = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return [:] }
+        return obj
+    }
+
+    deinit {
+        try? stdinPipe.fileHandleForWriting.close()
+        if process.isRunning { process.terminate() }
+        process.waitUntilExit()
+    }
+}
