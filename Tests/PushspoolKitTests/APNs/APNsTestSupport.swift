@@ -35,12 +35,17 @@ enum APNsFixtures {
     }
 
     static func context(cacheDir: URL? = nil, clock: ManualClock? = nil, caFile: Bool = true) -> ProviderContext {
-        var config = Config()
-        if caFile { config.tls.caFile = Paths.fixture("ca.pem").path }
+        let config = Config()
+        let ca = caFile ? try? String(contentsOf: Paths.fixture("ca.pem"), encoding: .utf8) : nil
         let now: @Sendable () -> Date
         if let clock { now = { clock.now } } else { now = { Date() } }
         return ProviderContext(config: config, credentials: CredentialCache(directory: cacheDir, clock: now),
-                               log: Log(minimum: .error), makeHTTPClient: { HTTPClients.make($0) })
+                               log: Log(minimum: .error), makeHTTPClient: { options in
+                                   // As the runtime does with `tls.ca_file`.
+                                   var options = options
+                                   if options.extraCAPEM == nil { options.extraCAPEM = ca }
+                                   return HTTPClients.make(options)
+                               })
     }
 
     static func device(_ token: String, id: String? = nil) -> Device {

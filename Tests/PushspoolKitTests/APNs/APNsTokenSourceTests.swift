@@ -75,20 +75,19 @@ struct APNsSetupTests {
         }
     }
 
-    @Test func rejectsAnRSAKeyAndAMissingCAFile() throws {
+    @Test func rejectsAnRSAKey() throws {
         let dir = TempDir()
         let account = try String(contentsOf: Paths.fixture("service-account.json"), encoding: .utf8)
         let rsaPEM = try #require(try JSONParser.parse(account)["private_key"]?.stringValue)
         dir.write("rsa.pem", rsaPEM)
         var config = APNsFixtures.config()
         config.keyFile = dir.path("rsa.pem")
-        var context = APNsFixtures.context()
-        context.config.tls.caFile = dir.path("missing-ca.pem")
+        let context = APNsFixtures.context()
         #expect {
             _ = try APNsProvider(config: config, context: context)
         } throws: { error in
             let problems = (error as? ProviderSetupError)?.problems ?? []
-            return problems.count == 2 && problems[0].contains("RSA") && problems[1].hasPrefix("tls.ca_file:")
+            return problems.count == 1 && problems[0].hasPrefix("providers.apns.key_file:") && problems[0].contains("RSA")
         }
     }
 

@@ -19,7 +19,7 @@ public final class APNsProvider: PushProvider {
     /// (the CLI reports it once and exits 78).
     public convenience init(config: APNsConfig, context: ProviderContext) throws {
         let setup = try APNsSetup.validate(config, context: context)
-        var options = HTTPClientOptions(extraCAPEM: setup.extraCAPEM, requireHTTP2: true)
+        var options = HTTPClientOptions(requireHTTP2: true)
         options.maxStreamsPerConnection = 900
         self.init(tokens: APNsTokenSource(teamID: config.teamID, keyID: config.keyID, key: setup.key,
                                           cache: context.credentials),

@@ -6,14 +6,14 @@ import Glibc
 import Darwin
 #endif
 
-/// Start-up checks of `providers.apns` (and `tls.ca_file`), all at once: the CLI prints every
+/// Start-up checks of `providers.apns`, all at once: the CLI prints every
 /// problem and exits 78, instead of failing one notification at a time.
 enum APNsSetup {
     struct Checked {
         var key: SigningKey
-        var extraCAPEM: String?
     }
 
+    /// `tls.ca_file` is read and checked by the runtime, which adds it to every HTTP client.
     static func validate(_ config: APNsConfig, context: ProviderContext) throws -> Checked {
         var problems: [String] = []
         let section = "providers.apns"
@@ -52,17 +52,8 @@ enum APNsSetup {
             problems.append("\(section).key_file: cannot read \(keyURL.path)")
         }
 
-        var extraCAPEM: String?
-        if let caFile = context.config.tls.caFile {
-            let caURL = context.config.resolve(caFile)
-            if let pem = try? String(contentsOf: caURL, encoding: .utf8), pem.contains("BEGIN CERTIFICATE") {
-                extraCAPEM = pem
-            } else {
-                problems.append("tls.ca_file: cannot read a PEM certificate from \(caURL.path)")
-            }
-        }
         guard problems.isEmpty, let key else { throw ProviderSetupError(problems) }
-        return Checked(key: key, extraCAPEM: extraCAPEM)
+        return Checked(key: key)
     }
 
     /// The key signs for the whole team: say so when others on the machine can read it.
