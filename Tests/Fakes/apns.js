@@ -29,7 +29,7 @@ const writeState = stateWriter(a.state);
 
 const stats = {
   requests: 0, answered: 0, byStatus: {}, byReason: {}, tlsConnections: 0, sessions: 0, openSessions: 0,
-  nonH2Rejected: 0, goawaysSent: 0, jwts: 0, badJWTs: 0, tokensDelivered: 0, duplicateDeliveries: 0,
+  nonH2Rejected: 0, goawaysSent: 0, refusedAfterGoaway: 0, jwts: 0, badJWTs: 0, tokensDelivered: 0, duplicateDeliveries: 0,
   maxStreamsOpen: 0, perToken: {}, lastHeaders: {}, problems: [],
 };
 const jwtCache = new Map();          // jwt -> verdict (each distinct token is verified once)
@@ -152,14 +152,23 @@ server.on('tlsClientError', (err) => {
 });
 server.on('session', (session) => {
   stats.sessions++; stats.openSessions++;
-  let streamsSeen = 0, open = 0, goneAway = false;
+  let streamsSeen = 0, open = 0, goneAway = false, lastID = 0;
   session.on('stream', (stream, headers) => {
+    // Streams above the GOAWAY's last-stream-id may still reach us (they were in the same read);
+    // per RFC 9113 they are not processed: the client retries them on a new connection.
+    if (goneAway && stream.id > lastID) {
+      stats.refusedAfterGoaway++;
+      stream.on('error', () => {});
+      stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      return;
+    }
     streamsSeen++; open++;
     if (open > stats.maxStreamsOpen) stats.maxStreamsOpen = open;
     // GOAWAY naming this stream as the last one: it and every earlier stream are answered; later
     // ones (already on the wire) are ignored by nghttp2, and the client must retry them elsewhere.
     if (goawayEvery > 0 && !goneAway && streamsSeen % goawayEvery === 0) {
       goneAway = true;
+      lastID = stream.id;
       stats.goawaysSent++;
       session.goaway(http2.constants.NGHTTP2_NO_ERROR, stream.id);
     }

@@ -33,10 +33,14 @@ public final class CurlHTTPClient: HTTPClient {
     /// Runtime libcurl version as 0xXXYYZZ (7.88.1 = 0x075801).
     public static var libcurlVersionNum: Int { Int(ccurl_version_info().pointee.version_num) }
 
-    public init(options: HTTPClientOptions) throws {
+    public convenience init(options: HTTPClientOptions) throws {
+        try self.init(options: options, trust: TrustStore(extraCAPEM: options.extraCAPEM))
+    }
+
+    init(options: HTTPClientOptions, trust: TrustStore) throws {
         _ = Self.globalInit
         self.options = options
-        trust = TrustStore(extraCAPEM: options.extraCAPEM)
+        self.trust = trust
         wakeup = try CurlWakeup()
         guard let first = CurlMulti(options: options) else {
             throw HTTPTransportError("curl_multi_init failed", isPermanent: true)

@@ -38,11 +38,7 @@ final class CurlTransfer: @unchecked Sendable {
         // Wait for the one h2 connection instead of opening a second one per burst.
         _ = ccurl_easy_setopt_long(easy, CURLOPT_PIPEWAIT, 1)
         _ = ccurl_easy_setopt_long(easy, CURLOPT_NOSIGNAL, 1)
-        _ = ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYPEER, 1)
-        _ = ccurl_easy_setopt_long(easy, CURLOPT_SSL_VERIFYHOST, 2)
-        if let pem = trust.pem {
-            _ = ccurl_easy_setopt_blob_nocopy(easy, CURLOPT_CAINFO_BLOB, pem.baseAddress, pem.count)
-        }
+        trust.apply(to: easy)
         _ = ccurl_easy_setopt_long(easy, CURLOPT_TIMEOUT_MS, max(1, Int(request.timeout * 1000)))
         _ = ccurl_easy_setopt_ptr(easy, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = ccurl_easy_setopt_ptr(easy, CURLOPT_PRIVATE, opaque)

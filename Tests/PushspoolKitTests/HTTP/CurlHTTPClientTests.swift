@@ -77,6 +77,43 @@ struct CurlHTTPClientTests {
         #expect(waitForIdle(fake)["requests"] as? Int == 0)
     }
 
+    /// The roots come from a hashed directory and the extra PEM adds to them (it does not
+    /// replace them): here the directory holds the test CA and the extra PEM is an unrelated cert.
+    @Test(.enabled(if: someSystemRoot() != nil)) func hashedDirectoryAndExtraPEMAreBothTrusted() throws {
+        let dir = TempDir()
+        let fake = try FakeServer("apns", dir: dir)
+        let hash = Process()
+        hash.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+        hash.arguments = ["x509", "-hash", "-noout", "-in", Paths.fixture("ca.pem").path]
+        let out = Pipe()
+        hash.standardOutput = out
+        try hash.run()
+        hash.waitUntilExit()
+        let name = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        dir.write("roots/\(name).0", try String(contentsOf: Paths.fixture("ca.pem"), encoding: .utf8))
+        // Any root that did not issue the fake's certificate (not server.pem: libcurl sets
+        // X509_V_FLAG_PARTIAL_CHAIN, so a trusted leaf verifies by itself).
+        let unrelated = try #require(Self.someSystemRoot())
+        let trust = TrustStore(extraCAPEM: unrelated, hashedDirectory: dir.path("roots"))
+        let client = try CurlHTTPClient(options: Self.options(), trust: trust)
+        let result = client.executeAndWait(Self.request(fake, token: Self.token(1)))
+        client.shutdown()
+        #expect((try? result.get())?.status == 403)
+
+        let untrusting = try CurlHTTPClient(options: Self.options(), trust: TrustStore(extraCAPEM: unrelated, hashedDirectory: dir.path("nothing")))
+        let refused = untrusting.executeAndWait(Self.request(fake, token: Self.token(2)))
+        untrusting.shutdown()
+        guard case .failure(let error) = refused else { Issue.record("trusted without the CA"); return }
+        #expect(error.isPermanent)
+    }
+
+    static func someSystemRoot() -> String? {
+        let dir = "/etc/ssl/certs"
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []).filter { $0.hasSuffix(".0") }.sorted()
+        return names.first.flatMap { try? String(contentsOfFile: dir + "/" + $0, encoding: .utf8) }
+    }
+
     @Test(arguments: ["http://127.0.0.1:1/x", "ftp://127.0.0.1/x", "not a url"])
     func refusesNonHTTPSURLs(url: String) throws {
         let client = try CurlHTTPClient(options: Self.options())
