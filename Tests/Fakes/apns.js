@@ -28,7 +28,7 @@ const pubKey = fs.readFileSync(path.join(fixtures, 'AuthKey_TESTKEY123.pub.pem')
 const writeState = stateWriter(a.state);
 
 const stats = {
-  requests: 0, answered: 0, byStatus: {}, byReason: {}, tlsConnections: 0, sessions: 0, openSessions: 0,
+  requests: 0, answered: 0, byStatus: {}, byReason: {}, tlsConnections: 0, sessions: 0, closedSessions: 0, openSessions: 0,
   nonH2Rejected: 0, goawaysSent: 0, refusedAfterGoaway: 0, jwts: 0, badJWTs: 0, tokensDelivered: 0, duplicateDeliveries: 0,
   maxStreamsOpen: 0, perToken: {}, lastHeaders: {}, problems: [],
 };
@@ -141,7 +141,12 @@ function answer(stream, h, body) {
 }
 
 const server = http2.createSecureServer({ ...tlsOptions(), allowHTTP1: false, settings: { maxConcurrentStreams: 1000 } });
-server.on('secureConnection', () => { stats.tlsConnections++; touch(); });
+// `openSessions` counts open TLS connections: after our GOAWAY, Node does not always emit the
+// session's 'close' when the client goes, but the socket's 'close' always comes.
+server.on('secureConnection', (socket) => {
+  stats.tlsConnections++; stats.openSessions++; touch();
+  socket.on('close', () => { stats.openSessions--; dirty = true; flush(); });
+});
 // A client that does not offer h2 in ALPN: Apple refuses it, so do we.
 // Node 20 fails the handshake when ALPN has no h2 (no_application_protocol); older ones emit
 // unknownProtocol after it.
@@ -151,7 +156,7 @@ server.on('tlsClientError', (err) => {
   else { problem('tls: ' + (err && err.message)); touch(); }
 });
 server.on('session', (session) => {
-  stats.sessions++; stats.openSessions++;
+  stats.sessions++;
   let streamsSeen = 0, open = 0, goneAway = false, lastID = 0;
   session.on('stream', (stream, headers) => {
     // Streams above the GOAWAY's last-stream-id may still reach us (they were in the same read);
@@ -175,11 +180,13 @@ server.on('session', (session) => {
     const chunks = [];
     stream.on('data', (c) => chunks.push(c));
     stream.on('end', () => answer(stream, headers, Buffer.concat(chunks)));
-    stream.on('close', () => { open--; });
+    // Once every stream up to the GOAWAY's last-stream-id is answered, close the connection as
+    // servers do (nghttp2 stops reading after its GOAWAY, so it would sit in CLOSE_WAIT).
+    stream.on('close', () => { open--; if (goneAway && open === 0) setImmediate(() => session.destroy()); });
     stream.on('error', () => {});
   });
   session.on('error', () => {});
-  session.on('close', () => { stats.openSessions--; dirty = true; flush(); });
+  session.on('close', () => { stats.closedSessions++; touch(); });
 });
 writeState(stats);
 announce(server);

@@ -1,0 +1,159 @@
+import Foundation
+import Testing
+@testable import PushspoolKit
+
+/// The real binary (`pushspool run --once`) against the fake APNs. Each test asserts on both
+/// sides: what the fake received and what the result log and the registry say.
+@Suite(.enabled(if: Paths.nodeAvailable), .serialized)
+struct APNsIntegrationTests {
+    /// Device id → (token prefix, expected status, expected attempts, expected reason).
+    static let script: [(String, String, String, Int, String?)] = [
+        ("ok1", "0000", "delivered", 1, nil),
+        ("ok2", "0001", "delivered", 1, nil),
+        ("gone", "410a", "unregistered", 1, "Unregistered"),
+        ("back", "410b", "unregistered", 1, "Unregistered"),      // re-registered after Apple's timestamp
+        ("expired", "410e", "unregistered", 1, "ExpiredToken"),
+        ("bad", "400b", "unregistered", 1, "BadDeviceToken"),
+        ("other-app", "400d", "unregistered", 1, "DeviceTokenNotForTopic"),
+        ("new-reason", "400e", "failed", 1, "NewAppleReason"),
+        ("flaky503", "503f", "delivered", 2, nil),
+        ("flaky500", "500f", "delivered", 2, nil),
+        ("busy", "429f", "delivered", 2, nil),
+        ("shutdown", "503c", "delivered", 2, nil),
+        ("throttled", "429a", "failed", 3, "TooManyRequests"),
+    ]
+
+    @Test func everyScriptedAnswerEndsWhereTheContractSays() throws {
+        let s = try APNsSpool()
+        for (id, prefix, _, _, _) in Self.script { try s.register(id: id, handle: APNsSpool.token(prefix, 7)) }
+        s.drop("j1", #"{"id":"j1","to_tag":"username:alice","pns":["apns"],"message":"hi","from":"bob"}"#)
+        let run = try s.runOnce()
+        #expect(run.status == 0, "\(run.stderr)")
+
+        // The result log.
+        let lines = s.deliveries("j1")
+        #expect(lines.count == Self.script.count)
+        for (id, _, status, attempts, reason) in Self.script {
+            let line = lines[id]
+            #expect(line?["status"] as? String == status, "\(id)")
+            #expect(line?["attempts"] as? Int == attempts, "\(id)")
+            #expect(line?["reason"] as? String == reason, "\(id)")
+            #expect(line?["provider"] as? String == "apns")
+        }
+        #expect(lines["ok1"]?["code"] as? String == "200")
+        #expect(lines["gone"]?["code"] as? String == "410")
+        let summary = s.results("j1").last
+        #expect(summary?["delivered"] as? Int == 6)
+        #expect(summary?["unregistered"] as? Int == 5)
+        #expect(summary?["failed"] as? Int == 2)
+
+        // The registry: gone devices pruned, except the one that registered after Apple's timestamp.
+        let remaining = try s.deviceIDs()
+        #expect(remaining == ["ok1", "ok2", "back", "new-reason", "flaky503", "flaky500", "busy", "shutdown", "throttled"])
+
+        // The fake's side: one request per attempt, nothing delivered twice, one JWT, one connection.
+        let state = waitForIdle(s.fake, answered: 19)
+        let perToken = state["perToken"] as? [String: Int] ?? [:]
+        for (id, prefix, _, attempts, _) in Self.script {
+            #expect(perToken[APNsSpool.token(prefix, 7)] == attempts, "\(id)")
+        }
+        #expect(state["requests"] as? Int == 19)
+        #expect(state["duplicateDeliveries"] as? Int == 0)
+        #expect(state["jwts"] as? Int == 1)
+        #expect(state["badJWTs"] as? Int == 0)
+        #expect(state["tlsConnections"] as? Int == 1)
+        #expect((state["problems"] as? [Any])?.isEmpty == true)
+        let headers = (state["lastHeaders"] as? [String: [String: Any]])?[APNsSpool.token("0000", 7)]
+        #expect(headers?["pushType"] as? String == "alert")
+        #expect(headers?["priority"] as? String == "10")
+        #expect(headers?["topic"] as? String == "com.example.app")
+        #expect(headers?["apnsId"] as? String == lines["ok1"]?["provider_id"] as? String)
+        #expect(!run.stderr.contains("bearer"), "no credential in the log")
+    }
+
+    @Test func jobFieldsBecomeAPNsHeaders() throws {
+        let s = try APNsSpool()
+        try s.register(id: "a", handle: APNsSpool.token("0000", 1))
+        try s.register(id: "b", handle: APNsSpool.token("0000", 2), tag: "quiet")
+        let before = Int(Date().timeIntervalSince1970)
+        s.drop("j2", #"{"id":"j2","to_tag":"username:alice","pns":"apns","message":"score","ttl_seconds":600,"collapse_id":"game-7","priority":"normal"}"#)
+        s.drop("j3", #"{"id":"j3","to_tag":"quiet","pns":["apns"],"message":"x","payload":{"apns":{"aps":{"content-available":1}}}}"#)
+        #expect(try s.runOnce().status == 0)
+        let state = waitForIdle(s.fake, answered: 2)
+        let all = state["lastHeaders"] as? [String: [String: Any]] ?? [:]
+        let a = all[APNsSpool.token("0000", 1)]
+        #expect(a?["priority"] as? String == "5")
+        #expect(a?["collapseId"] as? String == "game-7")
+        let expiration = Int(a?["expiration"] as? String ?? "") ?? 0
+        #expect(expiration >= before + 600 && expiration <= before + 700)
+        let b = all[APNsSpool.token("0000", 2)]
+        #expect(b?["pushType"] as? String == "background")
+        #expect(b?["priority"] as? String == "5")
+        #expect(s.deliveries("j2")["a"]?["status"] as? String == "delivered")
+        #expect(s.deliveries("j3")["b"]?["status"] as? String == "delivered")
+    }
+
+    @Test func keyErrorPausesTheProviderInsteadOfHammering() throws {
+        let s = try APNsSpool(fakeArgs: ["auth-reason": "InvalidProviderToken"], concurrency: 4, maxAttempts: 6)
+        try s.importDevices(40, tag: "all")
+        s.drop("j4", #"{"id":"j4","to_tag":"all","pns":["apns"],"message":"hi"}"#)
+        #expect(try s.runOnce().status == 0)
+        let lines = s.deliveries("j4")
+        #expect(lines.count == 40)
+        #expect(lines.values.allSatisfy { $0["status"] as? String == "failed" && ($0["reason"] as? String ?? "").contains("InvalidProviderToken") })
+        #expect(try s.deviceCount() == 40, "config errors never delete tokens")
+        let state = waitForIdle(s.fake, answered: 1)
+        #expect((state["requests"] as? Int ?? 99) <= 4, "at most the requests already in flight reach Apple")
+    }
+
+    @Test func configurationProblemsAreReportedOnceWithExit78() throws {
+        let s = try APNsSpool(apns: """
+            {"team_id": "SHORT", "key_id": "KEY-WITH-DASH", "key_file": "missing.p8",
+             "topic": "com.example.app", "environment": "sandbox", "endpoint": "http://plain.example"}
+            """)
+        s.drop("j5", #"{"id":"j5","to_tag":"x","pns":["apns"],"message":"hi"}"#)
+        for command in [["run", "--once"], ["config", "--check"]] {
+            let r = try s.cli(command + s.common)
+            #expect(r.status == 78, "\(command)")
+            for field in ["team_id", "key_id", "key_file", "endpoint"] {
+                #expect(r.stderr.components(separatedBy: "providers.apns.\(field):").count == 2, "\(command) \(field) once")
+            }
+        }
+        #expect(s.fake.state()["requests"] as? Int == 0)
+    }
+
+    /// 10,000 notifications: one TLS connection per rotation window (900 streams), each token
+    /// delivered exactly once.
+    @Test func tenThousandUseOneConnectionPerRotationWindow() throws {
+        let s = try APNsSpool(fakeArgs: ["track-limit": "0"], concurrency: 256)
+        try s.importDevices(10_000, tag: "all")
+        s.drop("big", #"{"id":"big","to_tag":"all","pns":["apns"],"message":"hi"}"#)
+        #expect(try s.runOnce().status == 0)
+        let summary = s.results("big").last
+        #expect(summary?["delivered"] as? Int == 10_000)
+        #expect(summary?["failed"] as? Int == 0)
+        let state = waitForIdle(s.fake, answered: 10_000)
+        #expect(state["requests"] as? Int == 10_000)
+        #expect(state["tokensDelivered"] as? Int == 10_000)
+        #expect(state["duplicateDeliveries"] as? Int == 0)
+        #expect(state["tlsConnections"] as? Int == 12, "ceil(10000 / 900)")
+        #expect(state["jwts"] as? Int == 1)
+    }
+
+    /// The same with GOAWAY after every 500th stream of a connection: streams past the GOAWAY's
+    /// last-stream-id are retried on a new connection, and nothing is delivered twice.
+    @Test func tenThousandWithGoawayEvery500AreDeliveredExactlyOnce() throws {
+        let s = try APNsSpool(fakeArgs: ["track-limit": "0", "goaway-every": "500"], concurrency: 256)
+        try s.importDevices(10_000, tag: "all")
+        s.drop("big", #"{"id":"big","to_tag":"all","pns":["apns"],"message":"hi"}"#)
+        #expect(try s.runOnce().status == 0)
+        let summary = s.results("big").last
+        #expect(summary?["delivered"] as? Int == 10_000)
+        #expect(summary?["failed"] as? Int == 0)
+        let state = waitForIdle(s.fake, answered: 10_000)
+        #expect((state["goawaysSent"] as? Int ?? 0) >= 10)
+        #expect(state["tokensDelivered"] as? Int == 10_000)
+        #expect(state["duplicateDeliveries"] as? Int == 0)
+        #expect(state["requests"] as? Int == 10_000, "every answered request answered once")
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+@testable import PushspoolKit
+
+/// A spool, a config routing apns to a fresh fake APNs, and the real `pushspool` binary.
+final class APNsSpool {
+    let dir = TempDir("pushspool-apns")
+    let fake: FakeServer
+    var spool: String { dir.path("spool") }
+    var configPath: String { dir.path("pushspool.json") }
+    var common: [String] { ["--spool", spool, "--config", configPath] }
+
+    init(fakeArgs: [String: String] = [:], concurrency: Int = 64, maxAttempts: Int = 3,
+         apns: String? = nil) throws {
+        fake = try FakeServer("apns", args: fakeArgs, dir: dir)
+        // The key is a credential: 0600, as pushspool asks of it.
+        dir.write("AuthKey_TESTKEY123.p8", try String(contentsOf: Paths.fixture("AuthKey_TESTKEY123.p8"), encoding: .utf8), mode: 0o600)
+        let section = apns ?? """
+            {"team_id": "TEAMID1234", "key_id": "TESTKEY123", "key_file": "AuthKey_TESTKEY123.p8",
+             "topic": "com.example.app", "environment": "production", "endpoint": "\(fake.url)"}
+            """
+        dir.write("pushspool.json", """
+            {"spool": "spool", "concurrency": \(concurrency),
+             "retry": {"max_attempts": \(maxAttempts), "base_delay_ms": 1, "max_delay_ms": 20},
+             "routes": {"apns": "apns"},
+             "providers": {"apns": \(section)},
+             "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}}
+            """)
+    }
+
+    static func token(_ prefix: String, _ n: Int) -> String { prefix + String(format: "%060x", n) }
+
+    @discardableResult
+    func cli(_ args: [String]) throws -> RunResult { try runPushspool(args) }
+
+    func register(id: String, handle: String, tag: String = "username:alice") throws {
+        let r = try cli(["register"] + common + ["--platform", "apns", "--handle", handle, "--tag", tag, "--id", id])
+        guard r.status == 0 else { throw FakeServer.FakeError(message: "register failed: \(r.stderr)") }
+    }
+
+    /// Imports `count` devices `d<i>` with tokens `%064x` of i, tagged `tag`.
+    func importDevices(_ count: Int, tag: String) throws {
+        var lines = ""
+        for i in 0..<count {
+            lines += #"{"id":"d\#(i)","platform":"apns","handle":"\#(String(format: "%064x", i))","tags":["\#(tag)"]}"# + "\n"
+        }
+        dir.write("devices.jsonl", lines)
+        let r = try cli(["import"] + common + [dir.path("devices.jsonl")])
+        guard r.status == 0 else { throw FakeServer.FakeError(message: "import failed: \(r.stderr)") }
+    }
+
+    /// Drops a job into `incoming/` (written elsewhere, then renamed, as writers must).
+    func drop(_ id: String, _ json: String) {
+        dir.write("spool/tmp/\(id).json", json)
+        rename(dir.path("spool/tmp/\(id).json"), dir.path("spool/incoming/\(id).json"))
+    }
+
+    func runOnce() throws -> RunResult { try cli(["run", "--once"] + common) }
+
+    func results(_ id: String) -> [[String: Any]] { dir.jsonLines("spool/results/\(id).jsonl") }
+
+    func deliveries(_ id: String) -> [String: [String: Any]] {
+        var out: [String: [String: Any]] = [:]
+        for line in results(id) where line["type"] as? String == "delivery" {
+            if let device = line["device"] as? String { out[device] = line }
+        }
+        return out
+    }
+
+    func deviceCount() throws -> Int? {
+        Int(try cli(["devices", "--count"] + common).stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
+    func deviceIDs() throws -> Set<String> {
+        let out = try cli(["devices"] + common).stdout
+        return Set(out.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String
+        })
+    }
+}
