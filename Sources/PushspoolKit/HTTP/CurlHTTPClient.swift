@@ -57,16 +57,18 @@ public final class CurlHTTPClient: HTTPClient {
     public func execute(_ request: HTTPRequest,
                         completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
         let t = CurlTransfer(request: request, completion: completion)
-        let accepted = state.withLock { q in
-            if q.stopping { return false }
+        // Only the request that finds the queue empty wakes the poll thread: it takes the whole
+        // queue at once, so later arrivals ride on the same wakeup (one syscall per batch).
+        let (accepted, wasEmpty) = state.withLock { q in
+            if q.stopping { return (false, false) }
             q.pending.append(t)
-            return true
+            return (true, q.pending.count == 1)
         }
         guard accepted else {
             completion(.failure(HTTPTransportError("HTTP client is shut down")))
             return
         }
-        wakeup.signal()
+        if wasEmpty { wakeup.signal() }
     }
 
     /// Idempotent. Fails queued and in-flight requests, stops the poll thread and waits for the
@@ -90,10 +92,13 @@ public final class CurlHTTPClient: HTTPClient {
         unowned let client: CurlHTTPClient
         var current: CurlMulti
         var draining: [CurlMulti] = []
+        /// Finished easy handles for reuse; about one per stream in flight.
+        var easies: CurlEasyPool
 
         init(client: CurlHTTPClient, current: CurlMulti) {
             self.client = client
             self.current = current
+            easies = CurlEasyPool(capacity: min(4096, max(64, client.options.maxConcurrentStreams)))
         }
 
         func run() {
@@ -135,10 +140,16 @@ public final class CurlHTTPClient: HTTPClient {
                 draining.append(current)
                 current = fresh
             }
-            let opaque = Unmanaged.passUnretained(t).toOpaque()
-            if let error = t.makeEasy(trust: client.trust, options: client.options, opaque: opaque) {
+            guard let easy = easies.take(trust: client.trust) else {
+                client.hand([(t, .failure(HTTPTransportError("curl_easy_init failed")))])
+                return
+            }
+            if let error = t.attach(easy) {
+                easies.give(easy)
                 client.hand([(t, .failure(error))])
             } else if !current.add(t) {
+                t.easy = nil
+                easies.give(easy)
                 client.hand([(t, .failure(HTTPTransportError("curl_multi_add_handle failed")))])
             }
         }
@@ -151,7 +162,12 @@ public final class CurlHTTPClient: HTTPClient {
             draining.removeAll { $0.inFlight == 0 }
             guard !done.isEmpty else { return }
             let requireH2 = client.options.requireHTTP2
-            client.hand(done.map { ($0.0, $0.0.finish(code: $0.1, requireHTTP2: requireH2)) })
+            let results = done.map { ($0.0, $0.0.finish(code: $0.1, requireHTTP2: requireH2)) }
+            for (t, _) in done {
+                if let easy = t.easy { easies.give(easy) }
+                t.easy = nil
+            }
+            client.hand(results)
         }
 
         private func stop(unstarted: [CurlTransfer]) {

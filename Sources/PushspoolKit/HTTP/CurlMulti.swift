@@ -31,7 +31,7 @@ final class CurlMulti {
 
     /// Adds a transfer whose easy handle is ready. Returns false if curl refused it.
     func add(_ t: CurlTransfer) -> Bool {
-        guard let easy = t.easy, curl_multi_add_handle(handle, easy) == CURLM_OK else { return false }
+        guard let easy = t.easy?.handle, curl_multi_add_handle(handle, easy) == CURLM_OK else { return false }
         added += 1
         transfers[ObjectIdentifier(t)] = t
         return true
@@ -60,7 +60,7 @@ final class CurlMulti {
     /// Removes every transfer still in flight (shutdown).
     func removeAll() -> [CurlTransfer] {
         let all = Array(transfers.values)
-        for t in all { if let easy = t.easy { _ = curl_multi_remove_handle(handle, easy) } }
+        for t in all { if let easy = t.easy?.handle { _ = curl_multi_remove_handle(handle, easy) } }
         transfers.removeAll()
         return all
     }

@@ -71,16 +71,21 @@ public struct APNsRequestBuilder: Sendable {
     /// Lowercase hex of even length (32 bytes today; Apple says not to assume a length). Spaces
     /// and angle brackets from an `NSData` description are tolerated; anything else is refused.
     static func normalizedToken(_ raw: String) -> String? {
-        var out = ""
-        out.reserveCapacity(raw.utf8.count)
-        for c in raw.unicodeScalars {
+        let utf8 = raw.utf8
+        // The common case, a well-formed lowercase token, costs one scan and no copy.
+        if utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) {
+            return utf8.count >= 16 && utf8.count <= 400 && utf8.count % 2 == 0 ? raw : nil
+        }
+        var out: [UInt8] = []
+        out.reserveCapacity(utf8.count)
+        for c in utf8 {
             switch c {
-            case "0"..."9", "a"..."f": out.unicodeScalars.append(c)
-            case "A"..."F": out.unicodeScalars.append(Unicode.Scalar(c.value + 32)!)
-            case " ", "<", ">": continue
+            case 0x30...0x39, 0x61...0x66: out.append(c)
+            case 0x41...0x46: out.append(c | 0x20)
+            case 0x20, 0x3C, 0x3E: continue          // space, <, >
             default: return nil
             }
         }
-        return out.count >= 16 && out.count <= 400 && out.count % 2 == 0 ? out : nil
+        return out.count >= 16 && out.count <= 400 && out.count % 2 == 0 ? String(decoding: out, as: UTF8.self) : nil
     }
 }

@@ -1,0 +1,113 @@
+import CCurl
+
+/// One libcurl easy handle with the options every request shares (HTTPS only, HTTP/2 over ALPN,
+/// PIPEWAIT, trust, callbacks) set once. The poll thread keeps finished handles in a small pool
+/// and reuses them: creating and configuring a handle per request costs more than the request's
+/// own bookkeeping. Touched only by the poll thread.
+final class CurlEasy {
+    let handle: UnsafeMutableRawPointer
+    let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
+
+    init?(trust: TrustStore) {
+        guard let h = curl_easy_init() else {
+            errorBuffer.deallocate()
+            return nil
+        }
+        handle = h
+        errorBuffer.initialize(to: 0)
+        _ = ccurl_easy_setopt_str(h, CURLOPT_PROTOCOLS_STR, "https")
+        // ALPN offers h2 and http/1.1: APNs gets h2, WNS may answer in 1.1.
+        _ = ccurl_easy_setopt_long(h, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
+        // Wait for the one h2 connection instead of opening a second one per burst.
+        _ = ccurl_easy_setopt_long(h, CURLOPT_PIPEWAIT, 1)
+        _ = ccurl_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1)
+        trust.apply(to: h)
+        _ = ccurl_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, errorBuffer)
+        _ = ccurl_easy_setopt_write_cb(h, CURLOPT_WRITEFUNCTION, curlWriteBody)
+        _ = ccurl_easy_setopt_header_cb(h, curlWriteHeader)
+    }
+
+    deinit {
+        curl_easy_cleanup(handle)
+        errorBuffer.deallocate()
+    }
+
+    /// Points the handle at `t`, its request and its headers (everything that differs per request
+    /// is set here, so nothing leaks from the previous use).
+    func prepare(for t: CurlTransfer, headers: UnsafeMutablePointer<curl_slist>?) {
+        let h = handle
+        let opaque = Unmanaged.passUnretained(t).toOpaque()
+        errorBuffer.pointee = 0
+        _ = ccurl_easy_setopt_ptr(h, CURLOPT_PRIVATE, opaque)
+        _ = ccurl_easy_setopt_ptr(h, CURLOPT_WRITEDATA, opaque)
+        _ = ccurl_easy_setopt_ptr(h, CURLOPT_HEADERDATA, opaque)
+        _ = ccurl_easy_setopt_str(h, CURLOPT_URL, t.request.url)
+        _ = ccurl_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, max(1, Int(t.request.timeout * 1000)))
+        let method = t.request.method.uppercased()
+        if method == "GET" {
+            _ = ccurl_easy_setopt_long(h, CURLOPT_HTTPGET, 1)
+        } else {
+            // COPYPOSTFIELDS copies the body, so the Swift array need not outlive this call.
+            _ = ccurl_easy_setopt_off(h, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(t.request.body.count))
+            _ = t.request.body.withUnsafeBytes { raw in
+                // An empty body still needs a non-NULL pointer (NULL means "read from stdin").
+                ccurl_easy_setopt_ptr(h, CURLOPT_COPYPOSTFIELDS, raw.baseAddress ?? UnsafeRawPointer(errorBuffer))
+            }
+        }
+        _ = ccurl_easy_setopt_ptr(h, CURLOPT_CUSTOMREQUEST, nil)
+        if method != "GET" && method != "POST" { _ = ccurl_easy_setopt_str(h, CURLOPT_CUSTOMREQUEST, method) }
+        _ = ccurl_easy_setopt_slist(h, CURLOPT_HTTPHEADER, headers)
+    }
+
+    var errorText: String { String(cString: errorBuffer) }
+}
+
+/// Finished handles kept for reuse (the poll thread's own).
+struct CurlEasyPool {
+    private var free: [CurlEasy] = []
+    let capacity: Int
+
+    init(capacity: Int) { self.capacity = capacity }
+
+    mutating func take(trust: TrustStore) -> CurlEasy? { free.popLast() ?? CurlEasy(trust: trust) }
+
+    mutating func give(_ easy: CurlEasy) {
+        if free.count < capacity { free.append(easy) }
+    }
+}
+
+// C callbacks: no captures; the transfer travels as the opaque user pointer.
+
+private let curlWriteBody: curl_write_callback = { ptr, size, count, user in
+    let n = size * count
+    guard let user, let ptr else { return n }
+    let t = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
+    ptr.withMemoryRebound(to: UInt8.self, capacity: n) { t.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: n)) }
+    return n
+}
+
+/// One header line per call, status line and the blank line included. Names are lowercased;
+/// a new status line (1xx interim, redirects) starts a fresh set.
+private let curlWriteHeader: curl_write_callback = { ptr, size, count, user in
+    let n = size * count
+    guard let user, let ptr else { return n }
+    let t = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
+    let line = ptr.withMemoryRebound(to: UInt8.self, capacity: n) { UnsafeBufferPointer(start: $0, count: n) }
+    if n >= 5, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T"), line[4] == UInt8(ascii: "/") {
+        t.headers.removeAll(keepingCapacity: true)
+        return n
+    }
+    guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return n }
+    let name = String(unsafeUninitializedCapacity: colon) { out in
+        for i in 0..<colon {
+            let c = line[i]
+            out[i] = c >= 0x41 && c <= 0x5A ? c | 0x20 : c
+        }
+        return colon
+    }
+    var start = colon + 1, end = n
+    while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
+    while end > start, line[end - 1] == 0x0A || line[end - 1] == 0x0D || line[end - 1] == 0x20 { end -= 1 }
+    t.headers[name] = String(decoding: UnsafeBufferPointer(rebasing: line[start..<end]), as: UTF8.self)
+    return n
+}
