@@ -25,6 +25,8 @@ public final class CurlHTTPClient: HTTPClient {
     private struct Queue {
         var pending: [CurlTransfer] = []
         var stopping = false
+        /// Retire the current connection before the next request (the service asked for it).
+        var rotate = false
         var stopped = false
     }
 
@@ -71,6 +73,13 @@ public final class CurlHTTPClient: HTTPClient {
         if wasEmpty { wakeup.signal() }
     }
 
+    /// Sends later requests on a fresh connection; requests in flight finish on the old one.
+    /// For answers that condemn the connection (APNs `Shutdown`, `IdleTimeout`).
+    public func rotateConnection() {
+        state.withLock { $0.rotate = true }
+        wakeup.signal()
+    }
+
     /// Idempotent. Fails queued and in-flight requests, stops the poll thread and waits for the
     /// completions already handed out (unless called from one of them).
     public func shutdown() {
@@ -105,13 +114,20 @@ public final class CurlHTTPClient: HTTPClient {
             client.loopThreadID.withLock { $0 = pthread_self() }
             var wait = [curl_waitfd]()
             while true {
-                let (batch, stopping) = client.state.withLock { q in
-                    defer { q.pending.removeAll(keepingCapacity: true) }
-                    return (q.pending, q.stopping)
+                let (batch, stopping, rotate) = client.state.withLock { q in
+                    defer {
+                        q.pending.removeAll(keepingCapacity: true)
+                        q.rotate = false
+                    }
+                    return (q.pending, q.stopping, q.rotate)
                 }
                 if stopping {
                     stop(unstarted: batch)
                     return
+                }
+                if rotate, current.added > 0, let fresh = CurlMulti(options: client.options) {
+                    draining.append(current)
+                    current = fresh
                 }
                 for t in batch { start(t) }
                 current.perform()

@@ -39,7 +39,7 @@ struct APNsProviderFakeTests {
         let state = waitForIdle(fake, answered: cases.count + 1)
         #expect(state["jwts"] as? Int == 1, "one token shared by every request")
         #expect(state["badJWTs"] as? Int == 0)
-        #expect(state["tlsConnections"] as? Int == 1)
+        #expect(state["tlsConnections"] as? Int == 2, "503 Shutdown: the requests after it use a new connection")
         let seen = (state["lastHeaders"] as? [String: [String: Any]])?[Self.token("0000")]
         #expect(seen?["topic"] as? String == "com.example.app")
         #expect(seen?["pushType"] as? String == "alert")

@@ -85,6 +85,9 @@ public final class APNsProvider: PushProvider {
         let retryAfter = response[header: "retry-after"].flatMap(Double.init)
         let disposition = APNsClassifier.disposition(status: response.status, reason: reason,
                                                      timestamp: timestamp, retryAfter: retryAfter)
+        // The answer condemns this connection (Shutdown, IdleTimeout, UnrelatedKeyIdInToken):
+        // later requests, this one's retry included, go on a new one.
+        if disposition == .reconnect { (client as? CurlHTTPClient)?.rotateConnection() }
         if disposition == .refreshCredentials, !tokens.invalidate(jwt) {
             log.warning("apns: Apple calls a provider token expired that is under 20 minutes old; check the clock")
         }
