@@ -35,7 +35,7 @@ func run() throws {
     chmod(key.path, 0o600)
     let ca = BenchPaths.fixtures.appendingPathComponent("ca.pem").path
     let binary = BenchPaths.binary.path
-    guard FileManager.default.isExecutableFile(atPath: binary) else { throw BenchError(description: "no pushspool at \(binary)") }
+    guard FileManager.default.isExecutableFile(atPath: binary) else { throw BenchError(description: "no pushspool at \(binary): run `swift build -c release` first") }
 
     // pushspool
     let fake = try BenchFake(dir: dir, name: "fake-pushspool")

@@ -122,6 +122,22 @@ struct APNsIntegrationTests {
         #expect(s.fake.state()["requests"] as? Int == 0)
     }
 
+    @Test func keyFileReadableByOthersIsWarnedAboutButUsed() throws {
+        let s = try APNsSpool()
+        chmod(s.dir.path("AuthKey_TESTKEY123.p8"), 0o644)
+        try s.register(id: "a", handle: APNsSpool.token("0000", 1))
+        s.drop("j6", #"{"id":"j6","to_tag":"username:alice","pns":["apns"],"message":"hi"}"#)
+        let r = try s.runOnce()
+        #expect(r.status == 0)
+        #expect(r.stderr.contains("AuthKey_TESTKEY123.p8 is readable by group or others"))
+        #expect(s.deliveries("j6")["a"]?["status"] as? String == "delivered")
+
+        chmod(s.dir.path("AuthKey_TESTKEY123.p8"), 0o600)
+        s.drop("j7", #"{"id":"j7","to_tag":"username:alice","pns":["apns"],"message":"again"}"#)
+        let quiet = try s.runOnce()
+        #expect(!quiet.stderr.contains("readable by group or others"))
+    }
+
     /// 10,000 notifications: one TLS connection per rotation window (900 streams), each token
     /// delivered exactly once.
     @Test func tenThousandUseOneConnectionPerRotationWindow() throws {
