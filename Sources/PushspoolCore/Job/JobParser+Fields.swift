@@ -12,7 +12,7 @@ enum Fields {
     /// The problem for a field that does not belong to a job of `kind`: a typo, or a field of another kind.
     static func misplaced(_ key: String, kind: String, problems: inout Problems) {
         if any.contains(key) {
-            problems.add(key, "not allowed in a \(kind) job")
+            problems.add(key, "not allowed in \(kind == "unregister" ? "an" : "a") \(kind) job")
         } else {
             problems.add(key, "unknown field")
         }

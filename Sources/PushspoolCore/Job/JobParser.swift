@@ -57,12 +57,9 @@ public enum JobParser {
         return bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
     }
 
-    /// Whether `tag` is a valid tag: `[A-Za-z0-9_@#.:-]{1,120}` (Notification Hubs' tag syntax).
-    public static func isValidTag(_ tag: String) -> Bool {
-        let bytes = Array(tag.utf8)
-        guard (1...120).contains(bytes.count) else { return false }
-        return bytes.allSatisfy { isAlphanumeric($0) || Array("_@#.:-".utf8).contains($0) }
-    }
+    /// Whether `tag` is a valid tag: `[A-Za-z0-9_@#.:-]{1,120}` (Notification Hubs' tag syntax,
+    /// the same rule the tag-expression parser applies).
+    public static func isValidTag(_ tag: String) -> Bool { TagExpression.isValidTag(tag) }
 
     static let idRule = "[A-Za-z0-9._-]{1,128}"
     static let tagRule = "1 to 120 of A-Z a-z 0-9 _ @ # . : -"
