@@ -16,6 +16,11 @@ import Testing
         ("kind not string", #"{"kind":3,"colour":1}"#,
          [#"kind: must be "send", "register" or "unregister", got number"#, "colour: unknown field"]),
         ("unknown field", #"{\#(ok),"colour":"red"}"#, ["colour: unknown field"]),
+        ("typo suggests the field", #"{"to_tag":"a","pns":"fcm","mesage":"m"}"#,
+         [#"mesage: unknown field (did you mean "message"?)"#,
+          "message: required (a non-empty string) unless payload overrides every platform in pns"]),
+        ("typo suggests a field of this kind", #"{"kind":"register","platform":"fcm","handle":"t","tag":["a"]}"#,
+         [#"tag: unknown field (did you mean "tags"?)"#]),
         ("register field in send", #"{\#(ok),"handle":"x"}"#, ["handle: not allowed in a send job"]),
         ("id with space", #"{"id":"a b",\#(ok)}"#, [#"id: must match [A-Za-z0-9._-]{1,128}, got "a b""#]),
         ("id too long", #"{"id":"\#(String(repeating: "x", count: 129))",\#(ok)}"#,
@@ -133,5 +138,13 @@ import Testing
     @Test func dataKeysReservedOnlyForListedPlatforms() {
         #expect(parseJob(#"{"to_tag":"a","pns":"apns","message":"m","data":{"from":"x","message":"y"}}"#).problems == [])
         #expect(parseJob(#"{"to_tag":"a","pns":"fcm","message":"m","data":{"aps":"x"}}"#).problems == [])
+    }
+}
+
+@Suite struct EditDistanceTests {
+    @Test(arguments: [("", "", 0), ("", "abc", 3), ("abc", "", 3), ("mesage", "message", 1), ("tag", "tags", 1),
+                      ("colour", "collapse_id", 8), ("kitten", "sitting", 3)])
+    func levenshtein(a: String, b: String, expected: Int) {
+        #expect(Fields.editDistance(a, b) == expected)
     }
 }

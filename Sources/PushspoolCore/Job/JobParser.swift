@@ -35,7 +35,7 @@ public enum JobParser {
                 if key == "kind" {
                     problems.add("kind", "must be \"send\", \"register\" or \"unregister\", got \(describe(value))")
                 } else if !Fields.any.contains(key) {
-                    problems.add(key, "unknown field")
+                    Fields.unknown(key, among: Fields.any, problems: &problems)
                 }
             }
             job = nil
