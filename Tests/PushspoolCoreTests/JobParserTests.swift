@@ -117,12 +117,17 @@ func sendJob(_ json: String, file: String = "job.json") -> SendJob? {
             "colour: unknown field",
             #"pns[0]: unknown platform "apnz" (expected apns, fcm, gcm, wns)"#,
             #"to_tag: invalid tag "a b" (expected 1 to 120 of A-Z a-z 0-9 _ @ # . : -)"#,
-            "badge: must be an integer >= 0, got -1",
+            "badge: must be an integer from 0 to 2147483647, got -1",
             "data.from: is reserved by FCM (from, notification, message_type, collapse_key, google*, gcm*)",
             "data.n: must be a string, got number",
             #"priority: must be "high" or "normal", got "urgent""#,
             "message: required (a non-empty string) unless payload overrides every platform in pns",
         ])
+    }
+
+    @Test(arguments: [("3", 3), ("3.0", 3), ("3e0", 3), ("0", 0), ("2147483647", 2_147_483_647)])
+    func badgeAcceptsIntegralNumbers(text: String, expected: Int) {
+        #expect(sendJob(#"{"broadcast":true,"pns":"apns","message":"m","badge":\#(text)}"#)?.message.badge == expected)
     }
 
     @Test func jobErrorDescriptionJoinsProblems() {

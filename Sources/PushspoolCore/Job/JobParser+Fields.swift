@@ -62,7 +62,8 @@ extension JobParser {
         return s
     }
 
-    /// An integer in `range` (JSON numbers with a fraction or exponent are not integers here).
+    /// An integer in `range`. JSON has one number type and some writers print every number with a
+    /// fraction (`3.0`), so an integral number written that way is accepted too.
     static func integer(_ value: JSONValue, _ field: String, in range: ClosedRange<Int64>, expected: String,
                         problems: inout Problems) -> Int? {
         switch value {
@@ -70,6 +71,8 @@ extension JobParser {
             return Int(i)
         case .int(let i):
             problems.add(field, "must be \(expected), got \(i)")
+        case .double(let d) where d == d.rounded() && Double(range.lowerBound) <= d && d <= Double(range.upperBound):
+            return Int(d)
         case .double(let d):
             problems.add(field, "must be \(expected), got \(d)")
         default:

@@ -47,7 +47,7 @@ extension JobParser {
             case "sound":
                 message.sound = string(value, "sound", allowEmpty: true, problems: &problems)
             case "badge":
-                message.badge = integer(value, "badge", in: 0...Int64(Int32.max), expected: "an integer >= 0",
+                message.badge = integer(value, "badge", in: 0...Int64(Int32.max), expected: "an integer from 0 to 2147483647",
                                         problems: &problems)
             case "data":
                 message.data = data(value, platforms: listed, problems: &problems)
