@@ -79,6 +79,7 @@ import Testing
         ("priority case", #"{\#(ok),"priority":"HIGH"}"#, [#"priority: must be "high" or "normal", got "HIGH""#]),
         ("collapse_id too long", #"{\#(ok),"collapse_id":"\#(String(repeating: "é", count: 33))"}"#,
          ["collapse_id: must be at most 64 bytes of UTF-8, got 66"]),
+        ("collapse_id header injection", #"{\#(ok),"collapse_id":"a\r\nx-evil: 1"}"#, ["collapse_id: must not contain control characters"]),
         ("collapse_id empty", #"{\#(ok),"collapse_id":""}"#, ["collapse_id: must be a non-empty string"]),
         ("payload array", #"{\#(ok),"payload":[]}"#, ["payload: must be an object with apns, fcm or wns, got array"]),
         ("payload unknown platform", #"{\#(ok),"payload":{"apn":{}}}"#, ["payload.apn: unknown platform payload (expected apns, fcm, wns)"]),
