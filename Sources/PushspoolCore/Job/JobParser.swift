@@ -112,7 +112,25 @@ struct Problems {
     var isEmpty: Bool { items.isEmpty }
 
     mutating func add(_ field: String, _ message: String) {
-        let problem = JobProblem(field: field, message: message)
+        let problem = JobProblem(field: Self.oneLine(field), message: Self.oneLine(message))
         if !items.contains(problem) { items.append(problem) }
+    }
+
+    /// Problems are printed one per line and end up in result logs: a key or value written with
+    /// `\n` or other control characters must not break that, so they are shown escaped.
+    static func oneLine(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 }
