@@ -21,7 +21,7 @@ extension Registry {
                 try stmt.bind(query.pageParameters(after: after, limit: limit))
                 defer { stmt.reset() }
                 var rows: [Row] = []
-                rows.reserveCapacity(limit)
+                rows.reserveCapacity(min(limit, 4096))
                 while try stmt.step() { rows.append(Row(rowid: stmt.int64(0), device: try Self.device(from: stmt))) }
                 return rows
             }
