@@ -141,6 +141,7 @@ func reg(_ id: String?, _ platform: Platform = .apns, _ handle: String, _ tags: 
         (reg("a\nb", .apns, "h"), "id: contains a control character"),
         (reg("a", .apns, ""), "handle: must not be empty"),
         (reg("a", .apns, "h h"), "handle: contains whitespace or a control character"),
+        (reg("a", .apns, "h\u{00A0}é"), "handle: contains whitespace or a control character"),
         (reg("a", .apns, "h", ["ok", "not ok"]),
          "tags[1]: invalid tag \"not ok\" (1-120 characters of A-Z a-z 0-9 _ @ # . : -)"),
         (reg("a", .apns, "h", [""]), "tags[0]: invalid tag \"\" (1-120 characters of A-Z a-z 0-9 _ @ # . : -)"),
