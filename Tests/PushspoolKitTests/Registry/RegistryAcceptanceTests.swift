@@ -3,19 +3,19 @@ import Testing
 import PushspoolCore
 @testable import PushspoolKit
 
-/// SplitMix64: a tiny seeded generator so the generated registry is the same on every run.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite struct RegistryAcceptanceTests {
+    /// SplitMix64: a tiny seeded generator so the generated registry is the same on every run.
+    struct SeededGenerator: RandomNumberGenerator {
+        var state: UInt64
+        mutating func next() -> UInt64 {
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
     static let deviceCount = 100_000
     /// Tags with how often a device carries each: common, middling and rare ones, so that the
     /// expressions below select anything from none to nearly all devices.
@@ -57,7 +57,7 @@ struct SeededGenerator: RandomNumberGenerator {
             let tagList = tags.sorted().map { "\"\($0)\"" }.joined(separator: ",")
             jsonl += #"{"id":"d\#(i)","platform":"\#(platform.rawValue)","handle":"h\#(i)","tags":[\#(tagList)]}"# + "\n"
         }
-        let (dir, registry) = try makeRegistry()
+        let (dir, registry) = try RegistryFixture.make()
         dir.write("devices.jsonl", jsonl)
 
         let started = Date()

@@ -5,7 +5,7 @@ import PushspoolCore
 
 @Suite struct RegistryImportTests {
     @Test func importsEveryLineInOneGo() throws {
-        let (dir, registry) = try makeRegistry()
+        let (dir, registry) = try RegistryFixture.make()
         dir.write("devices.jsonl", """
             {"id":"a","platform":"apns","handle":"aa01","tags":["username:alice","follows_RedSox"]}
 
@@ -24,8 +24,8 @@ import PushspoolCore
     }
 
     @Test func aBadLineRollsBackTheWholeImport() throws {
-        let (dir, registry) = try makeRegistry()
-        try registry.upsert(reg("keep", .apns, "k1", ["before"]))
+        let (dir, registry) = try RegistryFixture.make()
+        try registry.upsert(RegistryFixture.reg("keep", .apns, "k1", ["before"]))
         var lines = (0..<6).map { #"{"id":"n\#($0)","platform":"fcm","handle":"t\#($0)","tags":["x"]}"# }
         lines.append(#"{"id":"bad","platform":"ios","handle":"t9","tags":[]}"#)
         lines.append(#"{"id":"keep","platform":"apns","handle":"k1","tags":["after"]}"#)
@@ -37,7 +37,7 @@ import PushspoolCore
         #expect(try registry.count(platforms: Set(Platform.allCases), matching: nil) == 1)
         #expect(try registry.device(id: "keep")?.tags == ["before"])
         // The connection is usable afterwards (the transaction was closed, not left open).
-        try registry.upsert(reg("later", .wns, "w1"))
+        try registry.upsert(RegistryFixture.reg("later", .wns, "w1"))
         #expect(try registry.count(platforms: [.wns], matching: nil) == 1)
     }
 
@@ -63,7 +63,7 @@ import PushspoolCore
 
     @Test(arguments: badLines)
     func namesTheLineAndField(line: String, message: String) throws {
-        let (dir, registry) = try makeRegistry()
+        let (dir, registry) = try RegistryFixture.make()
         dir.write("devices.jsonl", #"{"platform":"apns","handle":"good","tags":["t"]}"# + "\n" + line + "\n")
         let error = #expect(throws: RegistryError.self) {
             try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("devices.jsonl"))
@@ -73,7 +73,7 @@ import PushspoolCore
     }
 
     @Test func missingFileIsAnError() throws {
-        let (dir, registry) = try makeRegistry()
+        let (dir, registry) = try RegistryFixture.make()
         let error = #expect(throws: RegistryError.self) {
             try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("absent.jsonl"))
         }
@@ -81,14 +81,14 @@ import PushspoolCore
     }
 
     @Test func emptyFileImportsNothing() throws {
-        let (dir, registry) = try makeRegistry()
+        let (dir, registry) = try RegistryFixture.make()
         dir.write("empty.jsonl", "\n\n")
         #expect(try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("empty.jsonl")) == 0)
     }
 
     @Test func linesSpanningReadChunksAreReassembled() throws {
         // 64 KiB chunks: 3000 lines of ~70 bytes cross several chunk boundaries mid-line.
-        let (dir, registry) = try makeRegistry()
+        let (dir, registry) = try RegistryFixture.make()
         let lines = (0..<3000).map { #"{"id":"i\#($0)","platform":"apns","handle":"h\#($0)","tags":["t\#($0 % 7)"]}"# }
         dir.write("many.jsonl", lines.joined(separator: "\n"))   // no final newline
         #expect(try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("many.jsonl")) == 3000)

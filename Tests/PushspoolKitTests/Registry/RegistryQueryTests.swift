@@ -18,9 +18,9 @@ import PushspoolCore
     ]
 
     func fixtureRegistry() throws -> (TempDir, Registry) {
-        let (dir, registry) = try makeRegistry()
+        let (dir, registry) = try RegistryFixture.make()
         for (id, platform, tags) in Self.fixture {
-            try registry.upsert(reg(id, platform, "handle-\(id)", tags))
+            try registry.upsert(RegistryFixture.reg(id, platform, "handle-\(id)", tags))
         }
         return (dir, registry)
     }
@@ -83,9 +83,9 @@ import PushspoolCore
 
     @Test(arguments: [1, 7, 5, 25, 1000])
     func paginationCoversEveryDeviceOnce(pageSize: Int) throws {
-        let (_, registry) = try makeRegistry()
+        let (_, registry) = try RegistryFixture.make()
         for i in 0..<25 {
-            try registry.upsert(reg("dev-\(i)", .fcm, "h\(i)", i % 2 == 0 ? ["even", "all"] : ["all"]))
+            try registry.upsert(RegistryFixture.reg("dev-\(i)", .fcm, "h\(i)", i % 2 == 0 ? ["even", "all"] : ["all"]))
         }
         var ids: [String] = []
         try registry.forEach(platforms: [.fcm], matching: nil, pageSize: pageSize) { ids.append($0.id); return true }
@@ -101,8 +101,8 @@ import PushspoolCore
     }
 
     @Test func returningFalseStopsTheStream() throws {
-        let (_, registry) = try makeRegistry()
-        for i in 0..<20 { try registry.upsert(reg("dev-\(i)", .apns, "h\(i)", ["t"])) }
+        let (_, registry) = try RegistryFixture.make()
+        for i in 0..<20 { try registry.upsert(RegistryFixture.reg("dev-\(i)", .apns, "h\(i)", ["t"])) }
         var calls = 0
         try registry.forEach(platforms: [.apns], matching: .tag("t"), pageSize: 3) { _ in
             calls += 1
@@ -124,18 +124,18 @@ import PushspoolCore
     /// The engine prunes gone devices and the CLI registers new ones while a job streams its
     /// audience; the body re-entering the registry would deadlock if the lock were held.
     @Test func writesDuringAStreamDoNotDeadlock() throws {
-        let (_, registry) = try makeRegistry()
-        for i in 0..<50 { try registry.upsert(reg("dev-\(i)", .apns, "h\(i)", ["t"])) }
+        let (_, registry) = try RegistryFixture.make()
+        for i in 0..<50 { try registry.upsert(RegistryFixture.reg("dev-\(i)", .apns, "h\(i)", ["t"])) }
         let writer = DispatchGroup()
         DispatchQueue.global().async(group: writer) {
-            for i in 0..<200 { _ = try? registry.upsert(reg("late-\(i)", .fcm, "late-h\(i)", ["t"])) }
+            for i in 0..<200 { _ = try? registry.upsert(RegistryFixture.reg("late-\(i)", .fcm, "late-h\(i)", ["t"])) }
         }
         var seen = 0
         try registry.forEach(platforms: [.apns], matching: .tag("t"), pageSize: 4) { device in
             seen += 1
             // Same thread, inside the body: prune this one and register a replacement.
             try registry.removeGone(id: device.id, handle: device.handle, since: nil)
-            try registry.upsert(reg("new-\(device.id)", .wns, "new-\(device.handle)", ["u"]))
+            try registry.upsert(RegistryFixture.reg("new-\(device.id)", .wns, "new-\(device.handle)", ["u"]))
             return true
         }
         writer.wait()
