@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import Synchronization
 import Testing
 import PushspoolCore
 @testable import PushspoolKit
@@ -154,4 +155,53 @@ import PushspoolCore
         let tagsOnly = try TagExpression.parse((0..<1200).map { "x\($0)" }.joined(separator: " || ") + " || location_NYC")
         #expect(try registry.count(platforms: Self.all, matching: tagsOnly) == 1)
     }
+
+    @Test func manyThreadsShareOneRegistry() throws {
+        let (_, registry) = try RegistryFixture.make()
+        let failures = RegistryTestFailures()
+        DispatchQueue.concurrentPerform(iterations: 8) { worker in
+            for i in 0..<50 {
+                do {
+                    try registry.upsert(RegistryFixture.reg("w\(worker)-\(i)", .fcm, "h-\(worker)-\(i)", ["w\(worker)", "all"]))
+                    _ = try registry.count(platforms: [.fcm], matching: .tag("w\(worker)"))
+                } catch {
+                    failures.add("\(error)")
+                }
+            }
+        }
+        #expect(failures.all.isEmpty)
+        #expect(try registry.count(platforms: [.fcm], matching: .tag("all")) == 400)
+        #expect(try registry.count(platforms: [.fcm], matching: .tag("w3")) == 50)
+    }
+
+    /// Two connections to one file stand in for two pushspool processes (cron overlap, or the
+    /// CLI registering while a dispatcher prunes): BEGIN IMMEDIATE plus the busy timeout make
+    /// writers queue instead of failing with "database is locked".
+    @Test func twoConnectionsWriteConcurrently() throws {
+        let (dir, first) = try RegistryFixture.make()
+        let second = try Registry(path: dir.path("registry.sqlite"))
+        let failures = RegistryTestFailures()
+        DispatchQueue.concurrentPerform(iterations: 2) { n in
+            let registry = n == 0 ? first : second
+            for i in 0..<150 {
+                do {
+                    try registry.upsert(RegistryFixture.reg("c\(n)-\(i)", .apns, "h\(n)-\(i)", ["c\(n)"]))
+                    var seen = 0
+                    try registry.forEach(platforms: [.apns], matching: .tag("c\(n)"), pageSize: 64) { _ in seen += 1; return true }
+                    if seen != i + 1 { failures.add("connection \(n) saw \(seen) of its \(i + 1) devices") }
+                } catch {
+                    failures.add("\(error)")
+                }
+            }
+        }
+        #expect(failures.all.isEmpty)
+        #expect(try first.count(platforms: [.apns], matching: nil) == 300)
+    }
+}
+
+/// Collects failures from worker threads for one assertion afterwards.
+private final class RegistryTestFailures: Sendable {
+    private let list = Mutex<[String]>([])
+    func add(_ s: String) { list.withLock { $0.append(s) } }
+    var all: [String] { list.withLock { $0 } }
 }
