@@ -72,3 +72,13 @@ import PushspoolCore
         }
     }
 }
+
+@Suite struct ExampleConfigTests {
+    @Test("every example config parses", arguments: ["sandbox", "apns", "fcm", "wns", "azure", "mixed"])
+    func parses(_ name: String) throws {
+        let url = Paths.packageRoot.appendingPathComponent("examples/config/\(name).json")
+        let json = try JSONParser.parse(Array(try Data(contentsOf: url)))
+        let config = try ConfigLoader.parse(json, environment: ["WNS_CLIENT_SECRET": "x", "NH_CONNECTION_STRING": "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=k;SharedAccessKey=v"])
+        #expect(!config.routes.isEmpty)
+    }
+}
