@@ -17,6 +17,11 @@ public enum ProviderFactory {
         case "sandbox":
             return try SandboxProvider(outbox: config.resolve(config.sandbox.outbox ?? (config.spool as NSString).appendingPathComponent("outbox")))
         // Each real provider adds its case here.
+        case "azure":
+            guard let azure = config.azure else {
+                throw ProviderSetupError(["providers.azure: missing, but routes send to \"azure\" (connection_string and hub are required)"])
+            }
+            return try AzureHubProvider(config: azure, context: context)
         default:
             throw ProviderSetupError(["routes: provider \"\(name)\" is not available in this build"])
         }
