@@ -8,8 +8,6 @@ public enum AzureHubLimits {
     public static let maxTagsOrOnly = 20
     /// Tags in an expression that uses `&&` or `!`.
     public static let maxTagsMixed = 6
-    /// A tag: up to 120 characters of letters, digits and `_ @ # . : -`.
-    public static let maxTagLength = 120
 
     /// Why the hub would refuse this audience, or nil. Broadcast has no tags and is always fine.
     public static func problem(_ audience: Audience) -> String? {
@@ -26,16 +24,13 @@ public enum AzureHubLimits {
         return nil
     }
 
+    /// Jobs are parsed with the same tag rule; this guards audiences built elsewhere.
     static func tagProblem(_ tag: String) -> String? {
+        guard !TagExpression.isValidTag(tag) else { return nil }
         if tag.isEmpty { return "empty tag in tag expression" }
-        if tag.count > maxTagLength {
-            return "tag \"\(tag.prefix(40))…\" is longer than \(maxTagLength) characters, the hub's limit"
+        if tag.utf8.count > TagExpression.maxTagLength {
+            return "tag \"\(tag.prefix(40))…\" is longer than \(TagExpression.maxTagLength) characters, the hub's limit"
         }
-        if let bad = tag.unicodeScalars.first(where: { !allowed.contains($0) }) {
-            return "tag \"\(tag)\" contains \"\(bad)\"; hub tags allow only letters, digits and _ @ # . : -"
-        }
-        return nil
+        return "tag \"\(tag)\" is not a hub tag (letters, digits and _ @ # . : - only)"
     }
-
-    private static let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_@#.:-".unicodeScalars)
 }

@@ -42,15 +42,6 @@ public final class AzureHubProvider: PushProvider {
         if let v = config.apiVersion, v.isEmpty || !v.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }) {
             problems.append("providers.azure.api_version: \"\(v)\" is not an api-version such as \(AzureHubRequest.defaultAPIVersion)")
         }
-        var extraCA: String?
-        if let caFile = context.config.tls.caFile {
-            let url = context.config.resolve(caFile)
-            if let pem = try? String(contentsOf: url, encoding: .utf8), pem.contains("-----BEGIN CERTIFICATE-----") {
-                extraCA = pem
-            } else {
-                problems.append("tls.ca_file: cannot read a PEM certificate from \(url.path)")
-            }
-        }
         guard problems.isEmpty, let connection, let fcmFormat else { throw ProviderSetupError(problems) }
 
         self.connection = connection
@@ -60,7 +51,8 @@ public final class AzureHubProvider: PushProvider {
         cacheKey = "azure-sas-\(connection.authority)-\(config.hub)-\(connection.keyName)"
         credentials = context.credentials
         log = context.log
-        client = context.makeHTTPClient(HTTPClientOptions(extraCAPEM: extraCA))
+        // HTTP/1.1 or HTTP/2 by ALPN; `tls.ca_file` is added by the context's client factory.
+        client = context.makeHTTPClient(HTTPClientOptions())
     }
 
     public func audienceProblem(_ audience: Audience) -> String? {
