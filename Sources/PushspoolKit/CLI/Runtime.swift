@@ -7,15 +7,15 @@ struct Runtime {
     var config: Config
     var spool: Spool
 
-    init(_ args: Arguments, forceSandbox: Bool = false) throws(CLIError) {
-        var config: Config
-        do {
-            config = try ConfigLoader.load(explicit: args.value("config"))
-        } catch {
-            throw CLIError(.config, "configuration problems:\n" + error.problems.map { "  \($0)" }.joined(separator: "\n"))
-        }
-        if forceSandbox {
-            for p in Platform.allCases { config.routes[p] = "sandbox" }
+    /// `builtIn`: ignore any config file (the demo must never reach a real service).
+    init(_ args: Arguments, builtIn: Bool = false) throws(CLIError) {
+        var config = Config()
+        if !builtIn {
+            do {
+                config = try ConfigLoader.load(explicit: args.value("config"))
+            } catch {
+                throw CLIError(.config, "configuration problems:\n" + error.problems.map { "  \($0)" }.joined(separator: "\n"))
+            }
         }
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
         // --spool is relative to the working directory; config paths to the config's folder.
@@ -42,16 +42,17 @@ struct Runtime {
     /// One provider per distinct name in `routes`, shared by the platforms routed to it.
     /// Every setup problem of every provider is reported before giving up.
     func makeRoutes(log: Log) throws(CLIError) -> [Platform: ProviderState] {
-        var extraCA: String?
         var problems: [String] = []
+        var caPEM: String?
         if let caFile = config.tls.caFile {
             do {
-                extraCA = String(decoding: try FileIO.readAll(config.resolve(caFile)), as: UTF8.self)
-                if !(extraCA ?? "").contains("-----BEGIN CERTIFICATE-----") { problems.append("tls.ca_file: \(caFile) holds no PEM certificate") }
+                caPEM = String(decoding: try FileIO.readAll(config.resolve(caFile)), as: UTF8.self)
+                if !(caPEM ?? "").contains("-----BEGIN CERTIFICATE-----") { problems.append("tls.ca_file: \(caFile) holds no PEM certificate") }
             } catch {
                 problems.append("tls.ca_file: cannot read \(caFile): \(error)")
             }
         }
+        let extraCA = caPEM
         let context = ProviderContext(
             config: config,
             credentials: CredentialCache(directory: spool.stateDirectory),

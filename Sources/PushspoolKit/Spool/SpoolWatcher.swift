@@ -17,7 +17,9 @@ public final class SpoolWatcher: Sendable {
     private let directory: URL
     private let pollInterval: Double
     private let queue = DispatchQueue(label: "pushspool.watcher")
-    private let sources = Mutex<[any DispatchSourceProtocol]>([])
+    private let lock = Mutex<Void>(())
+    /// Guarded by `lock` (Dispatch sources are not Sendable, but their cancel is thread-safe).
+    nonisolated(unsafe) private var sources: [any DispatchSourceProtocol] = []
 
     public init(directory: URL, pollInterval: Double = 2) {
         self.directory = directory
@@ -27,13 +29,13 @@ public final class SpoolWatcher: Sendable {
     /// Starts watching; `onChange` runs on a private queue.
     public func start(_ onChange: @escaping @Sendable () -> Void) {
         let source = Self.makeNativeSource(directory, queue: queue, onChange) ?? makePollSource(onChange)
-        sources.withLock { $0.append(source) }
+        lock.withLock { _ in sources.append(source) }
     }
 
     public func stop() {
-        sources.withLock { s in
-            s.forEach { $0.cancel() }
-            s.removeAll()
+        lock.withLock { _ in
+            sources.forEach { $0.cancel() }
+            sources.removeAll()
         }
     }
 
