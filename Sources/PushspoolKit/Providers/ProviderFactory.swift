@@ -16,6 +16,11 @@ public enum ProviderFactory {
         switch name {
         case "sandbox":
             return try SandboxProvider(outbox: config.resolve(config.sandbox.outbox ?? (config.spool as NSString).appendingPathComponent("outbox")))
+        case "apns":
+            guard let apns = config.apns else {
+                throw ProviderSetupError(["providers.apns: missing, but routes send a platform to apns"])
+            }
+            return try APNsProvider(config: apns, context: context)
         // Each real provider adds its case here.
         case "azure":
             guard let azure = config.azure else {
