@@ -17,13 +17,14 @@ import Testing
         var spool: String { dir.path("spool") }
 
         init(fakeArgs: [String: String] = [:], key: String = AzureHubIntegrationTests.key,
-             routes: String = #"{"apns": "azure", "fcm": "azure", "wns": "azure"}"#, azureExtra: String = "") throws {
+             routes: String = #"{"apns": "azure", "fcm": "azure", "wns": "azure"}"#, azureExtra: String = "",
+             otherProviders: String = "") throws {
             self.key = key
             hub = try FakeServer("azurehub", args: ["key": AzureHubIntegrationTests.key].merging(fakeArgs) { $1 }, dir: dir)
             dir.write("pushspool.json", """
                 {"spool": "spool", "routes": \(routes),
                  "retry": {"max_attempts": 3, "base_delay_ms": 10, "max_delay_ms": 2000},
-                 "providers": {"azure": {"connection_string": "env:NH_CONNECTION_STRING", "hub": "myhub"\(azureExtra)}},
+                 "providers": {"azure": {"connection_string": "env:NH_CONNECTION_STRING", "hub": "myhub"\(azureExtra)}\(otherProviders)},
                  "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}}
                 """)
         }
@@ -183,22 +184,34 @@ import Testing
     }
 
     @Test func mixedRoutesDirectApnsAndHubForFcmAndWns() throws {
-        let b = try Bench(routes: #"{"apns": "sandbox", "fcm": "azure", "wns": "azure"}"#)
-        let reg = try b.run(["register", "--platform", "apns", "--handle", String(repeating: "ab", count: 32),
-                             "--tag", "username:alice", "--id", "alice-phone"])
+        // apns goes direct (local registry + the APNs provider, against the fake APNs); fcm and
+        // wns go through the hub, which resolves the tag itself.
+        let holder = TempDir("azure-mixed-apns")
+        let apns = try FakeServer("apns", dir: holder)
+        let apnsConfig = """
+            , "apns": {"team_id": "TEAMID1234", "key_id": "TESTKEY123", "key_file": "\(Paths.fixture("AuthKey_TESTKEY123.p8").path)",
+                       "topic": "com.example.app", "endpoint": "\(apns.url)"}
+            """
+        let b = try Bench(routes: #"{"apns": "apns", "fcm": "azure", "wns": "azure"}"#, otherProviders: apnsConfig)
+        let token = String(repeating: "ab", count: 32)
+        let reg = try b.run(["register", "--platform", "apns", "--handle", token, "--tag", "username:alice", "--id", "alice-phone"])
         #expect(reg.status == 0, "\(reg.stderr)")
         b.drop("mixed", AzureHubIntegrationTests.tutorialJob)
         let r = try b.run()
         #expect(r.status == 0, "\(r.stderr)")
         #expect(Set(b.requests.compactMap { $0["format"] as? String }) == ["windows", "fcmV1"])
+        #expect(b.requests.allSatisfy { $0["tags"] as? String == "username:alice" })
+        #expect(apns.state()["tokensDelivered"] as? Int == 1)
         let deliveries = b.deliveries("mixed")
         let byPlatform = Dictionary(deliveries.map { ($0["platform"] as? String ?? "", $0) }) { a, _ in a }
         #expect(deliveries.count == 3)
-        #expect(byPlatform["apns"]?["provider"] as? String == "sandbox")
+        #expect(byPlatform["apns"]?["provider"] as? String == "apns")
         #expect(byPlatform["apns"]?["device"] as? String == "alice-phone")
         #expect(byPlatform["fcm"]?["provider"] as? String == "azure")
+        #expect(byPlatform["wns"]?["provider"] as? String == "azure")
         #expect(byPlatform["wns"]?["tags"] as? String == "username:alice")
         #expect(deliveries.allSatisfy { $0["status"] as? String == "delivered" })
+        b.expectNoSecrets("mixed", r)
     }
 
     @Test func configCheckListsEveryAzureProblemWithoutTheKey() throws {

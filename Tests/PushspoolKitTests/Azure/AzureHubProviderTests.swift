@@ -5,7 +5,7 @@ import Testing
 @testable import PushspoolKit
 
 /// An HTTP client that answers from a script and records what it was asked.
-final class ScriptedHTTPClient: HTTPClient {
+final class AzureScriptedHTTPClient: HTTPClient {
     private let script: Mutex<[Result<HTTPResponse, HTTPTransportError>]>
     let requests = Mutex<[HTTPRequest]>([])
     let shutdowns = Mutex(0)
@@ -25,7 +25,7 @@ final class ScriptedHTTPClient: HTTPClient {
     }
 }
 
-final class ManualClock: Sendable {
+final class AzureTestClock: Sendable {
     private let t: Mutex<Double>
     init(_ t: Double) { self.t = Mutex(t) }
     func advance(_ s: Double) { t.withLock { $0 += s } }
@@ -38,13 +38,13 @@ final class ManualClock: Sendable {
 
     struct Harness {
         let provider: AzureHubProvider
-        let client: ScriptedHTTPClient
-        let clock: ManualClock
+        let client: AzureScriptedHTTPClient
+        let clock: AzureTestClock
     }
 
     static func harness(_ script: [Result<HTTPResponse, HTTPTransportError>] = [], azure: AzureConfig? = nil,
-                        cacheDir: URL? = nil, clock: ManualClock = ManualClock(start)) throws -> Harness {
-        let client = ScriptedHTTPClient(script)
+                        cacheDir: URL? = nil, clock: AzureTestClock = AzureTestClock(start)) throws -> Harness {
+        let client = AzureScriptedHTTPClient(script)
         let context = ProviderContext(config: Config(), credentials: CredentialCache(directory: cacheDir, clock: { clock.now }),
                                       log: Log(minimum: .error), makeHTTPClient: { _ in client })
         let config = azure ?? AzureConfig(connectionString: Secret(connection), hub: "myhub")
@@ -90,7 +90,7 @@ final class ManualClock: Sendable {
 
     @Test func processesSharingTheSpoolShareTheToken() throws {
         let dir = TempDir("azure-cache")
-        let clock = ManualClock(Self.start)
+        let clock = AzureTestClock(Self.start)
         let a = try Self.harness(cacheDir: dir.url, clock: clock)
         _ = Self.send(a.provider)
         clock.advance(60)
@@ -142,7 +142,7 @@ final class ManualClock: Sendable {
         config.fcmFormat = "apns"
         config.apiVersion = "2015 01"
         let context = ProviderContext(config: Config(), credentials: CredentialCache(directory: nil), log: Log(minimum: .error),
-                                      makeHTTPClient: { _ in ScriptedHTTPClient([]) })
+                                      makeHTTPClient: { _ in AzureScriptedHTTPClient([]) })
         #expect {
             _ = try AzureHubProvider(config: config, context: context)
         } throws: { error in
@@ -156,7 +156,7 @@ final class ManualClock: Sendable {
 
     @Test func factoryNeedsTheAzureSection() {
         let context = ProviderContext(config: Config(), credentials: CredentialCache(directory: nil), log: Log(minimum: .error),
-                                      makeHTTPClient: { _ in ScriptedHTTPClient([]) })
+                                      makeHTTPClient: { _ in AzureScriptedHTTPClient([]) })
         #expect(throws: ProviderSetupError.self) { _ = try ProviderFactory.make(name: "azure", context: context) }
     }
 
