@@ -9,6 +9,7 @@
 //   --key KEY             SharedAccessKey the signature must be made with (default testkey)
 //   --quota N             answer the first N correctly signed sends 403 "quota exceeded" (Retry-After: 1)
 //   --max-entity BYTES    bodies above this get 413 (default 65536, the hub's entity limit)
+//   --fail STATUS:N       answer the first N correctly signed sends STATUS (429/5xx) with Retry-After: 1
 //
 // Answers: 201 + Location (notification id) + TrackingId; 401 for a bad/expired SAS; 403 quota;
 // 403 "payload too large" above a platform's limit; 413 above --max-entity; 400 for a bad
@@ -24,6 +25,8 @@ const keyName = opt['key-name'] || 'DefaultFullSharedAccessSignature';
 const key = opt.key || 'testkey';
 let quotaLeft = Number(opt.quota || 0);
 const maxEntity = Number(opt['max-entity'] || 65536);
+const [failStatus, failCount] = String(opt.fail || '0:0').split(':').map(Number);
+let failLeft = failCount;
 const writeState = stateWriter(opt.state);
 
 // Platform payload limits the hub enforces (ANH caps APNs at 4 KB, VoIP included).
@@ -78,7 +81,7 @@ const server = http2.createSecureServer({ ...tlsOptions(), allowHTTP1: true }, (
       httpVersion: req.httpVersion, format, contentType: h['content-type'] || null,
       tags: h['servicebusnotification-tags'] === undefined ? null : h['servicebusnotification-tags'],
       wnsType: h['x-wns-type'] || null, body: body.toString('utf8'), bodyBytes: body.length,
-      apns: {}, status: 0,
+      apns: {}, status: 0, at: Date.now(),
     };
     for (const k of ['apns-push-type', 'apns-priority', 'apns-expiration', 'apns-collapse-id', 'servicebusnotification-apns-expiry']) {
       if (h[k] !== undefined) record.apns[k] = h[k];
@@ -118,6 +121,11 @@ const server = http2.createSecureServer({ ...tlsOptions(), allowHTTP1: true }, (
       }
     } else if (!raw && !record.body.startsWith('<')) {
       return answer(400, 'windows payload is not XML');
+    }
+    if (failLeft > 0) {
+      failLeft--;
+      headers['retry-after'] = '1';
+      return answer(failStatus, failStatus === 429 ? 'Too many requests.' : 'The service is busy.');
     }
     if (quotaLeft > 0) {
       quotaLeft--;

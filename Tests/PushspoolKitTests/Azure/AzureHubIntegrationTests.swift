@@ -142,7 +142,21 @@ import Testing
         b.drop("quota", #"{"to_tag": "username:alice", "pns": ["wns"], "message": "m"}"#)
         let r = try b.run()
         #expect(b.statuses == [403, 201], "\(r.stderr)")
+        // Retry-After: 1 was honoured (a lower bound only: slowness cannot make this fail).
+        let at = b.requests.compactMap { ($0["at"] as? NSNumber)?.doubleValue }
+        #expect(at.count == 2 && at[1] - at[0] >= 950)
         let d = try #require(b.deliveries("quota").first)
+        #expect(d["status"] as? String == "delivered")
+        #expect(d["attempts"] as? Int == 2)
+    }
+
+    @Test(arguments: [429, 503])
+    func throttlingAndServerErrorsAreRetried(_ status: Int) throws {
+        let b = try Bench(fakeArgs: ["fail": "\(status):1"])
+        b.drop("busy", #"{"to_tag": "username:alice", "pns": ["fcm"], "message": "m"}"#)
+        let r = try b.run()
+        #expect(b.statuses == [status, 201], "\(r.stderr)")
+        let d = try #require(b.deliveries("busy").first)
         #expect(d["status"] as? String == "delivered")
         #expect(d["attempts"] as? Int == 2)
     }
