@@ -38,7 +38,8 @@ import Testing
         @discardableResult
         func run(_ args: [String] = ["run", "--once"]) throws -> RunResult {
             try runPushspool(args + ["--spool", spool, "--config", dir.path("pushspool.json")],
-                             cwd: dir.url, env: ["NH_CONNECTION_STRING": connectionString])
+                             // Debug logging on, so the no-secrets checks cover every log line.
+                             cwd: dir.url, env: ["NH_CONNECTION_STRING": connectionString, "PUSHSPOOL_DEBUG": "1"])
         }
 
         func results(_ id: String) -> [[String: Any]] { dir.jsonLines("spool/results/\(id).jsonl") }
