@@ -16,7 +16,17 @@ public enum ProviderFactory {
         switch name {
         case "sandbox":
             return try SandboxProvider(outbox: config.resolve(config.sandbox.outbox ?? (config.spool as NSString).appendingPathComponent("outbox")))
+        case "apns":
+            guard let apns = config.apns else {
+                throw ProviderSetupError(["providers.apns: missing, but routes send a platform to apns"])
+            }
+            return try APNsProvider(config: apns, context: context)
         // Each real provider adds its case here.
+        case "azure":
+            guard let azure = config.azure else {
+                throw ProviderSetupError(["providers.azure: missing, but routes send to \"azure\" (connection_string and hub are required)"])
+            }
+            return try AzureHubProvider(config: azure, context: context)
         default:
             throw ProviderSetupError(["routes: provider \"\(name)\" is not available in this build"])
         }
