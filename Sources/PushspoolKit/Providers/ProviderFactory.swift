@@ -16,6 +16,12 @@ public enum ProviderFactory {
         switch name {
         case "sandbox":
             return try SandboxProvider(outbox: config.resolve(config.sandbox.outbox ?? (config.spool as NSString).appendingPathComponent("outbox")))
+        case "fcm":
+            guard let fcm = config.fcm else { throw ProviderSetupError(["providers.fcm: missing, but routes name \"fcm\""]) }
+            return try FCMProvider(config: fcm, context: context)
+        case "wns":
+            guard let wns = config.wns else { throw ProviderSetupError(["providers.wns: missing, but routes name \"wns\""]) }
+            return try WNSProvider(config: wns, context: context)
         // Each real provider adds its case here.
         default:
             throw ProviderSetupError(["routes: provider \"\(name)\" is not available in this build"])
