@@ -102,9 +102,6 @@ public final class WNSProvider: PushProvider {
                        ("Content-Type", n.contentType),
                        ("X-WNS-Type", n.type)]
         if let ttl = n.ttlSeconds { headers.append(("X-WNS-TTL", String(ttl))) }
-        // WNS wants no `Expect: 100-continue` (libcurl adds it to larger HTTP/1.1 POSTs); an
-        // empty value tells libcurl to leave the header out.
-        headers.append(("Expect", ""))
         return HTTPRequest(method: "POST", url: channel, headers: headers, body: n.body, timeout: 30)
     }
 
