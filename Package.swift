@@ -18,11 +18,13 @@ let package = Package(
                        providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+        // OS seams Swift cannot call directly (renameat2 with RENAME_NOREPLACE).
+        .systemLibrary(name: "CSystem"),
         // Plain Sendable values and pure logic: jobs, tag expressions, rendering, retry decisions.
         .target(name: "PushspoolCore", swiftSettings: strict),
         // Everything that does I/O: spool, registry, engine, providers, transports, CLI.
         .target(name: "PushspoolKit",
-                dependencies: ["PushspoolCore", "CSQLite", "CCurl", "CCrypto"],
+                dependencies: ["PushspoolCore", "CSQLite", "CCurl", "CCrypto", "CSystem"],
                 swiftSettings: strict),
         .executableTarget(name: "pushspool", dependencies: ["PushspoolKit"], swiftSettings: strict),
         .executableTarget(name: "pushspool-bench", dependencies: ["PushspoolKit"], swiftSettings: strict),

@@ -1,8 +1,122 @@
 import Foundation
+import PushspoolCore
 
+/// The `pushspool` command line: a thin layer over the library. Each command parses its
+/// arguments, does its work through library types, prints, and returns a sysexits code.
 public enum CLI {
     public static func main(_ arguments: [String]) -> Never {
-        FileHandle.standardError.write(Data("pushspool: not yet implemented\n".utf8))
-        exit(70)
+        let args = Array(arguments.dropFirst())
+        do {
+            exit(try run(args).rawValue)
+        } catch {
+            FileHandle.standardError.write(Data("pushspool: \(error.description)\n".utf8))
+            exit(error.code.rawValue)
+        }
     }
+
+    static func run(_ args: [String]) throws(CLIError) -> ExitCode {
+        guard let command = args.first, !["-h", "--help", "help"].contains(command) else {
+            print(usage)
+            return args.isEmpty ? .usage : .ok
+        }
+        if command == "--version" || command == "version" {
+            print("pushspool \(version)")
+            return .ok
+        }
+        guard let spec = commands[command] else {
+            throw CLIError(.usage, "unknown command \"\(command)\"; see pushspool --help")
+        }
+        let rest = Array(args.dropFirst())
+        if rest.contains("--help") || rest.contains("-h") {
+            print(spec.help)
+            return .ok
+        }
+        let parsed: Arguments
+        do {
+            parsed = try Arguments(rest, valued: spec.valued.union(["spool", "config"]), switches: spec.switches)
+        } catch {
+            throw CLIError(.usage, "\(command): \(error.description)\n\n\(spec.help)")
+        }
+        return try spec.run(parsed)
+    }
+
+    public static let version = "0.1.0"
+
+    struct Command: Sendable {
+        var help: String
+        var valued: Set<String> = []
+        var switches: Set<String> = []
+        var run: @Sendable (Arguments) throws(CLIError) -> ExitCode
+    }
+
+    static let commands: [String: Command] = [
+        "run": Command(help: """
+            usage: pushspool run [--once] [--spool DIR] [--config FILE]
+              Watch the spool and dispatch jobs (inotify on Linux, a vnode source on macOS, polling
+              otherwise). --once: process what is due now, wait for it, exit (for cron).
+            """, switches: ["once"], run: RunCommand.run),
+        "submit": Command(help: """
+            usage: pushspool submit (--to-tag TAG | --tags EXPR | --broadcast) --pns apns,fcm,wns
+                                    --message TEXT [--from NAME] [--title T] [--id ID]
+                                    [--not-before RFC3339] [--spool DIR]
+              Write a send job into the spool atomically (tmp/ then rename into incoming/).
+            """, valued: ["to-tag", "tags", "pns", "message", "from", "title", "id", "not-before"],
+            switches: ["broadcast"], run: SubmitCommand.run),
+        "validate": Command(help: """
+            usage: pushspool validate FILE...
+              Check job files; print each problem with its field. Exit 65 if any file is invalid.
+            """, run: SubmitCommand.validate),
+        "register": Command(help: """
+            usage: pushspool register --platform apns|fcm|wns --handle HANDLE [--tag TAG]... [--id ID]
+              Add or update a device in the registry (upsert by installation id).
+            """, valued: ["platform", "handle", "tag", "id"], run: RegistryCommands.register),
+        "unregister": Command(help: """
+            usage: pushspool unregister (--id ID | --handle HANDLE)
+              Remove a device from the registry.
+            """, valued: ["id", "handle"], run: RegistryCommands.unregister),
+        "devices": Command(help: """
+            usage: pushspool devices [--tags EXPR] [--platform P]... [--count]
+              List registered devices (JSON Lines, handles omitted) or count them.
+            """, valued: ["tags", "platform"], switches: ["count"], run: RegistryCommands.devices),
+        "import": Command(help: """
+            usage: pushspool import FILE.jsonl
+              Bulk-register devices from lines {"id"?, "platform", "handle", "tags": [...]}, in one transaction.
+            """, run: RegistryCommands.importFile),
+        "status": Command(help: """
+            usage: pushspool status [--json] [--spool DIR]
+              Queue depth per folder (with the oldest job's age), active jobs with progress,
+              paused providers and recent failures.
+            """, switches: ["json"], run: StatusCommand.run),
+        "config": Command(help: """
+            usage: pushspool config --check [--config FILE]
+              Validate the configuration and credentials; print the effective config with secrets
+              redacted. Exit 78 listing every problem.
+            """, switches: ["check"], run: ConfigCommand.run),
+        "demo": Command(help: """
+            usage: pushspool demo [--spool DIR]
+              The zero-credential tour: seeds a sample registry from examples/, drops the sample jobs
+              from examples/jobs/ into the spool, runs them through the sandbox provider and prints
+              the results. Never sends anything anywhere: every platform is routed to the sandbox.
+            """, run: DemoCommand.run),
+    ]
+
+    static let usage = """
+        pushspool \(version) — a queue-driven batch push-notification dispatcher
+
+        usage: pushspool COMMAND [options]   (pushspool COMMAND --help for details)
+
+          run [--once]        watch the spool and dispatch jobs
+          submit              write a send job into the spool
+          validate FILE...    check job files
+          register            add or update a device
+          unregister          remove a device
+          devices             list or count devices (--tags EXPR, --count)
+          import FILE.jsonl   bulk-register devices
+          status [--json]     queue depth, active jobs, paused providers, recent failures
+          config --check      validate the configuration and credentials
+          demo                run the sample jobs through the sandbox, no credentials needed
+
+        Common options: --spool DIR (default ./jobs), --config FILE (default ./pushspool.json).
+        Exit codes: 0 ok, 64 usage, 65 bad job data, 74 I/O error, 78 configuration error.
+        """
 }

@@ -25,7 +25,7 @@ public final class SandboxProvider: PushProvider {
                 } else {
                     let url = outbox.appendingPathComponent("\(request.platform.rawValue).jsonl")
                     if !FileManager.default.fileExists(atPath: url.path) {
-                        FileManager.default.createFile(atPath: url.path, contents: nil,
+                        _ = FileManager.default.createFile(atPath: url.path, contents: nil,
                                                        attributes: [.posixPermissions: 0o640])
                     }
                     handle = try FileHandle(forWritingTo: url)

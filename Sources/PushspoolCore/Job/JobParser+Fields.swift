@@ -1,0 +1,93 @@
+/// Field names per job kind, and typed readers that record a problem instead of failing, so that
+/// one pass finds every problem.
+enum Fields {
+    static let send: Set<String> = [
+        "id", "kind", "to_tag", "tags", "broadcast", "pns", "message", "from", "title", "badge", "sound",
+        "data", "ttl_seconds", "priority", "collapse_id", "payload", "not_before",
+    ]
+    static let register: Set<String> = ["id", "kind", "platform", "handle", "tags"]
+    static let unregister: Set<String> = ["id", "kind", "handle"]
+    static let any = send.union(register).union(unregister)
+
+    /// The problem for a field that does not belong to a job of `kind`: a typo, or a field of another kind.
+    static func misplaced(_ key: String, kind: String, problems: inout Problems) {
+        if any.contains(key) {
+            problems.add(key, "not allowed in a \(kind) job")
+        } else {
+            problems.add(key, "unknown field")
+        }
+    }
+}
+
+extension JobParser {
+    /// A string, non-empty unless `allowEmpty`.
+    static func string(_ value: JSONValue, _ field: String, allowEmpty: Bool = false,
+                       problems: inout Problems) -> String? {
+        guard case .string(let s) = value else {
+            problems.add(field, "must be a string, got \(value.typeName)")
+            return nil
+        }
+        if s.isEmpty && !allowEmpty {
+            problems.add(field, "must be a non-empty string")
+            return nil
+        }
+        return s
+    }
+
+    /// An integer in `range` (JSON numbers with a fraction or exponent are not integers here).
+    static func integer(_ value: JSONValue, _ field: String, in range: ClosedRange<Int64>, expected: String,
+                        problems: inout Problems) -> Int? {
+        switch value {
+        case .int(let i) where range.contains(i):
+            return Int(i)
+        case .int(let i):
+            problems.add(field, "must be \(expected), got \(i)")
+        case .double(let d):
+            problems.add(field, "must be \(expected), got \(d)")
+        default:
+            problems.add(field, "must be \(expected), got \(value.typeName)")
+        }
+        return nil
+    }
+
+    /// `pns`: a platform name or a non-empty array of them; `gcm` folds into `fcm`, duplicates are
+    /// dropped keeping the first position.
+    static func platforms(_ value: JSONValue, problems: inout Problems) -> [Platform] {
+        var result: [Platform] = []
+        func add(_ item: JSONValue, _ field: String) {
+            guard case .string(let name) = item else {
+                problems.add(field, "must be a platform name (\(Platform.acceptedNames)), got \(item.typeName)")
+                return
+            }
+            guard let platform = Platform(name: name) else {
+                problems.add(field, "unknown platform \(quoted(name)) (expected \(Platform.acceptedNames))")
+                return
+            }
+            if !result.contains(platform) { result.append(platform) }
+        }
+        switch value {
+        case .string:
+            add(value, "pns")
+        case .array(let items) where items.isEmpty:
+            problems.add("pns", "must name at least one platform (\(Platform.acceptedNames))")
+        case .array(let items):
+            for (i, item) in items.enumerated() { add(item, "pns[\(i)]") }
+        default:
+            problems.add("pns", "must be a platform name or an array of them, got \(value.typeName)")
+        }
+        return result
+    }
+
+    /// A single tag (`to_tag`, `tags[i]` of a registration).
+    static func tag(_ value: JSONValue, _ field: String, problems: inout Problems) -> String? {
+        guard case .string(let s) = value else {
+            problems.add(field, "must be a tag string, got \(value.typeName)")
+            return nil
+        }
+        guard isValidTag(s) else {
+            problems.add(field, "invalid tag \(quoted(s)) (expected \(tagRule))")
+            return nil
+        }
+        return s
+    }
+}

@@ -1,0 +1,121 @@
+import Foundation
+
+/// Parses and validates spool job files (SPEC "Job file"). Every problem is reported at once, in
+/// document order, so `pushspool validate` and the `failed/` result log list all of them.
+///
+/// Validation walks the top-level fields in the order written; checks that involve several fields
+/// (exactly one audience, a required message) follow at the end. A send job is also rendered for
+/// each of its platforms, so a job that parses is a job the engine can send (size limits, reserved
+/// keys and bad overrides are caught by `validate`, not half-way through a fan-out).
+public enum JobParser {
+    /// Parses and validates one spool job file (SPEC "Job file"). `fileName` (e.g. "x.json") gives the default id.
+    public static func parse(_ bytes: [UInt8], fileName: String) throws(JobError) -> Job {
+        let document: JSONValue
+        do {
+            document = try JSONParser.parse(bytes)
+        } catch {
+            throw JobError(JobProblem(field: "", message: error.description))
+        }
+        guard case .object(let pairs) = document else {
+            throw JobError(JobProblem(field: "", message: "a job must be a JSON object, got \(document.typeName)"))
+        }
+        let file = baseName(fileName)
+        var problems = Problems()
+        let job: Job?
+        switch kind(of: document) {
+        case .some("send"):
+            job = parseSend(pairs, file: file, problems: &problems)
+        case .some("register"):
+            job = parseRegister(pairs, file: file, problems: &problems)
+        case .some("unregister"):
+            job = parseUnregister(pairs, file: file, problems: &problems)
+        default:
+            // Without a kind we cannot tell which fields belong; report the kind and plain typos only.
+            for (key, value) in pairs {
+                if key == "kind" {
+                    problems.add("kind", "must be \"send\", \"register\" or \"unregister\", got \(describe(value))")
+                } else if !Fields.any.contains(key) {
+                    problems.add(key, "unknown field")
+                }
+            }
+            job = nil
+        }
+        guard problems.isEmpty, let job else { throw JobError(problems: problems.items) }
+        return job
+    }
+
+    /// `kind` as written, `"send"` when absent, `nil` when not a string.
+    private static func kind(of document: JSONValue) -> String? {
+        guard let value = document["kind"] else { return "send" }
+        return value.stringValue
+    }
+
+    /// Whether `id` is a valid job id: `[A-Za-z0-9._-]{1,128}` (it names the result log file).
+    public static func isValidID(_ id: String) -> Bool {
+        let bytes = Array(id.utf8)
+        guard (1...128).contains(bytes.count) else { return false }
+        return bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
+    }
+
+    /// Whether `tag` is a valid tag: `[A-Za-z0-9_@#.:-]{1,120}` (Notification Hubs' tag syntax).
+    public static func isValidTag(_ tag: String) -> Bool {
+        let bytes = Array(tag.utf8)
+        guard (1...120).contains(bytes.count) else { return false }
+        return bytes.allSatisfy { isAlphanumeric($0) || Array("_@#.:-".utf8).contains($0) }
+    }
+
+    static let idRule = "[A-Za-z0-9._-]{1,128}"
+    static let tagRule = "1 to 120 of A-Z a-z 0-9 _ @ # . : -"
+
+    private static func isAlphanumeric(_ b: UInt8) -> Bool {
+        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(b) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(b)
+            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b)
+    }
+
+    /// The last path component: callers may pass `incoming/x.json` as well as `x.json`.
+    static func baseName(_ fileName: String) -> String {
+        guard let slash = fileName.lastIndex(of: "/") else { return fileName }
+        return String(fileName[fileName.index(after: slash)...])
+    }
+
+    /// The job id a file name gives when the job has no `id`: the name without `.json`.
+    static func defaultID(fileName: String) -> String {
+        fileName.hasSuffix(".json") ? String(fileName.dropLast(5)) : fileName
+    }
+
+    /// The job id for register/unregister jobs, whose `id` field is the installation id: the job id
+    /// then always comes from the file name.
+    static func fileNameID(_ file: String, problems: inout Problems) -> String {
+        let id = defaultID(fileName: file)
+        if !isValidID(id) {
+            problems.add("", "the file name \(quoted(file)) gives no valid job id (expected \(idRule) before .json)")
+        }
+        return id
+    }
+
+    /// A value as shown in messages: strings quoted, other types by JSON type name.
+    static func describe(_ value: JSONValue) -> String {
+        if case .string(let s) = value { return quoted(s) }
+        return value.typeName
+    }
+
+    /// `"text"`, shortened so that a huge or multi-line value keeps a message on one line.
+    static func quoted(_ s: String) -> String {
+        var text = s.count > 80 ? String(s.prefix(77)) + "..." : s
+        text = text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
+        return "\"\(text)\""
+    }
+}
+
+/// The problems found so far, in the order found.
+struct Problems {
+    var items: [JobProblem] = []
+
+    var isEmpty: Bool { items.isEmpty }
+
+    mutating func add(_ field: String, _ message: String) {
+        let problem = JobProblem(field: field, message: message)
+        if !items.contains(problem) { items.append(problem) }
+    }
+}

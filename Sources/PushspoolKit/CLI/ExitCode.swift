@@ -1,0 +1,19 @@
+/// sysexits(3) codes, as SPEC requires.
+public enum ExitCode: Int32, Sendable {
+    case ok = 0
+    case usage = 64
+    case dataError = 65
+    case software = 70
+    case ioError = 74
+    case config = 78
+}
+
+/// A CLI failure: a message for stderr and the exit code.
+struct CLIError: Error, CustomStringConvertible {
+    var code: ExitCode
+    var description: String
+    init(_ code: ExitCode, _ message: String) {
+        self.code = code
+        self.description = message
+    }
+}

@@ -1,0 +1,72 @@
+import Dispatch
+import Foundation
+import PushspoolCore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+enum RunCommand {
+    static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
+        let runtime = try Runtime(args)
+        let reports = try dispatch(runtime, once: args.has("once")) { print($0) }
+        _ = reports
+        return .ok
+    }
+
+    /// Builds the engine for `runtime`, runs it (once or until SIGINT/SIGTERM), shuts providers
+    /// down, and returns the job reports.
+    @discardableResult
+    static func dispatch(_ runtime: Runtime, once: Bool, print: @escaping @Sendable (JobReport) -> Void) throws(CLIError) -> [JobReport] {
+        let log = Log.shared
+        let registry = try runtime.openRegistry()
+        let routes = try runtime.makeRoutes(log: log)
+        let pool = WorkerPool(concurrency: runtime.config.concurrency, policy: runtime.config.retry)
+        let collected = ReportCollector()
+        let stopFlag = StopFlag()
+        let runner = JobRunner(JobRunner.Environment(spool: runtime.spool, registry: registry, pool: pool, routes: routes,
+                                                     log: log, isStopping: { stopFlag.isSet }))
+        let dispatcher = Dispatcher(spool: runtime.spool, runner: runner, log: log, maxJobs: 4) { report in
+            collected.add(report)
+            print(report)
+        }
+        // SIGINT/SIGTERM: stop claiming, let running jobs checkpoint, exit cleanly.
+        var signalSources: [any DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler {
+                stopFlag.set()
+                dispatcher.stop()
+            }
+            source.resume()
+            signalSources.append(source)
+        }
+        if once {
+            dispatcher.runOnce()
+        } else {
+            log.info("watching \(runtime.spool.url(.incoming).path)")
+            dispatcher.runForever(watcher: SpoolWatcher(directory: runtime.spool.url(.incoming)))
+        }
+        for p in Set(routes.values.map { ObjectIdentifier($0) }) {
+            routes.values.first { ObjectIdentifier($0) == p }?.provider.shutdown()
+        }
+        registry.close()
+        signalSources.forEach { $0.cancel() }
+        return collected.all
+    }
+}
+
+final class StopFlag: Sendable {
+    private let flag = Mutex(false)
+    var isSet: Bool { flag.withLock { $0 } }
+    func set() { flag.withLock { $0 = true } }
+}
+
+final class ReportCollector: Sendable {
+    private let reports = Mutex<[JobReport]>([])
+    func add(_ r: JobReport) { reports.withLock { $0.append(r) } }
+    var all: [JobReport] { reports.withLock { $0 } }
+}

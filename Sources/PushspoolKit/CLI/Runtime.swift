@@ -1,0 +1,90 @@
+import Foundation
+import PushspoolCore
+
+/// The pieces a command works with, built from `--config`/`--spool` and the config file.
+/// Configuration problems become exit 78 (listing every problem), spool problems 74.
+struct Runtime {
+    var config: Config
+    var spool: Spool
+
+    /// `builtIn`: ignore any config file (the demo must never reach a real service).
+    init(_ args: Arguments, builtIn: Bool = false) throws(CLIError) {
+        var config = Config()
+        if !builtIn {
+            do {
+                config = try ConfigLoader.load(explicit: args.value("config"))
+            } catch {
+                throw CLIError(.config, "configuration problems:\n" + error.problems.map { "  \($0)" }.joined(separator: "\n"))
+            }
+        }
+        let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+        // --spool is relative to the working directory; config paths to the config's folder.
+        let spoolURL = args.value("spool").map { $0.hasPrefix("/") ? URL(fileURLWithPath: $0) : cwd.appendingPathComponent($0) }
+            ?? config.resolve(config.spool)
+        config.spool = spoolURL.standardizedFileURL.path
+        if config.registry == nil { config.registry = spoolURL.appendingPathComponent("registry.sqlite").path }
+        do {
+            spool = try Spool(root: spoolURL)
+        } catch {
+            throw CLIError(error.description.hasPrefix("refusing") ? .config : .ioError, error.description)
+        }
+        self.config = config
+    }
+
+    func openRegistry() throws(CLIError) -> Registry {
+        do {
+            return try Registry(path: config.resolve(config.registryPath).path)
+        } catch {
+            throw CLIError(.ioError, "registry \(config.registryPath): \(error)")
+        }
+    }
+
+    /// One provider per distinct name in `routes`, shared by the platforms routed to it.
+    /// Every setup problem of every provider is reported before giving up.
+    func makeRoutes(log: Log) throws(CLIError) -> [Platform: ProviderState] {
+        var problems: [String] = []
+        var caPEM: String?
+        if let caFile = config.tls.caFile {
+            do {
+                caPEM = String(decoding: try FileIO.readAll(config.resolve(caFile)), as: UTF8.self)
+                if !(caPEM ?? "").contains("-----BEGIN CERTIFICATE-----") { problems.append("tls.ca_file: \(caFile) holds no PEM certificate") }
+            } catch {
+                problems.append("tls.ca_file: cannot read \(caFile): \(error)")
+            }
+        }
+        let extraCA = caPEM
+        let context = ProviderContext(
+            config: config,
+            credentials: CredentialCache(directory: spool.stateDirectory),
+            log: log,
+            makeHTTPClient: { options in
+                var options = options
+                if options.extraCAPEM == nil { options.extraCAPEM = extraCA }
+                return HTTPClients.make(options)
+            })
+        var byName: [String: ProviderState] = [:]
+        var routes: [Platform: ProviderState] = [:]
+        for platform in Platform.allCases {
+            let name = config.routes[platform] ?? "sandbox"
+            if byName[name] == nil {
+                do {
+                    let provider = try ProviderFactory.make(name: name, context: context)
+                    byName[name] = ProviderState(provider: provider, onPause: { [spool] reason in
+                        PauseRecord.write(provider: name, reason: reason, in: spool)
+                    })
+                } catch let error as ProviderSetupError {
+                    problems += error.problems
+                    continue
+                } catch {
+                    problems.append("providers.\(name): \(error)")
+                    continue
+                }
+            }
+            routes[platform] = byName[name]
+        }
+        if !problems.isEmpty {
+            throw CLIError(.config, "configuration problems:\n" + problems.map { "  \($0)" }.joined(separator: "\n"))
+        }
+        return routes
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+import PushspoolCore
+
+enum SubmitCommand {
+    /// `submit`: builds a job document from flags, validates it exactly as the dispatcher will,
+    /// and writes it into the spool atomically.
+    static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
+        var pairs: [(String, JSONValue)] = []
+        let id = args.value("id") ?? "job-\(Int(Date().timeIntervalSince1970))-\(UUID().uuidString.prefix(8).lowercased())"
+        pairs.append(("id", .string(id)))
+        let audiences = [args.value("to-tag") != nil, args.value("tags") != nil, args.has("broadcast")].filter { $0 }.count
+        guard audiences == 1 else { throw CLIError(.usage, "submit: give exactly one of --to-tag, --tags, --broadcast") }
+        if let t = args.value("to-tag") { pairs.append(("to_tag", .string(t))) }
+        if let t = args.value("tags") { pairs.append(("tags", .string(t))) }
+        if args.has("broadcast") { pairs.append(("broadcast", true)) }
+        guard let pns = args.value("pns") else { throw CLIError(.usage, "submit: --pns is required (e.g. --pns apns,fcm,wns)") }
+        pairs.append(("pns", .array(pns.split(separator: ",").map { .string(String($0).trimmingCharacters(in: .whitespaces)) })))
+        guard let message = args.value("message") else { throw CLIError(.usage, "submit: --message is required") }
+        pairs.append(("message", .string(message)))
+        for (flag, field) in [("from", "from"), ("title", "title"), ("not-before", "not_before")] {
+            if let v = args.value(flag) { pairs.append((field, .string(v))) }
+        }
+        let bytes = JSONValue.object(pairs).encoded()
+        do {
+            _ = try JobParser.parse(bytes, fileName: "\(id).json")
+        } catch {
+            throw CLIError(.dataError, "submit: \(error.description)")
+        }
+        let runtime = try Runtime(args)
+        do {
+            try runtime.spool.submit(bytes + [0x0A], name: "\(id).json")
+        } catch {
+            throw CLIError(.ioError, "submit: \(error.description)")
+        }
+        print("submitted \(id) → \(runtime.spool.url(.incoming, "\(id).json").path)")
+        return .ok
+    }
+
+    /// `validate FILE...`: every problem of every file, one line each, prefixed with the file.
+    static func validate(_ args: Arguments) throws(CLIError) -> ExitCode {
+        guard !args.positionals.isEmpty else { throw CLIError(.usage, "validate: give one or more job files") }
+        var bad = 0
+        for path in args.positionals {
+            let url = URL(fileURLWithPath: path)
+            let bytes: [UInt8]
+            do { bytes = try FileIO.readAll(url) } catch {
+                print("\(path): cannot read: \(error)")
+                bad += 1
+                continue
+            }
+            do {
+                let job = try JobParser.parse(bytes, fileName: url.lastPathComponent)
+                print("\(path): ok (id \(job.id))")
+            } catch {
+                bad += 1
+                for problem in error.problems { print("\(path): \(problem.description)") }
+            }
+        }
+        return bad == 0 ? .ok : .dataError
+    }
+}

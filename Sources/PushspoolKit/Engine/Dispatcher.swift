@@ -1,0 +1,159 @@
+import Dispatch
+import Foundation
+import PushspoolCore
+import Synchronization
+
+/// Feeds the spool to job runners: claims due jobs from `incoming/` (never more than it can run
+/// at once, so other dispatchers sharing the spool can take the rest), resumes orphans in
+/// `active/` whose dispatcher died (their result-log lock is free), and holds `not_before` jobs
+/// in `incoming/` until their time. Scans are coalesced and always run to completion.
+public final class Dispatcher: Sendable {
+    public let spool: Spool
+    private let runner: JobRunner
+    private let log: Log
+    private let report: @Sendable (JobReport) -> Void
+    private let maxJobs: Int
+    private let control = DispatchQueue(label: "pushspool.dispatcher")
+    private let jobs = DispatchQueue(label: "pushspool.jobs", attributes: .concurrent)
+    private let idle = DispatchSemaphore(value: 0)
+
+    private struct State {
+        var running: Set<String> = []
+        var stopping = false
+        var scanQueued = false
+        var lastOrphanScan = Date.distantPast
+        /// Jobs waiting for `not_before`, by name → (modification time, due date).
+        var scheduled: [String: (Date, Date)] = [:]
+        var onceMode = false
+        var wake: (any DispatchSourceTimer)?
+    }
+    private let state = Mutex(State())
+
+    init(spool: Spool, runner: JobRunner, log: Log, maxJobs: Int, report: @escaping @Sendable (JobReport) -> Void) {
+        self.spool = spool
+        self.runner = runner
+        self.log = log
+        self.maxJobs = max(1, maxJobs)
+        self.report = report
+    }
+
+    public var isStopping: Bool { state.withLock { $0.stopping } }
+
+    /// Processes what is due now (orphans first), waits for it, returns. For cron: `run --once`.
+    public func runOnce() {
+        state.withLock { $0.onceMode = true }
+        requestScan()
+        idle.wait()
+    }
+
+    /// Watches the spool until `stop()`; then finishes or checkpoints running jobs and returns.
+    public func runForever(watcher: SpoolWatcher) {
+        watcher.start { [weak self] in self?.requestScan() }
+        let tick = DispatchSource.makeTimerSource(queue: control)
+        tick.schedule(deadline: .now() + 30, repeating: 30)
+        tick.setEventHandler { [weak self] in self?.requestScan() }   // orphans, missed events
+        tick.resume()
+        requestScan()
+        idle.wait()
+        tick.cancel()
+        watcher.stop()
+    }
+
+    /// Stops claiming; running jobs stop producing targets, finish what is in flight and stay in
+    /// `active/` to be resumed.
+    public func stop() {
+        control.async { [self] in
+            let done = state.withLock { s -> Bool in
+                s.stopping = true
+                s.wake?.cancel()
+                return s.running.isEmpty
+            }
+            if done { idle.signal() }
+        }
+    }
+
+    /// Asks for a scan; requests arriving while one is queued are folded into it.
+    public func requestScan() {
+        let enqueue = state.withLock { s -> Bool in
+            if s.scanQueued { return false }
+            s.scanQueued = true
+            return true
+        }
+        if enqueue { control.async { [self] in scan() } }
+    }
+
+    private func scan() {
+        state.withLock { $0.scanQueued = false }
+        if isStopping { return }
+        let now = Date()
+        let orphanScanDue = state.withLock { s -> Bool in
+            guard now.timeIntervalSince(s.lastOrphanScan) >= 25 else { return false }
+            s.lastOrphanScan = now
+            return true
+        }
+        if orphanScanDue {
+            for name in spool.jobs(in: .active) where !isRunning(name) {
+                guard hasRoom() else { break }
+                start(name, origin: .orphan)
+            }
+        }
+        var nextDue: Date?
+        for name in spool.jobs(in: .incoming) {
+            guard hasRoom() else { break }
+            if let due = notBefore(name, now: now), due > now {
+                nextDue = min(nextDue ?? due, due)
+                continue
+            }
+            if spool.claim(name) { start(name, origin: .incoming) }
+        }
+        scheduleWake(nextDue)
+        let finished = state.withLock { s in s.running.isEmpty && (s.onceMode || s.stopping) }
+        if finished { idle.signal() }
+    }
+
+    private func isRunning(_ name: String) -> Bool { state.withLock { $0.running.contains(name) } }
+    private func hasRoom() -> Bool { state.withLock { $0.running.count < maxJobs } }
+
+    private func start(_ name: String, origin: JobRunner.Origin) {
+        state.withLock { _ = $0.running.insert(name) }
+        jobs.async { [self] in
+            let result = runner.run(name, origin: origin)
+            // An orphan another live dispatcher owns is not news.
+            if !(origin == .orphan && result.outcome == .busy) { report(result) }
+            control.async { [self] in
+                state.withLock { _ = $0.running.remove(name) }
+                if isStopping {
+                    if state.withLock({ $0.running.isEmpty }) { idle.signal() }
+                } else {
+                    scan()
+                }
+            }
+        }
+    }
+
+    /// The `not_before` of an incoming job, read once per file version; nil when absent or when
+    /// the file does not parse (it is then claimed and quarantined with its reason).
+    private func notBefore(_ name: String, now: Date) -> Date? {
+        let url = spool.url(.incoming, name)
+        guard let mtime = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date else { return nil }
+        if let (seen, due) = state.withLock({ $0.scheduled[name] }), seen == mtime { return due }
+        guard let bytes = try? FileIO.readAll(url), let job = try? JobParser.parse(bytes, fileName: name),
+              case .send(let send) = job.kind, let due = send.notBefore else { return nil }
+        state.withLock { $0.scheduled[name] = (mtime, due) }
+        return due
+    }
+
+    /// Wakes the scanner when the earliest scheduled job is due (no busy-waiting).
+    private func scheduleWake(_ date: Date?) {
+        state.withLock { s in
+            s.wake?.cancel()
+            s.wake = nil
+            guard let date, !s.onceMode else { return }
+            let timer = DispatchSource.makeTimerSource(queue: control)
+            timer.schedule(wallDeadline: .now() + max(0.01, date.timeIntervalSinceNow + 0.01))
+            timer.setEventHandler { [weak self] in self?.requestScan() }
+            timer.resume()
+            s.wake = timer
+        }
+    }
+}

@@ -1,0 +1,33 @@
+/// What happened to one job in one dispatcher run (printed by the CLI, one line each).
+public struct JobReport: Sendable, CustomStringConvertible {
+    public enum Outcome: Sendable, Equatable {
+        /// Every target reached a final outcome; the job moved to `done/`.
+        case done(delivered: Int, failed: Int, unregistered: Int, retries: Int, durationMS: Int)
+        /// A registration change was applied.
+        case registry(String)
+        /// The job could not be processed; it moved to `failed/`. One sentence.
+        case failed(String)
+        /// Its id already has a completed result log: not sent again.
+        case duplicate
+        /// Left in `active/` to be resumed (interrupted by a stop, or an I/O error such as a full disk).
+        case interrupted(String)
+        /// Another live dispatcher owns a job with this id right now.
+        case busy
+    }
+
+    public var id: String
+    public var file: String
+    public var outcome: Outcome
+
+    public var description: String {
+        switch outcome {
+        case let .done(d, f, u, r, ms):
+            return "job \(id): done — delivered \(d), failed \(f), unregistered \(u), retries \(r) (\(ms) ms)"
+        case .registry(let what): return "job \(id): done — \(what)"
+        case .failed(let why): return "job \(id): failed — \(why) (moved to failed/\(file))"
+        case .duplicate: return "job \(id): duplicate of a completed job, not sent again (file \(file) moved to done/)"
+        case .interrupted(let why): return "job \(id): left in active/ to resume — \(why)"
+        case .busy: return "job \(id): another dispatcher is running a job with this id; left in active/"
+        }
+    }
+}

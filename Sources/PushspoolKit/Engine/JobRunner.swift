@@ -1,0 +1,174 @@
+import Foundation
+import PushspoolCore
+import Synchronization
+
+/// Runs one claimed job (`active/<name>`) to its end: validate → result log → targets →
+/// providers → outcomes → summary → `done/` (or `failed/`). Safe to run again on the same job
+/// after a crash: targets the result log already records as final are not sent again.
+final class JobRunner: Sendable {
+    struct Environment: Sendable {
+        var spool: Spool
+        var registry: Registry
+        var pool: WorkerPool
+        /// Provider state per platform, from config `routes`.
+        var routes: [Platform: ProviderState]
+        var log: Log
+        var isStopping: @Sendable () -> Bool
+    }
+
+    enum Origin { case incoming, orphan }
+
+    let env: Environment
+
+    init(_ env: Environment) { self.env = env }
+
+    func run(_ name: String, origin: Origin) -> JobReport {
+        let spool = env.spool
+        let started = Date()
+        let fallbackID = Self.fallbackID(for: name)
+        let bytes: [UInt8]
+        do {
+            bytes = try FileIO.readAll(spool.url(.active, name))
+        } catch {
+            return quarantine(name, id: fallbackID, error: "cannot read the job file: \(error)", pns: [])
+        }
+        let job: Job
+        do {
+            job = try JobParser.parse(bytes, fileName: name)
+        } catch {
+            return quarantine(name, id: fallbackID, error: error.description, pns: [])
+        }
+
+        // Prepare everything that can fail for the whole job before anything is sent.
+        var plan = SendPlan()
+        if case .send(let send) = job.kind {
+            switch SendPlan.make(send, routes: env.routes) {
+            case .success(let p): plan = p
+            case .failure(let problem):
+                return quarantine(name, id: job.id, error: problem.description, pns: send.platforms)
+            }
+        }
+
+        let logURL = spool.resultURL(jobID: job.id)
+        var existing = ResultLogContents.read(logURL)
+        switch existing?.summaryStatus {
+        case "done":
+            if origin == .incoming {
+                spool.complete(name, as: "\(name.dropLast(5)).duplicate.json")
+                return JobReport(id: job.id, file: name, outcome: .duplicate)
+            }
+            spool.complete(name)     // crashed after the summary, before the move
+            return JobReport(id: job.id, file: name, outcome: .registry("already complete"))
+        case .some:
+            // A failed (invalid) earlier submission with this id: keep its log aside, start anew.
+            let aside = spool.url(.results, "\(job.id).failed-\(Int(Date().timeIntervalSince1970)).jsonl")
+            try? FileManager.default.moveItem(at: logURL, to: aside)
+            existing = nil
+        case nil: break
+        }
+
+        let resultLog: ResultLog
+        do {
+            resultLog = try ResultLog(url: logURL)
+        } catch .busy {
+            return JobReport(id: job.id, file: name, outcome: .busy)
+        } catch {
+            return JobReport(id: job.id, file: name, outcome: .interrupted("cannot open result log: \(error)"))
+        }
+        let prior = existing ?? ResultLogContents()
+
+        let outcome: JobReport.Outcome
+        switch job.kind {
+        case .send(let send):
+            if !prior.hasJobLine {
+                resultLog.append(ResultLine.job(job, file: name, receivedAt: receivedAt(name), pns: send.platforms,
+                                                targets: plan.targetCount(send, registry: env.registry)))
+            }
+            let tally = SendRun(env: env, job: job, send: send, plan: plan, log: resultLog, prior: prior).execute()
+            if let why = tally.interruption {
+                outcome = .interrupted(why)
+            } else {
+                outcome = .done(delivered: tally.delivered, failed: tally.failed, unregistered: tally.unregistered,
+                                retries: tally.retries, durationMS: Int(Date().timeIntervalSince(started) * 1000))
+            }
+        case .register(let registration):
+            if !prior.hasJobLine { resultLog.append(ResultLine.job(job, file: name, receivedAt: receivedAt(name), pns: [registration.platform], targets: 1)) }
+            do {
+                let device = try env.registry.upsert(registration)
+                resultLog.append(ResultLine.registration("register", device: device.id, platform: device.platform, tags: device.tags))
+                outcome = .registry("registered \(device.id) (\(device.platform.rawValue), \(device.tags.count) tags)")
+            } catch {
+                outcome = .failed("registry update failed: \(error)")
+            }
+        case .unregister(let which):
+            if !prior.hasJobLine { resultLog.append(ResultLine.job(job, file: name, receivedAt: receivedAt(name), pns: [], targets: 1)) }
+            do {
+                let removed: Bool
+                switch which {
+                case .id(let id): removed = try env.registry.remove(id: id)
+                case .handle(let h): removed = try env.registry.remove(handle: h)
+                }
+                let what: String
+                if case .id(let id) = which { what = id } else { what = "(by handle)" }
+                resultLog.append(ResultLine.registration(removed ? "unregister" : "unregister-not-found", device: what, platform: nil, tags: nil))
+                outcome = .registry(removed ? "unregistered \(what)" : "no such device \(what)")
+            } catch {
+                outcome = .failed("registry update failed: \(error)")
+            }
+        }
+        return finish(name, job: job, log: resultLog, outcome: outcome, started: started)
+    }
+
+    /// Writes the summary, makes the log durable, then moves the job. If the log cannot be made
+    /// durable (full disk), the job stays in `active/` and is resumed later: nothing is lost.
+    private func finish(_ name: String, job: Job, log resultLog: ResultLog, outcome: JobReport.Outcome, started: Date) -> JobReport {
+        let ms = Int(Date().timeIntervalSince(started) * 1000)
+        switch outcome {
+        case .interrupted:
+            try? resultLog.close()
+            return JobReport(id: job.id, file: name, outcome: outcome)
+        case .failed(let why):
+            resultLog.append(ResultLine.summary(id: job.id, status: "failed", tally: nil, durationMS: ms, error: why))
+        default:
+            resultLog.append(ResultLine.summary(id: job.id, status: "done", tally: outcome, durationMS: ms, error: nil))
+        }
+        do {
+            try resultLog.close()
+        } catch {
+            env.log.error("job \(job.id): \(error); job left in active/")
+            return JobReport(id: job.id, file: name, outcome: .interrupted("\(error)"))
+        }
+        if case .failed = outcome { env.spool.quarantine(name) } else { env.spool.complete(name) }
+        return JobReport(id: job.id, file: name, outcome: outcome)
+    }
+
+    /// Moves an unprocessable job to `failed/` with a result log saying why in one sentence.
+    private func quarantine(_ name: String, id: String, error: String, pns: [Platform]) -> JobReport {
+        let logURL = env.spool.resultURL(jobID: id)
+        if let old = ResultLogContents.read(logURL), old.summaryStatus != nil {
+            let aside = env.spool.url(.results, "\(id).failed-\(Int(Date().timeIntervalSince1970)).jsonl")
+            try? FileManager.default.moveItem(at: logURL, to: aside)
+        }
+        if let log = try? ResultLog(url: logURL) {
+            if !(ResultLogContents.read(logURL)?.hasJobLine ?? false) {
+                log.append(ResultLine.jobLine(id: id, file: name, receivedAt: receivedAt(name), pns: pns, targets: 0))
+            }
+            log.append(ResultLine.summary(id: id, status: "failed", tally: nil, durationMS: 0, error: error))
+            try? log.close()
+        }
+        let moved = env.spool.quarantine(name) ?? name
+        return JobReport(id: id, file: moved, outcome: .failed(error))
+    }
+
+    private func receivedAt(_ name: String) -> Date {
+        let attrs = try? FileManager.default.attributesOfItem(atPath: env.spool.url(.active, name).path)
+        return (attrs?[.modificationDate] as? Date) ?? Date()
+    }
+
+    /// The id for an invalid job's result log: the file name, made safe for a file name.
+    static func fallbackID(for name: String) -> String {
+        let stem = name.hasSuffix(".json") ? String(name.dropLast(5)) : name
+        let safe = String(stem.map { $0.isASCII && ($0.isLetter || $0.isNumber || "._-".contains($0)) ? $0 : "_" }.prefix(128))
+        return safe.isEmpty ? "_" : safe
+    }
+}

@@ -1,0 +1,92 @@
+import Dispatch
+import Foundation
+import PushspoolCore
+import Synchronization
+
+/// The fan-out of one send job: streams targets from the registry (bounded memory: the pool's
+/// slots block the producer), sends each through its platform's provider, prunes gone devices
+/// and appends one delivery line per target as it reaches its final outcome.
+struct SendRun {
+    let env: JobRunner.Environment
+    let job: Job
+    let send: SendJob
+    let plan: SendPlan
+    let log: ResultLog
+    let prior: ResultLogContents
+
+    final class Tally: Sendable {
+        struct Counts { var delivered = 0, failed = 0, unregistered = 0, retries = 0 }
+        let counts: Mutex<Counts>
+        init(_ prior: ResultLogContents) {
+            counts = Mutex(Counts(delivered: prior.delivered, failed: prior.failed,
+                                  unregistered: prior.unregistered, retries: prior.retries))
+        }
+        func add(_ o: TargetOutcome) {
+            counts.withLock { c in
+                switch o.status {
+                case .delivered: c.delivered += 1
+                case .failed: c.failed += 1
+                case .unregistered: c.unregistered += 1
+                }
+                c.retries += max(0, o.attempts - 1)
+            }
+        }
+    }
+
+    struct Result {
+        var delivered = 0, failed = 0, unregistered = 0, retries = 0
+        var interruption: String?
+    }
+
+    func execute() -> Result {
+        let tally = Tally(prior)
+        let inFlight = DispatchGroup()
+        var interruption: String?
+
+        for platform in plan.hub where !prior.finished.contains(ResultLogContents.key(platform: platform, recipient: .hub(send.audience))) {
+            dispatch(platform: platform, recipient: .hub(send.audience), tally: tally, group: inFlight)
+        }
+        if !plan.direct.isEmpty {
+            do {
+                try env.registry.forEach(platforms: Set(plan.direct), matching: send.audience.tagExpression) { device in
+                    if env.isStopping() {
+                        interruption = "stopping"
+                        return false
+                    }
+                    let recipient = Recipient.device(device)
+                    if prior.finished.contains(ResultLogContents.key(platform: device.platform, recipient: recipient)) { return true }
+                    dispatch(platform: device.platform, recipient: recipient, tally: tally, group: inFlight)
+                    return true
+                }
+            } catch {
+                interruption = "registry: \(error)"
+                env.log.error("job \(job.id): reading the registry failed: \(error)")
+            }
+        }
+        inFlight.wait()
+        let c = tally.counts.withLock { $0 }
+        return Result(delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, retries: c.retries,
+                      interruption: interruption)
+    }
+
+    private func dispatch(platform: Platform, recipient: Recipient, tally: Tally, group: DispatchGroup) {
+        guard let state = env.routes[platform], let notification = plan.rendered[platform] else { return }
+        let request = SendRequest(jobID: job.id, platform: platform, recipient: recipient, notification: notification)
+        let registry = env.registry, log = self.log, appLog = env.log, jobID = job.id
+        group.enter()
+        env.pool.submit(request, via: state) { outcome in
+            if outcome.status == .unregistered, case .device(let device) = recipient,
+               case .deviceGone(let since) = outcome.result.disposition {
+                do {
+                    try registry.removeGone(id: device.id, handle: device.handle,
+                                            since: since.map { Date(timeIntervalSince1970: $0) })
+                } catch {
+                    appLog.error("job \(jobID): could not remove device \(device.id) from the registry: \(error)")
+                }
+            }
+            log.append(ResultLine.delivery(platform: platform, provider: state.name, recipient: recipient, outcome: outcome))
+            tally.add(outcome)
+            group.leave()
+        }
+    }
+}

@@ -1,0 +1,70 @@
+import Dispatch
+import Foundation
+import PushspoolCore
+
+/// The final outcome of one target after all its attempts.
+public struct TargetOutcome: Sendable {
+    public var status: DeliveryStatus
+    public var attempts: Int
+    public var result: ProviderResult
+}
+
+/// The Dispatch worker pool: at most `concurrency` notifications in flight across all jobs
+/// (a counting semaphore), each driven through the one retry policy. Retries keep their slot
+/// while they wait, so a struggling service slows intake instead of piling up work.
+public final class WorkerPool: Sendable {
+    public let concurrency: Int
+    public let policy: RetryPolicy
+    private let slots: DispatchSemaphore
+    private let timers = DispatchQueue(label: "pushspool.retry-timers", attributes: .concurrent)
+    private let random: @Sendable () -> Double
+
+    public init(concurrency: Int, policy: RetryPolicy, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+        self.concurrency = max(1, concurrency)
+        self.policy = policy
+        self.slots = DispatchSemaphore(value: self.concurrency)
+        self.random = random
+    }
+
+    /// Blocks the calling producer until a slot is free (and the provider is not asking for
+    /// quiet), then sends `request` with retries. `finish` runs exactly once, on any thread.
+    public func submit(_ request: SendRequest, via state: ProviderState,
+                       finish: @escaping @Sendable (TargetOutcome) -> Void) {
+        let wait = state.quietUntil.timeIntervalSinceNow
+        if wait > 0 { Thread.sleep(forTimeInterval: min(wait, policy.maxDelay)) }
+        slots.wait()
+        attempt(request, via: state, previous: nil) { [slots] outcome in
+            slots.signal()
+            finish(outcome)
+        }
+    }
+
+    private func attempt(_ request: SendRequest, via state: ProviderState, previous: Disposition?,
+                         done: @escaping @Sendable (TargetOutcome) -> Void) {
+        if let reason = state.pausedReason {
+            done(TargetOutcome(status: .failed, attempts: request.attempt - 1,
+                               result: ProviderResult(.credentialsBroken, code: "paused", reason: "provider \(state.name) paused: \(reason)")))
+            return
+        }
+        state.provider.send(request) { [self] result in
+            switch policy.decide(result.disposition, attempt: request.attempt, previous: previous, random: random) {
+            case .finish(let status):
+                done(TargetOutcome(status: status, attempts: request.attempt, result: result))
+            case .pauseProvider:
+                state.pause(result.reason ?? result.code ?? "credentials rejected")
+                done(TargetOutcome(status: .failed, attempts: request.attempt, result: result))
+            case .retry(let after):
+                if case .retry(let serviceAfter?) = result.disposition {
+                    state.quiet(until: Date(timeIntervalSinceNow: serviceAfter))
+                }
+                var following = request
+                following.attempt += 1
+                let next = following
+                let resend: @Sendable () -> Void = { [self] in
+                    attempt(next, via: state, previous: result.disposition, done: done)
+                }
+                if after <= 0 { timers.async(execute: resend) } else { timers.asyncAfter(deadline: .now() + after, execute: resend) }
+            }
+        }
+    }
+}

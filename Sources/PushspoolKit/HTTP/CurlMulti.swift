@@ -1,0 +1,81 @@
+import CCurl
+
+/// One libcurl multi handle, i.e. one connection pool: HTTP/2 multiplexing over (normally) one
+/// connection per host. Touched only by the poll thread.
+///
+/// Why several exist at once: libcurl 7.88.1 sends RST_STREAM after every finished POST stream and
+/// servers with rapid-reset protection (nghttp2 ≥ 1.57, Node 20) answer GOAWAY after ~1000 such
+/// resets. The client therefore retires a pool after `maxStreamsPerConnection` streams: it stops
+/// adding to it, lets its streams finish ("draining") and then closes it.
+final class CurlMulti {
+    let handle: UnsafeMutableRawPointer
+    /// Transfers added over this pool's lifetime (the rotation counter).
+    private(set) var added = 0
+    /// Owns the transfers while curl works on them (their easy handles point back at them unretained).
+    private var transfers: [ObjectIdentifier: CurlTransfer] = [:]
+    var inFlight: Int { transfers.count }
+
+    init?(options: HTTPClientOptions) {
+        guard let m = curl_multi_init() else { return nil }
+        handle = m
+        _ = ccurl_multi_setopt_long(m, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
+        _ = ccurl_multi_setopt_long(m, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, options.maxConnectionsPerHost))
+        // libcurl's default is 100 streams per connection; the server's SETTINGS may lower it.
+        _ = ccurl_multi_setopt_long(m, CURLMOPT_MAX_CONCURRENT_STREAMS, max(1, options.maxConcurrentStreams))
+    }
+
+    deinit {
+        _ = removeAll()
+        curl_multi_cleanup(handle)   // closes this pool's connections
+    }
+
+    /// Adds a transfer whose easy handle is ready. Returns false if curl refused it.
+    func add(_ t: CurlTransfer) -> Bool {
+        guard let easy = t.easy, curl_multi_add_handle(handle, easy) == CURLM_OK else { return false }
+        added += 1
+        transfers[ObjectIdentifier(t)] = t
+        return true
+    }
+
+    func perform() {
+        var running: Int32 = 0
+        _ = curl_multi_perform(handle, &running)
+    }
+
+    /// Removes every finished transfer and returns it with curl's result code.
+    func collectDone(into done: inout [(CurlTransfer, CURLcode)]) {
+        var left: Int32 = 0
+        while let msg = curl_multi_info_read(handle, &left) {
+            guard msg.pointee.msg == CURLMSG_DONE, let easy = msg.pointee.easy_handle else { continue }
+            let code = ccurl_msg_result(msg)
+            var priv: UnsafeMutableRawPointer?
+            _ = ccurl_easy_getinfo_ptr(easy, CURLINFO_PRIVATE, &priv)
+            _ = curl_multi_remove_handle(handle, easy)
+            guard let priv else { continue }
+            let key = ObjectIdentifier(Unmanaged<CurlTransfer>.fromOpaque(priv).takeUnretainedValue())
+            if let t = transfers.removeValue(forKey: key) { done.append((t, code)) }
+        }
+    }
+
+    /// Removes every transfer still in flight (shutdown).
+    func removeAll() -> [CurlTransfer] {
+        let all = Array(transfers.values)
+        for t in all { if let easy = t.easy { _ = curl_multi_remove_handle(handle, easy) } }
+        transfers.removeAll()
+        return all
+    }
+
+    /// Sockets of this pool for the poll thread to watch while it sleeps on another pool.
+    func waitFDs() -> [curl_waitfd] {
+        var fds = [curl_waitfd](repeating: curl_waitfd(), count: 16)
+        let n = fds.withUnsafeMutableBufferPointer { ccurl_multi_waitfds(handle, $0.baseAddress, Int32($0.count)) }
+        return Array(fds.prefix(Int(n)))
+    }
+
+    /// Milliseconds until curl wants to be called for this pool (-1: no timer).
+    func timeoutMs() -> Int {
+        var ms = -1
+        _ = curl_multi_timeout(handle, &ms)
+        return ms
+    }
+}

@@ -1,0 +1,36 @@
+import PushspoolCore
+
+extension Registration {
+    /// Handles longer than this are refused: APNs tokens are 64–200 hex digits, FCM tokens a few
+    /// hundred characters and WNS channel URIs stay well under 2 KiB.
+    static let maxHandleLength = 4096
+    static let maxIDLength = 256
+
+    /// The first problem with this registration as `(field, message)`, or nil when it is valid.
+    /// Tags must be hub-syntax tags (`TagExpression.isValidTag`): anything else could never be
+    /// selected by a tag expression and would sit in the registry unreachable.
+    func problem() -> (field: String, message: String)? {
+        if let id {
+            if id.isEmpty { return ("id", "must not be empty") }
+            if id.utf8.count > Self.maxIDLength { return ("id", "longer than \(Self.maxIDLength) bytes") }
+            if id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
+                return ("id", "contains a control character")
+            }
+        }
+        if handle.isEmpty { return ("handle", "must not be empty") }
+        if handle.utf8.count > Self.maxHandleLength {
+            return ("handle", "longer than \(Self.maxHandleLength) bytes")
+        }
+        if handle.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }) {
+            return ("handle", "contains whitespace or a control character")
+        }
+        for (i, tag) in tags.enumerated() where !TagExpression.isValidTag(tag) {
+            return ("tags[\(i)]", "invalid tag \(quoted(tag)) (1-\(TagExpression.maxTagLength) characters of A-Z a-z 0-9 _ @ # . : -)")
+        }
+        return nil
+    }
+
+    private func quoted(_ s: String) -> String {
+        JSONValue.string(s.count > 130 ? String(s.prefix(130)) + "…" : s).encodedString
+    }
+}

@@ -1,0 +1,168 @@
+import PushspoolCore
+
+/// Audience queries: a tag expression compiled to SQL over `devices d` with bound parameters
+/// (tags are never interpolated into SQL text).
+extension Registry {
+    /// Streams devices of `platforms` matching `matching` (nil = all) in rowid order, `pageSize`
+    /// rows per query (keyset pagination: memory stays bounded for a million devices). The
+    /// connection lock is NOT held while `body` runs, so other threads may upsert or removeGone
+    /// during a stream; each page sees the registry as of its own query. `body` returns false to
+    /// stop early.
+    public func forEach(platforms: Set<Platform>, matching: TagExpression?, pageSize: Int = 1000,
+                        _ body: (Device) throws -> Bool) throws {
+        guard !platforms.isEmpty else { return }
+        let query = AudienceQuery(platforms: platforms, expression: matching)
+        let limit = max(1, pageSize)
+        let sql = query.pageSQL
+        var after: Int64 = 0
+        while true {
+            let page: [Row] = try locked { db in
+                let stmt = try db.statement(sql, fixed: false)
+                try stmt.bind(query.pageParameters(after: after, limit: limit))
+                defer { stmt.reset() }
+                var rows: [Row] = []
+                rows.reserveCapacity(limit)
+                while try stmt.step() { rows.append(Row(rowid: stmt.int64(0), device: try Self.device(from: stmt))) }
+                return rows
+            }
+            for row in page where try !body(row.device) { return }
+            guard page.count == limit, let last = page.last else { return }
+            after = last.rowid
+        }
+    }
+
+    /// How many devices of `platforms` match `matching` (nil = all).
+    public func count(platforms: Set<Platform>, matching: TagExpression?) throws -> Int {
+        guard !platforms.isEmpty else { return 0 }
+        let query = AudienceQuery(platforms: platforms, expression: matching)
+        return try locked { db in
+            let stmt = try db.statement(query.countSQL, fixed: false)
+            try stmt.bind(query.countParameters)
+            defer { stmt.reset() }
+            return try stmt.step() ? Int(stmt.int64(0)) : 0
+        }
+    }
+
+    struct Row: Sendable {
+        var rowid: Int64
+        var device: Device
+    }
+}
+
+/// The SQL for one audience. When the expression requires some tag (`a`, `a && !b`,
+/// `(a || b) && c`), the scan is driven by that tag's slice of the `(tag, device_rowid)` primary
+/// key, already in rowid order, instead of testing every device: `to_tag username:alice` over a
+/// million devices touches alice's rows only.
+struct AudienceQuery {
+    private var from: String
+    private var conditions: [String]
+    private var parameters: [SQLiteValue]
+    private var drivingTag: String?
+
+    init(platforms: Set<Platform>, expression: TagExpression?) {
+        var conditions: [String] = []
+        var parameters: [SQLiteValue] = []
+        if platforms.count < Platform.allCases.count {
+            let sorted = platforms.sorted()
+            conditions.append("d.platform IN (\(sorted.map { _ in "?" }.joined(separator: ", ")))")
+            parameters += sorted.map { .text($0.rawValue) }
+        }
+        drivingTag = expression.flatMap(Self.requiredTag)
+        if let expression {
+            if case .tag = expression, drivingTag != nil {
+                // The driving join already is the whole test.
+            } else {
+                conditions.append(Self.sql(for: expression, parameters: &parameters))
+            }
+        }
+        // CROSS JOIN fixes the loop order in SQLite: tag slice outside, device lookup inside.
+        from = drivingTag == nil ? "devices d" : "device_tags r CROSS JOIN devices d"
+        self.conditions = conditions
+        self.parameters = parameters
+    }
+
+    private var cursor: String { drivingTag == nil ? "d.rowid" : "r.device_rowid" }
+
+    private var driving: [String] {
+        drivingTag == nil ? [] : ["r.tag = ?", "d.rowid = r.device_rowid"]
+    }
+
+    private var drivingParameters: [SQLiteValue] { drivingTag.map { [.text($0)] } ?? [] }
+
+    var pageSQL: String {
+        let all = driving + ["\(cursor) > ?"] + conditions
+        return "SELECT \(Registry.deviceColumns) FROM \(from) WHERE \(all.joined(separator: " AND ")) ORDER BY \(cursor) LIMIT ?"
+    }
+
+    func pageParameters(after: Int64, limit: Int) -> [SQLiteValue] {
+        drivingParameters + [.integer(after)] + parameters + [.integer(Int64(limit))]
+    }
+
+    var countSQL: String {
+        let all = driving + conditions
+        return "SELECT count(*) FROM \(from)" + (all.isEmpty ? "" : " WHERE " + all.joined(separator: " AND "))
+    }
+
+    var countParameters: [SQLiteValue] { drivingParameters + parameters }
+
+    /// A tag every matching device must carry, if the expression implies one.
+    static func requiredTag(_ e: TagExpression) -> String? {
+        switch e {
+        case .tag(let t): return t
+        case .not: return nil
+        case .and(let a, let b): return requiredTag(a) ?? requiredTag(b)
+        case .or(let a, let b):
+            guard let ta = requiredTag(a), ta == requiredTag(b) else { return nil }
+            return ta
+        }
+    }
+
+    /// Compiles `e` to a boolean SQL expression over `d.rowid`, appending its parameters in
+    /// text order. Runs of the same operator are flattened (SQLite limits expression depth to
+    /// 1000, and a long `||` chain would otherwise nest one level per tag), and the plain tags of
+    /// an `||` run share one `IN (…)` probe.
+    static func sql(for e: TagExpression, parameters: inout [SQLiteValue]) -> String {
+        switch e {
+        case .tag(let t):
+            parameters.append(.text(t))
+            return "EXISTS (SELECT 1 FROM device_tags t WHERE t.device_rowid = d.rowid AND t.tag = ?)"
+        case .not(let inner):
+            return "NOT " + sql(for: inner, parameters: &parameters)
+        case .and:
+            let parts = flatten(e, and: true).map { sql(for: $0, parameters: &parameters) }
+            return "(" + parts.joined(separator: " AND ") + ")"
+        case .or:
+            var tags: [String] = []
+            var others: [TagExpression] = []
+            for operand in flatten(e, and: false) {
+                if case .tag(let t) = operand { tags.append(t) } else { others.append(operand) }
+            }
+            var parts: [String] = []
+            if tags.count == 1 {
+                parts.append(sql(for: .tag(tags[0]), parameters: &parameters))
+            } else if tags.count > 1 {
+                parameters += tags.map { .text($0) }
+                let marks = tags.map { _ in "?" }.joined(separator: ", ")
+                parts.append("EXISTS (SELECT 1 FROM device_tags t WHERE t.device_rowid = d.rowid AND t.tag IN (\(marks)))")
+            }
+            parts += others.map { sql(for: $0, parameters: &parameters) }
+            return "(" + parts.joined(separator: " OR ") + ")"
+        }
+    }
+
+    /// The operands of a run of `&&` (or `||`), left to right.
+    private static func flatten(_ e: TagExpression, and: Bool) -> [TagExpression] {
+        var out: [TagExpression] = []
+        var stack = [e]
+        while let top = stack.popLast() {
+            switch (top, and) {
+            case (.and(let a, let b), true), (.or(let a, let b), false):
+                stack.append(b)
+                stack.append(a)
+            default:
+                out.append(top)
+            }
+        }
+        return out
+    }
+}

@@ -1,0 +1,218 @@
+import Foundation
+import PushspoolCore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The device registry: one SQLite file (default `<spool>/registry.sqlite`) shared by the CLI,
+/// every dispatcher thread and any other pushspool process on the spool.
+///
+/// Thread safety: one connection behind a Mutex; every method may be called from any thread.
+/// Cross-process: WAL mode (readers never block the writer) and a 5 s busy timeout; writes take
+/// the write lock up front (`BEGIN IMMEDIATE`).
+public final class Registry: Sendable {
+    public let path: String
+    private let connection: Mutex<SQLiteDatabase>
+
+    static let schemaVersion = 1
+    static let schema = """
+        CREATE TABLE IF NOT EXISTS devices(
+            rowid INTEGER PRIMARY KEY,
+            id TEXT NOT NULL UNIQUE,
+            platform TEXT NOT NULL,
+            handle TEXT NOT NULL UNIQUE,
+            updated_at REAL NOT NULL);
+        CREATE TABLE IF NOT EXISTS device_tags(
+            device_rowid INTEGER NOT NULL REFERENCES devices(rowid) ON DELETE CASCADE,
+            tag TEXT NOT NULL,
+            PRIMARY KEY(tag, device_rowid)) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS device_tags_by_device ON device_tags(device_rowid);
+        """
+
+    /// Opens or creates the database (file mode 0600, parent folder created 0700), WAL mode,
+    /// busy_timeout 5 s, schema migration.
+    public init(path: String) throws {
+        self.path = path
+        try Self.prepareFile(path)
+        let db = try SQLiteDatabase(path: path)
+        do {
+            // busy_timeout first: switching to WAL and migrating may wait for another process.
+            try db.execute("PRAGMA busy_timeout = 5000")
+            try db.execute("PRAGMA foreign_keys = ON")
+            try db.execute("PRAGMA journal_mode = WAL")
+            try db.execute("PRAGMA synchronous = NORMAL")
+            try Self.migrate(db)
+        } catch {
+            db.close()
+            throw error
+        }
+        connection = Mutex(db)
+    }
+
+    /// Creates the parent folder (0700) and the file itself (0600) before SQLite does, since
+    /// SQLite would create it with the umask's mode; its -wal/-shm files copy the file's mode.
+    private static func prepareFile(_ path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        let parent = url.deletingLastPathComponent()
+        if !FileManager.default.fileExists(atPath: parent.path) {
+            do {
+                try FileManager.default.createDirectory(at: parent, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
+            } catch {
+                throw RegistryError("cannot create folder \(parent.path): \(error.localizedDescription)")
+            }
+        }
+        // O_CREAT without O_TRUNC: safe when another process creates it at the same moment.
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard fd >= 0 else {
+            throw RegistryError("cannot open registry \(path): \(String(cString: strerror(errno)))")
+        }
+        closeDescriptor(fd)
+    }
+
+    private static func closeDescriptor(_ fd: Int32) {
+        #if canImport(Glibc)
+        _ = Glibc.close(fd)
+        #else
+        _ = Darwin.close(fd)
+        #endif
+    }
+
+    private static func migrate(_ db: SQLiteDatabase) throws {
+        try db.transaction {
+            let stmt = try db.statement("PRAGMA user_version")
+            let version = try stmt.step() ? Int(stmt.int64(0)) : 0
+            stmt.reset()
+            guard version <= schemaVersion else {
+                throw RegistryError("registry schema version \(version) is newer than this pushspool supports (\(schemaVersion))")
+            }
+            if version < 1 {
+                try db.execute(schema)
+                try db.execute("PRAGMA user_version = \(schemaVersion)")
+            }
+        }
+    }
+
+    /// Runs `body` with the connection locked; fails once the registry is closed.
+    func locked<T: Sendable>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
+        try connection.withLock { db throws -> T in
+            guard db.isOpen else { throw RegistryError("registry is closed") }
+            return try body(db)
+        }
+    }
+
+    public func close() {
+        connection.withLock { $0.close() }
+    }
+
+    // MARK: - Writes
+
+    /// Upsert by installation id. A nil id reuses the id already holding this handle, else a new
+    /// lowercase UUID. A handle registered under another id is MOVED to this id (that other row
+    /// deleted), never duplicated. Tags replaced, updated_at = now.
+    @discardableResult
+    public func upsert(_ r: Registration, now: Date = Date()) throws -> Device {
+        if let (field, message) = r.problem() { throw RegistryError("\(field): \(message)") }
+        return try locked { db in try db.transaction { try Self.upsert(r, now: now, in: db) } }
+    }
+
+    /// The upsert itself; the caller holds the lock, has validated `r` and opened a transaction.
+    static func upsert(_ r: Registration, now: Date, in db: SQLiteDatabase) throws -> Device {
+        let byHandle = try db.statement("SELECT rowid, id FROM devices WHERE handle = ?")
+        try byHandle.bind([.text(r.handle)])
+        let holder: (rowid: Int64, id: String)? = try byHandle.step() ? (byHandle.int64(0), byHandle.text(1)) : nil
+        byHandle.reset()
+
+        let id = r.id ?? holder?.id ?? UUID().uuidString.lowercased()
+        if let holder, holder.id != id {
+            // The app reinstalled or the token moved between installations: one device, one row.
+            try db.statement("DELETE FROM devices WHERE rowid = ?").run([.integer(holder.rowid)])
+        }
+
+        let byID = try db.statement("SELECT rowid FROM devices WHERE id = ?")
+        try byID.bind([.text(id)])
+        let existing: Int64? = try byID.step() ? byID.int64(0) : nil
+        byID.reset()
+
+        let rowid: Int64
+        if let existing {
+            try db.statement("UPDATE devices SET platform = ?, handle = ?, updated_at = ? WHERE rowid = ?")
+                .run([.text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970), .integer(existing)])
+            try db.statement("DELETE FROM device_tags WHERE device_rowid = ?").run([.integer(existing)])
+            rowid = existing
+        } else {
+            let insert = try db.statement("INSERT INTO devices(id, platform, handle, updated_at) VALUES(?, ?, ?, ?) RETURNING rowid")
+            try insert.bind([.text(id), .text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970)])
+            guard try insert.step() else { throw RegistryError("registry: insert returned no row") }
+            rowid = insert.int64(0)
+            insert.reset()
+        }
+
+        let tags = Array(Set(r.tags)).sorted()
+        let addTag = try db.statement("INSERT INTO device_tags(device_rowid, tag) VALUES(?, ?)")
+        for tag in tags { try addTag.run([.integer(rowid), .text(tag)]) }
+        return Device(id: id, platform: r.platform, handle: r.handle, tags: tags, updatedAt: now)
+    }
+
+    @discardableResult
+    public func remove(id: String) throws -> Bool {
+        try locked { db in
+            try db.statement("DELETE FROM devices WHERE id = ?").run([.text(id)])
+            return db.changes > 0
+        }
+    }
+
+    @discardableResult
+    public func remove(handle: String) throws -> Bool {
+        try locked { db in
+            try db.statement("DELETE FROM devices WHERE handle = ?").run([.text(handle)])
+            return db.changes > 0
+        }
+    }
+
+    /// The provider reported this device gone: delete it only if it still has this handle and
+    /// was not updated after `since` (APNs 410 timestamp; nil = delete). A device that
+    /// re-registered after the provider noticed the token die, or whose handle has since moved,
+    /// is a live registration and must survive.
+    @discardableResult
+    public func removeGone(id: String, handle: String, since: Date?) throws -> Bool {
+        try locked { db in
+            if let since {
+                try db.statement("DELETE FROM devices WHERE id = ? AND handle = ? AND updated_at <= ?")
+                    .run([.text(id), .text(handle), .real(since.timeIntervalSince1970)])
+            } else {
+                try db.statement("DELETE FROM devices WHERE id = ? AND handle = ?").run([.text(id), .text(handle)])
+            }
+            return db.changes > 0
+        }
+    }
+
+    // MARK: - Reads
+
+    public func device(id: String) throws -> Device? {
+        try locked { db in
+            let stmt = try db.statement("SELECT \(Self.deviceColumns) FROM devices d WHERE d.id = ?")
+            try stmt.bind([.text(id)])
+            defer { stmt.reset() }
+            return try stmt.step() ? try Self.device(from: stmt) : nil
+        }
+    }
+
+    /// Columns read by `device(from:)`. Tags come back as one space-separated string: a space
+    /// cannot occur in a valid tag.
+    static let deviceColumns = """
+        d.rowid, d.id, d.platform, d.handle, d.updated_at, \
+        (SELECT group_concat(x.tag, ' ') FROM device_tags x WHERE x.device_rowid = d.rowid)
+        """
+
+    static func device(from stmt: SQLiteStatement) throws -> Device {
+        let raw = stmt.text(2)
+        guard let platform = Platform(rawValue: raw) else {
+            throw RegistryError("registry: device \(stmt.text(1)) has unknown platform \"\(raw)\"")
+        }
+        let tags = stmt.isNull(5) ? [] : stmt.text(5).split(separator: " ").map(String.init).sorted()
+        return Device(id: stmt.text(1), platform: platform, handle: stmt.text(3), tags: tags,
+                      updatedAt: Date(timeIntervalSince1970: stmt.double(4)))
+    }
+}

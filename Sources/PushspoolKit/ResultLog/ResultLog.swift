@@ -1,0 +1,151 @@
+import Foundation
+import PushspoolCore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The result log of one job, `results/<job-id>.jsonl` (SPEC "Result log"): a `job` line, one
+/// `delivery` line per target as it reaches a final outcome, a `summary` line.
+///
+/// Lines are buffered and flushed at least every second (so a campaign can be tailed) and on
+/// `close`, which also fsyncs before the job may move to `done/`. The open file carries an
+/// exclusive advisory lock: it marks the job as owned by a live dispatcher, so a second dispatcher
+/// never resumes a job that is still running, while a crashed one's lock vanishes with it.
+public final class ResultLog: Sendable {
+    public let url: URL
+    private let fd: Int32
+    private struct Buffer { var bytes: [UInt8] = []; var failure: String? }
+    private let buffer = Mutex<Buffer>(Buffer())
+    nonisolated(unsafe) private let timer: any DispatchSourceTimer  // only resumed/cancelled, both thread-safe
+
+    public enum OpenError: Error { case busy, io(String) }
+
+    /// Opens (creating) the log for appending and takes its lock; `.busy` if another live
+    /// dispatcher holds it. A torn last line from a crash is cut off first.
+    public init(url: URL) throws(OpenError) {
+        self.url = url
+        let fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o640)
+        guard fd >= 0 else { throw .io(String(cString: strerror(errno))) }
+        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            FileIO.closeDescriptor(fd)
+            throw .busy
+        }
+        Self.truncateTornTail(fd)
+        lseek(fd, 0, SEEK_END)
+        self.fd = fd
+        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
+        self.timer = timer
+        timer.schedule(deadline: .now() + 1, repeating: 1, leeway: .milliseconds(100))
+        timer.setEventHandler { [weak self] in self?.flush() }
+        timer.resume()
+    }
+
+    deinit {
+        timer.cancel()
+        FileIO.closeDescriptor(fd)
+    }
+
+    /// Appends one JSON line (buffered).
+    public func append(_ line: JSONValue) {
+        buffer.withLock { b in
+            line.write(into: &b.bytes)
+            b.bytes.append(0x0A)
+        }
+        if buffer.withLock({ $0.bytes.count }) >= 64 * 1024 { flush() }
+    }
+
+    /// Writes buffered lines. A write failure (full disk) is remembered and reported by `close`.
+    public func flush() {
+        buffer.withLock { b in
+            guard !b.bytes.isEmpty, b.failure == nil else { return }
+            do {
+                try FileIO.writeAll(fd, b.bytes)
+                b.bytes.removeAll(keepingCapacity: true)
+            } catch {
+                b.failure = "\(error)"
+            }
+        }
+    }
+
+    /// Flushes, fsyncs and releases the lock. Throws if any line could not be written: the
+    /// caller then leaves the job in `active/` so that nothing is lost.
+    public func close() throws(FileIO.Failure) {
+        timer.cancel()
+        flush()
+        if let failure = buffer.withLock({ $0.failure }) { throw FileIO.Failure(description: "result log \(url.lastPathComponent): \(failure)") }
+        if fsync(fd) != 0 { throw FileIO.Failure(description: "fsync \(url.lastPathComponent): \(FileIO.errnoText())") }
+        _ = flock(fd, LOCK_UN)
+    }
+
+    private static func truncateTornTail(_ fd: Int32) {
+        let size = lseek(fd, 0, SEEK_END)
+        guard size > 0 else { return }
+        var pos = size
+        var byte: UInt8 = 0
+        // Walk back to the last newline; everything after it is a line torn by a crash.
+        while pos > 0 {
+            guard pread(fd, &byte, 1, pos - 1) == 1 else { return }
+            if byte == 0x0A { break }
+            pos -= 1
+        }
+        if pos != size { _ = ftruncate(fd, pos) }
+    }
+}
+
+/// What an existing result log already records (for resuming after a crash and for duplicates).
+public struct ResultLogContents: Sendable {
+    public var hasJobLine = false
+    public var summaryStatus: String?
+    /// `platform|device` (or `platform|tags:<expr>` for hub routes) of every target already final.
+    public var finished: Set<String> = []
+    public var delivered = 0, failed = 0, unregistered = 0, retries = 0
+
+    public init() {}
+
+    public static func key(platform: Platform, recipient: Recipient) -> String {
+        switch recipient {
+        case .device(let d): return "\(platform.rawValue)|\(d.id)"
+        case .hub: return "\(platform.rawValue)|hub"
+        }
+    }
+
+    /// Reads a log line by line (bounded memory per line); torn or foreign lines are skipped.
+    public static func read(_ url: URL) -> ResultLogContents? {
+        guard let handle = FileHandle(forReadingAtPath: url.path) else { return nil }
+        defer { try? handle.close() }
+        var c = ResultLogContents()
+        var pending: [UInt8] = []
+        while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty {
+            pending.append(contentsOf: chunk)
+            var start = 0
+            while let nl = pending[start...].firstIndex(of: 0x0A) {
+                c.absorb(Array(pending[start..<nl]))
+                start = nl + 1
+            }
+            pending.removeFirst(start)
+        }
+        return c
+    }
+
+    mutating func absorb(_ line: [UInt8]) {
+        guard let v = try? JSONParser.parse(line), let type = v["type"]?.stringValue else { return }
+        switch type {
+        case "job": hasJobLine = true
+        case "summary": summaryStatus = v["status"]?.stringValue
+        case "delivery":
+            guard let platform = v["platform"]?.stringValue else { return }
+            let who = v["device"]?.stringValue.map { "|\($0)" } ?? "|hub"
+            finished.insert(platform + who)
+            switch v["status"]?.stringValue {
+            case "delivered": delivered += 1
+            case "unregistered": unregistered += 1
+            default: failed += 1
+            }
+            if case .int(let a) = v["attempts"] ?? .null, a > 1 { retries += Int(a) - 1 }
+        default: return
+        }
+    }
+}

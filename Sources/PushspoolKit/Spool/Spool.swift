@@ -1,0 +1,121 @@
+import CSystem
+import Foundation
+import PushspoolCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The spool directory: Maildir/Postfix-style queue folders where every state change is an atomic
+/// rename within one filesystem (SPEC "Spool protocol").
+///
+///     tmp/ ──writer renames──▶ incoming/ ──claim──▶ active/ ──complete──▶ done/
+///                                                        └──quarantine──▶ failed/
+///
+/// Only `*.json` names not starting with `.` are jobs. Warnings (a job vanished under us, a name
+/// collision) are handled here; fatal problems (the root is unreadable or world-writable) throw.
+public final class Spool: Sendable {
+    public enum Folder: String, CaseIterable, Sendable {
+        case tmp, incoming, active, done, failed, results, outbox
+    }
+
+    public let root: URL
+
+    /// Opens the spool at `root`, creating missing folders without world access. Refuses a spool
+    /// that anyone may write to, as Postfix does for its queue: its permissions are its access control.
+    public init(root: URL) throws(SpoolError) {
+        self.root = root.standardizedFileURL
+        let fm = FileManager.default
+        do {
+            try fm.createDirectory(at: self.root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
+            for folder in Folder.allCases {
+                let url = self.root.appendingPathComponent(folder.rawValue)
+                if !fm.fileExists(atPath: url.path) {
+                    // Writers (other services in the spool's group) need tmp/ and incoming/.
+                    let mode = folder == .tmp || folder == .incoming ? 0o770 : 0o750
+                    try fm.createDirectory(at: url, withIntermediateDirectories: false, attributes: [.posixPermissions: mode])
+                }
+            }
+            try fm.createDirectory(at: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw SpoolError("cannot create spool folders under \(self.root.path): \(error.localizedDescription)")
+        }
+        for path in [self.root.path] + [Folder.tmp, .incoming, .active].map({ url($0).path }) {
+            var st = stat()
+            guard stat(path, &st) == 0 else { throw SpoolError("cannot read \(path): \(String(cString: strerror(errno)))") }
+            if st.st_mode & 0o002 != 0 {
+                throw SpoolError("refusing to use \(path): it is world-writable (chmod o-w it; the spool's permissions decide who may drop jobs)")
+            }
+        }
+    }
+
+    public func url(_ folder: Folder) -> URL { root.appendingPathComponent(folder.rawValue) }
+    public func url(_ folder: Folder, _ name: String) -> URL { url(folder).appendingPathComponent(name) }
+    public var stateDirectory: URL { root.appendingPathComponent(".state") }
+    public func resultURL(jobID: String) -> URL { url(.results, "\(jobID).jsonl") }
+
+    public static func isJobName(_ name: String) -> Bool {
+        !name.hasPrefix(".") && name.hasSuffix(".json") && name.count > 5
+    }
+
+    /// Job file names in `folder`, oldest first (by modification time, then name).
+    public func jobs(in folder: Folder) -> [String] {
+        let dir = url(folder)
+        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir.path) else { return [] }
+        let jobs = names.filter(Self.isJobName)
+        let dated = jobs.map { name -> (String, Double) in
+            var st = stat()
+            let t = stat(dir.appendingPathComponent(name).path, &st) == 0 ? Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9 : 0
+            return (name, t)
+        }
+        return dated.sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }.map(\.0)
+    }
+
+    /// Claims `incoming/<name>` by renaming it into `active/`. Returns false when another
+    /// dispatcher was faster (the file is gone) or an active job already has that name.
+    public func claim(_ name: String) -> Bool {
+        csystem_rename_noreplace(url(.incoming, name).path, url(.active, name).path) == 0
+    }
+
+    /// `active/<name>` → `done/`: every target reached a final outcome.
+    @discardableResult
+    public func complete(_ name: String, as newName: String? = nil) -> String? { move(name, from: .active, to: .done, as: newName) }
+
+    /// `active/<name>` → `failed/`: the job could not be processed; its result log says why.
+    @discardableResult
+    public func quarantine(_ name: String) -> String? { move(name, from: .active, to: .failed) }
+
+    /// Renames within the spool without ever replacing a file: on a collision the name gets a
+    /// numeric suffix. Returns the final name, nil when the source vanished.
+    func move(_ name: String, from: Folder, to: Folder, as newName: String? = nil) -> String? {
+        let stem = String((newName ?? name).dropLast(5))
+        for n in 0..<1000 {
+            let target = n == 0 ? "\(stem).json" : "\(stem).\(n).json"
+            if csystem_rename_noreplace(url(from, name).path, url(to, target).path) == 0 { return target }
+            if errno != EEXIST { return nil }
+        }
+        return nil
+    }
+
+    /// Writes a job atomically: `tmp/<name>` (fsynced) renamed to `incoming/<name>`.
+    /// Fails rather than replacing a job of the same name.
+    public func submit(_ bytes: [UInt8], name: String) throws(SpoolError) {
+        let tmp = url(.tmp, ".\(name).\(getpid()).tmp")
+        do {
+            try FileIO.writeDurably(bytes, to: tmp, mode: 0o640)
+        } catch {
+            throw SpoolError("cannot write \(tmp.path): \(error)")
+        }
+        if csystem_rename_noreplace(tmp.path, url(.incoming, name).path) != 0 {
+            let why = errno == EEXIST ? "a job named \(name) is already waiting" : String(cString: strerror(errno))
+            unlink(tmp.path)
+            throw SpoolError("cannot move \(name) into incoming/: \(why)")
+        }
+    }
+}
+
+public struct SpoolError: Error, Sendable, CustomStringConvertible {
+    public var description: String
+    public init(_ message: String) { description = message }
+}

@@ -1,0 +1,56 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Small POSIX file helpers with real error reporting (full disks must surface, not vanish).
+public enum FileIO {
+    public struct Failure: Error, CustomStringConvertible, Sendable {
+        public var description: String
+    }
+
+    /// `close(2)`, callable where a type's own `close()` method shadows it.
+    public static func closeDescriptor(_ fd: Int32) { _ = close(fd) }
+
+    static func errnoText() -> String { String(cString: strerror(errno)) }
+
+    /// Writes `bytes` to a new file at `url` and fsyncs it before closing.
+    public static func writeDurably(_ bytes: [UInt8], to url: URL, mode: mode_t) throws {
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw Failure(description: errnoText()) }
+        defer { close(fd) }
+        try writeAll(fd, bytes)
+        guard fsync(fd) == 0 else { throw Failure(description: "fsync: \(errnoText())") }
+    }
+
+    /// Writes every byte or throws (ENOSPC, EIO…).
+    public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
+        var offset = 0
+        while offset < bytes.count {
+            let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw Failure(description: errnoText())
+            }
+            offset += n
+        }
+    }
+
+    public static func readAll(_ url: URL, limit: Int = 16 << 20) throws -> [UInt8] {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(description: errnoText()) }
+        defer { close(fd) }
+        var out: [UInt8] = []
+        var buf = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 { if errno == EINTR { continue }; throw Failure(description: errnoText()) }
+            if n == 0 { break }
+            out.append(contentsOf: buf[0..<n])
+            if out.count > limit { throw Failure(description: "file is larger than \(limit) bytes") }
+        }
+        return out
+    }
+}

@@ -1,0 +1,170 @@
+// Fake APNs provider API (HTTP/2 only, TLS from Fixtures) that checks what Apple checks and answers
+// per device token, scripted by the token's first hex digits:
+//   410a… 410 Unregistered, timestamp = now (ms)        410b… 410 Unregistered, timestamp 1 h ago
+//   410e… 410 ExpiredToken                               400b… 400 BadDeviceToken
+//   400d… 400 DeviceTokenNotForTopic                     400e… 400 an unknown reason (NewAppleReason)
+//   503f… 503 ServiceUnavailable once, then 200          500f… 500 InternalServerError once, then 200
+//   429f… 429 TooManyRequests once, then 200             429a… always 429 TooManyRequests
+//   503s… 503 Shutdown once, then 200                    anything else: 200
+// Options: --team-id T --key-id K --topic T (what the JWT and apns-topic must say),
+//   --goaway-every N (after answering every Nth stream of a session, GOAWAY(NO_ERROR, that stream)),
+//   --auth-reason R (answer every request 403 R: InvalidProviderToken, Forbidden, …),
+//   --track-limit N (per-token detail only for the first N tokens; default 2000, keeps the fake cheap).
+// Stats (--state FILE) are written at most every 100 ms while busy and at once when a session closes.
+'use strict';
+const http2 = require('http2');
+const fs = require('fs');
+const path = require('path');
+const { args, tlsOptions, stateWriter, announce, verifyJWT, fixtures } = require('./common');
+
+const a = args();
+const teamID = a['team-id'] || 'TEAMID1234';
+const keyID = a['key-id'] || 'TESTKEY123';
+const topic = a['topic'] || 'com.example.app';
+const goawayEvery = Number(a['goaway-every'] || 0);
+const authReason = a['auth-reason'] || null;
+const trackLimit = Number(a['track-limit'] || 2000);
+const pubKey = fs.readFileSync(path.join(fixtures, 'AuthKey_TESTKEY123.pub.pem'));
+const writeState = stateWriter(a.state);
+
+const stats = {
+  requests: 0, answered: 0, byStatus: {}, byReason: {}, tlsConnections: 0, sessions: 0, openSessions: 0,
+  nonH2Rejected: 0, goawaysSent: 0, jwts: 0, badJWTs: 0, tokensDelivered: 0, duplicateDeliveries: 0,
+  maxStreamsOpen: 0, perToken: {}, lastHeaders: {}, problems: [],
+};
+const jwtCache = new Map();          // jwt -> verdict (each distinct token is verified once)
+const attempts = new Map();          // device token -> requests seen
+const delivered = new Set();         // device tokens answered 200
+
+let dirty = false, timer = null;
+function flush() { timer = null; if (dirty) { dirty = false; writeState(stats); } }
+function touch() { dirty = true; if (!timer) timer = setTimeout(flush, 100); }
+
+function problem(text) { if (stats.problems.length < 20) stats.problems.push(text); }
+
+function checkJWT(auth) {
+  if (!auth || !auth.startsWith('bearer ')) return 'MissingProviderToken';
+  const jwt = auth.slice(7);
+  let verdict = jwtCache.get(jwt);
+  if (verdict === undefined) {
+    stats.jwts++;
+    const v = verifyJWT(jwt, pubKey, 'ES256');
+    const now = Date.now() / 1000;
+    if (!v.ok || !v.header || v.header.kid !== keyID || !v.claims || v.claims.iss !== teamID) verdict = 'InvalidProviderToken';
+    else if (typeof v.claims.iat !== 'number' || v.claims.iat > now + 60) verdict = 'InvalidProviderToken';
+    else verdict = null;
+    if (verdict) { stats.badJWTs++; problem('jwt: ' + (v.why || 'kid/iss/iat mismatch')); }
+    jwtCache.set(jwt, verdict);
+    if (!verdict && now - jwtCache.iatOf(jwt) > 3600) return 'ExpiredProviderToken';
+  } else if (verdict === null && Date.now() / 1000 - jwtCache.iatOf(jwt) > 3600) {
+    return 'ExpiredProviderToken';
+  }
+  return verdict;
+}
+jwtCache.iatOf = (jwt) => {
+  try { return JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url')).iat; } catch (e) { return 0; }
+};
+
+const pushTypes = new Set(['alert', 'background', 'voip', 'location', 'complication', 'fileprovider', 'mdm', 'liveactivity', 'pushtotalk']);
+
+// What Apple checks before looking at the token's state; returns [status, reason] or null.
+function validate(h, token, body) {
+  if (h[':method'] !== 'POST') return [405, 'MethodNotAllowed'];
+  if (token === null) return [404, 'BadPath'];
+  if (!/^[0-9a-f]{64,200}$/.test(token) || token.length % 2) return [400, 'BadDeviceToken'];
+  const auth = checkJWT(h['authorization']);
+  if (auth) return [403, auth];
+  if (!h['apns-topic']) return [400, 'MissingTopic'];
+  if (h['apns-topic'] !== topic) return [400, 'DeviceTokenNotForTopic'];
+  const pushType = h['apns-push-type'] || 'alert';
+  if (!pushTypes.has(pushType)) return [400, 'InvalidPushType'];
+  const prio = h['apns-priority'] || '10';
+  if (!['1', '5', '10'].includes(prio) || (pushType === 'background' && prio === '10')) return [400, 'BadPriority'];
+  if (h['apns-expiration'] !== undefined && !/^\d+$/.test(h['apns-expiration'])) return [400, 'BadExpirationDate'];
+  if (h['apns-collapse-id'] !== undefined && Buffer.byteLength(h['apns-collapse-id']) > 64) return [400, 'BadCollapseId'];
+  if (h['apns-id'] !== undefined && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(h['apns-id'])) return [400, 'BadMessageId'];
+  if (body.length === 0) return [400, 'PayloadEmpty'];
+  if (body.length > (pushType === 'voip' ? 5120 : 4096)) return [413, 'PayloadTooLarge'];
+  try { const p = JSON.parse(body); if (typeof p !== 'object' || !p.aps) return [400, 'BadPayload']; } catch (e) { return [400, 'BadPayload']; }
+  if (authReason) return [403, authReason];
+  return null;
+}
+
+// The token's scripted answer on its nth attempt (1-based).
+function scripted(token, n) {
+  const p = token.slice(0, 4);
+  switch (p) {
+    case '410a': return [410, 'Unregistered', Date.now()];
+    case '410b': return [410, 'Unregistered', Date.now() - 3600 * 1000];
+    case '410e': return [410, 'ExpiredToken'];
+    case '400b': return [400, 'BadDeviceToken'];
+    case '400d': return [400, 'DeviceTokenNotForTopic'];
+    case '400e': return [400, 'NewAppleReason'];
+    case '503f': return n === 1 ? [503, 'ServiceUnavailable'] : null;
+    case '500f': return n === 1 ? [500, 'InternalServerError'] : null;
+    case '429f': return n === 1 ? [429, 'TooManyRequests'] : null;
+    case '429a': return [429, 'TooManyRequests'];
+    case '503s': return n === 1 ? [503, 'Shutdown'] : null;
+    default: return null;
+  }
+}
+
+function answer(stream, h, body) {
+  const m = /^\/3\/device\/([^/?]*)$/.exec(h[':path'] || '');
+  const token = m ? m[1] : null;
+  stats.requests++;
+  const n = (attempts.get(token) || 0) + 1;
+  attempts.set(token, n);
+  const tracked = token !== null && (token in stats.perToken || Object.keys(stats.perToken).length < trackLimit);
+  if (tracked) {
+    stats.perToken[token] = n;
+    stats.lastHeaders[token] = { topic: h['apns-topic'], pushType: h['apns-push-type'], priority: h['apns-priority'],
+      expiration: h['apns-expiration'], collapseId: h['apns-collapse-id'], apnsId: h['apns-id'], bytes: body.length,
+      contentType: h['content-type'] };
+  }
+  const verdict = validate(h, token, body) || scripted(token, n);
+  const apnsID = h['apns-id'] || require('crypto').randomUUID();
+  stats.answered++;
+  if (verdict) {
+    const [status, reason, timestamp] = verdict;
+    stats.byStatus[status] = (stats.byStatus[status] || 0) + 1;
+    stats.byReason[reason] = (stats.byReason[reason] || 0) + 1;
+    const doc = timestamp === undefined ? { reason } : { reason, timestamp };
+    stream.respond({ ':status': status, 'apns-id': apnsID, 'content-type': 'application/json' });
+    stream.end(JSON.stringify(doc));
+  } else {
+    stats.byStatus[200] = (stats.byStatus[200] || 0) + 1;
+    if (delivered.has(token)) stats.duplicateDeliveries++; else { delivered.add(token); stats.tokensDelivered++; }
+    stream.respond({ ':status': 200, 'apns-id': apnsID }, { endStream: true });
+  }
+  touch();
+}
+
+const server = http2.createSecureServer({ ...tlsOptions(), allowHTTP1: false, settings: { maxConcurrentStreams: 1000 } });
+server.on('secureConnection', () => { stats.tlsConnections++; touch(); });
+// A client that does not offer h2 in ALPN: Apple refuses it, so do we.
+server.on('unknownProtocol', (socket) => { stats.nonH2Rejected++; touch(); socket.destroy(); });
+server.on('session', (session) => {
+  stats.sessions++; stats.openSessions++;
+  let streamsSeen = 0, open = 0, goneAway = false;
+  session.on('stream', (stream, headers) => {
+    streamsSeen++; open++;
+    if (open > stats.maxStreamsOpen) stats.maxStreamsOpen = open;
+    // GOAWAY naming this stream as the last one: it and every earlier stream are answered; later
+    // ones (already on the wire) are ignored by nghttp2, and the client must retry them elsewhere.
+    if (goawayEvery > 0 && !goneAway && streamsSeen % goawayEvery === 0) {
+      goneAway = true;
+      stats.goawaysSent++;
+      session.goaway(http2.constants.NGHTTP2_NO_ERROR, stream.id);
+    }
+    const chunks = [];
+    stream.on('data', (c) => chunks.push(c));
+    stream.on('end', () => answer(stream, headers, Buffer.concat(chunks)));
+    stream.on('close', () => { open--; });
+    stream.on('error', () => {});
+  });
+  session.on('error', () => {});
+  session.on('close', () => { stats.openSessions--; dirty = true; flush(); });
+});
+writeState(stats);
+announce(server);

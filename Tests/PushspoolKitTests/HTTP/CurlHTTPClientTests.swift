@@ -1,0 +1,116 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import PushspoolKit
+
+/// The libcurl transport against the fake APNs (Node http2, TLS by the test CA). Requests carry no
+/// JWT, so the fake answers 403 MissingProviderToken: a real HTTP/2 response with a body and headers.
+@Suite(.enabled(if: Paths.nodeAvailable), .serialized)
+struct CurlHTTPClientTests {
+    static let caPEM = try? String(contentsOf: Paths.fixture("ca.pem"), encoding: .utf8)
+
+    static func options(maxStreams: Int? = 900) -> HTTPClientOptions {
+        var o = HTTPClientOptions(extraCAPEM: caPEM, requireHTTP2: true)
+        o.maxStreamsPerConnection = maxStreams
+        return o
+    }
+
+    static func request(_ fake: FakeServer, token: String) -> HTTPRequest {
+        HTTPRequest(url: fake.url + "/3/device/" + token, headers: [("apns-topic", "com.example.app")],
+                    body: Array(#"{"aps":{"alert":"hi"}}"#.utf8), timeout: 30)
+    }
+
+    /// Sends `count` requests at once and waits for all of them.
+    static func sendAll(_ client: any HTTPClient, _ requests: [HTTPRequest]) -> [Result<HTTPResponse, HTTPTransportError>] {
+        let results = Mutex<[Int: Result<HTTPResponse, HTTPTransportError>]>([:])
+        let group = DispatchGroup()
+        for (i, r) in requests.enumerated() {
+            group.enter()
+            client.execute(r) { result in
+                results.withLock { $0[i] = result }
+                group.leave()
+            }
+        }
+        group.wait()
+        return results.withLock { dict in (0..<requests.count).map { dict[$0]! } }
+    }
+
+    static func token(_ i: Int) -> String { String(format: "%064x", i) }
+
+    @Test func multiplexesConcurrentPostsOnOneH2Connection() throws {
+        let dir = TempDir()
+        let fake = try FakeServer("apns", dir: dir)
+        let client = try CurlHTTPClient(options: Self.options())
+        let results = Self.sendAll(client, (0..<300).map { Self.request(fake, token: Self.token($0)) })
+        client.shutdown()
+        let responses = results.compactMap { try? $0.get() }
+        #expect(responses.count == 300)
+        #expect(responses.allSatisfy { $0.status == 403 && $0.httpVersion == 2 })
+        #expect(responses.first?[header: "APNS-ID"] != nil)
+        #expect(String(decoding: responses.first?.body ?? [], as: UTF8.self) == #"{"reason":"MissingProviderToken"}"#)
+        let state = waitForIdle(fake, answered: 300)
+        #expect(state["tlsConnections"] as? Int == 1)
+        #expect(state["requests"] as? Int == 300)
+        #expect((state["maxStreamsOpen"] as? Int ?? 0) > 100, "more than libcurl's default 100 streams in flight")
+    }
+
+    @Test func rotatesToAFreshConnectionAfterTheStreamLimit() throws {
+        let dir = TempDir()
+        let fake = try FakeServer("apns", dir: dir)
+        let client = try CurlHTTPClient(options: Self.options(maxStreams: 100))
+        let results = Self.sendAll(client, (0..<450).map { Self.request(fake, token: Self.token($0)) })
+        client.shutdown()
+        #expect(results.allSatisfy { (try? $0.get())?.status == 403 })
+        let state = waitForIdle(fake, answered: 450)
+        #expect(state["tlsConnections"] as? Int == 5)
+        #expect(state["requests"] as? Int == 450)
+    }
+
+    @Test func refusesAServerTheExtraCAIsNeededFor() throws {
+        let dir = TempDir()
+        let fake = try FakeServer("apns", dir: dir)
+        let client = try CurlHTTPClient(options: HTTPClientOptions(extraCAPEM: nil, requireHTTP2: true))
+        let result = client.executeAndWait(Self.request(fake, token: Self.token(1)))
+        client.shutdown()
+        guard case .failure(let error) = result else { Issue.record("untrusted server answered"); return }
+        #expect(error.isPermanent)
+        #expect(waitForIdle(fake)["requests"] as? Int == 0)
+    }
+
+    @Test(arguments: ["http://127.0.0.1:1/x", "ftp://127.0.0.1/x", "not a url"])
+    func refusesNonHTTPSURLs(url: String) throws {
+        let client = try CurlHTTPClient(options: Self.options())
+        let result = client.executeAndWait(HTTPRequest(url: url))
+        client.shutdown()
+        guard case .failure(let error) = result else { Issue.record("\(url) was sent"); return }
+        #expect(error.isPermanent)
+    }
+
+    @Test func connectionRefusedIsATransientTransportError() throws {
+        let client = try CurlHTTPClient(options: Self.options())
+        let result = client.executeAndWait(HTTPRequest(url: "https://127.0.0.1:1/3/device/00", timeout: 5))
+        client.shutdown()
+        guard case .failure(let error) = result else { Issue.record("no error"); return }
+        #expect(!error.isPermanent)
+    }
+
+    @Test func shutdownIsIdempotentAndFailsLaterRequests() throws {
+        let client = try CurlHTTPClient(options: Self.options())
+        client.shutdown()
+        client.shutdown()
+        let result = client.executeAndWait(HTTPRequest(url: "https://127.0.0.1:1/"))
+        guard case .failure = result else { Issue.record("request after shutdown succeeded"); return }
+    }
+}
+
+/// The fake's stats once it has answered `answered` requests and every session it served has
+/// closed (it flushes its file then). Gives up after `polls` × 50 ms and returns what it has.
+func waitForIdle(_ fake: FakeServer, answered: Int = 0, polls: Int = 400) -> [String: Any] {
+    var state = fake.state()
+    for _ in 0..<polls {
+        if (state["openSessions"] as? Int ?? 1) == 0, (state["answered"] as? Int ?? 0) >= answered { return state }
+        usleep(50_000)
+        state = fake.state()
+    }
+    return state
+}
