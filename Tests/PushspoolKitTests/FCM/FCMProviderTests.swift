@@ -204,16 +204,16 @@ import Testing
         #expect(!problems.joined().contains("not a key"))
     }
 
-    @Test func setupReportsMissingFileAndUnreadableCA() throws {
+    @Test func setupReportsMissingFileAndPlainHTTPEndpoint() throws {
         let dir = TempDir()
         var config = Config()
         config.baseDirectory = dir.url
         config.fcm = FCMConfig(serviceAccountFile: "nope.json", endpoint: "http://fcm.test")
-        config.tls.caFile = "missing-ca.pem"
         let context = ProviderTestKit.context(config, client: ScriptedHTTPClient { _ in .failure(HTTPTransportError("x")) },
                                               clock: ManualClock())
         let error = #expect(throws: ProviderSetupError.self) { try FCMProvider(config: config.fcm!, context: context) }
-        #expect(error?.problems.count == 3)
+        #expect(error?.problems.count == 2)
         #expect(error?.problems.first?.hasPrefix("providers.fcm.service_account_file: cannot read") == true)
+        #expect(error?.problems.last == "providers.fcm.endpoint: \"http://fcm.test\" is not an https URL")
     }
 }

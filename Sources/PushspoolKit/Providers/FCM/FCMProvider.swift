@@ -32,10 +32,9 @@ public final class FCMProvider: PushProvider {
         }
         let endpoint = config.endpoint ?? Self.defaultEndpoint
         if let p = ProviderSetupChecks.httpsURLProblem(endpoint, field: "providers.fcm.endpoint") { problems.append(p) }
-        let ca = ProviderSetupChecks.extraCA(context.config, problems: &problems)
         guard problems.isEmpty, let account else { throw ProviderSetupError(problems) }
 
-        let http = context.makeHTTPClient(HTTPClientOptions(extraCAPEM: ca))
+        let http = context.makeHTTPClient(HTTPClientOptions())   // the context adds tls.ca_file
         let cache = context.credentials
         let tokenEndpoint = OAuthTokenEndpoint(url: account.tokenURI, label: "fcm")
         let log = context.log

@@ -29,10 +29,9 @@ public final class WNSProvider: PushProvider {
         let scope = config.scope ?? Self.defaultScope
         if scope.isEmpty { problems.append("providers.wns.scope: empty") }
         problems += WNSChannelPolicy.configProblems(config.allowedHosts)
-        let ca = ProviderSetupChecks.extraCA(context.config, problems: &problems)
         guard problems.isEmpty else { throw ProviderSetupError(problems) }
 
-        let http = context.makeHTTPClient(HTTPClientOptions(extraCAPEM: ca))
+        let http = context.makeHTTPClient(HTTPClientOptions())   // the context adds tls.ca_file
         let cache = context.credentials
         let endpoint = OAuthTokenEndpoint(url: tokenURL, label: "wns")
         let form = [("grant_type", "client_credentials"), ("client_id", config.clientID),
