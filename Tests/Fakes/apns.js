@@ -5,7 +5,7 @@
 //   400d… 400 DeviceTokenNotForTopic                     400e… 400 an unknown reason (NewAppleReason)
 //   503f… 503 ServiceUnavailable once, then 200          500f… 500 InternalServerError once, then 200
 //   429f… 429 TooManyRequests once, then 200             429a… always 429 TooManyRequests
-//   503s… 503 Shutdown once, then 200                    anything else: 200
+//   503c… 503 Shutdown once, then 200                    anything else: 200
 // Options: --team-id T --key-id K --topic T (what the JWT and apns-topic must say),
 //   --goaway-every N (after answering every Nth stream of a session, GOAWAY(NO_ERROR, that stream)),
 //   --auth-reason R (answer every request 403 R: InvalidProviderToken, Forbidden, …),
@@ -104,7 +104,7 @@ function scripted(token, n) {
     case '500f': return n === 1 ? [500, 'InternalServerError'] : null;
     case '429f': return n === 1 ? [429, 'TooManyRequests'] : null;
     case '429a': return [429, 'TooManyRequests'];
-    case '503s': return n === 1 ? [503, 'Shutdown'] : null;
+    case '503c': return n === 1 ? [503, 'Shutdown'] : null;
     default: return null;
   }
 }
@@ -143,7 +143,13 @@ function answer(stream, h, body) {
 const server = http2.createSecureServer({ ...tlsOptions(), allowHTTP1: false, settings: { maxConcurrentStreams: 1000 } });
 server.on('secureConnection', () => { stats.tlsConnections++; touch(); });
 // A client that does not offer h2 in ALPN: Apple refuses it, so do we.
+// Node 20 fails the handshake when ALPN has no h2 (no_application_protocol); older ones emit
+// unknownProtocol after it.
 server.on('unknownProtocol', (socket) => { stats.nonH2Rejected++; touch(); socket.destroy(); });
+server.on('tlsClientError', (err) => {
+  if (/ALPN|APPLICATION_PROTOCOL/i.test(String(err && (err.code || err.message)))) { stats.nonH2Rejected++; touch(); }
+  else { problem('tls: ' + (err && err.message)); touch(); }
+});
 server.on('session', (session) => {
   stats.sessions++; stats.openSessions++;
   let streamsSeen = 0, open = 0, goneAway = false;

@@ -16,11 +16,20 @@ public enum ProviderFactory {
         switch name {
         case "sandbox":
             return try SandboxProvider(outbox: config.resolve(config.sandbox.outbox ?? (config.spool as NSString).appendingPathComponent("outbox")))
+        case "apns":
+            guard let apns = config.apns else {
+                throw ProviderSetupError(["providers.apns: missing, but routes send a platform to apns"])
+            }
+            return try APNsProvider(config: apns, context: context)
         case "fcm":
-            guard let fcm = config.fcm else { throw ProviderSetupError(["providers.fcm: missing, but routes name \"fcm\""]) }
+            guard let fcm = config.fcm else {
+                throw ProviderSetupError(["providers.fcm: missing, but routes send a platform to fcm"])
+            }
             return try FCMProvider(config: fcm, context: context)
         case "wns":
-            guard let wns = config.wns else { throw ProviderSetupError(["providers.wns: missing, but routes name \"wns\""]) }
+            guard let wns = config.wns else {
+                throw ProviderSetupError(["providers.wns: missing, but routes send a platform to wns"])
+            }
             return try WNSProvider(config: wns, context: context)
         // Each real provider adds its case here.
         default:

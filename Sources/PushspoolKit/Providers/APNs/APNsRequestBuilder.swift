@@ -1,0 +1,86 @@
+import PushspoolCore
+
+/// Builds `POST /3/device/<token>` requests: a pure function of its inputs, so tests compare the
+/// result byte for byte. Whatever Apple would refuse for sure (payload size, collapse-id length,
+/// token format) is refused here, before a stream is spent on it.
+public struct APNsRequestBuilder: Sendable {
+    /// `https://api.push.apple.com`, the sandbox host, or the config's `endpoint`.
+    public var baseURL: String
+    /// The bundle id; push types that need a suffix get it added here.
+    public var topic: String
+    public var timeout: Double
+
+    public init(baseURL: String, topic: String, timeout: Double = 30) {
+        var base = baseURL
+        while base.hasSuffix("/") { base.removeLast() }
+        self.baseURL = base
+        self.topic = topic
+        self.timeout = timeout
+    }
+
+    /// Why a notification was not sent, with what the result log records.
+    public struct Refusal: Error, Sendable, Equatable {
+        public var disposition: Disposition
+        public var reason: String
+    }
+
+    /// Topic suffixes Apple requires for some push types (PROTOCOLS §1).
+    static let topicSuffix: [String: String] = [
+        "voip": ".voip", "location": ".location-query", "liveactivity": ".push-type.liveactivity",
+        "complication": ".complication", "fileprovider": ".pushkit.fileprovider", "pushtotalk": ".voip-ptt",
+    ]
+
+    /// `now`: Unix seconds at send time (for `apns-expiration`). `apnsID`: lowercase UUID.
+    public func build(deviceToken: String, notification n: APNsNotification, jwt: String,
+                      apnsID: String, now: Int) -> Result<HTTPRequest, Refusal> {
+        guard let token = Self.normalizedToken(deviceToken) else {
+            return .failure(Refusal(disposition: .deviceGone(since: nil), reason: APNsReason.badDeviceToken.rawValue))
+        }
+        let limit = n.pushType == "voip" ? APNsNotification.maxVoIPPayloadBytes : APNsNotification.maxPayloadBytes
+        guard n.payload.count <= limit else {
+            return .failure(Refusal(disposition: .rejected,
+                                    reason: "\(APNsReason.payloadTooLarge.rawValue): \(n.payload.count) bytes, limit \(limit)"))
+        }
+        guard !n.payload.isEmpty else {
+            return .failure(Refusal(disposition: .rejected, reason: APNsReason.payloadEmpty.rawValue))
+        }
+        if let c = n.collapseID, c.utf8.count > 64 {
+            return .failure(Refusal(disposition: .rejected,
+                                    reason: "\(APNsReason.badCollapseId.rawValue): \(c.utf8.count) bytes, limit 64"))
+        }
+        var fullTopic = topic
+        if let suffix = Self.topicSuffix[n.pushType], !topic.hasSuffix(suffix) { fullTopic += suffix }
+        // Background pushes must be priority 5: 10 is an error there.
+        let priority = n.pushType == "background" ? 5 : n.priority
+
+        var headers: [(String, String)] = [
+            ("authorization", "bearer " + jwt),
+            ("apns-topic", fullTopic),
+            ("apns-push-type", n.pushType),
+            ("apns-priority", String(priority)),
+        ]
+        // 0 means "deliver now or never"; otherwise Apple stores it until send time + ttl.
+        if let ttl = n.ttlSeconds { headers.append(("apns-expiration", ttl <= 0 ? "0" : String(now + ttl))) }
+        if let c = n.collapseID { headers.append(("apns-collapse-id", c)) }
+        headers.append(("apns-id", apnsID))
+        headers.append(("content-type", "application/json"))
+        return .success(HTTPRequest(method: "POST", url: baseURL + "/3/device/" + token,
+                                    headers: headers, body: n.payload, timeout: timeout))
+    }
+
+    /// Lowercase hex of even length (32 bytes today; Apple says not to assume a length). Spaces
+    /// and angle brackets from an `NSData` description are tolerated; anything else is refused.
+    static func normalizedToken(_ raw: String) -> String? {
+        var out = ""
+        out.reserveCapacity(raw.utf8.count)
+        for c in raw.unicodeScalars {
+            switch c {
+            case "0"..."9", "a"..."f": out.unicodeScalars.append(c)
+            case "A"..."F": out.unicodeScalars.append(Unicode.Scalar(c.value + 32)!)
+            case " ", "<", ">": continue
+            default: return nil
+            }
+        }
+        return out.count >= 16 && out.count <= 400 && out.count % 2 == 0 ? out : nil
+    }
+}
