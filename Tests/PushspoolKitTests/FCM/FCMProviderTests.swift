@@ -31,9 +31,9 @@ import Testing
     }
 
     /// Issues `ya29.<n>` per token request; `send` answers every message POST.
-    static func client(send: @escaping @Sendable (HTTPRequest) -> HTTPResponse) -> ScriptedHTTPClient {
+    static func client(send: @escaping @Sendable (HTTPRequest) -> HTTPResponse) -> OAuthScriptedClient {
         let issued = Atomic<Int>(0)
-        return ScriptedHTTPClient { r in
+        return OAuthScriptedClient { r in
             if r.url == tokenURI {
                 let n = issued.add(1, ordering: .relaxed).newValue
                 return .success(ProviderTestKit.tokenResponse("ya29.\(n)"))
@@ -48,7 +48,7 @@ import Testing
 
     @Test func buildsTheTokenGrantAndTheSendRequest() async throws {
         let dir = TempDir()
-        let clock = ManualClock()
+        let clock = OAuthTestClock()
         let client = Self.client(send: Self.ok)
         let provider = try FCMProvider(config: #require(Self.setUp(dir).fcm),
                                        context: ProviderTestKit.context(Self.setUp(dir), client: client, clock: clock))
@@ -81,7 +81,7 @@ import Testing
         let client = Self.client(send: Self.ok)
         let config = Self.setUp(dir)
         let provider = try FCMProvider(config: #require(config.fcm),
-                                       context: ProviderTestKit.context(config, client: client, clock: ManualClock()))
+                                       context: ProviderTestKit.context(config, client: client, clock: OAuthTestClock()))
         let results = await withTaskGroup(of: ProviderResult.self) { group in
             for i in 0..<256 { group.addTask { await ProviderTestKit.send(provider, Self.request("tok-\(i)")) } }
             return await group.reduce(into: [ProviderResult]()) { $0.append($1) }
@@ -102,7 +102,7 @@ import Testing
         }
         let config = Self.setUp(dir)
         let provider = try FCMProvider(config: #require(config.fcm),
-                                       context: ProviderTestKit.context(config, client: client, clock: ManualClock()))
+                                       context: ProviderTestKit.context(config, client: client, clock: OAuthTestClock()))
         let first = await ProviderTestKit.send(provider, Self.request("tok-1"))
         #expect(first.disposition == .refreshCredentials)
         let second = await ProviderTestKit.send(provider, Self.request("tok-1"))
@@ -117,7 +117,7 @@ import Testing
         }
         let config = Self.setUp(dir)
         let provider = try FCMProvider(config: #require(config.fcm),
-                                       context: ProviderTestKit.context(config, client: client, clock: ManualClock()))
+                                       context: ProviderTestKit.context(config, client: client, clock: OAuthTestClock()))
         #expect(await ProviderTestKit.send(provider, Self.request("a")).disposition == .credentialsBroken)
         #expect(await ProviderTestKit.send(provider, Self.request("b")).disposition == .credentialsBroken)
         #expect(client.requests(to: Self.tokenURI).count == 1)
@@ -125,7 +125,7 @@ import Testing
 
     @Test func tokenIsRenewedBeforeItExpires() async throws {
         let dir = TempDir()
-        let clock = ManualClock()
+        let clock = OAuthTestClock()
         let client = Self.client(send: Self.ok)
         let config = Self.setUp(dir)
         let provider = try FCMProvider(config: #require(config.fcm),
@@ -141,14 +141,14 @@ import Testing
 
     @Test func refusedGrantPausesWithoutLeakingTheAssertion() async throws {
         let dir = TempDir()
-        let client = ScriptedHTTPClient { r in
+        let client = OAuthScriptedClient { r in
             r.url == Self.tokenURI
                 ? .success(ProviderTestKit.response(400, #"{"error":"invalid_grant","error_description":"Invalid JWT Signature."}"#))
                 : .success(Self.ok(r))
         }
         let config = Self.setUp(dir)
         let provider = try FCMProvider(config: #require(config.fcm),
-                                       context: ProviderTestKit.context(config, client: client, clock: ManualClock()))
+                                       context: ProviderTestKit.context(config, client: client, clock: OAuthTestClock()))
         let r = await ProviderTestKit.send(provider, Self.request("a"))
         #expect(r.disposition == .credentialsBroken)
         #expect(r.code == "400")
@@ -160,10 +160,10 @@ import Testing
 
     @Test func unreachableTokenEndpointIsRetried() async throws {
         let dir = TempDir()
-        let client = ScriptedHTTPClient { _ in .failure(HTTPTransportError("connection refused")) }
+        let client = OAuthScriptedClient { _ in .failure(HTTPTransportError("connection refused")) }
         let config = Self.setUp(dir)
         let provider = try FCMProvider(config: #require(config.fcm),
-                                       context: ProviderTestKit.context(config, client: client, clock: ManualClock()))
+                                       context: ProviderTestKit.context(config, client: client, clock: OAuthTestClock()))
         let r = await ProviderTestKit.send(provider, Self.request("a"))
         #expect(r.disposition == .retry(after: nil))
         #expect(r.code == "transport")
@@ -174,7 +174,7 @@ import Testing
         let client = Self.client(send: Self.ok)
         let config = Self.setUp(dir)
         let provider = try FCMProvider(config: #require(config.fcm),
-                                       context: ProviderTestKit.context(config, client: client, clock: ManualClock()))
+                                       context: ProviderTestKit.context(config, client: client, clock: OAuthTestClock()))
         let big = RenderedNotification.fcm(FCMNotification(message: .object([
             ("data", .object([("message", .string(String(repeating: "x", count: 4100)))])),
         ])))
@@ -193,8 +193,8 @@ import Testing
             obj["project_id"] = 42
             obj["private_key"] = "-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----\n"
         }
-        let context = ProviderTestKit.context(config, client: ScriptedHTTPClient { _ in .failure(HTTPTransportError("x")) },
-                                              clock: ManualClock())
+        let context = ProviderTestKit.context(config, client: OAuthScriptedClient { _ in .failure(HTTPTransportError("x")) },
+                                              clock: OAuthTestClock())
         let error = #expect(throws: ProviderSetupError.self) { try FCMProvider(config: config.fcm!, context: context) }
         let problems = error?.problems ?? []
         #expect(problems.count == 3)
@@ -209,8 +209,8 @@ import Testing
         var config = Config()
         config.baseDirectory = dir.url
         config.fcm = FCMConfig(serviceAccountFile: "nope.json", endpoint: "http://fcm.test")
-        let context = ProviderTestKit.context(config, client: ScriptedHTTPClient { _ in .failure(HTTPTransportError("x")) },
-                                              clock: ManualClock())
+        let context = ProviderTestKit.context(config, client: OAuthScriptedClient { _ in .failure(HTTPTransportError("x")) },
+                                              clock: OAuthTestClock())
         let error = #expect(throws: ProviderSetupError.self) { try FCMProvider(config: config.fcm!, context: context) }
         #expect(error?.problems.count == 2)
         #expect(error?.problems.first?.hasPrefix("providers.fcm.service_account_file: cannot read") == true)

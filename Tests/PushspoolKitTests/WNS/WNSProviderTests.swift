@@ -25,9 +25,9 @@ import Testing
 
     static func client(channel: @escaping @Sendable (HTTPRequest) -> HTTPResponse = { _ in
         ProviderTestKit.response(200, headers: ["x-wns-status": "received", "x-wns-msg-id": "M1"])
-    }) -> ScriptedHTTPClient {
+    }) -> OAuthScriptedClient {
         let issued = Atomic<Int>(0)
-        return ScriptedHTTPClient { r in
+        return OAuthScriptedClient { r in
             if r.url == tokenURL {
                 let n = issued.add(1, ordering: .relaxed).newValue
                 return .success(ProviderTestKit.tokenResponse("wns-\(n)", expiresIn: 86400))
@@ -36,8 +36,8 @@ import Testing
         }
     }
 
-    static func provider(_ client: ScriptedHTTPClient, _ config: Config = config()) throws -> WNSProvider {
-        try WNSProvider(config: #require(config.wns), context: ProviderTestKit.context(config, client: client, clock: ManualClock()))
+    static func provider(_ client: OAuthScriptedClient, _ config: Config = config()) throws -> WNSProvider {
+        try WNSProvider(config: #require(config.wns), context: ProviderTestKit.context(config, client: client, clock: OAuthTestClock()))
     }
 
     @Test func buildsTheClientCredentialsGrantAndTheChannelPost() async throws {
@@ -96,7 +96,7 @@ import Testing
     }
 
     @Test func refusedClientCredentialsPauseWithoutLeakingTheSecret() async throws {
-        let client = ScriptedHTTPClient { r in
+        let client = OAuthScriptedClient { r in
             .success(r.url == Self.tokenURL
                 ? ProviderTestKit.response(400, #"{"error":"invalid_client","error_description":"bad client_secret"}"#)
                 : ProviderTestKit.response(200))
@@ -121,7 +121,7 @@ import Testing
         var config = Config()
         config.wns = WNSConfig(clientID: "", clientSecret: Secret(""), tokenEndpoint: "http://login.test/t", scope: nil,
                                allowedHosts: [])
-        let context = ProviderTestKit.context(config, client: Self.client(), clock: ManualClock())
+        let context = ProviderTestKit.context(config, client: Self.client(), clock: OAuthTestClock())
         let error = #expect(throws: ProviderSetupError.self) { try WNSProvider(config: config.wns!, context: context) }
         #expect(error?.problems == [
             "providers.wns.client_id: missing",

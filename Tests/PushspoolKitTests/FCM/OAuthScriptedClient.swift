@@ -6,7 +6,7 @@ import Synchronization
 
 /// An in-test `HTTPClient`: records every request and answers from a script, asynchronously on a
 /// global queue like a real client's completion thread. Shared by the FCM and WNS suites.
-final class ScriptedHTTPClient: HTTPClient {
+final class OAuthScriptedClient: HTTPClient {
     typealias Script = @Sendable (HTTPRequest) -> Result<HTTPResponse, HTTPTransportError>
     private let script: Script
     private let log = Mutex<[HTTPRequest]>([])
@@ -27,7 +27,7 @@ final class ScriptedHTTPClient: HTTPClient {
 }
 
 /// A clock tests move by hand.
-final class ManualClock: Sendable {
+final class OAuthTestClock: Sendable {
     private let value: Mutex<Date>
     init(_ start: Date = Date(timeIntervalSince1970: 1_800_000_000)) { value = Mutex(start) }
     var now: Date { value.withLock { $0 } }
@@ -45,7 +45,7 @@ enum ProviderTestKit {
         response(200, #"{"access_token":"\#(token)","token_type":"Bearer","expires_in":\#(expiresIn)}"#)
     }
 
-    static func context(_ config: Config, client: ScriptedHTTPClient, clock: ManualClock) -> ProviderContext {
+    static func context(_ config: Config, client: OAuthScriptedClient, clock: OAuthTestClock) -> ProviderContext {
         ProviderContext(config: config, credentials: CredentialCache(directory: nil, clock: { clock.now }),
                         log: Log(minimum: .error), makeHTTPClient: { _ in client })
     }
