@@ -94,4 +94,28 @@ struct WNSIntegrationTests {
         #expect(h.deliveries("forbidden")["w-f"]?.str("code") == "403")
         #expect(try h.registeredIDs() == ["w-f"])
     }
+
+    @Test func rawAndTilePayloadsGoWithTheirOwnTypeAndContentType() throws {
+        let h = try PushCloudHarness(wnsArgs: [:])
+        try h.register([("w-1", "wns", Self.channel(h.wns, "ok-1"))])
+        try h.submit("tile", #"{"to_tag": "username:alice", "pns": "wns", "message": "hi", "payload": {"wns": "<tile><visual><binding template=\"TileSmall\"><text>3 new</text></binding></visual></tile>"}}"#)
+        try h.submit("raw", #"{"to_tag": "username:alice", "pns": "wns", "message": "hi", "payload": {"wns": "sync:42"}}"#)
+        let run = try h.runOnce()
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(h.deliveries("tile")["w-1"]?.str("status") == "delivered")
+        #expect(h.deliveries("raw")["w-1"]?.str("status") == "delivered")
+        let s = try #require(h.wns).state()
+        #expect((s.list("problems") ?? ["?"]).isEmpty, "\(s["problems"] ?? "")")
+        #expect(s.int("delivered") == 2)
+        // The fake checked each body against its X-WNS-Type and Content-Type; the last one was raw.
+        #expect(s.dict("perChannel")?.dict("ok-1")?.int("attempts") == 2)
+    }
+
+    @Test func configCheckRedactsTheClientSecret() throws {
+        let h = try PushCloudHarness(wnsArgs: [:])
+        let r = try h.cli(["config", "--check"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("<redacted>"))
+        #expect(!(r.stdout + r.stderr).contains(PushCloudHarness.clientSecret))
+    }
 }
