@@ -8,7 +8,8 @@
 //   flaky…     503 once, then 200                 anything else: 200 X-WNS-Status: received
 // Options: --client-id ID --client-secret S (what the grant must carry), --scope S (default
 //   notify.windows.com), --expires-in S (default 86400), --expire-first-token (channel posts
-//   with the first access token get 401, as if it had expired).
+//   with the first access token get 401, as if it had expired), --delay-ms N (channel answers
+//   wait N ms, like a WNS node across the internet).
 // Stats (--state FILE) are rewritten after every request.
 'use strict';
 const https = require('https');
@@ -20,6 +21,7 @@ const clientSecret = a['client-secret'] || 'test-secret';
 const scope = a['scope'] || 'notify.windows.com';
 const expiresIn = Number(a['expires-in'] || 86400);
 const expireFirst = !!a['expire-first-token'];
+const delayMs = Number(a['delay-ms'] || 0);
 const writeState = stateWriter(a.state);
 
 const stats = {
@@ -171,7 +173,10 @@ const server = https.createServer(tlsOptions(), (req, res) => {
     const body = Buffer.concat(chunks);
     const url = req.url.split('?')[0];
     if (req.method === 'POST' && url === '/token') return handleToken(req, res, body);
-    if (req.method === 'POST' && url.startsWith('/ch/')) return handleChannel(req, res, body, decodeURIComponent(url.slice(4)));
+    if (req.method === 'POST' && url.startsWith('/ch/')) {
+      const name = decodeURIComponent(url.slice(4));
+      return delayMs ? setTimeout(() => handleChannel(req, res, body, name), delayMs) : handleChannel(req, res, body, name);
+    }
     problem('unexpected ' + req.method + ' ' + url);
     answer(res, 405);
   });

@@ -19,6 +19,7 @@ public final class WNSProvider: PushProvider {
     /// their Entra tenant and `scope` to `https://wns.windows.com/.default`.
     public static let defaultTokenEndpoint = "https://login.live.com/accesstoken.srf"
     public static let defaultScope = "notify.windows.com"
+    static let connectionsPerHost = 8
 
     public init(config: WNSConfig, context: ProviderContext) throws {
         var problems: [String] = []
@@ -31,7 +32,11 @@ public final class WNSProvider: PushProvider {
         problems += WNSChannelPolicy.configProblems(config.allowedHosts)
         guard problems.isEmpty else { throw ProviderSetupError(problems) }
 
-        let http = context.makeHTTPClient(HTTPClientOptions())   // the context adds tls.ca_file
+        // WNS speaks HTTP/1.1 without pipelining: one request per connection at a time, so one
+        // connection per host would serialise every channel on the same WNS node.
+        var options = HTTPClientOptions()   // the context adds tls.ca_file
+        options.maxConnectionsPerHost = Self.connectionsPerHost
+        let http = context.makeHTTPClient(options)
         let cache = context.credentials
         let endpoint = OAuthTokenEndpoint(url: tokenURL, label: "wns")
         let form = [("grant_type", "client_credentials"), ("client_id", config.clientID),
