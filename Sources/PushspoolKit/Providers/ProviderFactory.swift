@@ -21,6 +21,16 @@ public enum ProviderFactory {
                 throw ProviderSetupError(["providers.apns: missing, but routes send a platform to apns"])
             }
             return try APNsProvider(config: apns, context: context)
+        case "fcm":
+            guard let fcm = config.fcm else {
+                throw ProviderSetupError(["providers.fcm: missing, but routes send a platform to fcm"])
+            }
+            return try FCMProvider(config: fcm, context: context)
+        case "wns":
+            guard let wns = config.wns else {
+                throw ProviderSetupError(["providers.wns: missing, but routes send a platform to wns"])
+            }
+            return try WNSProvider(config: wns, context: context)
         // Each real provider adds its case here.
         case "azure":
             guard let azure = config.azure else {
