@@ -15,7 +15,7 @@ public enum ProviderFactory {
         let config = context.config
         switch name {
         case "sandbox":
-            return try SandboxProvider(outbox: config.resolve(config.sandbox.outbox ?? (config.spool as NSString).appendingPathComponent("outbox")))
+            return SandboxProvider(outbox: config.resolve(config.sandbox.outbox ?? (config.spool as NSString).appendingPathComponent("outbox")))
         case "apns":
             guard let apns = config.apns else {
                 throw ProviderSetupError(["providers.apns: missing, but routes send a platform to apns"])

@@ -79,6 +79,15 @@ import Testing
         #expect(ok.status == 78)   // an empty file is not a JSON object
     }
 
+    @Test("config --check validates without creating anything")
+    func configCheckCreatesNothing() throws {
+        let dir = TempDir("pushspool-e2e")
+        let r = try runPushspool(["config", "--check"], cwd: dir.url)
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("configuration ok"))
+        #expect(dir.list(".").isEmpty)
+    }
+
     @Test("a world-writable spool is refused")
     func worldWritable() throws {
         let dir = TempDir("pushspool-e2e")
