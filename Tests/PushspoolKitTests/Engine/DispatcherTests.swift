@@ -145,7 +145,7 @@ import PushspoolCore
         let h = try EngineHarness()
         for i in 0..<20 { try h.register("d\(i)", .fcm, tags: ["all"]) }
         for i in 0..<40 { try h.drop("j\(i).json", #"{"id":"j\#(i)","to_tag":"all","pns":["fcm"],"message":"m\#(i)"}"#) }
-        let provider = ScriptedProvider(delay: 0.0005)
+        let provider = ScriptedProvider()
         let state = ProviderState(provider: provider)
         let routes: [Platform: ProviderState] = [.apns: state, .fcm: state, .wns: state]
         let a = h.makeDispatcher(routes: routes), b = h.makeDispatcher(routes: routes)
