@@ -9,13 +9,41 @@ enum Fields {
     static let unregister: Set<String> = ["id", "kind", "handle"]
     static let any = send.union(register).union(unregister)
 
-    /// The problem for a field that does not belong to a job of `kind`: a typo, or a field of another kind.
+    /// The problem for a field that does not belong to a job of `kind`: a field of another kind, or
+    /// a typo, with the nearest field of this kind suggested when one is close (`mesage`).
     static func misplaced(_ key: String, kind: String, problems: inout Problems) {
+        let own: Set<String> = kind == "register" ? register : kind == "unregister" ? unregister : send
         if any.contains(key) {
-            problems.add(key, "not allowed in a \(kind) job")
+            problems.add(key, "not allowed in \(kind == "unregister" ? "an" : "a") \(kind) job")
+        } else {
+            unknown(key, among: own, problems: &problems)
+        }
+    }
+
+    static func unknown(_ key: String, among candidates: Set<String>, problems: inout Problems) {
+        let best = candidates.map { ($0, editDistance(key, $0)) }.min { $0.1 < $1.1 || ($0.1 == $1.1 && $0.0 < $1.0) }
+        if let (name, distance) = best, distance <= 2, distance < key.count {
+            problems.add(key, "unknown field (did you mean \"\(name)\"?)")
         } else {
             problems.add(key, "unknown field")
         }
+    }
+
+    /// Levenshtein distance over characters; keys are short, so the quadratic table is fine.
+    static func editDistance(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty else { return b.count }
+        var row = Array(0...b.count)
+        for i in 1...a.count {
+            var previous = row[0]
+            row[0] = i
+            for j in stride(from: 1, through: b.count, by: 1) {
+                let current = row[j]
+                row[j] = min(row[j] + 1, row[j - 1] + 1, previous + (a[i - 1] == b[j - 1] ? 0 : 1))
+                previous = current
+            }
+        }
+        return row[b.count]
     }
 }
 
@@ -34,7 +62,8 @@ extension JobParser {
         return s
     }
 
-    /// An integer in `range` (JSON numbers with a fraction or exponent are not integers here).
+    /// An integer in `range`. JSON has one number type and some writers print every number with a
+    /// fraction (`3.0`), so an integral number written that way is accepted too.
     static func integer(_ value: JSONValue, _ field: String, in range: ClosedRange<Int64>, expected: String,
                         problems: inout Problems) -> Int? {
         switch value {
@@ -42,6 +71,8 @@ extension JobParser {
             return Int(i)
         case .int(let i):
             problems.add(field, "must be \(expected), got \(i)")
+        case .double(let d) where d == d.rounded() && Double(range.lowerBound) <= d && d <= Double(range.upperBound):
+            return Int(d)
         case .double(let d):
             problems.add(field, "must be \(expected), got \(d)")
         default:

@@ -47,7 +47,7 @@ extension JobParser {
             case "sound":
                 message.sound = string(value, "sound", allowEmpty: true, problems: &problems)
             case "badge":
-                message.badge = integer(value, "badge", in: 0...Int64(Int32.max), expected: "an integer >= 0",
+                message.badge = integer(value, "badge", in: 0...Int64(Int32.max), expected: "an integer from 0 to 2147483647",
                                         problems: &problems)
             case "data":
                 message.data = data(value, platforms: listed, problems: &problems)
@@ -64,11 +64,14 @@ extension JobParser {
                 }
             case "collapse_id":
                 if let s = string(value, "collapse_id", problems: &problems) {
-                    // APNs refuses longer ids (BadCollapseId); FCM's collapse_key has its own small limit.
-                    if s.utf8.count <= 64 {
-                        message.collapseID = s
-                    } else {
+                    // It travels as the `apns-collapse-id` header: APNs refuses more than 64 bytes
+                    // (BadCollapseId), and a control character would corrupt the header block.
+                    if s.utf8.count > 64 {
                         problems.add("collapse_id", "must be at most 64 bytes of UTF-8, got \(s.utf8.count)")
+                    } else if s.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
+                        problems.add("collapse_id", "must not contain control characters")
+                    } else {
+                        message.collapseID = s
                     }
                 }
             case "payload":
@@ -96,7 +99,7 @@ extension JobParser {
         }
         if text == nil && !pairs.contains(where: { $0.0 == "message" }) {
             let uncovered = (pns ?? []).filter { !message.overrides.covers($0) }
-            if uncovered.count > 0 || (pns ?? []).isEmpty && message.overrides == PayloadOverrides() {
+            if !uncovered.isEmpty || (pns == nil && message.overrides == PayloadOverrides()) {
                 problems.add("message", "required (a non-empty string) unless payload overrides every platform in pns")
             }
         }

@@ -35,7 +35,7 @@ public enum JobParser {
                 if key == "kind" {
                     problems.add("kind", "must be \"send\", \"register\" or \"unregister\", got \(describe(value))")
                 } else if !Fields.any.contains(key) {
-                    problems.add(key, "unknown field")
+                    Fields.unknown(key, among: Fields.any, problems: &problems)
                 }
             }
             job = nil
@@ -57,12 +57,9 @@ public enum JobParser {
         return bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
     }
 
-    /// Whether `tag` is a valid tag: `[A-Za-z0-9_@#.:-]{1,120}` (Notification Hubs' tag syntax).
-    public static func isValidTag(_ tag: String) -> Bool {
-        let bytes = Array(tag.utf8)
-        guard (1...120).contains(bytes.count) else { return false }
-        return bytes.allSatisfy { isAlphanumeric($0) || Array("_@#.:-".utf8).contains($0) }
-    }
+    /// Whether `tag` is a valid tag: `[A-Za-z0-9_@#.:-]{1,120}` (Notification Hubs' tag syntax,
+    /// the same rule the tag-expression parser applies).
+    public static func isValidTag(_ tag: String) -> Bool { TagExpression.isValidTag(tag) }
 
     static let idRule = "[A-Za-z0-9._-]{1,128}"
     static let tagRule = "1 to 120 of A-Z a-z 0-9 _ @ # . : -"
@@ -115,7 +112,25 @@ struct Problems {
     var isEmpty: Bool { items.isEmpty }
 
     mutating func add(_ field: String, _ message: String) {
-        let problem = JobProblem(field: field, message: message)
+        let problem = JobProblem(field: Self.oneLine(field), message: Self.oneLine(message))
         if !items.contains(problem) { items.append(problem) }
+    }
+
+    /// Problems are printed one per line and end up in result logs: a key or value written with
+    /// `\n` or other control characters must not break that, so they are shown escaped.
+    static func oneLine(_ text: String) -> String {
+        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            default: out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 }

@@ -145,7 +145,6 @@ enum TagExpressionLexer {
 struct TagExpressionParser {
     let tokens: [TagExpressionToken]
     var index = 0
-    var openParens = 0
     var nesting = 0
 
     init(tokens: [TagExpressionToken]) { self.tokens = tokens }
@@ -195,7 +194,6 @@ struct TagExpressionParser {
         case .open:
             try enter()
             index += 1
-            openParens += 1
             let inner = try parseOr()
             switch current.kind {
             case .close: break
@@ -203,16 +201,15 @@ struct TagExpressionParser {
             default: throw fail("expected '&&' or '||' before \(current.quoted)")
             }
             index += 1
-            openParens -= 1
             nesting -= 1
             return inner
-        case .close where openParens == 0:
-            throw fail("unbalanced ')'")
         case .close, .and, .or, .end:
-            guard let previous else {
-                throw token.kind == .end ? fail("empty expression") : fail("expected a tag before \(token.quoted)")
+            if let previous { throw fail("expected a tag after \(previous.quoted)") }
+            switch token.kind {
+            case .end: throw fail("empty expression")
+            case .close: throw fail("unbalanced ')'")
+            default: throw fail("expected a tag before \(token.quoted)")
             }
-            throw fail("expected a tag after \(previous.quoted)")
         }
     }
 

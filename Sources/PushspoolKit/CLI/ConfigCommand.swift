@@ -6,10 +6,10 @@ enum ConfigCommand {
     /// checks keys and service accounts), then prints the effective config, secrets redacted.
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
         guard args.has("check") else { throw CLIError(.usage, "config: use --check") }
-        let runtime = try Runtime(args)
-        let routes = try runtime.makeRoutes(log: Log.shared)
+        let config = try Runtime.loadConfig(args)
+        let routes = try Runtime.makeRoutes(config: config, spool: nil, log: Log.shared)
         for state in routes.values { state.provider.shutdown() }
-        print(prettyJSON(runtime.config.redacted()))
+        print(prettyJSON(config.redacted()))
         print("configuration ok")
         return .ok
     }

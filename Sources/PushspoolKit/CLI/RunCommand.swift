@@ -11,8 +11,7 @@ import Darwin
 enum RunCommand {
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
         let runtime = try Runtime(args)
-        let reports = try dispatch(runtime, once: args.has("once")) { print($0) }
-        _ = reports
+        try dispatch(runtime, once: args.has("once")) { print($0) }
         return .ok
     }
 

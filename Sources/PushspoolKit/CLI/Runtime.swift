@@ -9,6 +9,17 @@ struct Runtime {
 
     /// `builtIn`: ignore any config file (the demo must never reach a real service).
     init(_ args: Arguments, builtIn: Bool = false) throws(CLIError) {
+        let config = try Self.loadConfig(args, builtIn: builtIn)
+        do {
+            spool = try Spool(root: URL(fileURLWithPath: config.spool))
+        } catch {
+            throw CLIError(error.description.hasPrefix("refusing") ? .config : .ioError, error.description)
+        }
+        self.config = config
+    }
+
+    /// The effective config with the spool and registry paths resolved; touches no spool.
+    static func loadConfig(_ args: Arguments, builtIn: Bool = false) throws(CLIError) -> Config {
         var config = Config()
         if !builtIn {
             do {
@@ -23,12 +34,7 @@ struct Runtime {
             ?? config.resolve(config.spool)
         config.spool = spoolURL.standardizedFileURL.path
         if config.registry == nil { config.registry = spoolURL.appendingPathComponent("registry.sqlite").path }
-        do {
-            spool = try Spool(root: spoolURL)
-        } catch {
-            throw CLIError(error.description.hasPrefix("refusing") ? .config : .ioError, error.description)
-        }
-        self.config = config
+        return config
     }
 
     func openRegistry() throws(CLIError) -> Registry {
@@ -42,6 +48,12 @@ struct Runtime {
     /// One provider per distinct name in `routes`, shared by the platforms routed to it.
     /// Every setup problem of every provider is reported before giving up.
     func makeRoutes(log: Log) throws(CLIError) -> [Platform: ProviderState] {
+        try Self.makeRoutes(config: config, spool: spool, log: log)
+    }
+
+    /// With no spool (`config --check`), credentials are cached in memory only and nothing is
+    /// created on disk.
+    static func makeRoutes(config: Config, spool: Spool?, log: Log) throws(CLIError) -> [Platform: ProviderState] {
         var problems: [String] = []
         var caPEM: String?
         if let caFile = config.tls.caFile {
@@ -55,7 +67,7 @@ struct Runtime {
         let extraCA = caPEM
         let context = ProviderContext(
             config: config,
-            credentials: CredentialCache(directory: spool.stateDirectory),
+            credentials: CredentialCache(directory: spool?.stateDirectory),
             log: log,
             makeHTTPClient: { options in
                 var options = options
@@ -70,7 +82,7 @@ struct Runtime {
                 do {
                     let provider = try ProviderFactory.make(name: name, context: context)
                     byName[name] = ProviderState(provider: provider, onPause: { [spool] reason in
-                        PauseRecord.write(provider: name, reason: reason, in: spool)
+                        if let spool { PauseRecord.write(provider: name, reason: reason, in: spool) }
                     })
                 } catch let error as ProviderSetupError {
                     problems += error.problems

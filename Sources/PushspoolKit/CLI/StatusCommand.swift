@@ -18,8 +18,7 @@ enum StatusCommand {
         }
         var active: [JSONValue] = []
         for name in spool.jobs(in: .active) {
-            let id = (try? FileIO.readAll(spool.url(.active, name))).flatMap { try? JobParser.parse($0, fileName: name).id }
-                ?? JobRunner.fallbackID(for: name)
+            let id = jobID(spool, .active, name)
             let log = ResultLogContents.read(spool.resultURL(jobID: id))
             let targets = (try? FileIO.readAll(spool.resultURL(jobID: id))).flatMap { bytes -> Int? in
                 guard let first = bytes.split(separator: 0x0A).first, let v = try? JSONParser.parse(Array(first)),
@@ -34,7 +33,7 @@ enum StatusCommand {
         }
         var failures: [JSONValue] = []
         for name in spool.jobs(in: .failed).suffix(5).reversed() {
-            let id = JobRunner.fallbackID(for: name)
+            let id = jobID(spool, .failed, name)
             var error: JSONValue = .null
             if let bytes = try? FileIO.readAll(spool.resultURL(jobID: id)),
                let last = bytes.split(separator: 0x0A).last, let v = try? JSONParser.parse(Array(last)) {
@@ -70,6 +69,12 @@ enum StatusCommand {
             print("  failed \(f["file"]?.stringValue ?? "?"): \(f["error"]?.stringValue ?? "")")
         }
         return .ok
+    }
+
+    /// The id a job's result log is named after (its `id`, else its file name).
+    static func jobID(_ spool: Spool, _ folder: Spool.Folder, _ name: String) -> String {
+        (try? FileIO.readAll(spool.url(folder, name))).flatMap { try? JobParser.parse($0, fileName: name).id }
+            ?? JobRunner.fallbackID(for: name)
     }
 
     static func mtime(_ url: URL) -> Date? {

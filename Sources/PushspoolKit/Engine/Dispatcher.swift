@@ -14,7 +14,6 @@ public final class Dispatcher: Sendable {
     private let report: @Sendable (JobReport) -> Void
     private let maxJobs: Int
     private let control = DispatchQueue(label: "pushspool.dispatcher")
-    private let jobs = DispatchQueue(label: "pushspool.jobs", attributes: .concurrent)
     private let idle = DispatchSemaphore(value: 0)
 
     private struct State {
@@ -114,9 +113,12 @@ public final class Dispatcher: Sendable {
     private func isRunning(_ name: String) -> Bool { state.withLock { $0.running.contains(name) } }
     private func hasRoom() -> Bool { state.withLock { $0.running.count < maxJobs } }
 
+    /// Each running job gets a thread of its own: its producer blocks on the worker pool's
+    /// semaphore by design, and blocking would starve Dispatch's shared worker threads, which the
+    /// pool's timers and the providers' completions need.
     private func start(_ name: String, origin: JobRunner.Origin) {
         state.withLock { _ = $0.running.insert(name) }
-        jobs.async { [self] in
+        let thread = Thread { [self] in
             let result = runner.run(name, origin: origin)
             // An orphan another live dispatcher owns is not news.
             if !(origin == .orphan && result.outcome == .busy) { report(result) }
@@ -129,6 +131,8 @@ public final class Dispatcher: Sendable {
                 }
             }
         }
+        thread.name = "pushspool job \(name)"
+        thread.start()
     }
 
     /// The `not_before` of an incoming job, read once per file version; nil when absent or when
@@ -150,7 +154,7 @@ public final class Dispatcher: Sendable {
             s.wake = nil
             guard let date, !s.onceMode else { return }
             let timer = DispatchSource.makeTimerSource(queue: control)
-            timer.schedule(wallDeadline: .now() + max(0.01, date.timeIntervalSinceNow + 0.01))
+            timer.schedule(wallDeadline: .now() + max(0.01, date.timeIntervalSinceNow + 0.01), leeway: .milliseconds(20))
             timer.setEventHandler { [weak self] in self?.requestScan() }
             timer.resume()
             s.wake = timer

@@ -15,13 +15,28 @@ public enum ProviderFactory {
         let config = context.config
         switch name {
         case "sandbox":
-            return try SandboxProvider(outbox: config.resolve(config.sandbox.outbox ?? (config.spool as NSString).appendingPathComponent("outbox")))
+            return SandboxProvider(outbox: config.resolve(config.sandbox.outbox ?? (config.spool as NSString).appendingPathComponent("outbox")))
         case "apns":
             guard let apns = config.apns else {
                 throw ProviderSetupError(["providers.apns: missing, but routes send a platform to apns"])
             }
             return try APNsProvider(config: apns, context: context)
+        case "fcm":
+            guard let fcm = config.fcm else {
+                throw ProviderSetupError(["providers.fcm: missing, but routes send a platform to fcm"])
+            }
+            return try FCMProvider(config: fcm, context: context)
+        case "wns":
+            guard let wns = config.wns else {
+                throw ProviderSetupError(["providers.wns: missing, but routes send a platform to wns"])
+            }
+            return try WNSProvider(config: wns, context: context)
         // Each real provider adds its case here.
+        case "azure":
+            guard let azure = config.azure else {
+                throw ProviderSetupError(["providers.azure: missing, but routes send to \"azure\" (connection_string and hub are required)"])
+            }
+            return try AzureHubProvider(config: azure, context: context)
         default:
             throw ProviderSetupError(["routes: provider \"\(name)\" is not available in this build"])
         }

@@ -21,13 +21,25 @@ extension Registration {
         if handle.utf8.count > Self.maxHandleLength {
             return ("handle", "longer than \(Self.maxHandleLength) bytes")
         }
-        if handle.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.properties.generalCategory == .control }) {
+        if Self.hasSpaceOrControl(handle) {
             return ("handle", "contains whitespace or a control character")
         }
         for (i, tag) in tags.enumerated() where !TagExpression.isValidTag(tag) {
             return ("tags[\(i)]", "invalid tag \(quoted(tag)) (1-\(TagExpression.maxTagLength) characters of A-Z a-z 0-9 _ @ # . : -)")
         }
         return nil
+    }
+
+    /// Handles are ASCII in practice, so check bytes first and consult Unicode properties only
+    /// when there is something non-ASCII (this runs once per line of a million-line import).
+    private static func hasSpaceOrControl(_ s: String) -> Bool {
+        var ascii = true
+        for b in s.utf8 {
+            if b <= 0x20 || b == 0x7F { return true }
+            if b >= 0x80 { ascii = false }
+        }
+        if ascii { return false }
+        return s.unicodeScalars.contains { $0.properties.isWhitespace || $0.properties.generalCategory == .control }
     }
 
     private func quoted(_ s: String) -> String {

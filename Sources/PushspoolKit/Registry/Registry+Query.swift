@@ -21,7 +21,7 @@ extension Registry {
                 try stmt.bind(query.pageParameters(after: after, limit: limit))
                 defer { stmt.reset() }
                 var rows: [Row] = []
-                rows.reserveCapacity(limit)
+                rows.reserveCapacity(min(limit, 4096))
                 while try stmt.step() { rows.append(Row(rowid: stmt.int64(0), device: try Self.device(from: stmt))) }
                 return rows
             }
@@ -118,9 +118,9 @@ struct AudienceQuery {
     }
 
     /// Compiles `e` to a boolean SQL expression over `d.rowid`, appending its parameters in
-    /// text order. Runs of the same operator are flattened (SQLite limits expression depth to
-    /// 1000, and a long `||` chain would otherwise nest one level per tag), and the plain tags of
-    /// an `||` run share one `IN (…)` probe.
+    /// text order. SQLite refuses expression trees deeper than 1000 and parses `a OR b OR c` one
+    /// level per operand, so runs of the same operator are flattened and re-joined as a balanced
+    /// tree (depth log2 n); the plain tags of an `||` run share one `IN (…)` probe.
     static func sql(for e: TagExpression, parameters: inout [SQLiteValue]) -> String {
         switch e {
         case .tag(let t):
@@ -130,7 +130,7 @@ struct AudienceQuery {
             return "NOT " + sql(for: inner, parameters: &parameters)
         case .and:
             let parts = flatten(e, and: true).map { sql(for: $0, parameters: &parameters) }
-            return "(" + parts.joined(separator: " AND ") + ")"
+            return balanced(parts[...], "AND")
         case .or:
             var tags: [String] = []
             var others: [TagExpression] = []
@@ -146,8 +146,16 @@ struct AudienceQuery {
                 parts.append("EXISTS (SELECT 1 FROM device_tags t WHERE t.device_rowid = d.rowid AND t.tag IN (\(marks)))")
             }
             parts += others.map { sql(for: $0, parameters: &parameters) }
-            return "(" + parts.joined(separator: " OR ") + ")"
+            return balanced(parts[...], "OR")
         }
+    }
+
+    /// `parts` joined by `op` with parentheses splitting each run in half; text order is kept,
+    /// so the parameters appended while compiling the parts stay in step.
+    private static func balanced(_ parts: ArraySlice<String>, _ op: String) -> String {
+        if parts.count == 1, let only = parts.first { return only }
+        let mid = parts.startIndex + parts.count / 2
+        return "(" + balanced(parts[..<mid], op) + " \(op) " + balanced(parts[mid...], op) + ")"
     }
 
     /// The operands of a run of `&&` (or `||`), left to right.

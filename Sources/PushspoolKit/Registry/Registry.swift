@@ -119,6 +119,8 @@ public final class Registry: Sendable {
 
     /// The upsert itself; the caller holds the lock, has validated `r` and opened a transaction.
     static func upsert(_ r: Registration, now: Date, in db: SQLiteDatabase) throws -> Device {
+        // Round-trip through the stored representation so the returned Device equals a re-read.
+        let now = Date(timeIntervalSince1970: now.timeIntervalSince1970)
         let byHandle = try db.statement("SELECT rowid, id FROM devices WHERE handle = ?")
         try byHandle.bind([.text(r.handle)])
         let holder: (rowid: Int64, id: String)? = try byHandle.step() ? (byHandle.int64(0), byHandle.text(1)) : nil

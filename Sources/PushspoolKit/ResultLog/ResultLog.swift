@@ -10,7 +10,7 @@ import Darwin
 /// The result log of one job, `results/<job-id>.jsonl` (SPEC "Result log"): a `job` line, one
 /// `delivery` line per target as it reaches a final outcome, a `summary` line.
 ///
-/// Lines are buffered and flushed at least every second (so a campaign can be tailed) and on
+/// Lines are buffered and flushed every 250 ms (so a campaign can be tailed) and on
 /// `close`, which also fsyncs before the job may move to `done/`. The open file carries an
 /// exclusive advisory lock: it marks the job as owned by a live dispatcher, so a second dispatcher
 /// never resumes a job that is still running, while a crashed one's lock vanishes with it.
@@ -22,6 +22,11 @@ public final class ResultLog: Sendable {
     nonisolated(unsafe) private let timer: any DispatchSourceTimer  // only resumed/cancelled, both thread-safe
 
     public enum OpenError: Error { case busy, io(String) }
+
+    /// Buffered lines reach the file at least this often. After a crash, targets whose lines were
+    /// still buffered are sent again (at-least-once): a short window keeps that set small, while
+    /// batching keeps write(2) calls far below one per notification.
+    public static let flushInterval = 0.25
 
     /// Opens (creating) the log for appending and takes its lock; `.busy` if another live
     /// dispatcher holds it. A torn last line from a crash is cut off first.
@@ -38,7 +43,7 @@ public final class ResultLog: Sendable {
         self.fd = fd
         let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
         self.timer = timer
-        timer.schedule(deadline: .now() + 1, repeating: 1, leeway: .milliseconds(100))
+        timer.schedule(deadline: .now() + Self.flushInterval, repeating: Self.flushInterval, leeway: .milliseconds(50))
         timer.setEventHandler { [weak self] in self?.flush() }
         timer.resume()
     }

@@ -9,10 +9,9 @@ public final class SandboxProvider: PushProvider {
     private let outbox: URL
     private let files = Mutex<[Platform: FileHandle]>([:])
 
-    public init(outbox: URL) throws {
+    /// The outbox folder is created on the first delivery (`config --check` creates nothing).
+    public init(outbox: URL) {
         self.outbox = outbox
-        try FileManager.default.createDirectory(at: outbox, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o750])
     }
 
     public func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {
@@ -23,6 +22,8 @@ public final class SandboxProvider: PushProvider {
                 if let h = files[request.platform] {
                     handle = h
                 } else {
+                    try FileManager.default.createDirectory(at: outbox, withIntermediateDirectories: true,
+                                                            attributes: [.posixPermissions: 0o750])
                     let url = outbox.appendingPathComponent("\(request.platform.rawValue).jsonl")
                     if !FileManager.default.fileExists(atPath: url.path) {
                         _ = FileManager.default.createFile(atPath: url.path, contents: nil,

@@ -1,0 +1,90 @@
+import Foundation
+import PushspoolCore
+
+/// Classifies the hub's answer to a native send (PROTOCOLS.md §4):
+///
+/// | status | disposition |
+/// |---|---|
+/// | 200, 201 | delivered (accepted for fan-out), id from `Location` or a tracking header |
+/// | 401 | refreshCredentials (the provider has already dropped the SAS) |
+/// | 403 | "message too large" → rejected; otherwise quota → retry after `Retry-After`, if any |
+/// | 400, 404, 413, other 4xx | rejected, with the hub's detail as reason |
+/// | 429, 5xx | retry after `Retry-After`, if any |
+public enum AzureHubResponse {
+    public static func classify(_ response: HTTPResponse, now: Date = Date()) -> ProviderResult {
+        let code = String(response.status)
+        let detail = errorDetail(response.body)
+        switch response.status {
+        case 200, 201:
+            return ProviderResult(.delivered, code: code, providerID: notificationID(response))
+        case 401:
+            return ProviderResult(.refreshCredentials, code: code, reason: detail ?? "SAS token rejected")
+        case 403:
+            if let detail, isSizeComplaint(detail) {
+                return ProviderResult(.rejected, code: code, reason: detail)
+            }
+            return ProviderResult(.retry(after: retryAfter(response[header: "retry-after"], now: now)),
+                                  code: code, reason: "quota exceeded" + (detail.map { ": \($0)" } ?? ""))
+        case 429, 500...599:
+            return ProviderResult(.retry(after: retryAfter(response[header: "retry-after"], now: now)),
+                                  code: code, reason: detail ?? (response.status == 429 ? "throttled" : "hub error"))
+        case 404:
+            return ProviderResult(.rejected, code: code, reason: detail ?? "no such hub or path (check namespace and hub name)")
+        case 413:
+            return ProviderResult(.rejected, code: code, reason: detail ?? "request entity too large")
+        default:
+            return ProviderResult(.rejected, code: code, reason: detail ?? "rejected by the hub")
+        }
+    }
+
+    /// The notification id from `Location: https://<ns>/<hub>/messages/<id>?api-version=…`
+    /// (Standard tier), else a tracking header (names vary by SDK: `TrackingId`, then the
+    /// correlation/request ids).
+    static func notificationID(_ response: HTTPResponse) -> String? {
+        if let location = response[header: "location"] {
+            let path = location.split(separator: "?", maxSplits: 1).first.map(String.init) ?? location
+            if let range = path.range(of: "/messages/") {
+                let id = path[range.upperBound...].split(separator: "/").first.map(String.init) ?? ""
+                if !id.isEmpty { return id }
+            }
+        }
+        for name in ["trackingid", "x-ms-correlation-request-id", "x-ms-request-id"] {
+            if let v = response[header: name], !v.isEmpty { return v }
+        }
+        return nil
+    }
+
+    /// A 403 is either a quota or a size verdict; only the body tells them apart.
+    static func isSizeComplaint(_ detail: String) -> Bool {
+        let d = detail.lowercased()
+        return d.contains("too large") || d.contains("too big") || d.contains("size")
+    }
+
+    /// The hub's error text: `<Error><Code>…</Code><Detail>…</Detail></Error>`, else the body
+    /// itself when it is short text. One line, at most 200 characters.
+    static func errorDetail(_ body: [UInt8]) -> String? {
+        guard !body.isEmpty else { return nil }
+        var text = String(decoding: body.prefix(4096), as: UTF8.self)
+        if let start = text.range(of: "<Detail>"), let end = text.range(of: "</Detail>", range: start.upperBound..<text.endIndex) {
+            text = String(text[start.upperBound..<end.lowerBound])
+        } else if text.hasPrefix("<") {
+            return nil
+        }
+        let line = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }
+            .filter { !$0.isEmpty }.joined(separator: " ")
+        guard !line.isEmpty else { return nil }
+        return line.count > 200 ? String(line.prefix(200)) + "…" : line
+    }
+
+    /// `Retry-After` as delta-seconds or an HTTP date; nil when absent or unparsable.
+    static func retryAfter(_ value: String?, now: Date) -> Double? {
+        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
+        if let seconds = Double(value), seconds >= 0 { return seconds }
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "GMT")
+        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
+        guard let date = formatter.date(from: value) else { return nil }
+        return max(0, date.timeIntervalSince(now))
+    }
+}

@@ -1,0 +1,120 @@
+import Foundation
+import PushspoolCore
+import Synchronization
+
+/// Windows Push Notification Services (`wns`).
+///
+/// One POST per device to its channel URI, which must pass the `allowed_hosts` check first (a
+/// registry handle must never make pushspool hand its bearer token to another host). The access
+/// token is an OAuth client-credentials token from `token_endpoint`, shared by every worker and
+/// every process on the spool.
+public final class WNSProvider: PushProvider {
+    public let name = "wns"
+    private let http: any HTTPClient
+    private let tokens: AccessTokenSource
+    private let channels: WNSChannelPolicy
+    private let closed = Atomic<Bool>(false)
+
+    /// Classic (UWP/Store) token endpoint and scope. Windows App SDK apps set `token_endpoint` to
+    /// their Entra tenant and `scope` to `https://wns.windows.com/.default`.
+    public static let defaultTokenEndpoint = "https://login.live.com/accesstoken.srf"
+    public static let defaultScope = "notify.windows.com"
+    static let connectionsPerHost = 8
+
+    public init(config: WNSConfig, context: ProviderContext) throws {
+        var problems: [String] = []
+        if config.clientID.isEmpty { problems.append("providers.wns.client_id: missing") }
+        if config.clientSecret.value.isEmpty { problems.append("providers.wns.client_secret: missing or empty") }
+        let tokenURL = config.tokenEndpoint ?? Self.defaultTokenEndpoint
+        if let p = ProviderSetupChecks.httpsURLProblem(tokenURL, field: "providers.wns.token_endpoint") { problems.append(p) }
+        let scope = config.scope ?? Self.defaultScope
+        if scope.isEmpty { problems.append("providers.wns.scope: empty") }
+        problems += WNSChannelPolicy.configProblems(config.allowedHosts)
+        guard problems.isEmpty else { throw ProviderSetupError(problems) }
+
+        // WNS speaks HTTP/1.1 without pipelining: one request per connection at a time, so one
+        // connection per host would serialise every channel on the same WNS node.
+        var options = HTTPClientOptions()   // the context adds tls.ca_file
+        options.maxConnectionsPerHost = Self.connectionsPerHost
+        let http = context.makeHTTPClient(options)
+        let cache = context.credentials
+        let endpoint = OAuthTokenEndpoint(url: tokenURL, label: "wns")
+        let form = [("grant_type", "client_credentials"), ("client_id", config.clientID),
+                    ("client_secret", config.clientSecret.value), ("scope", scope)]
+        let log = context.log
+        self.http = http
+        self.channels = WNSChannelPolicy(allowedHosts: config.allowedHosts)
+        self.tokens = AccessTokenSource(key: "wns-\(config.clientID)", cache: cache) {
+            let now = cache.now
+            let result = endpoint.fetch(form: form, using: http, now: now)
+            if case .success(let c) = result {
+                log.debug("wns: new access token, valid \(Int(c.expiresAt.timeIntervalSince(now))) s")
+            }
+            return result
+        }
+    }
+
+    /// Access-token fetches so far (stats and tests).
+    public var tokenFetches: Int { tokens.fetchCount }
+
+    public func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {
+        guard !closed.load(ordering: .acquiring) else {
+            completion(ProviderResult(.retry(after: nil), code: "shutdown", reason: "wns provider is shut down"))
+            return
+        }
+        guard case .device(let device) = request.recipient else {
+            completion(ProviderResult(.rejected, code: "unsupported", reason: "wns sends to registered devices only"))
+            return
+        }
+        guard case .wns(let notification) = request.notification else {
+            completion(ProviderResult(.rejected, code: "unsupported",
+                                      reason: "wns cannot send a \(request.notification.platform.rawValue) notification"))
+            return
+        }
+        // The allow-list comes before everything else, the token fetch included: no request at all.
+        if case .denied(let reason) = channels.check(device.handle) {
+            completion(ProviderResult(.rejected, code: "host-not-allowed", reason: reason))
+            return
+        }
+        guard notification.body.count <= WNSNotification.maxPayloadBytes else {
+            completion(ProviderResult(.rejected, code: "payload-too-large",
+                                      reason: "payload is \(notification.body.count) bytes, WNS allows \(WNSNotification.maxPayloadBytes)"))
+            return
+        }
+        tokens.token { [http, tokens] result in
+            switch result {
+            case .failure(let e):
+                completion(e.result)
+            case .success(let bearer):
+                http.execute(Self.request(channel: device.handle, bearer: bearer, notification: notification)) { outcome in
+                    let r = Self.classify(outcome)
+                    if r.disposition == .refreshCredentials { tokens.invalidate(bearer) }
+                    completion(r)
+                }
+            }
+        }
+    }
+
+    public func shutdown() {
+        guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        http.shutdown()
+    }
+
+    /// The channel POST for one device (pure, so tests compare it exactly).
+    static func request(channel: String, bearer: String, notification n: WNSNotification) -> HTTPRequest {
+        var headers = [("Authorization", "Bearer \(bearer)"),
+                       ("Content-Type", n.contentType),
+                       ("X-WNS-Type", n.type)]
+        if let ttl = n.ttlSeconds { headers.append(("X-WNS-TTL", String(ttl))) }
+        return HTTPRequest(method: "POST", url: channel, headers: headers, body: n.body, timeout: 30)
+    }
+
+    static func classify(_ outcome: Result<HTTPResponse, HTTPTransportError>) -> ProviderResult {
+        switch outcome {
+        case .success(let response):
+            return WNSResponse(response).result
+        case .failure(let e):
+            return ProviderResult(e.isPermanent ? .rejected : .retry(after: nil), code: "transport", reason: e.message)
+        }
+    }
+}

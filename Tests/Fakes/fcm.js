@@ -1,0 +1,164 @@
+// Fake Firebase Cloud Messaging: the OAuth token endpoint (`POST /token`, Google's JWT-bearer
+// grant) and HTTP v1 send (`POST /v1/projects/<id>/messages:send`) on one HTTPS server (HTTP/2,
+// HTTP/1.1 allowed). It checks what Google checks and answers per registration token, scripted
+// by the token's prefix:
+//   gone…       404 UNREGISTERED                    invalid…    400 INVALID_ARGUMENT (not a valid token)
+//   mismatch…   403 SENDER_ID_MISMATCH              thirdparty… 401 THIRD_PARTY_AUTH_ERROR
+//   quota…      429 QUOTA_EXCEEDED + Retry-After: 1 once, then 200
+//   flaky…      503 UNAVAILABLE once, then 200      anything else: 200 {"name": …}
+// Options: --project ID (default pushspool-test), --client-email E (default the fixture's),
+//   --expires-in S (access-token lifetime, default 3600),
+//   --expire-first-token (sends with the first access token issued get 401 UNAUTHENTICATED, as if
+//   it had expired), --token-status N (the token endpoint refuses every grant with HTTP N).
+// Stats (--state FILE) are rewritten after every request.
+'use strict';
+const http2 = require('http2');
+const fs = require('fs');
+const path = require('path');
+const { args, tlsOptions, stateWriter, announce, verifyJWT, fixtures } = require('./common');
+
+const a = args();
+const project = a['project'] || 'pushspool-test';
+const account = JSON.parse(fs.readFileSync(path.join(fixtures, 'service-account.json'), 'utf8'));
+const clientEmail = a['client-email'] || account.client_email;
+const expiresIn = Number(a['expires-in'] || 3600);
+const expireFirst = !!a['expire-first-token'];
+const tokenStatus = a['token-status'] ? Number(a['token-status']) : null;
+const pubKey = fs.readFileSync(path.join(fixtures, 'service-account.pub.pem'));
+const writeState = stateWriter(a.state);
+const scope = 'https://www.googleapis.com/auth/firebase.messaging';
+
+const stats = {
+  tokenRequests: 0, tokensIssued: 0, badGrants: 0, sends: 0, byStatus: {}, authFailures: 0,
+  delivered: 0, duplicateDeliveries: 0, invalidRequests: 0, httpVersions: {}, perToken: {},
+  grants: [], problems: [],
+};
+const issued = new Map();            // access token -> serial number (1-based)
+const attempts = new Map();          // registration token -> attempts
+
+function problem(text) { if (stats.problems.length < 50) stats.problems.push(text); }
+
+function send(res, status, body, headers = {}) {
+  stats.byStatus[status] = (stats.byStatus[status] || 0) + 1;
+  res.writeHead(status, Object.assign({ 'content-type': 'application/json; charset=UTF-8' }, headers));
+  res.end(JSON.stringify(body));
+  writeState(stats);
+}
+
+function fcmError(status, grpc, message, errorCode, extra) {
+  const details = [];
+  if (errorCode) details.push({ '@type': 'type.googleapis.com/google.firebase.fcm.v1.FcmError', errorCode });
+  if (extra) details.push(extra);
+  return { error: { code: status, message, status: grpc, details } };
+}
+
+function invalid(res, why, field) {
+  stats.invalidRequests++;
+  problem('send: ' + why);
+  const extra = field ? { '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field, description: why }] } : null;
+  send(res, 400, fcmError(400, 'INVALID_ARGUMENT', why, 'INVALID_ARGUMENT', extra));
+}
+
+function handleToken(req, res, body, port) {
+  stats.tokenRequests++;
+  const grant = { at: Date.now() / 1000 };
+  stats.grants.push(grant);
+  const refuse = (why) => {
+    stats.badGrants++;
+    grant.refused = why;
+    problem('token: ' + why);
+    send(res, 400, { error: 'invalid_grant', error_description: why });
+  };
+  if (req.method !== 'POST') return refuse('method ' + req.method);
+  if (!String(req.headers['content-type'] || '').startsWith('application/x-www-form-urlencoded')) {
+    return refuse('content-type ' + req.headers['content-type']);
+  }
+  if (tokenStatus) {
+    stats.badGrants++;
+    return send(res, tokenStatus, { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' });
+  }
+  const form = new URLSearchParams(body.toString('utf8'));
+  if (form.get('grant_type') !== 'urn:ietf:params:oauth:grant-type:jwt-bearer') return refuse('grant_type ' + form.get('grant_type'));
+  const v = verifyJWT(form.get('assertion') || '', pubKey, 'RS256');
+  if (!v.ok) return refuse('assertion: ' + v.why);
+  const c = v.claims, now = Date.now() / 1000;
+  const aud = `https://127.0.0.1:${port}/token`;
+  if (v.header.typ !== undefined && v.header.typ !== 'JWT') return refuse('typ ' + v.header.typ);
+  if (c.iss !== clientEmail) return refuse('iss ' + c.iss);
+  if (typeof c.scope !== 'string' || !c.scope.split(' ').includes(scope)) return refuse('scope ' + c.scope);
+  if (c.aud !== aud) return refuse('aud ' + c.aud);
+  if (!Number.isInteger(c.iat) || Math.abs(c.iat - now) > 300) return refuse('iat ' + c.iat);
+  if (!Number.isInteger(c.exp) || c.exp <= c.iat || c.exp - c.iat > 3600) return refuse('exp ' + c.exp);
+  const token = `ya29.fake-${++stats.tokensIssued}-${Math.random().toString(36).slice(2)}`;
+  issued.set(token, stats.tokensIssued);
+  grant.issued = stats.tokensIssued;
+  send(res, 200, { access_token: token, expires_in: expiresIn, token_type: 'Bearer' });
+}
+
+function isStringMap(o) {
+  return o && typeof o === 'object' && !Array.isArray(o) && Object.values(o).every((x) => typeof x === 'string');
+}
+
+function handleSend(req, res, body) {
+  stats.sends++;
+  const auth = String(req.headers['authorization'] || '');
+  const bearer = auth.startsWith('Bearer ') ? auth.slice(7) : null;
+  const serial = bearer && issued.get(bearer);
+  if (!serial || (expireFirst && serial === 1)) {
+    stats.authFailures++;
+    return send(res, 401, fcmError(401, 'UNAUTHENTICATED',
+      'Request had invalid authentication credentials. Expected OAuth 2 access token.', null));
+  }
+  if (!String(req.headers['content-type'] || '').startsWith('application/json')) return invalid(res, 'content-type ' + req.headers['content-type']);
+  let doc;
+  try { doc = JSON.parse(body.toString('utf8')); } catch (e) { return invalid(res, 'body is not JSON'); }
+  if (!doc || typeof doc !== 'object' || !doc.message || typeof doc.message !== 'object') return invalid(res, 'no message object');
+  for (const k of Object.keys(doc)) if (k !== 'message' && k !== 'validate_only') return invalid(res, 'unknown field ' + k);
+  const m = doc.message;
+  const targets = ['token', 'topic', 'condition'].filter((k) => m[k] !== undefined);
+  if (targets.length !== 1 || typeof m.token !== 'string') return invalid(res, 'target must be exactly one token', 'message.token');
+  const { token, ...rest } = m;
+  const size = Buffer.byteLength(JSON.stringify(rest));
+  if (size > 4096) return invalid(res, `message too big (${size} bytes)`);
+  if (m.data !== undefined && !isStringMap(m.data)) return invalid(res, 'data values must be strings', 'message.data');
+  if (m.notification !== undefined && !isStringMap(m.notification)) return invalid(res, 'notification fields must be strings', 'message.notification');
+  if (m.android !== undefined) {
+    const an = m.android;
+    if (an.ttl !== undefined && !/^\d+(\.\d{1,9})?s$/.test(an.ttl)) return invalid(res, 'android.ttl ' + an.ttl, 'message.android.ttl');
+    if (an.priority !== undefined && !['NORMAL', 'HIGH', 'normal', 'high'].includes(an.priority)) return invalid(res, 'android.priority ' + an.priority);
+    if (an.data !== undefined && !isStringMap(an.data)) return invalid(res, 'android.data values must be strings');
+  }
+  const n = (attempts.get(token) || 0) + 1;
+  attempts.set(token, n);
+  const t = stats.perToken[token] = stats.perToken[token] || { attempts: 0, statuses: [], times: [] };
+  t.attempts = n;
+  t.times.push(Date.now() / 1000);
+  const answer = (status, bodyObj, headers) => { t.statuses.push(status); send(res, status, bodyObj, headers); };
+  if (token.startsWith('gone')) return answer(404, fcmError(404, 'NOT_FOUND', 'Requested entity was not found.', 'UNREGISTERED'));
+  if (token.startsWith('invalid')) return answer(400, fcmError(400, 'INVALID_ARGUMENT', 'The registration token is not a valid FCM registration token', 'INVALID_ARGUMENT'));
+  if (token.startsWith('mismatch')) return answer(403, fcmError(403, 'PERMISSION_DENIED', 'SenderId mismatch', 'SENDER_ID_MISMATCH'));
+  if (token.startsWith('thirdparty')) return answer(401, fcmError(401, 'UNAUTHENTICATED', 'Auth error from APNS or Web Push Service', 'THIRD_PARTY_AUTH_ERROR'));
+  if (token.startsWith('quota') && n === 1) return answer(429, fcmError(429, 'RESOURCE_EXHAUSTED', 'Quota exceeded', 'QUOTA_EXCEEDED'), { 'retry-after': '1' });
+  if (token.startsWith('flaky') && n === 1) return answer(503, fcmError(503, 'UNAVAILABLE', 'The service is currently unavailable.', 'UNAVAILABLE'));
+  if (t.statuses.includes(200)) stats.duplicateDeliveries++;
+  stats.delivered++;
+  t.message = rest;
+  answer(200, { name: `projects/${project}/messages/0:${Date.now()}%${stats.delivered}` });
+}
+
+const server = http2.createSecureServer(Object.assign(tlsOptions(), { allowHTTP1: true }));
+server.on('request', (req, res) => {
+  stats.httpVersions[req.httpVersion] = (stats.httpVersions[req.httpVersion] || 0) + 1;
+  const chunks = [];
+  req.on('data', (c) => chunks.push(c));
+  req.on('end', () => {
+    const body = Buffer.concat(chunks);
+    const url = req.url.split('?')[0];
+    if (url === '/token') return handleToken(req, res, body, server.address().port);
+    if (req.method === 'POST' && url === `/v1/projects/${project}/messages:send`) return handleSend(req, res, body);
+    problem('unexpected ' + req.method + ' ' + url);
+    send(res, 404, fcmError(404, 'NOT_FOUND', 'Requested entity was not found.', null));
+  });
+});
+writeState(stats);
+announce(server);

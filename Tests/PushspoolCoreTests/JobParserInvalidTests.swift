@@ -1,0 +1,154 @@
+import Testing
+@testable import PushspoolCore
+
+/// Invalid job files and the exact problems each must report (as `pushspool validate` prints them).
+@Suite struct JobParserInvalidTests {
+    static let ok = #""to_tag":"a","pns":"fcm","message":"m""#
+    static let apnsToken = String(repeating: "0f", count: 32)
+
+    static let cases: [(String, String, [String])] = [
+        ("syntax", "not json", ["invalid JSON at byte 0: invalid literal"]),
+        ("trailing comma", #"{"to_tag":"a",}"#, ["invalid JSON at byte 14: expected a string key"]),
+        ("duplicate key", #"{"pns":"fcm","pns":"apns"}"#, [#"invalid JSON at byte 13: duplicate key "pns""#]),
+        ("empty file", "", ["invalid JSON at byte 0: unexpected end of input"]),
+        ("not an object", "[1]", ["a job must be a JSON object, got array"]),
+        ("unknown kind", #"{"kind":"sned","pns":"fcm"}"#, [#"kind: must be "send", "register" or "unregister", got "sned""#]),
+        ("kind not string", #"{"kind":3,"colour":1}"#,
+         [#"kind: must be "send", "register" or "unregister", got number"#, "colour: unknown field"]),
+        ("unknown field", #"{\#(ok),"colour":"red"}"#, ["colour: unknown field"]),
+        ("typo suggests the field", #"{"to_tag":"a","pns":"fcm","mesage":"m"}"#,
+         [#"mesage: unknown field (did you mean "message"?)"#,
+          "message: required (a non-empty string) unless payload overrides every platform in pns"]),
+        ("typo suggests a field of this kind", #"{"kind":"register","platform":"fcm","handle":"t","tag":["a"]}"#,
+         [#"tag: unknown field (did you mean "tags"?)"#]),
+        ("control characters in a key are shown escaped", #"{\#(ok),"a\nb\u0001":1}"#, [#"a\nb\u{1}: unknown field"#]),
+        ("register field in send", #"{\#(ok),"handle":"x"}"#, ["handle: not allowed in a send job"]),
+        ("id with space", #"{"id":"a b",\#(ok)}"#, [#"id: must match [A-Za-z0-9._-]{1,128}, got "a b""#]),
+        ("id too long", #"{"id":"\#(String(repeating: "x", count: 129))",\#(ok)}"#,
+         [#"id: must match [A-Za-z0-9._-]{1,128}, got "\#(String(repeating: "x", count: 77))...""#]),
+        ("id number", #"{"id":7,\#(ok)}"#, ["id: must be a string, got number"]),
+        ("no audience", #"{"pns":"fcm","message":"m"}"#, ["one of to_tag, tags or broadcast is required"]),
+        ("broadcast false alone", #"{"broadcast":false,"pns":"fcm","message":"m"}"#,
+         ["one of to_tag, tags or broadcast is required"]),
+        ("two audiences", #"{"to_tag":"a","broadcast":true,"pns":"fcm","message":"m"}"#,
+         ["broadcast: not allowed together with to_tag (give exactly one of to_tag, tags, broadcast)"]),
+        ("broadcast string", #"{"broadcast":"yes","pns":"fcm","message":"m"}"#, ["broadcast: must be true or false, got string"]),
+        ("to_tag too long", #"{"to_tag":"\#(String(repeating: "t", count: 121))","pns":"fcm","message":"m"}"#,
+         [#"to_tag: invalid tag "\#(String(repeating: "t", count: 77))..." (expected 1 to 120 of A-Z a-z 0-9 _ @ # . : -)"#]),
+        ("tags dangling operator", #"{"tags":"username:alice && ","pns":"fcm","message":"m"}"#,
+         ["tags: at position 18: expected a tag after '&&'"]),
+        ("tags unbalanced", #"{"tags":"(a || b","pns":"fcm","message":"m"}"#,
+         ["tags: at position 7: expected ')' to close '(' at position 0"]),
+        ("tags number", #"{"tags":["a"],"pns":"fcm","message":"m"}"#, ["tags: must be a string, got array"]),
+        ("to_tag number", #"{"to_tag":1,"pns":"fcm","message":"m"}"#, ["to_tag: must be a tag string, got number"]),
+        ("pns missing", #"{"to_tag":"a","message":"m"}"#, ["pns: required (one or more of apns, fcm, gcm, wns)"]),
+        ("pns empty", #"{"to_tag":"a","pns":[],"message":"m"}"#, ["pns: must name at least one platform (apns, fcm, gcm, wns)"]),
+        ("pns number", #"{"to_tag":"a","pns":5,"message":"m"}"#, ["pns: must be a platform name or an array of them, got number"]),
+        ("pns item number", #"{"to_tag":"a","pns":["apns",1],"message":"m"}"#,
+         ["pns[1]: must be a platform name (apns, fcm, gcm, wns), got number"]),
+        ("pns unknown string", #"{"to_tag":"a","pns":"apnz","message":"m"}"#,
+         [#"pns: unknown platform "apnz" (expected apns, fcm, gcm, wns)"#]),
+        ("pns unknown item", #"{"to_tag":"a","pns":["apns","apnz"],"message":"m"}"#,
+         [#"pns[1]: unknown platform "apnz" (expected apns, fcm, gcm, wns)"#]),
+        ("pns case", #"{"to_tag":"a","pns":["APNS"],"message":"m"}"#,
+         [#"pns[0]: unknown platform "APNS" (expected apns, fcm, gcm, wns)"#]),
+        ("message missing", #"{"to_tag":"a","pns":"fcm"}"#,
+         ["message: required (a non-empty string) unless payload overrides every platform in pns"]),
+        ("message empty", #"{"to_tag":"a","pns":"fcm","message":""}"#, ["message: must be a non-empty string"]),
+        ("message number", #"{"to_tag":"a","pns":"fcm","message":5}"#, ["message: must be a string, got number"]),
+        ("from empty", #"{\#(ok),"from":""}"#, ["from: must be a non-empty string"]),
+        ("title number", #"{\#(ok),"title":1}"#, ["title: must be a string, got number"]),
+        ("sound null", #"{\#(ok),"sound":null}"#, ["sound: must be a string, got null"]),
+        ("badge negative", #"{\#(ok),"badge":-1}"#, ["badge: must be an integer from 0 to 2147483647, got -1"]),
+        ("badge fraction", #"{\#(ok),"badge":1.5}"#, ["badge: must be an integer from 0 to 2147483647, got 1.5"]),
+        ("badge too large", #"{\#(ok),"badge":2147483648}"#, ["badge: must be an integer from 0 to 2147483647, got 2147483648"]),
+        ("ttl fraction", #"{\#(ok),"ttl_seconds":60.5}"#, ["ttl_seconds: must be an integer from 0 to 2419200 (28 days), got 60.5"]),
+        ("badge string", #"{\#(ok),"badge":"3"}"#, ["badge: must be an integer from 0 to 2147483647, got string"]),
+        ("data string", #"{\#(ok),"data":"x"}"#, ["data: must be an object of strings, got string"]),
+        ("data number value", #"{\#(ok),"data":{"count":3}}"#, ["data.count: must be a string, got number"]),
+        ("data reserved from", #"{\#(ok),"data":{"from":"x"}}"#,
+         ["data.from: is reserved by FCM (from, notification, message_type, collapse_key, google*, gcm*)"]),
+        ("data reserved google prefix", #"{\#(ok),"data":{"google.c.a":"x","gcm_x":"y"}}"#,
+         ["data.google.c.a: is reserved by FCM (from, notification, message_type, collapse_key, google*, gcm*)",
+          "data.gcm_x: is reserved by FCM (from, notification, message_type, collapse_key, google*, gcm*)"]),
+        ("data message key with fcm", #"{\#(ok),"data":{"message":"x"}}"#,
+         ["data.message: is where FCM carries the message text; use another key"]),
+        ("data aps with apns", #"{"to_tag":"a","pns":"apns","message":"m","data":{"aps":"x"}}"#,
+         ["data.aps: is reserved by APNs; use another key"]),
+        ("ttl too big", #"{\#(ok),"ttl_seconds":2419201}"#, ["ttl_seconds: must be an integer from 0 to 2419200 (28 days), got 2419201"]),
+        ("ttl negative", #"{\#(ok),"ttl_seconds":-1}"#, ["ttl_seconds: must be an integer from 0 to 2419200 (28 days), got -1"]),
+        ("priority case", #"{\#(ok),"priority":"HIGH"}"#, [#"priority: must be "high" or "normal", got "HIGH""#]),
+        ("collapse_id too long", #"{\#(ok),"collapse_id":"\#(String(repeating: "é", count: 33))"}"#,
+         ["collapse_id: must be at most 64 bytes of UTF-8, got 66"]),
+        ("collapse_id header injection", #"{\#(ok),"collapse_id":"a\r\nx-evil: 1"}"#, ["collapse_id: must not contain control characters"]),
+        ("collapse_id empty", #"{\#(ok),"collapse_id":""}"#, ["collapse_id: must be a non-empty string"]),
+        ("payload array", #"{\#(ok),"payload":[]}"#, ["payload: must be an object with apns, fcm or wns, got array"]),
+        ("payload unknown platform", #"{\#(ok),"payload":{"apn":{}}}"#, ["payload.apn: unknown platform payload (expected apns, fcm, wns)"]),
+        ("payload apns string", #"{\#(ok),"payload":{"apns":"x"}}"#, ["payload.apns: must be an object, got string"]),
+        ("payload wns empty", #"{\#(ok),"payload":{"wns":""}}"#, ["payload.wns: must be a non-empty string"]),
+        ("payload fcm target", #"{\#(ok),"payload":{"fcm":{"topic":"news"}}}"#,
+         ["payload.fcm.topic: not allowed (pushspool sets the target of each message)"]),
+        ("payload fcm data number", #"{\#(ok),"payload":{"fcm":{"data":{"n":1}}}}"#, ["payload.fcm.data.n: must be a string, got number"]),
+        ("not_before words", #"{\#(ok),"not_before":"tomorrow"}"#,
+         [#"not_before: must be an RFC 3339 time with an offset, e.g. "2026-11-22T09:00:00Z", got "tomorrow""#]),
+        ("not_before no offset", #"{\#(ok),"not_before":"2026-11-22T09:30:00"}"#,
+         [#"not_before: must be an RFC 3339 time with an offset, e.g. "2026-11-22T09:00:00Z", got "2026-11-22T09:30:00""#]),
+        ("not_before bad day", #"{\#(ok),"not_before":"2026-02-29T09:30:00Z"}"#,
+         [#"not_before: must be an RFC 3339 time with an offset, e.g. "2026-11-22T09:00:00Z", got "2026-02-29T09:30:00Z""#]),
+        ("message too large for APNs and FCM", #"{"to_tag":"a","pns":["fcm","apns"],"message":"\#(String(repeating: "x", count: 4080))"}"#,
+         ["message: FCM message is 4115 bytes (limit 4096)", "message: APNs payload is 4100 bytes (limit 4096)"]),
+        ("register missing fields", #"{"kind":"register","message":"hi"}"#,
+         ["message: not allowed in a register job", "platform: required (one of apns, fcm, gcm, wns)",
+          "handle: required (the device token or channel URI)"]),
+        ("register unknown platform", #"{"kind":"register","platform":"ios","handle":"x"}"#,
+         [#"platform: unknown platform "ios" (expected apns, fcm, gcm, wns)"#]),
+        ("register short APNs token", #"{"kind":"register","handle":"abc","platform":"apns"}"#,
+         ["handle: an APNs device token must be an even number (64 or more) of hex digits"]),
+        ("register odd APNs token", #"{"kind":"register","platform":"apns","handle":"\#(apnsToken)0"}"#,
+         ["handle: an APNs device token must be an even number (64 or more) of hex digits"]),
+        ("register WNS handle not a URL", #"{"kind":"register","platform":"wns","handle":"channel-7"}"#,
+         ["handle: a WNS channel URI must be an absolute URL, e.g. https://….notify.windows.com/?token=…"]),
+        ("register handle with space", #"{"kind":"register","platform":"fcm","handle":"a b"}"#,
+         ["handle: must not contain spaces or control characters"]),
+        ("register tags string", #"{"kind":"register","platform":"fcm","handle":"t","tags":"a"}"#,
+         ["tags: must be an array of tags, got string"]),
+        ("register bad tag", #"{"kind":"register","platform":"fcm","handle":"t","tags":["ok","no way"]}"#,
+         [#"tags[1]: invalid tag "no way" (expected 1 to 120 of A-Z a-z 0-9 _ @ # . : -)"#]),
+        ("register installation id with space", #"{"kind":"register","id":"a b","platform":"fcm","handle":"t"}"#,
+         [#"id: must be an installation id of 1 to 128 bytes without spaces or control characters, got "a b""#]),
+        ("unregister both", #"{"kind":"unregister","id":"i","handle":"h"}"#,
+         ["handle: not allowed together with id (give exactly one of id, handle)"]),
+        ("unregister neither", #"{"kind":"unregister"}"#, ["one of id or handle is required"]),
+        ("unregister with send field", #"{"kind":"unregister","id":"i","pns":"fcm"}"#, ["pns: not allowed in an unregister job"]),
+    ]
+
+    @Test(arguments: cases)
+    func reportsExactProblems(name: String, json: String, expected: [String]) {
+        let (job, problems) = parseJob(json)
+        #expect(job == nil, "\(name)")
+        #expect(problems == expected, "\(name)")
+    }
+
+    @Test func invalidDefaultIDNamesID() {
+        #expect(parseJob(#"{\#(Self.ok)}"#, file: "my job.json").problems
+                == [#"id: the file name "my job.json" gives no valid default id (expected [A-Za-z0-9._-]{1,128} before .json); set "id""#])
+        // An explicit id makes the file name irrelevant.
+        #expect(parseJob(#"{"id":"fine",\#(Self.ok)}"#, file: "my job.json").job?.id == "fine")
+        // Register jobs take their job id from the file name whatever `id` says (it is the installation id).
+        #expect(parseJob(#"{"kind":"unregister","id":"i"}"#, file: "a b.json").problems
+                == [#"the file name "a b.json" gives no valid job id (expected [A-Za-z0-9._-]{1,128} before .json)"#])
+    }
+
+    @Test func dataKeysReservedOnlyForListedPlatforms() {
+        #expect(parseJob(#"{"to_tag":"a","pns":"apns","message":"m","data":{"from":"x","message":"y"}}"#).problems == [])
+        #expect(parseJob(#"{"to_tag":"a","pns":"fcm","message":"m","data":{"aps":"x"}}"#).problems == [])
+    }
+}
+
+@Suite struct EditDistanceTests {
+    @Test(arguments: [("", "", 0), ("", "abc", 3), ("abc", "", 3), ("mesage", "message", 1), ("tag", "tags", 1),
+                      ("colour", "collapse_id", 8), ("kitten", "sitting", 3)])
+    func levenshtein(a: String, b: String, expected: Int) {
+        #expect(Fields.editDistance(a, b) == expected)
+    }
+}

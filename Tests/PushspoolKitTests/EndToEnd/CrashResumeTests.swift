@@ -1,0 +1,53 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// "Nothing is lost": the real binary is killed with SIGKILL in the middle of a campaign to a
+/// slow (fake) WNS; the next `run --once` resumes the job from its result log.
+@Suite(.enabled(if: Paths.nodeAvailable), .serialized)
+struct CrashResumeTests {
+    @Test func killDashNineMidCampaignThenResume() throws {
+        let h = try PushCloudHarness(wnsArgs: ["delay-ms": "40"])
+        let count = 120
+        try h.register((0..<count).map { ("c\($0)", "wns", WNSIntegrationTests.channel(h.wns, "ok-\($0)")) })
+        h.dir.write("pushspool.json", (h.dir.read("pushspool.json") ?? "").replacingOccurrences(of: #""concurrency": 256"#, with: #""concurrency": 4"#))
+        try h.submit("campaign", #"{"to_tag": "username:alice", "pns": ["wns"], "message": "m"}"#)
+
+        let p = Process()
+        p.executableURL = Paths.binary
+        p.arguments = ["run", "--once", "--config", h.configPath]
+        p.currentDirectoryURL = h.dir.url
+        var env = ProcessInfo.processInfo.environment
+        env["TEST_WNS_SECRET"] = PushCloudHarness.clientSecret
+        p.environment = env
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        // Kill once a good part (but not all) of the campaign is logged.
+        var waited = 0.0
+        while h.deliveries("campaign").count < 30 && waited < 30 { Thread.sleep(forTimeInterval: 0.02); waited += 0.02 }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        let logged = h.deliveries("campaign").count
+        #expect(logged >= 30 && logged < count, "killed after \(logged) deliveries")
+        #expect(h.dir.list("spool/active") == ["campaign.json"])
+
+        let resume = try h.runOnce()
+        #expect(resume.status == 0, "\(resume.stderr)")
+        #expect(h.dir.list("spool/done") == ["campaign.json"])
+        let d = h.deliveries("campaign")
+        #expect(d.count == count)
+        #expect(d.values.allSatisfy { $0.str("status") == "delivered" })
+        let lines = h.results("campaign")
+        #expect(lines.filter { $0["type"] as? String == "job" }.count == 1)
+        #expect(lines.filter { $0["type"] as? String == "delivery" }.count == count, "a target was logged twice")
+        #expect(h.summary("campaign")?.int("delivered") == count)
+        // At-least-once at the service: only requests in flight at the kill (≤ concurrency 4) and
+        // those answered in the last unflushed log window (250 ms at ≤ 100/s here) may repeat.
+        let s = try #require(h.wns).state()
+        let posts = s.int("posts") ?? 0
+        #expect(posts >= count && posts <= count + 4 + 25, "posts \(posts)")
+    }
+}

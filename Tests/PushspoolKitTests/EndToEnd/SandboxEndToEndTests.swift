@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+
+/// The real `pushspool` binary against the sandbox provider, in a fresh directory.
+@Suite struct SandboxEndToEndTests {
+    /// A working directory holding a copy of examples/, as a fresh clone would.
+    func checkout() throws -> TempDir {
+        let dir = TempDir("pushspool-e2e")
+        try FileManager.default.copyItem(at: Paths.packageRoot.appendingPathComponent("examples"),
+                                         to: dir.url.appendingPathComponent("examples"))
+        return dir
+    }
+
+    @Test("demo: exits 0, good jobs in done/, the invalid one in failed/ with its reason, tutorial payloads in the outbox")
+    func demo() throws {
+        let dir = try checkout()
+        let r = try runPushspool(["demo"], cwd: dir.url)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("job demo-notify-alice: done — delivered 3, failed 0"))
+        #expect(dir.list("jobs/done") == ["demo-broadcast.json", "demo-notify-alice.json", "demo-redsox-campaign.json"])
+        #expect(dir.list("jobs/failed") == ["demo-invalid.json"])
+        let invalid = dir.jsonLines("jobs/results/demo-invalid.jsonl")
+        #expect(invalid.last?["status"] as? String == "failed")
+        #expect((invalid.last?["error"] as? String)?.contains("pns[1]: unknown platform \"apnz\"") == true)
+        let apns = dir.jsonLines("jobs/outbox/apns.jsonl").filter { $0["job"] as? String == "demo-notify-alice" }
+        #expect(apns.count == 1)
+        #expect((apns.first?["payload"] as? [String: Any]).map { NSDictionary(dictionary: $0) } == NSDictionary(dictionary: ["aps": ["alert": "From bob: hi"]]))
+        #expect(dir.read("jobs/outbox/fcm.jsonl")?.contains(#""payload":{"message":{"data":{"message":"From bob: hi"}}}"#) == true)
+        #expect(dir.read("jobs/outbox/wns.jsonl")?.contains(#"<toast><visual><binding template=\"ToastText01\"><text id=\"1\">From bob: hi</text></binding></visual></toast>"#) == true)
+        // The tag-expression campaign reached exactly the Boston fans.
+        let campaign = dir.jsonLines("jobs/results/demo-redsox-campaign.jsonl").filter { $0["type"] as? String == "delivery" }
+        #expect(Set(campaign.compactMap { $0["device"] as? String }) == ["alice-iphone", "alice-pixel", "bob-iphone", "carol-laptop"])
+        // Running it again is a fresh tour, not a pile of duplicates.
+        let again = try runPushspool(["demo"], cwd: dir.url)
+        #expect(again.status == 0)
+        #expect(!again.stdout.contains("duplicate"))
+    }
+
+    @Test("submit, register and run --once through the real binary; a resubmitted id is a duplicate")
+    func submitAndRun() throws {
+        let dir = TempDir("pushspool-e2e")
+        let spool = ["--spool", dir.path("spool")]
+        #expect(try runPushspool(["register", "--platform", "gcm", "--handle", "tok-a", "--tag", "username:alice", "--id", "a1"] + spool).status == 0)
+        #expect(try runPushspool(["register", "--platform", "wns", "--handle", "https://x.notify.windows.com/?t=1", "--tag", "username:alice"] + spool).status == 0)
+        let count = try runPushspool(["devices", "--tags", "username:alice", "--count"] + spool)
+        #expect(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "2")
+        let submit = try runPushspool(["submit", "--to-tag", "username:alice", "--pns", "fcm,wns", "--message", "hi", "--from", "bob", "--id", "s1"] + spool)
+        #expect(submit.status == 0, "\(submit.stderr)")
+        let run = try runPushspool(["run", "--once"] + spool)
+        #expect(run.status == 0)
+        #expect(run.stdout.contains("job s1: done — delivered 2"))
+        #expect(dir.list("spool/done") == ["s1.json"])
+        #expect(try runPushspool(["submit", "--to-tag", "username:alice", "--pns", "fcm", "--message", "hi", "--id", "s1"] + spool).status == 0)
+        let again = try runPushspool(["run", "--once"] + spool)
+        #expect(again.stdout.contains("job s1: duplicate"))
+        #expect(dir.jsonLines("spool/outbox/fcm.jsonl").count == 1)
+        let status = try runPushspool(["status", "--json"] + spool)
+        #expect(status.stdout.contains(#""done":{"count":2"#))
+    }
+
+    @Test("bad input gets one line per problem naming the field, and sysexits codes")
+    func exitCodes() throws {
+        let dir = TempDir("pushspool-e2e")
+        dir.write("bad.json", #"{"to_tag":"username:alice","pns":"apns","message":"x","badge":-1}"#)
+        dir.write("good.json", #"{"to_tag":"username:alice","pns":"apns","message":"x"}"#)
+        let v = try runPushspool(["validate", dir.path("bad.json"), dir.path("good.json")])
+        #expect(v.status == 65)
+        #expect(v.stdout.contains("bad.json: badge:"))
+        #expect(v.stdout.contains("good.json: ok"))
+        #expect(try runPushspool(["frobnicate"]).status == 64)
+        #expect(try runPushspool(["submit", "--pns", "apns"], cwd: dir.url).status == 64)
+        dir.write("pushspool.json", #"{"concurrency": 0, "colour": "blue", "providers": {"wns": {"client_id": "x", "client_secret": "env:NOPE_NOT_SET"}}}"#)
+        let check = try runPushspool(["config", "--check"], cwd: dir.url)
+        #expect(check.status == 78)
+        #expect(check.stderr.contains("colour: unknown key"))
+        #expect(check.stderr.contains("concurrency: must be an integer"))
+        #expect(check.stderr.contains("providers.wns.client_secret: environment variable NOPE_NOT_SET is not set"))
+        let ok = try runPushspool(["config", "--check", "--config", "/dev/null"], cwd: dir.url)
+        #expect(ok.status == 78)   // an empty file is not a JSON object
+    }
+
+    @Test("config --check validates without creating anything")
+    func configCheckCreatesNothing() throws {
+        let dir = TempDir("pushspool-e2e")
+        let r = try runPushspool(["config", "--check"], cwd: dir.url)
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("configuration ok"))
+        #expect(dir.list(".").isEmpty)
+    }
+
+    @Test("a world-writable spool is refused")
+    func worldWritable() throws {
+        let dir = TempDir("pushspool-e2e")
+        #expect(try runPushspool(["status", "--spool", dir.path("s")]).status == 0)
+        chmod(dir.path("s/incoming"), 0o777)
+        let r = try runPushspool(["run", "--once", "--spool", dir.path("s")])
+        #expect(r.status == 78)
+        #expect(r.stderr.contains("world-writable"))
+    }
+
+    @Test("run (watching) picks up a dropped job and stops cleanly on SIGTERM")
+    func watchAndStop() throws {
+        let dir = TempDir("pushspool-e2e")
+        let spool = ["--spool", dir.path("spool")]
+        #expect(try runPushspool(["register", "--platform", "apns", "--handle", "ab12", "--tag", "t"] + spool).status == 0)
+        let p = Process()
+        p.executableURL = Paths.binary
+        p.arguments = ["run"] + spool
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        #expect(try runPushspool(["submit", "--to-tag", "t", "--pns", "apns", "--message", "m", "--id", "w1"] + spool).status == 0)
+        var waited = 0.0
+        while dir.list("spool/done").isEmpty && waited < 20 { Thread.sleep(forTimeInterval: 0.05); waited += 0.05 }
+        p.terminate()
+        p.waitUntilExit()
+        #expect(dir.list("spool/done") == ["w1.json"])
+        #expect(p.terminationStatus == 0)
+    }
+}

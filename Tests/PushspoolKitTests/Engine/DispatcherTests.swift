@@ -1,0 +1,184 @@
+import Foundation
+import Testing
+@testable import PushspoolKit
+import PushspoolCore
+
+@Suite struct DispatcherTests {
+    func seed(_ h: EngineHarness) throws {
+        try h.register("alice-iphone", .apns, tags: ["username:alice", "location_Boston"])
+        try h.register("alice-pixel", .fcm, tags: ["username:alice"])
+        try h.register("alice-pc", .wns, tags: ["username:alice", "location_Boston"])
+        try h.register("bob-iphone", .apns, tags: ["username:bob", "location_Boston"])
+    }
+
+    @Test("a send job fans out per platform and device, logs every target, moves to done/")
+    func fanOut() throws {
+        let h = try EngineHarness()
+        try seed(h)
+        try h.drop("t.json", #"{"id":"t1","to_tag":"username:alice","pns":["apns","gcm","wns"],"from":"bob","message":"hi"}"#)
+        let provider = ScriptedProvider()
+        let reports = h.runOnce(provider)
+        #expect(reports.map(\.id) == ["t1"])
+        #expect(h.list(.done) == ["t.json"])
+        let lines = h.resultLines("t1")
+        #expect(lines.first?["type"] as? String == "job")
+        #expect(lines.first?["targets"] as? Int == 3)
+        #expect(lines.first?["pns"] as? [String] == ["apns", "fcm", "wns"])
+        #expect(Set(h.deliveries("t1").compactMap { $0["device"] as? String }) == ["alice-iphone", "alice-pixel", "alice-pc"])
+        #expect(h.summary("t1")?["delivered"] as? Int == 3)
+        #expect(h.summary("t1")?["status"] as? String == "done")
+        #expect(provider.requests.count == 3)
+    }
+
+    @Test("gone devices are removed from the registry and logged unregistered")
+    func prune() throws {
+        let h = try EngineHarness()
+        try seed(h)
+        try h.drop("p.json", #"{"id":"p","tags":"location_Boston","pns":["apns","wns"],"message":"m"}"#)
+        let provider = ScriptedProvider { r in
+            if case .device(let d) = r.recipient, d.id == "bob-iphone" { return ProviderResult(.deviceGone(since: nil), code: "410", reason: "Unregistered") }
+            return ProviderResult(.delivered, code: "200")
+        }
+        h.runOnce(provider)
+        #expect(h.summary("p")?["unregistered"] as? Int == 1)
+        #expect(h.summary("p")?["delivered"] as? Int == 2)
+        #expect(try h.registry.device(id: "bob-iphone") == nil)
+        #expect(try h.registry.device(id: "alice-iphone") != nil)
+        let bob = h.deliveries("p").first { $0["device"] as? String == "bob-iphone" }
+        #expect(bob?["status"] as? String == "unregistered")
+        #expect(bob?["reason"] as? String == "Unregistered")
+    }
+
+    @Test("an id with a completed result log is a duplicate and is not sent again")
+    func duplicate() throws {
+        let h = try EngineHarness()
+        try seed(h)
+        let job = #"{"id":"dup","to_tag":"username:bob","pns":["apns"],"message":"once"}"#
+        try h.drop("first.json", job)
+        let provider = ScriptedProvider()
+        h.runOnce(provider)
+        try h.drop("second.json", job)
+        let reports = h.runOnce(provider)
+        #expect(reports.first?.outcome == .duplicate)
+        #expect(provider.requests.count == 1)
+        #expect(h.list(.done).sorted() == ["first.json", "second.duplicate.json"])
+        #expect(h.deliveries("dup").count == 1)
+    }
+
+    @Test("an invalid job is quarantined with its reason in one line; a corrected resubmission runs")
+    func quarantine() throws {
+        let h = try EngineHarness()
+        try seed(h)
+        try h.drop("bad.json", #"{"to_tag":"username:bob","pns":["apnz"],"message":"x"}"#)
+        let reports = h.runOnce(ScriptedProvider())
+        #expect(h.list(.failed) == ["bad.json"])
+        #expect(h.summary("bad")?["status"] as? String == "failed")
+        #expect((h.summary("bad")?["error"] as? String)?.contains("pns[0]: unknown platform \"apnz\"") == true)
+        if case .failed = reports.first?.outcome {} else { Issue.record("expected a failed report") }
+        try h.drop("bad.json", #"{"to_tag":"username:bob","pns":["apns"],"message":"x"}"#)
+        let provider = ScriptedProvider()
+        h.runOnce(provider)
+        #expect(provider.requests.count == 1)
+        #expect(h.summary("bad")?["status"] as? String == "done")
+    }
+
+    @Test("not_before holds a job in incoming/ until its time; past times run at once")
+    func notBefore() throws {
+        let h = try EngineHarness()
+        try seed(h)
+        try h.drop("later.json", #"{"id":"later","to_tag":"username:bob","pns":["apns"],"message":"x","not_before":"2999-01-01T00:00:00Z"}"#)
+        try h.drop("now.json", #"{"id":"now","to_tag":"username:bob","pns":["apns"],"message":"x","not_before":"2020-01-01T00:00:00+02:00"}"#)
+        let provider = ScriptedProvider()
+        h.runOnce(provider)
+        #expect(h.list(.incoming) == ["later.json"])
+        #expect(h.list(.done) == ["now.json"])
+        #expect(provider.requests.count == 1)
+    }
+
+    @Test("a watching dispatcher wakes for a scheduled job without polling")
+    func scheduledWake() throws {
+        let h = try EngineHarness()
+        try seed(h)
+        let due = Date().addingTimeInterval(1.0)
+        let stamp = Timestamp.rfc3339(due)
+        try h.drop("soon.json", #"{"id":"soon","to_tag":"username:bob","pns":["apns"],"message":"x","not_before":"\#(stamp)"}"#)
+        let provider = ScriptedProvider()
+        let state = ProviderState(provider: provider)
+        let dispatcher = h.makeDispatcher(routes: [.apns: state, .fcm: state, .wns: state])
+        let finished = DispatchSemaphore(value: 0)
+        // Poll interval of an hour: only the not_before timer can wake it.
+        let watcher = SpoolWatcher(directory: h.dir.url.appendingPathComponent("nonexistent"), pollInterval: 3600)
+        DispatchQueue.global().async { dispatcher.runForever(watcher: watcher); finished.signal() }
+        var waited = 0.0
+        while h.list(.done).isEmpty && waited < 15 { Thread.sleep(forTimeInterval: 0.05); waited += 0.05 }
+        dispatcher.stop()
+        #expect(finished.wait(timeout: .now() + 10) == .success)
+        #expect(h.list(.done) == ["soon.json"])
+        #expect(provider.requests.count == 1)
+        #expect(provider.requests.first.map { _ in Date() >= due } == true)
+    }
+
+    @Test("a crashed run resumes: targets already final in the result log are not sent again")
+    func resume() throws {
+        let h = try EngineHarness()
+        try seed(h)
+        // As a kill -9 leaves it: the job in active/, a log with a job line, one delivery, a torn line.
+        h.dir.write("spool/active/r.json", #"{"id":"r","tags":"location_Boston","pns":["apns","wns"],"message":"m"}"#)
+        h.dir.write("spool/results/r.jsonl", """
+            {"type":"job","id":"r","file":"r.json","received_at":"2026-01-01T00:00:00.000Z","pns":["apns","wns"],"targets":3}
+            {"type":"delivery","platform":"apns","provider":"apns","device":"alice-iphone","status":"delivered","attempts":2,"code":"200","reason":null,"provider_id":"a","at":"2026-01-01T00:00:01.000Z"}
+            {"type":"delivery","platform":"wns","provid
+            """)
+        let provider = ScriptedProvider()
+        h.runOnce(provider)
+        #expect(Set(provider.attemptsByRecipient.keys) == ["apns|bob-iphone", "wns|alice-pc"])
+        #expect(h.list(.done) == ["r.json"])
+        let lines = h.resultLines("r")
+        #expect(lines.filter { $0["type"] as? String == "job" }.count == 1)
+        #expect(h.deliveries("r").count == 3)
+        #expect(h.summary("r")?["delivered"] as? Int == 3)
+        #expect(h.summary("r")?["retries"] as? Int == 1)
+    }
+
+    @Test("two dispatchers on one spool process every job exactly once")
+    func twoDispatchers() throws {
+        let h = try EngineHarness()
+        for i in 0..<20 { try h.register("d\(i)", .fcm, tags: ["all"]) }
+        for i in 0..<40 { try h.drop("j\(i).json", #"{"id":"j\#(i)","to_tag":"all","pns":["fcm"],"message":"m\#(i)"}"#) }
+        let provider = ScriptedProvider()
+        let state = ProviderState(provider: provider)
+        let routes: [Platform: ProviderState] = [.apns: state, .fcm: state, .wns: state]
+        let a = h.makeDispatcher(routes: routes), b = h.makeDispatcher(routes: routes)
+        DispatchQueue.concurrentPerform(iterations: 2) { i in (i == 0 ? a : b).runOnce() }
+        // A job a dispatcher found claimed by the other is picked up by neither twice.
+        #expect(h.list(.done).count == 40)
+        #expect(provider.requests.count == 40 * 20)
+        #expect(Set(provider.requests.map { "\($0.jobID)|\(ResultLogContents.key(platform: $0.platform, recipient: $0.recipient))" }).count == 800)
+    }
+
+    @Test("register and unregister jobs change the registry and log the change")
+    func registrationJobs() throws {
+        let h = try EngineHarness()
+        try h.drop("reg.json", #"{"kind":"register","id":"new-phone","platform":"gcm","handle":"tok-1","tags":["username:zoe"]}"#)
+        h.runOnce(ScriptedProvider())
+        #expect(try h.registry.device(id: "new-phone")?.platform == .fcm)
+        try h.drop("unreg.json", #"{"kind":"unregister","id":"new-phone"}"#)
+        h.runOnce(ScriptedProvider())
+        #expect(try h.registry.device(id: "new-phone") == nil)
+        #expect(h.resultLines("unreg").contains { $0["type"] as? String == "registration" && $0["action"] as? String == "unregister" })
+        #expect(h.list(.done).sorted() == ["reg.json", "unreg.json"])
+    }
+
+    @Test("a hub route gets one request per platform with the audience as written")
+    func hubRoute() throws {
+        let h = try EngineHarness()
+        try h.drop("hub.json", #"{"id":"hub","tags":"a && !b","pns":["apns","fcm"],"message":"m"}"#)
+        let hub = ScriptedProvider(name: "azure", resolvesTags: true) { _ in ProviderResult(.delivered, code: "201", providerID: "n-1") }
+        h.runOnce(hub)
+        #expect(hub.requests.count == 2)
+        #expect(hub.requests.allSatisfy { $0.recipient == .hub(.expression(try! TagExpression.parse("a && !b"), source: "a && !b")) })
+        let lines = h.deliveries("hub")
+        #expect(lines.count == 2)
+        #expect(lines.allSatisfy { $0["tags"] as? String == "a && !b" && $0["provider"] as? String == "azure" && $0["device"] == nil })
+    }
+}

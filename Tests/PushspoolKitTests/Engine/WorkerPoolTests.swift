@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+@testable import PushspoolKit
+import PushspoolCore
+
+@Suite struct WorkerPoolTests {
+    /// One target through the pool with a scripted sequence of results.
+    func outcome(_ script: [ProviderResult], policy: RetryPolicy = RetryPolicy(maxAttempts: 4, baseDelay: 0.001, maxDelay: 0.01),
+                 state: ProviderState? = nil) -> (TargetOutcome, ScriptedProvider) {
+        let provider = ScriptedProvider { r in script[min(r.attempt - 1, script.count - 1)] }
+        let st = state ?? ProviderState(provider: provider)
+        let pool = WorkerPool(concurrency: 2, policy: policy, random: { 0.5 })
+        let box = ResultBox<TargetOutcome>()
+        let device = Device(id: "d1", platform: .apns, handle: "h", tags: [], updatedAt: Date())
+        pool.submit(SendRequest(jobID: "j", platform: .apns, recipient: .device(device),
+                                notification: .apns(APNsNotification(payload: Array("{}".utf8)))), via: st) { box.set($0) }
+        return (box.wait(), provider)
+    }
+
+    @Test("retries transient failures, then delivers, counting attempts")
+    func retryThenDeliver() {
+        let (o, p) = outcome([ProviderResult(.retry(after: nil), code: "503"), ProviderResult(.reconnect, code: "transport"),
+                              ProviderResult(.delivered, code: "200", providerID: "x")])
+        #expect(o.status == .delivered)
+        #expect(o.attempts == 3)
+        #expect(o.result.providerID == "x")
+        #expect(p.requests.count == 3)
+    }
+
+    @Test("gives up after max_attempts with the last reason")
+    func exhausted() {
+        let (o, p) = outcome([ProviderResult(.retry(after: nil), code: "500", reason: "InternalServerError")])
+        #expect(o.status == .failed)
+        #expect(o.attempts == 4)
+        #expect(o.result.reason == "InternalServerError")
+        #expect(p.requests.count == 4)
+    }
+
+    @Test("permanent rejections and gone devices are final at once")
+    func finalAtOnce() {
+        #expect(outcome([ProviderResult(.rejected, code: "400", reason: "BadTopic")]).0.status == .failed)
+        let gone = outcome([ProviderResult(.deviceGone(since: 5), code: "410", reason: "Unregistered")])
+        #expect(gone.0.status == .unregistered)
+        #expect(gone.1.requests.count == 1)
+    }
+
+    @Test("broken credentials pause the provider; later targets fail without a request")
+    func pause() {
+        let provider = ScriptedProvider { _ in ProviderResult(.credentialsBroken, code: "403", reason: "InvalidProviderToken") }
+        let state = ProviderState(provider: provider)
+        let first = outcome([], state: state)
+        #expect(first.0.status == .failed)
+        #expect(state.pausedReason == "InvalidProviderToken")
+        let second = outcome([], state: state)
+        #expect(second.0.status == .failed)
+        #expect(second.0.result.code == "paused")
+        #expect(provider.requests.count == 1)
+    }
+
+    @Test("a stale credential is retried once at once; twice in a row pauses")
+    func refreshOnce() {
+        let ok = outcome([ProviderResult(.refreshCredentials, code: "403"), ProviderResult(.delivered, code: "200")])
+        #expect(ok.0.status == .delivered && ok.0.attempts == 2)
+        let provider = ScriptedProvider { _ in ProviderResult(.refreshCredentials, code: "401") }
+        let state = ProviderState(provider: provider)
+        let broken = outcome([], state: state)
+        #expect(broken.0.status == .failed)
+        #expect(provider.requests.count == 2)
+        #expect(state.pausedReason != nil)
+    }
+
+    @Test("a service's retry-after quiets the provider for new targets")
+    func quiet() {
+        let provider = ScriptedProvider { r in r.attempt == 1 ? ProviderResult(.retry(after: 0.05), code: "429") : ProviderResult(.delivered) }
+        let state = ProviderState(provider: provider)
+        let before = Date()
+        let o = outcome([], state: state)
+        #expect(o.0.status == .delivered)
+        #expect(state.quietUntil > before)
+        #expect(Date().timeIntervalSince(before) >= 0.05)
+    }
+
+    @Test("never more than `concurrency` notifications in flight")
+    func bounded() {
+        let provider = ScriptedProvider(delay: 0.002)
+        let state = ProviderState(provider: provider)
+        let pool = WorkerPool(concurrency: 8, policy: RetryPolicy(), random: { 0.5 })
+        let group = DispatchGroup()
+        for i in 0..<400 {
+            group.enter()
+            let d = Device(id: "d\(i)", platform: .fcm, handle: "h\(i)", tags: [], updatedAt: Date())
+            pool.submit(SendRequest(jobID: "j", platform: .fcm, recipient: .device(d),
+                                    notification: .fcm(FCMNotification(message: .object([])))), via: state) { _ in group.leave() }
+        }
+        group.wait()
+        #expect(provider.requests.count == 400)
+        #expect(provider.maxInFlight <= 8)
+        #expect(provider.maxInFlight >= 2)
+    }
+}

@@ -1,0 +1,106 @@
+import Foundation
+import Testing
+
+/// A temporary pushspool setup wired to local fakes: `pushspool.json` with the fakes' endpoints,
+/// a copy of the service account whose `token_uri` points at the fake, `tls.ca_file` = the test CA,
+/// and `allowed_hosts` = ["127.0.0.1"] (the fakes' host). Runs the real binary.
+final class PushCloudHarness {
+    let dir = TempDir("pushspool-oauth")
+    var fcm: FakeServer?
+    var wns: FakeServer?
+    var apns: FakeServer?
+    static let clientID = "ms-app://s-1-15-2-test"
+    static let clientSecret = "t0p&secret=value"
+
+    init(fcmArgs: [String: String]? = nil, wnsArgs: [String: String]? = nil, apnsArgs: [String: String]? = nil,
+         retry: String = #"{"max_attempts": 4, "base_delay_ms": 10, "max_delay_ms": 2000}"#) throws {
+        var providers: [String] = []
+        if let fcmArgs {
+            let f = try FakeServer("fcm", args: fcmArgs, dir: dir)
+            let account = try String(contentsOf: Paths.fixture("service-account.json"), encoding: .utf8)
+            dir.write("service-account.json", account.replacingOccurrences(of: "PORT", with: String(f.port)))
+            providers.append(#""fcm": {"service_account_file": "service-account.json", "endpoint": "\#(f.url)"}"#)
+            fcm = f
+        }
+        if var wnsArgs {
+            wnsArgs["client-id"] = Self.clientID
+            wnsArgs["client-secret"] = Self.clientSecret
+            let w = try FakeServer("wns", args: wnsArgs, dir: dir)
+            providers.append(#""wns": {"client_id": "\#(Self.clientID)", "client_secret": "env:TEST_WNS_SECRET", "#
+                + #""token_endpoint": "\#(w.url)/token", "allowed_hosts": ["127.0.0.1"]}"#)
+            wns = w
+        }
+        if let apnsArgs {
+            let a = try FakeServer("apns", args: apnsArgs, dir: dir)
+            providers.append(#""apns": {"team_id": "TEAMID1234", "key_id": "TESTKEY123", "key_file": "\#(Paths.fixture("AuthKey_TESTKEY123.p8").path)", "#
+                + #""topic": "com.example.app", "environment": "sandbox", "endpoint": "\#(a.url)"}"#)
+            apns = a
+        }
+        dir.write("pushspool.json", """
+            {"spool": "spool", "concurrency": 256, "retry": \(retry),
+             "providers": {\(providers.joined(separator: ", "))},
+             "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}}
+            """)
+    }
+
+    var configPath: String { dir.path("pushspool.json") }
+
+    @discardableResult
+    func cli(_ args: [String]) throws -> RunResult {
+        try runPushspool(args + ["--config", configPath], cwd: dir.url, env: ["TEST_WNS_SECRET": Self.clientSecret])
+    }
+
+    /// Registers devices in one `import` (one process however many devices).
+    func register(_ devices: [(id: String, platform: String, handle: String)], tag: String = "username:alice") throws {
+        let lines = devices.map { d in
+            #"{"id": "\#(d.id)", "platform": "\#(d.platform)", "handle": "\#(d.handle)", "tags": ["\#(tag)"]}"#
+        }
+        dir.write("devices.jsonl", lines.joined(separator: "\n") + "\n")
+        let r = try cli(["import", dir.path("devices.jsonl")])
+        #expect(r.status == 0, "import failed: \(r.stderr)")
+    }
+
+    /// Drops a job into the spool the way writers must: tmp/ then a rename into incoming/.
+    func submit(_ id: String, _ json: String) throws {
+        let tmp = dir.url.appendingPathComponent("spool/tmp/\(id).json")
+        try FileManager.default.createDirectory(at: tmp.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try Data(json.utf8).write(to: tmp)
+        try FileManager.default.moveItem(at: tmp, to: dir.url.appendingPathComponent("spool/incoming/\(id).json"))
+    }
+
+    func runOnce() throws -> RunResult { try cli(["run", "--once"]) }
+
+    func results(_ jobID: String) -> [[String: Any]] { dir.jsonLines("spool/results/\(jobID).jsonl") }
+
+    /// device id → its delivery line.
+    func deliveries(_ jobID: String) -> [String: [String: Any]] {
+        var out: [String: [String: Any]] = [:]
+        for line in results(jobID) where line["type"] as? String == "delivery" {
+            if let d = line["device"] as? String { out[d] = line }
+        }
+        return out
+    }
+
+    func summary(_ jobID: String) -> [String: Any]? { results(jobID).last { $0["type"] as? String == "summary" } }
+
+    /// Ids of the devices still registered.
+    func registeredIDs() throws -> Set<String> {
+        let r = try cli(["devices"])
+        return Set(r.stdout.split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String
+        })
+    }
+
+    /// Everything pushspool wrote that a user or log collector could read.
+    func visibleText(_ runs: [RunResult]) -> String {
+        let logs = dir.list("spool/results").map { dir.read("spool/results/\($0)") ?? "" }
+        return (logs + runs.flatMap { [$0.stdout, $0.stderr] }).joined(separator: "\n")
+    }
+}
+
+extension Dictionary where Key == String, Value == Any {
+    func int(_ k: String) -> Int? { (self[k] as? NSNumber)?.intValue }
+    func str(_ k: String) -> String? { self[k] as? String }
+    func dict(_ k: String) -> [String: Any]? { self[k] as? [String: Any] }
+    func list(_ k: String) -> [Any]? { self[k] as? [Any] }
+}

@@ -1,0 +1,98 @@
+import Foundation
+import Testing
+import PushspoolCore
+@testable import PushspoolKit
+
+@Suite struct RegistryImportTests {
+    @Test func importsEveryLineInOneGo() throws {
+        let (dir, registry) = try RegistryFixture.make()
+        dir.write("devices.jsonl", """
+            {"id":"a","platform":"apns","handle":"aa01","tags":["username:alice","follows_RedSox"]}
+
+            {"platform":"gcm","handle":"fcm-token-1","tags":[]}\r
+               \t
+            {"id":"w","platform":"wns","handle":"https://db5.notify.windows.com/?token=x","tags":["username:bob"]}
+            {"id":"a","platform":"apns","handle":"aa01","tags":["username:alice"]}
+            """)
+        let now = Date(timeIntervalSince1970: 1_700_000_000)
+        let n = try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("devices.jsonl"), now: now)
+        #expect(n == 4)
+        #expect(try registry.count(platforms: Set(Platform.allCases), matching: nil) == 3)
+        #expect(try registry.device(id: "a")?.tags == ["username:alice"])
+        #expect(try registry.device(id: "w")?.updatedAt == now)
+        #expect(try registry.count(platforms: [.fcm], matching: nil) == 1)
+    }
+
+    @Test func aBadLineRollsBackTheWholeImport() throws {
+        let (dir, registry) = try RegistryFixture.make()
+        try registry.upsert(RegistryFixture.reg("keep", .apns, "k1", ["before"]))
+        var lines = (0..<6).map { #"{"id":"n\#($0)","platform":"fcm","handle":"t\#($0)","tags":["x"]}"# }
+        lines.append(#"{"id":"bad","platform":"ios","handle":"t9","tags":[]}"#)
+        lines.append(#"{"id":"keep","platform":"apns","handle":"k1","tags":["after"]}"#)
+        dir.write("devices.jsonl", lines.joined(separator: "\n") + "\n")
+        let error = #expect(throws: RegistryError.self) {
+            try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("devices.jsonl"))
+        }
+        #expect(error?.message == #"line 7: platform: unknown platform "ios""#)
+        #expect(try registry.count(platforms: Set(Platform.allCases), matching: nil) == 1)
+        #expect(try registry.device(id: "keep")?.tags == ["before"])
+        // The connection is usable afterwards (the transaction was closed, not left open).
+        try registry.upsert(RegistryFixture.reg("later", .wns, "w1"))
+        #expect(try registry.count(platforms: [.wns], matching: nil) == 1)
+    }
+
+    /// One bad line after a good one → the message, with line 2 named.
+    static let badLines: [(String, String)] = [
+        (#"{"platform":"apns","handle":"h"}"#, "tags: missing"),
+        (#"{"handle":"h","tags":[]}"#, "platform: missing"),
+        (#"{"platform":"apns","tags":[]}"#, "handle: missing"),
+        (#"{"platform":7,"handle":"h","tags":[]}"#, "platform: expected a string, got number"),
+        (#"{"platform":"apns","handle":null,"tags":[]}"#, "handle: expected a string, got null"),
+        (#"{"id":1,"platform":"apns","handle":"h","tags":[]}"#, "id: expected a string, got number"),
+        (#"{"id":"","platform":"apns","handle":"h","tags":[]}"#, "id: must not be empty"),
+        (#"{"platform":"apns","handle":"","tags":[]}"#, "handle: must not be empty"),
+        (#"{"platform":"apns","handle":"h","tags":"a"}"#, "tags: expected an array of strings, got string"),
+        (#"{"platform":"apns","handle":"h","tags":["a",3]}"#, "tags[1]: expected a string, got number"),
+        (#"{"platform":"apns","handle":"h","tags":["a b"]}"#,
+         #"tags[0]: invalid tag "a b" (1-120 characters of A-Z a-z 0-9 _ @ # . : -)"#),
+        (#"{"platform":"apns","handle":"h","tags":[],"tag":"x"}"#, #"unknown field "tag""#),
+        (#"["apns","h"]"#, "expected a JSON object, got array"),
+        (#"{"platform":"apns","handle":"h","tags":[]"#, "invalid JSON at byte 41: unexpected end of input in object"),
+        (#"{"platform":"apns","platform":"fcm","handle":"h","tags":[]}"#, #"invalid JSON at byte 19: duplicate key "platform""#),
+    ]
+
+    @Test(arguments: badLines)
+    func namesTheLineAndField(line: String, message: String) throws {
+        let (dir, registry) = try RegistryFixture.make()
+        dir.write("devices.jsonl", #"{"platform":"apns","handle":"good","tags":["t"]}"# + "\n" + line + "\n")
+        let error = #expect(throws: RegistryError.self) {
+            try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("devices.jsonl"))
+        }
+        #expect(error?.message == "line 2: " + message)
+        #expect(try registry.count(platforms: Set(Platform.allCases), matching: nil) == 0)
+    }
+
+    @Test func missingFileIsAnError() throws {
+        let (dir, registry) = try RegistryFixture.make()
+        let error = #expect(throws: RegistryError.self) {
+            try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("absent.jsonl"))
+        }
+        #expect(error?.message.hasPrefix("cannot read ") == true)
+    }
+
+    @Test func emptyFileImportsNothing() throws {
+        let (dir, registry) = try RegistryFixture.make()
+        dir.write("empty.jsonl", "\n\n")
+        #expect(try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("empty.jsonl")) == 0)
+    }
+
+    @Test func linesSpanningReadChunksAreReassembled() throws {
+        // 64 KiB chunks: 3000 lines of ~70 bytes cross several chunk boundaries mid-line.
+        let (dir, registry) = try RegistryFixture.make()
+        let lines = (0..<3000).map { #"{"id":"i\#($0)","platform":"apns","handle":"h\#($0)","tags":["t\#($0 % 7)"]}"# }
+        dir.write("many.jsonl", lines.joined(separator: "\n"))   // no final newline
+        #expect(try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("many.jsonl")) == 3000)
+        #expect(try registry.count(platforms: [.apns], matching: .tag("t3")) == 3000 / 7 + 1)
+        #expect(try registry.device(id: "i2999")?.handle == "h2999")
+    }
+}

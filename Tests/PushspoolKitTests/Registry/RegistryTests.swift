@@ -1,0 +1,172 @@
+import Foundation
+import Testing
+import PushspoolCore
+@testable import PushspoolKit
+
+@Suite struct RegistryTests {
+    @Test func createsFolderAndFilePrivatelyInWALMode() throws {
+        let dir = TempDir("registry")
+        let path = dir.path("nested/deeper/registry.sqlite")
+        let registry = try Registry(path: path)
+        try registry.upsert(RegistryFixture.reg("a", .apns, "h1", ["t"]))
+        let fileMode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
+        let folderMode = try FileManager.default.attributesOfItem(atPath: dir.path("nested/deeper"))[.posixPermissions] as? Int
+        #expect(fileMode == 0o600)
+        #expect(folderMode == 0o700)
+        #expect(FileManager.default.fileExists(atPath: path + "-wal"))
+        let walMode = try FileManager.default.attributesOfItem(atPath: path + "-wal")[.posixPermissions] as? Int
+        #expect(walMode == 0o600)
+        let journal = try registry.locked { db in
+            let s = try db.statement("PRAGMA journal_mode")
+            defer { s.reset() }
+            return try s.step() ? s.text(0) : ""
+        }
+        #expect(journal == "wal")
+        registry.close()
+
+        let reopened = try Registry(path: path)
+        #expect(try reopened.device(id: "a")?.handle == "h1")
+    }
+
+    @Test func upsertStoresSortedDistinctTagsAndTimestamp() throws {
+        let (_, registry) = try RegistryFixture.make()
+        let now = Date(timeIntervalSince1970: 1_700_000_000.25)
+        let stored = try registry.upsert(RegistryFixture.reg("inst-1", .fcm, "tok-1", ["z", "a", "m", "a"]), now: now)
+        #expect(stored == Device(id: "inst-1", platform: .fcm, handle: "tok-1", tags: ["a", "m", "z"], updatedAt: now))
+        #expect(try registry.device(id: "inst-1") == stored)
+        #expect(try registry.device(id: "missing") == nil)
+    }
+
+    @Test func deviceWithoutTagsReadsBackEmpty() throws {
+        let (_, registry) = try RegistryFixture.make()
+        try registry.upsert(RegistryFixture.reg("bare", .wns, "https://x.notify.windows.com/?token=1"))
+        #expect(try registry.device(id: "bare")?.tags == [])
+    }
+
+    @Test func generatedIDIsLowercaseUUIDAndReusedForTheSameHandle() throws {
+        let (_, registry) = try RegistryFixture.make()
+        let first = try registry.upsert(RegistryFixture.reg(nil, .apns, "aa11", ["x"]))
+        #expect(UUID(uuidString: first.id) != nil)
+        #expect(first.id == first.id.lowercased())
+        let second = try registry.upsert(RegistryFixture.reg(nil, .apns, "aa11", ["y"]))
+        #expect(second.id == first.id)
+        #expect(try registry.device(id: first.id)?.tags == ["y"])
+        let other = try registry.upsert(RegistryFixture.reg(nil, .apns, "bb22"))
+        #expect(other.id != first.id)
+        #expect(try registry.count(platforms: Set(Platform.allCases), matching: nil) == 2)
+    }
+
+    @Test func handleRegisteredUnderAnotherIDMoves() throws {
+        let (_, registry) = try RegistryFixture.make()
+        try registry.upsert(RegistryFixture.reg("old", .apns, "shared-token", ["username:alice"]))
+        try registry.upsert(RegistryFixture.reg("new", .apns, "shared-token", ["username:bob"]))
+        #expect(try registry.device(id: "old") == nil)
+        #expect(try registry.device(id: "new")?.handle == "shared-token")
+        #expect(try registry.count(platforms: Set(Platform.allCases), matching: nil) == 1)
+        #expect(try registry.count(platforms: [.apns], matching: .tag("username:alice")) == 0)
+        #expect(try registry.count(platforms: [.apns], matching: .tag("username:bob")) == 1)
+    }
+
+    @Test func handleMovesOntoAnExistingIDThatHadAnotherHandle() throws {
+        let (_, registry) = try RegistryFixture.make()
+        try registry.upsert(RegistryFixture.reg("a", .apns, "h-a", ["ta"]))
+        try registry.upsert(RegistryFixture.reg("b", .apns, "h-b", ["tb"]))
+        let moved = try registry.upsert(RegistryFixture.reg("b", .fcm, "h-a", ["tc"]))
+        #expect(moved.handle == "h-a")
+        #expect(try registry.device(id: "a") == nil)
+        #expect(try registry.device(id: "b") == moved)
+        #expect(try registry.remove(handle: "h-b") == false)
+        #expect(try registry.count(platforms: Set(Platform.allCases), matching: nil) == 1)
+    }
+
+    @Test func upsertReplacesTagsAndPlatform() throws {
+        let (_, registry) = try RegistryFixture.make()
+        try registry.upsert(RegistryFixture.reg("d", .apns, "h", ["one", "two"]), now: Date(timeIntervalSince1970: 10))
+        try registry.upsert(RegistryFixture.reg("d", .wns, "h2", ["three"]), now: Date(timeIntervalSince1970: 20))
+        let d = try #require(try registry.device(id: "d"))
+        #expect(d.platform == .wns && d.handle == "h2" && d.tags == ["three"])
+        #expect(d.updatedAt == Date(timeIntervalSince1970: 20))
+        #expect(try registry.count(platforms: Set(Platform.allCases), matching: .tag("one")) == 0)
+    }
+
+    @Test func removeByIDAndByHandle() throws {
+        let (_, registry) = try RegistryFixture.make()
+        try registry.upsert(RegistryFixture.reg("a", .apns, "ha", ["t"]))
+        try registry.upsert(RegistryFixture.reg("b", .fcm, "hb", ["t"]))
+        #expect(try registry.remove(id: "a"))
+        #expect(try !registry.remove(id: "a"))
+        #expect(try registry.remove(handle: "hb"))
+        #expect(try !registry.remove(handle: "hb"))
+        #expect(try registry.count(platforms: Set(Platform.allCases), matching: nil) == 0)
+        // Tags went with their devices (ON DELETE CASCADE): a re-registration starts clean.
+        let tagRows = try registry.locked { db in
+            let s = try db.statement("SELECT count(*) FROM device_tags")
+            defer { s.reset() }
+            return try s.step() ? s.int64(0) : -1
+        }
+        #expect(tagRows == 0)
+    }
+
+    /// removeGone(id:handle:since:) against a device registered at t=1000.
+    static let goneCases: [(String, String, String, Double?, Bool)] = [
+        ("no timestamp deletes", "d", "h", nil, true),
+        ("gone after registration deletes", "d", "h", 1500, true),
+        ("gone at the same instant deletes", "d", "h", 1000, true),
+        ("re-registered after the provider saw it die survives", "d", "h", 999, false),
+        ("handle has moved on: survives", "d", "other", nil, false),
+        ("unknown id: nothing", "x", "h", nil, false),
+    ]
+
+    @Test(arguments: goneCases)
+    func removeGoneHonoursTheTimestamp(label: String, id: String, handle: String, since: Double?, deleted: Bool) throws {
+        let (_, registry) = try RegistryFixture.make()
+        try registry.upsert(RegistryFixture.reg("d", .apns, "h", ["t"]), now: Date(timeIntervalSince1970: 1000))
+        let result = try registry.removeGone(id: id, handle: handle, since: since.map(Date.init(timeIntervalSince1970:)))
+        #expect(result == deleted, "\(label)")
+        #expect(try (registry.device(id: "d") == nil) == deleted, "\(label)")
+    }
+
+    static let badRegistrations: [(Registration, String)] = [
+        (RegistryFixture.reg("", .apns, "h"), "id: must not be empty"),
+        (RegistryFixture.reg("a\nb", .apns, "h"), "id: contains a control character"),
+        (RegistryFixture.reg("a", .apns, ""), "handle: must not be empty"),
+        (RegistryFixture.reg("a", .apns, "h h"), "handle: contains whitespace or a control character"),
+        (RegistryFixture.reg("a", .apns, "h\u{00A0}é"), "handle: contains whitespace or a control character"),
+        (RegistryFixture.reg("a", .apns, "h", ["ok", "not ok"]),
+         "tags[1]: invalid tag \"not ok\" (1-120 characters of A-Z a-z 0-9 _ @ # . : -)"),
+        (RegistryFixture.reg("a", .apns, "h", [""]), "tags[0]: invalid tag \"\" (1-120 characters of A-Z a-z 0-9 _ @ # . : -)"),
+    ]
+
+    @Test(arguments: badRegistrations)
+    func rejectsInvalidRegistrations(registration: Registration, message: String) throws {
+        let (_, registry) = try RegistryFixture.make()
+        let error = #expect(throws: RegistryError.self) { try registry.upsert(registration) }
+        #expect(error?.message == message)
+        #expect(try registry.count(platforms: Set(Platform.allCases), matching: nil) == 0)
+    }
+
+    @Test func closedRegistryRefusesWork() throws {
+        let (_, registry) = try RegistryFixture.make()
+        registry.close()
+        registry.close()   // idempotent
+        let error = #expect(throws: RegistryError.self) { try registry.device(id: "a") }
+        #expect(error?.message == "registry is closed")
+    }
+
+    @Test func refusesANewerSchema() throws {
+        let (dir, registry) = try RegistryFixture.make()
+        try registry.locked { db in try db.execute("PRAGMA user_version = 7") }
+        registry.close()
+        let error = #expect(throws: RegistryError.self) { try Registry(path: dir.path("registry.sqlite")) }
+        #expect(error?.message == "registry schema version 7 is newer than this pushspool supports (1)")
+    }
+
+    @Test func twoConnectionsShareTheFile() throws {
+        let (dir, first) = try RegistryFixture.make()
+        let second = try Registry(path: dir.path("registry.sqlite"))
+        try first.upsert(RegistryFixture.reg("a", .apns, "h", ["t"]))
+        #expect(try second.device(id: "a")?.tags == ["t"])
+        try second.upsert(RegistryFixture.reg("b", .apns, "h", ["u"]))
+        #expect(try first.device(id: "a") == nil)
+    }
+}

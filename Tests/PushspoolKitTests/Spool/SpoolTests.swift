@@ -1,0 +1,103 @@
+import Foundation
+import Testing
+@testable import PushspoolKit
+import PushspoolCore
+#if canImport(Glibc)
+import Glibc
+#endif
+
+@Suite struct SpoolTests {
+    @Test("creates every folder without world access")
+    func creates() throws {
+        let dir = TempDir()
+        let spool = try Spool(root: dir.url.appendingPathComponent("s"))
+        for folder in Spool.Folder.allCases {
+            var st = stat()
+            #expect(stat(spool.url(folder).path, &st) == 0)
+            #expect(st.st_mode & 0o007 == 0, "\(folder) has world access")
+        }
+    }
+
+    @Test("refuses a spool anyone may write to")
+    func refusesWorldWritable() throws {
+        let dir = TempDir()
+        _ = try Spool(root: dir.url.appendingPathComponent("s"))
+        chmod(dir.path("s/incoming"), 0o777)
+        #expect(throws: SpoolError.self) { try Spool(root: dir.url.appendingPathComponent("s")) }
+    }
+
+    @Test("only *.json names not starting with a dot are jobs")
+    func jobNames() throws {
+        let dir = TempDir()
+        let spool = try Spool(root: dir.url.appendingPathComponent("s"))
+        for name in ["a.json", ".hidden.json", "notes.txt", "b.json.tmp", ".json", "c.json"] {
+            dir.write("s/incoming/\(name)", "{}")
+        }
+        #expect(spool.jobs(in: .incoming).sorted() == ["a.json", "c.json"])
+    }
+
+    @Test("submit is atomic: nothing is left in tmp/ and an existing job is never replaced")
+    func submit() throws {
+        let dir = TempDir()
+        let spool = try Spool(root: dir.url.appendingPathComponent("s"))
+        try spool.submit(Array("{\"a\":1}".utf8), name: "x.json")
+        #expect(dir.read("s/incoming/x.json") == "{\"a\":1}")
+        #expect(throws: SpoolError.self) { try spool.submit(Array("{}".utf8), name: "x.json") }
+        #expect(dir.read("s/incoming/x.json") == "{\"a\":1}")
+        #expect(dir.list("s/tmp").isEmpty)
+    }
+
+    @Test("two dispatchers racing to claim: every job is claimed exactly once")
+    func claimRace() throws {
+        let dir = TempDir()
+        let a = try Spool(root: dir.url.appendingPathComponent("s"))
+        let b = try Spool(root: dir.url.appendingPathComponent("s"))
+        for i in 0..<300 { try a.submit(Array("{}".utf8), name: "job\(i).json") }
+        let names = a.jobs(in: .incoming)
+        nonisolated(unsafe) var claimed: [[String]] = [[], []]
+        DispatchQueue.concurrentPerform(iterations: 2) { who in
+            let spool = who == 0 ? a : b
+            var mine: [String] = []
+            for name in names where spool.claim(name) { mine.append(name) }
+            claimed[who] = mine
+        }
+        #expect(claimed[0].count + claimed[1].count == 300)
+        #expect(Set(claimed[0]).isDisjoint(with: claimed[1]))
+        #expect(a.jobs(in: .active).count == 300)
+        #expect(a.jobs(in: .incoming).isEmpty)
+    }
+
+    @Test("a claim never overwrites an active job of the same name")
+    func claimNoReplace() throws {
+        let dir = TempDir()
+        let spool = try Spool(root: dir.url.appendingPathComponent("s"))
+        dir.write("s/active/x.json", "running")
+        dir.write("s/incoming/x.json", "new")
+        #expect(!spool.claim("x.json"))
+        #expect(dir.read("s/active/x.json") == "running")
+        #expect(dir.read("s/incoming/x.json") == "new")
+    }
+
+    @Test("completing onto an existing name keeps both files")
+    func completeCollision() throws {
+        let dir = TempDir()
+        let spool = try Spool(root: dir.url.appendingPathComponent("s"))
+        dir.write("s/done/x.json", "old")
+        dir.write("s/active/x.json", "new")
+        #expect(spool.complete("x.json") == "x.1.json")
+        #expect(dir.read("s/done/x.json") == "old")
+        #expect(dir.read("s/done/x.1.json") == "new")
+    }
+
+    @Test("the watcher reports a job renamed into incoming/")
+    func watcher() throws {
+        let dir = TempDir()
+        let spool = try Spool(root: dir.url.appendingPathComponent("s"))
+        let watcher = SpoolWatcher(directory: spool.url(.incoming), pollInterval: 0.2)
+        let seen = DispatchSemaphore(value: 0)
+        watcher.start { seen.signal() }
+        defer { watcher.stop() }
+        try spool.submit(Array("{}".utf8), name: "w.json")
+        #expect(seen.wait(timeout: .now() + 10) == .success)
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+@testable import PushspoolKit
+import PushspoolCore
+
+/// A spool + registry + engine in a fresh temporary directory, with scripted providers.
+final class EngineHarness {
+    let dir = TempDir("pushspool-engine")
+    let spool: Spool
+    let registry: Registry
+    var policy = RetryPolicy(maxAttempts: 4, baseDelay: 0.001, maxDelay: 0.01)
+    var concurrency = 16
+
+    init() throws {
+        spool = try Spool(root: dir.url.appendingPathComponent("spool"))
+        registry = try Registry(path: dir.path("spool/registry.sqlite"))
+    }
+
+    deinit { registry.close() }
+
+    @discardableResult
+    func register(_ id: String, _ platform: Platform, tags: [String], handle: String? = nil) throws -> Device {
+        try registry.upsert(Registration(id: id, platform: platform, handle: handle ?? "handle-\(id)", tags: tags))
+    }
+
+    /// Drops a job file atomically, as a writer service would.
+    func drop(_ name: String, _ json: String) throws {
+        try spool.submit(Array(json.utf8), name: name)
+    }
+
+    func makeDispatcher(routes: [Platform: ProviderState], stopping: @escaping @Sendable () -> Bool = { false },
+                        reports: ReportCollector = ReportCollector()) -> Dispatcher {
+        let runner = JobRunner(JobRunner.Environment(spool: spool, registry: registry,
+                                                     pool: WorkerPool(concurrency: concurrency, policy: policy, random: { 0.5 }),
+                                                     routes: routes, log: Log(minimum: .error), isStopping: stopping))
+        return Dispatcher(spool: spool, runner: runner, log: Log(minimum: .error), maxJobs: 4) { reports.add($0) }
+    }
+
+    /// Runs `run --once` with every platform routed to `provider`; returns the reports.
+    @discardableResult
+    func runOnce(_ provider: any PushProvider) -> [JobReport] {
+        let state = ProviderState(provider: provider)
+        let reports = ReportCollector()
+        makeDispatcher(routes: [.apns: state, .fcm: state, .wns: state], reports: reports).runOnce()
+        return reports.all
+    }
+
+    func resultLines(_ id: String) -> [[String: Any]] { dir.jsonLines("spool/results/\(id).jsonl") }
+    func summary(_ id: String) -> [String: Any]? { resultLines(id).last { $0["type"] as? String == "summary" } }
+    func deliveries(_ id: String) -> [[String: Any]] { resultLines(id).filter { $0["type"] as? String == "delivery" } }
+    func list(_ folder: Spool.Folder) -> [String] { spool.jobs(in: folder) }
+}

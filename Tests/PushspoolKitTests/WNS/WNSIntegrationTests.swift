@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+
+/// The real binary against the fake WNS (client-credentials token endpoint + channels), which
+/// verifies the bearer token, X-WNS-Type, Content-Type/Length, sizes and well-formed toast XML.
+@Suite(.enabled(if: Paths.nodeAvailable), .serialized)
+struct WNSIntegrationTests {
+    static func channel(_ fake: FakeServer?, _ name: String) -> String {
+        "\(fake?.url ?? "https://127.0.0.1:1")/ch/\(name)?token=AwYAAAD%2Bx"
+    }
+
+    @Test func perChannelOutcomesResultLogAndRegistry() throws {
+        let h = try PushCloudHarness(wnsArgs: [:])
+        let names = ["ok-1", "gone-1", "missing-1", "throttle-1", "flaky-1", "dropped-1"]
+        try h.register(names.map { ("w-\($0)", "wns", Self.channel(h.wns, $0)) })
+        try h.submit("toast", #"{"to_tag": "username:alice", "pns": ["wns"], "from": "bob", "message": "fish & <chips>", "ttl_seconds": 120}"#)
+        let run = try h.runOnce()
+        #expect(run.status == 0, "\(run.stderr)")
+
+        let d = h.deliveries("toast")
+        let expected = ["ok-1": "delivered", "throttle-1": "delivered", "flaky-1": "delivered", "dropped-1": "delivered",
+                        "gone-1": "unregistered", "missing-1": "unregistered"]
+        for (name, status) in expected { #expect(d["w-\(name)"]?.str("status") == status, "\(name)") }
+        #expect(d["w-ok-1"]?.str("provider_id")?.hasPrefix("M") == true)
+        #expect(d["w-dropped-1"]?.str("reason") == "dropped")
+        #expect(d["w-gone-1"]?.str("code") == "410")
+        #expect(d["w-throttle-1"]?.int("attempts") == 2)
+        #expect(try h.registeredIDs() == ["w-ok-1", "w-throttle-1", "w-flaky-1", "w-dropped-1"])
+
+        let s = try #require(h.wns).state()
+        #expect(s.int("tokenRequests") == 1)
+        #expect(s.int("badGrants") == 0)
+        #expect((s.list("problems") ?? ["?"]).isEmpty, "\(s["problems"] ?? "")")
+        #expect(s.int("duplicateDeliveries") == 0)
+        let ok = try #require(s.dict("perChannel")?.dict("ok-1"))
+        #expect(ok.int("attempts") == 1)
+        #expect(ok.str("type") == "wns/toast")
+        #expect(ok.str("template") == "ToastText01")
+        #expect(ok.str("ttl") == "120")
+        #expect(ok.list("texts") as? [String] == ["From bob: fish & <chips>"])
+        // 406 carried X-WNS-CONTINUE-AFTER: 1; the second attempt waited for it.
+        let times = (s.dict("perChannel")?.dict("throttle-1")?.list("times") as? [Double]) ?? []
+        #expect(times.count == 2)
+        #expect((times.last ?? 0) - (times.first ?? 0) >= 0.9)
+        #expect(!h.visibleText([run]).contains(PushCloudHarness.clientSecret))
+        #expect(!h.visibleText([run]).contains("wns.fake-"))
+    }
+
+    @Test func channelOutsideAllowedHostsIsNeverContacted() throws {
+        let h = try PushCloudHarness(wnsArgs: [:])
+        let evil = try FakeServer("wns", args: [:], dir: h.dir)
+        try h.register([("w-good", "wns", Self.channel(h.wns, "ok-1")),
+                        ("w-evil", "wns", "https://localhost:\(evil.port)/ch/ok-1?token=x"),
+                        ("w-plain", "wns", "http://127.0.0.1:\(evil.port)/ch/ok-2?token=x")])
+        try h.submit("mixed", #"{"to_tag": "username:alice", "pns": "wns", "message": "hi"}"#)
+        let run = try h.runOnce()
+        #expect(run.status == 0, "\(run.stderr)")
+
+        let d = h.deliveries("mixed")
+        #expect(d["w-good"]?.str("status") == "delivered")
+        #expect(d["w-evil"]?.str("status") == "failed")
+        #expect(d["w-evil"]?.str("code") == "host-not-allowed")
+        #expect(d["w-evil"]?.str("reason") == "channel host localhost is not in allowed_hosts")
+        #expect(d["w-plain"]?.str("code") == "host-not-allowed")
+        #expect(d["w-plain"]?.str("reason") == "channel URI is not https")
+        // Refused, not unregistered: the registry keeps them for the operator to look at.
+        #expect(try h.registeredIDs() == ["w-good", "w-evil", "w-plain"])
+        let seen = evil.state()
+        #expect(seen.int("posts") == 0)
+        #expect(seen.int("tokenRequests") == 0)
+        #expect((seen.dict("byStatus") ?? ["?": 0]).isEmpty)
+        #expect(try #require(h.wns).state().int("posts") == 1)
+    }
+
+    @Test func expiredAccessTokenIsRefreshedOnceForAllChannels() throws {
+        let h = try PushCloudHarness(wnsArgs: ["expire-first-token": "1"])
+        try h.register((0..<20).map { ("w-\($0)", "wns", Self.channel(h.wns, "ok-\($0)")) })
+        try h.submit("refresh", #"{"to_tag": "username:alice", "pns": "wns", "message": "hi"}"#)
+        let run = try h.runOnce()
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(h.summary("refresh")?.int("delivered") == 20)
+        let s = try #require(h.wns).state()
+        #expect(s.int("tokenRequests") == 2)
+        #expect(s.int("delivered") == 20)
+        #expect(s.int("duplicateDeliveries") == 0)
+    }
+
+    @Test func forbiddenChannelPausesTheProviderAndKeepsDevices() throws {
+        let h = try PushCloudHarness(wnsArgs: [:])
+        try h.register([("w-f", "wns", Self.channel(h.wns, "forbidden-1"))])
+        try h.submit("forbidden", #"{"to_tag": "username:alice", "pns": "wns", "message": "hi"}"#)
+        _ = try h.runOnce()
+        #expect(h.deliveries("forbidden")["w-f"]?.str("status") == "failed")
+        #expect(h.deliveries("forbidden")["w-f"]?.str("code") == "403")
+        #expect(try h.registeredIDs() == ["w-f"])
+    }
+
+    @Test func rawAndTilePayloadsGoWithTheirOwnTypeAndContentType() throws {
+        let h = try PushCloudHarness(wnsArgs: [:])
+        try h.register([("w-1", "wns", Self.channel(h.wns, "ok-1"))])
+        try h.submit("tile", #"{"to_tag": "username:alice", "pns": "wns", "message": "hi", "payload": {"wns": "<tile><visual><binding template=\"TileSmall\"><text>3 new</text></binding></visual></tile>"}}"#)
+        try h.submit("raw", #"{"to_tag": "username:alice", "pns": "wns", "message": "hi", "payload": {"wns": "sync:42"}}"#)
+        let run = try h.runOnce()
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(h.deliveries("tile")["w-1"]?.str("status") == "delivered")
+        #expect(h.deliveries("raw")["w-1"]?.str("status") == "delivered")
+        let s = try #require(h.wns).state()
+        #expect((s.list("problems") ?? ["?"]).isEmpty, "\(s["problems"] ?? "")")
+        #expect(s.int("delivered") == 2)
+        // The fake checked each body against its X-WNS-Type and Content-Type; the last one was raw.
+        #expect(s.dict("perChannel")?.dict("ok-1")?.int("attempts") == 2)
+    }
+
+    @Test func configCheckRedactsTheClientSecret() throws {
+        let h = try PushCloudHarness(wnsArgs: [:])
+        let r = try h.cli(["config", "--check"])
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("<redacted>"))
+        #expect(!(r.stdout + r.stderr).contains(PushCloudHarness.clientSecret))
+    }
+}
