@@ -182,7 +182,8 @@ server.on('session', (session) => {
     stream.on('end', () => answer(stream, headers, Buffer.concat(chunks)));
     // Once every stream up to the GOAWAY's last-stream-id is answered, close the connection as
     // servers do (nghttp2 stops reading after its GOAWAY, so it would sit in CLOSE_WAIT).
-    stream.on('close', () => { open--; if (goneAway && open === 0) setImmediate(() => session.destroy()); });
+    // close(), not destroy(): the last responses may still be queued for the socket.
+    stream.on('close', () => { open--; if (goneAway && open === 0 && !session.closed) session.close(); });
     stream.on('error', () => {});
   });
   session.on('error', () => {});

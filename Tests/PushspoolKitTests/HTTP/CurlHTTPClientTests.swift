@@ -131,6 +131,16 @@ struct CurlHTTPClientTests {
         #expect(!error.isPermanent)
     }
 
+    @Test func droppingTheClientWithoutShutdownStillCompletesEveryRequest() throws {
+        var client: CurlHTTPClient? = try CurlHTTPClient(options: Self.options())
+        let done = DispatchSemaphore(value: 0)
+        for _ in 0..<3 {
+            client?.execute(HTTPRequest(url: "https://127.0.0.1:1/3/device/00", timeout: 5)) { _ in done.signal() }
+        }
+        client = nil
+        for _ in 0..<3 { #expect(done.wait(timeout: .now() + 30) == .success) }
+    }
+
     @Test func shutdownIsIdempotentAndFailsLaterRequests() throws {
         let client = try CurlHTTPClient(options: Self.options())
         client.shutdown()

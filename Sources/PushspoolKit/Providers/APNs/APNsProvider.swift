@@ -68,6 +68,7 @@ public final class APNsProvider: PushProvider {
         let response: HTTPResponse
         switch result {
         case .failure(let error):
+            log.debug("apns: no answer (\(error.message)); retrying")
             return ProviderResult(APNsClassifier.disposition(transport: error), code: "transport", reason: error.message)
         case .success(let r):
             response = r

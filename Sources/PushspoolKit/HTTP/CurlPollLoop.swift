@@ -1,0 +1,104 @@
+import CCurl
+import Foundation
+
+/// The client's own thread: adds queued requests, drives every pool with `curl_multi_perform`,
+/// hands finished requests over, and sleeps in `curl_multi_poll` on the current pool's sockets,
+/// the retired pools' sockets and the wakeup fd. Everything here belongs to this thread alone.
+final class CurlPollLoop: @unchecked Sendable {
+    let core: CurlClientCore
+    var current: CurlMulti
+    var draining: [CurlMulti] = []
+    /// Finished easy handles for reuse; about one per stream in flight.
+    var easies: CurlEasyPool
+
+    init(core: CurlClientCore, current: CurlMulti) {
+        self.core = core
+        self.current = current
+        easies = CurlEasyPool(capacity: min(4096, max(64, core.options.maxConcurrentStreams)))
+    }
+
+    func run() {
+        core.loopThreadID.withLock { $0 = pthread_self() }
+        var wait = [curl_waitfd]()
+        while true {
+            let (batch, stopping, rotate) = core.state.withLock { q in
+                defer {
+                    q.pending.removeAll(keepingCapacity: true)
+                    q.rotate = false
+                }
+                return (q.pending, q.stopping, q.rotate)
+            }
+            if stopping {
+                stop(unstarted: batch)
+                return
+            }
+            if rotate, current.added > 0, let fresh = CurlMulti(options: core.options) {
+                draining.append(current)
+                current = fresh
+            }
+            for t in batch { start(t) }
+            current.perform()
+            for m in draining { m.perform() }
+            finishDone()
+
+            // Sleep until a socket of any pool, a curl timer or a new request needs us.
+            wait.removeAll(keepingCapacity: true)
+            wait.append(curl_waitfd(fd: core.wakeup.readFD, events: Int16(CURL_WAIT_POLLIN), revents: 0))
+            var timeout = 1000
+            for m in draining {
+                wait += m.waitFDs()
+                let ms = m.timeoutMs()
+                if ms >= 0 { timeout = min(timeout, ms) }
+            }
+            wait.withUnsafeMutableBufferPointer { w in
+                _ = curl_multi_poll(current.handle, w.baseAddress, UInt32(w.count), Int32(timeout), nil)
+            }
+            if wait[0].revents != 0 { core.wakeup.drain() }
+        }
+    }
+
+    private func start(_ t: CurlTransfer) {
+        if let limit = core.options.maxStreamsPerConnection, current.added >= limit,
+           let fresh = CurlMulti(options: core.options) {
+            draining.append(current)
+            current = fresh
+        }
+        guard let easy = easies.take(trust: core.trust) else {
+            core.hand([(t, .failure(HTTPTransportError("curl_easy_init failed")))])
+            return
+        }
+        if let error = t.attach(easy) {
+            easies.give(easy)
+            core.hand([(t, .failure(error))])
+        } else if !current.add(t) {
+            t.easy = nil
+            easies.give(easy)
+            core.hand([(t, .failure(HTTPTransportError("curl_multi_add_handle failed")))])
+        }
+    }
+
+    private func finishDone() {
+        var done: [(CurlTransfer, CURLcode)] = []
+        current.collectDone(into: &done)
+        for m in draining { m.collectDone(into: &done) }
+        // A retired pool with nothing in flight is closed (its connection goes with it).
+        draining.removeAll { $0.inFlight == 0 }
+        guard !done.isEmpty else { return }
+        let requireH2 = core.options.requireHTTP2
+        let results = done.map { ($0.0, $0.0.finish(code: $0.1, requireHTTP2: requireH2)) }
+        for (t, _) in done {
+            if let easy = t.easy { easies.give(easy) }
+            t.easy = nil
+        }
+        core.hand(results)
+    }
+
+    private func stop(unstarted: [CurlTransfer]) {
+        var all = unstarted
+        for m in [current] + draining { all += m.removeAll() }
+        draining.removeAll()
+        let error = HTTPTransportError("HTTP client shut down before the response")
+        core.hand(all.map { ($0, .failure(error)) })
+        core.loopExited.signal()
+    }
+}
