@@ -78,20 +78,45 @@ final class CurlPollLoop: @unchecked Sendable {
     }
 
     private func finishDone() {
-        var done: [(CurlTransfer, CURLcode)] = []
-        current.collectDone(into: &done)
-        for m in draining { m.collectDone(into: &done) }
+        var fromCurrent: [(CurlTransfer, CURLcode)] = []
+        var fromDraining: [(CurlTransfer, CURLcode)] = []
+        current.collectDone(into: &fromCurrent)
+        for m in draining { m.collectDone(into: &fromDraining) }
         // A retired pool with nothing in flight is closed (its connection goes with it).
         draining.removeAll { $0.inFlight == 0 }
-        guard !done.isEmpty else { return }
+        guard !fromCurrent.isEmpty || !fromDraining.isEmpty else { return }
+
         let requireH2 = core.options.requireHTTP2
-        let results = done.map { ($0.0, $0.0.finish(code: $0.1, requireHTTP2: requireH2)) }
-        for (t, _) in done {
-            if let easy = t.easy { easies.give(easy) }
-            t.easy = nil
+        var results: [(CurlTransfer, Result<HTTPResponse, HTTPTransportError>)] = []
+        var again: [CurlTransfer] = []
+        var currentLost = false
+        for (done, isCurrent) in [(fromCurrent, true), (fromDraining, false)] {
+            for (t, code) in done {
+                // The connection went away before this request got any answer (GOAWAY past its
+                // stream, reset, peer closed): send it again on a fresh connection, a couple of
+                // times, before reporting it. The server never answered it, so nothing repeats.
+                if t.connectionRetries < Self.connectionRetries, t.isUnansweredConnectionLoss(code) {
+                    t.connectionRetries += 1
+                    again.append(t)
+                    if isCurrent { currentLost = true }
+                } else {
+                    results.append((t, t.finish(code: code, requireHTTP2: requireH2)))
+                }
+                if let easy = t.easy { easies.give(easy) }
+                t.easy = nil
+            }
         }
-        core.hand(results)
+        if !results.isEmpty { core.hand(results) }
+        guard !again.isEmpty else { return }
+        if currentLost, current.added > 0, let fresh = CurlMulti(options: core.options) {
+            draining.append(current)
+            current = fresh
+        }
+        for t in again { start(t) }
     }
+
+    /// Fresh-connection resends per request before its failure is reported.
+    static let connectionRetries = 2
 
     private func stop(unstarted: [CurlTransfer]) {
         var all = unstarted

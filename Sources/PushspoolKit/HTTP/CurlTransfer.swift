@@ -11,6 +11,8 @@ final class CurlTransfer: @unchecked Sendable {
     private var headerList: UnsafeMutablePointer<curl_slist>?
     var body: [UInt8] = []
     var headers: [String: String] = [:]
+    /// Times the poll loop re-sent this request after its connection died unanswered.
+    var connectionRetries = 0
 
     init(request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
         self.request = request
@@ -27,6 +29,9 @@ final class CurlTransfer: @unchecked Sendable {
             return HTTPTransportError("only https URLs are allowed", isPermanent: true)
         }
         self.easy = easy
+        body.removeAll(keepingCapacity: true)
+        headers.removeAll(keepingCapacity: true)
+        if let old = headerList { curl_slist_free_all(old) }
         var list: UnsafeMutablePointer<curl_slist>?
         var hasContentType = false, hasAccept = false, hasExpect = false
         for (name, value) in request.headers {
@@ -62,6 +67,15 @@ final class CurlTransfer: @unchecked Sendable {
             return .failure(HTTPTransportError("server did not negotiate HTTP/2", isPermanent: true))
         }
         return .success(HTTPResponse(status: status, headers: headers, body: body, httpVersion: isH2 ? 2 : 1))
+    }
+
+    /// The connection failed under this request before any response status arrived.
+    func isUnansweredConnectionLoss(_ code: CURLcode) -> Bool {
+        guard let easy, [CURLE_SEND_ERROR, CURLE_RECV_ERROR, CURLE_HTTP2, CURLE_HTTP2_STREAM,
+                         CURLE_GOT_NOTHING].contains(code) else { return false }
+        var status = 0
+        _ = ccurl_easy_getinfo_long(easy.handle, CURLINFO_RESPONSE_CODE, &status)
+        return status == 0
     }
 
     /// curl's error as a transport error. Certificate and URL problems will not fix themselves.

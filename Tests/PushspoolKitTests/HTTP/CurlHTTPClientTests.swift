@@ -21,13 +21,17 @@ struct CurlHTTPClientTests {
     }
 
     /// Sends `count` requests at once and waits for all of them.
-    static func sendAll(_ client: any HTTPClient, _ requests: [HTTPRequest]) -> [Result<HTTPResponse, HTTPTransportError>] {
+    static func sendAll(_ client: any HTTPClient, _ requests: [HTTPRequest],
+                        inFlight: Int = 100_000) -> [Result<HTTPResponse, HTTPTransportError>] {
         let results = Mutex<[Int: Result<HTTPResponse, HTTPTransportError>]>([:])
         let group = DispatchGroup()
+        let slots = DispatchSemaphore(value: inFlight)
         for (i, r) in requests.enumerated() {
+            slots.wait()
             group.enter()
             client.execute(r) { result in
                 results.withLock { $0[i] = result }
+                slots.signal()
                 group.leave()
             }
         }
@@ -64,6 +68,21 @@ struct CurlHTTPClientTests {
         let state = waitForIdle(fake, answered: 450)
         #expect(state["tlsConnections"] as? Int == 5)
         #expect(state["requests"] as? Int == 450)
+    }
+
+    /// GOAWAY every 100 streams: streams past each GOAWAY's last-stream-id go again on a new
+    /// connection; every request gets exactly one answer.
+    @Test func goawayMidFlightIsAnsweredExactlyOnce() throws {
+        let dir = TempDir()
+        let fake = try FakeServer("apns", args: ["goaway-every": "100", "track-limit": "0"], dir: dir)
+        let client = try CurlHTTPClient(options: Self.options(maxStreams: nil))
+        let results = Self.sendAll(client, (0..<2000).map { Self.request(fake, token: Self.token($0)) }, inFlight: 256)
+        client.shutdown()
+        let failures = results.compactMap { r -> String? in if case .failure(let e) = r { return e.message } else { return nil } }
+        #expect(failures.isEmpty, "\(failures.prefix(3))")
+        let state = waitForIdle(fake, answered: 2000)
+        #expect(state["requests"] as? Int == 2000)
+        #expect((state["goawaysSent"] as? Int ?? 0) >= 10)
     }
 
     @Test func refusesAServerTheExtraCAIsNeededFor() throws {
