@@ -1,6 +1,8 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// Paths into the source tree: the bench runs from a checkout (fakes and fixtures are not bundled).
@@ -61,11 +63,15 @@ final class BenchFake {
 
     /// CPU seconds the fake has used so far (user + system, from /proc).
     var cpuSeconds: Double {
+        #if os(Linux)
         guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
               let close = stat.lastIndex(of: ")") else { return 0 }
         let fields = stat[stat.index(after: close)...].split(separator: " ")
         guard fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) else { return 0 }
         return (u + s) / Double(sysconf(Int32(_SC_CLK_TCK)))
+        #else
+        return 0
+        #endif
     }
 
     func stop() {
@@ -83,9 +89,15 @@ struct Measured {
 }
 
 /// Runs a child to completion and measures its wall time and CPU (user + system).
+#if os(Linux)
+private let children = RUSAGE_CHILDREN.rawValue
+#else
+private let children = RUSAGE_CHILDREN
+#endif
+
 func measure(_ executable: String, _ args: [String]) throws -> Measured {
     var before = rusage()
-    getrusage(RUSAGE_CHILDREN.rawValue, &before)
+    getrusage(children, &before)
     let p = Process()
     p.executableURL = URL(fileURLWithPath: executable)
     p.arguments = args
@@ -99,7 +111,7 @@ func measure(_ executable: String, _ args: [String]) throws -> Measured {
     p.waitUntilExit()
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
     var after = rusage()
-    getrusage(RUSAGE_CHILDREN.rawValue, &after)
+    getrusage(children, &after)
     func secs(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
     let cpu = secs(after.ru_utime) - secs(before.ru_utime) + secs(after.ru_stime) - secs(before.ru_stime)
     return Measured(status: p.terminationStatus, seconds: seconds, cpuSeconds: cpu,
