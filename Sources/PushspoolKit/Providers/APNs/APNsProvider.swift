@@ -20,6 +20,8 @@ public final class APNsProvider: PushProvider {
     public convenience init(config: APNsConfig, context: ProviderContext) throws {
         let setup = try APNsSetup.validate(config, context: context)
         var options = HTTPClientOptions(requireHTTP2: true)
+        // libcurl 7.88.1 resets every finished stream; nghttp2-based servers answer ~1000 resets
+        // with GOAWAY, so a connection carries at most 900 streams (one TLS handshake per 900).
         options.maxStreamsPerConnection = 900
         self.init(tokens: APNsTokenSource(teamID: config.teamID, keyID: config.keyID, key: setup.key,
                                           cache: context.credentials),
