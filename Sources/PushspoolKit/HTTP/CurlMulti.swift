@@ -14,9 +14,6 @@ final class CurlMulti {
     /// Owns the transfers while curl works on them (their easy handles point back at them unretained).
     private var transfers: [ObjectIdentifier: CurlTransfer] = [:]
     var inFlight: Int { transfers.count }
-    /// For a retired pool: whether its sockets or timer asked for `perform` (walking a pool's
-    /// transfers costs time proportional to them, so an idle retired pool is left alone).
-    var needsPerform = true
 
     init?(options: HTTPClientOptions) {
         guard let m = curl_multi_init() else { return nil }

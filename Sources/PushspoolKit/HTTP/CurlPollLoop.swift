@@ -35,28 +35,24 @@ final class CurlPollLoop: @unchecked Sendable {
             if rotate, current.added > 0 { retire() }
             for t in batch { start(t) }
             current.perform()
-            for m in draining where m.needsPerform { m.perform() }
+            // Every retired pool on every turn: skipping one whose sockets looked idle left
+            // transfers stalled (data already read into TLS/nghttp2 buffers raises no poll event).
+            for m in draining { m.perform() }
             finishDone()
 
             // Sleep until a socket of any pool, a curl timer or a new request needs us.
             wait.removeAll(keepingCapacity: true)
             wait.append(curl_waitfd(fd: core.wakeup.readFD, events: Int16(CURL_WAIT_POLLIN), revents: 0))
             var timeout = 1000
-            var spans: [(Range<Int>, Int)] = []
             for m in draining {
-                let first = wait.count
                 wait += m.waitFDs()
                 let ms = m.timeoutMs()
                 if ms >= 0 { timeout = min(timeout, ms) }
-                spans.append((first..<wait.count, ms))
             }
             wait.withUnsafeMutableBufferPointer { w in
                 _ = curl_multi_poll(current.handle, w.baseAddress, UInt32(w.count), Int32(timeout), nil)
             }
             if wait[0].revents != 0 { core.wakeup.drain() }
-            for (m, (span, ms)) in zip(draining, spans) {
-                m.needsPerform = (ms >= 0 && ms <= timeout) || span.contains { wait[$0].revents != 0 }
-            }
         }
     }
 
@@ -114,7 +110,6 @@ final class CurlPollLoop: @unchecked Sendable {
     /// Stops adding to the current pool and lets it drain; later requests open a new connection.
     private func retire() {
         guard let fresh = CurlMulti(options: core.options) else { return }
-        current.needsPerform = true
         draining.append(current)
         current = fresh
     }
