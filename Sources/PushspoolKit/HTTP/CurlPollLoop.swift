@@ -43,7 +43,9 @@ final class CurlPollLoop: @unchecked Sendable {
             // Sleep until a socket of any pool, a curl timer or a new request needs us.
             wait.removeAll(keepingCapacity: true)
             wait.append(curl_waitfd(fd: core.wakeup.readFD, events: Int16(CURL_WAIT_POLLIN), revents: 0))
-            var timeout = 1000
+            // A retired pool may hold data already read off its socket (no poll event for it):
+            // while any exists, look at them at least every 20 ms.
+            var timeout = draining.isEmpty ? 1000 : 20
             for m in draining {
                 wait += m.waitFDs()
                 let ms = m.timeoutMs()
