@@ -89,9 +89,11 @@ final class CurlPollLoop: @unchecked Sendable {
         var currentLost = false
         for (done, isCurrent) in [(fromCurrent, true), (fromDraining, false)] {
             for (t, code) in done {
-                // The connection went away before this request got any answer (GOAWAY past its
-                // stream, reset, peer closed): send it again on a fresh connection, a couple of
-                // times, before reporting it. The server never answered it, so nothing repeats.
+                // The connection went away before any response to this request arrived (streams
+                // past a GOAWAY's last-stream-id, refused or reset streams, peer closed): send
+                // it again on a fresh connection, a couple of times, before reporting it. HTTP/2
+                // guarantees such streams were not processed; only a server that processed a
+                // request and then lost the connection could see it twice, as with any retry.
                 if t.connectionRetries < Self.connectionRetries, t.isUnansweredConnectionLoss(code) {
                     t.connectionRetries += 1
                     again.append(t)
