@@ -28,7 +28,7 @@ let package = Package(
                 swiftSettings: strict),
         .executableTarget(name: "pushspool", dependencies: ["PushspoolKit"], swiftSettings: strict),
         .executableTarget(name: "pushspool-bench", dependencies: ["PushspoolKit"],
-                          exclude: ["peer-node-client.js"], swiftSettings: strict),
+                          exclude: ["peer-node-client.js", "README.md"], swiftSettings: strict),
         .testTarget(name: "PushspoolCoreTests", dependencies: ["PushspoolCore"], swiftSettings: strict),
         .testTarget(name: "PushspoolKitTests",
                     dependencies: ["PushspoolKit", "pushspool"],
