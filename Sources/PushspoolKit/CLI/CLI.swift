@@ -1,3 +1,4 @@
+import CSystem
 import Foundation
 import PushspoolCore
 
@@ -5,6 +6,7 @@ import PushspoolCore
 /// arguments, does its work through library types, prints, and returns a sysexits code.
 public enum CLI {
     public static func main(_ arguments: [String]) -> Never {
+        csystem_line_buffer_stdout()
         let args = Array(arguments.dropFirst())
         do {
             exit(try run(args).rawValue)
