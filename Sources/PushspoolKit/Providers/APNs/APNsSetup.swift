@@ -19,7 +19,7 @@ enum APNsSetup {
         let section = "providers.apns"
         for (field, value) in [("team_id", config.teamID), ("key_id", config.keyID)]
         where value.count != 10 || !value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) {
-            problems.append("\(section).\(field): must be Apple's 10-character id (letters and digits), got \(value.count) characters")
+            problems.append("\(section).\(field): must be Apple's 10-character id (letters and digits), got \"\(value)\"")
         }
         if config.topic.trimmingCharacters(in: .whitespaces).isEmpty {
             problems.append("\(section).topic: must be the app's bundle id, e.g. com.example.app")
