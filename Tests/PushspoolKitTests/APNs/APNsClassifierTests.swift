@@ -27,7 +27,7 @@ struct APNsClassifierTests {
         Recorded(status: 400, body: #"{"reason":"IdleTimeout"}"#, expected: .reconnect, reason: "IdleTimeout"),
         Recorded(status: 400, body: #"{"reason":"SomethingAppleAddsLater"}"#, expected: .rejected, reason: "SomethingAppleAddsLater"),
         Recorded(status: 403, body: #"{"reason":"ExpiredProviderToken"}"#, expected: .refreshCredentials, reason: "ExpiredProviderToken"),
-        Recorded(status: 403, body: #"{"reason":"InvalidProviderToken"}"#, expected: .credentialsBroken, reason: "InvalidProviderToken"),
+        Recorded(status: 403, body: #"{"reason":"InvalidProviderToken"}"#, expected: .refreshCredentials, reason: "InvalidProviderToken"),
         Recorded(status: 403, body: #"{"reason":"BadEnvironmentKeyIdInToken"}"#, expected: .credentialsBroken, reason: "BadEnvironmentKeyIdInToken"),
         Recorded(status: 403, body: #"{"reason":"Forbidden"}"#, expected: .credentialsBroken, reason: "Forbidden"),
         Recorded(status: 403, body: #"{"reason":"MissingProviderToken"}"#, expected: .credentialsBroken, reason: "MissingProviderToken"),

@@ -86,14 +86,14 @@ struct APNsProviderFakeTests {
         #expect(!cached.contains(stale), "the replacement is what other processes now share")
     }
 
-    @Test(arguments: ["InvalidProviderToken", "BadEnvironmentKeyIdInToken"])
-    func keyErrorsBreakTheCredentials(reason: String) throws {
+    @Test(arguments: [("InvalidProviderToken", Disposition.refreshCredentials), ("BadEnvironmentKeyIdInToken", .credentialsBroken)])
+    func keyErrorsBreakTheCredentials(reason: String, expected: Disposition) throws {
         let dir = TempDir()
         let fake = try FakeServer("apns", args: ["auth-reason": reason], dir: dir)
         let provider = try APNsProvider(config: APNsFixtures.config(endpoint: fake.url), context: APNsFixtures.context())
         let r = APNsFixtures.send(provider, to: APNsFixtures.device(Self.token("0000")))
         provider.shutdown()
-        #expect(r.disposition == .credentialsBroken)
+        #expect(r.disposition == expected)
         #expect(r.code == "403")
         #expect(r.reason == reason)
     }
@@ -104,7 +104,7 @@ struct APNsProviderFakeTests {
         let provider = try APNsProvider(config: APNsFixtures.config(endpoint: fake.url), context: APNsFixtures.context())
         let r = APNsFixtures.send(provider, to: APNsFixtures.device(Self.token("0000")))
         provider.shutdown()
-        #expect(r.disposition == .credentialsBroken)
+        #expect(r.disposition == .refreshCredentials)   // AUTH once; the engine pauses on the second
         #expect(r.reason == "InvalidProviderToken")
     }
 

@@ -22,10 +22,12 @@ public enum APNsClassifier {
         case (400, .idleTimeout?), (403, .unrelatedKeyIdInToken?), (503, .shutdown?):
             return .reconnect
 
-        // A stale JWT: the provider has dropped it already, so the retry carries a new one.
-        case (403, .expiredProviderToken?):
+        // A stale or refused JWT: the provider has dropped it already (unless it is under 20
+        // minutes old), so the retry carries a new one. PROTOCOLS: InvalidProviderToken is "AUTH
+        // once, then FAIL": a second refusal in a row makes the engine pause the provider.
+        case (403, .expiredProviderToken?), (403, .invalidProviderToken?):
             return .refreshCredentials
-        // Any other 403 is about the key, team or certificate (InvalidProviderToken, Forbidden,
+        // Any other 403 is about the key, team or certificate (Forbidden,
         // BadEnvironmentKeyIdInToken, MissingProviderToken, reasons added later): every further
         // request would fail the same way, so the engine pauses the provider.
         case (403, _):

@@ -92,7 +92,7 @@ public final class APNsProvider: PushProvider {
         // later requests, this one's retry included, go on a new one.
         if disposition == .reconnect { (client as? CurlHTTPClient)?.rotateConnection() }
         if disposition == .refreshCredentials, !tokens.invalidate(jwt) {
-            log.warning("apns: Apple calls a provider token expired that is under 20 minutes old; check the clock")
+            log.warning("apns: Apple refused a provider token under 20 minutes old (\(reason?.rawValue ?? "403")); keeping it, as Apple allows one new token per 20 minutes — check the clock, team id and key id")
         }
         return ProviderResult(disposition, code: String(response.status),
                               reason: reason?.rawValue ?? "HTTP \(response.status)", providerID: id)
