@@ -1,7 +1,7 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// No package dependencies: the toolchain plus three system C libraries.
+// No package dependencies: the toolchain, three system C libraries and a header-only OS shim.
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
 let package = Package(

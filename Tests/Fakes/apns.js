@@ -9,7 +9,8 @@
 // Options: --team-id T --key-id K --topic T (what the JWT and apns-topic must say),
 //   --goaway-every N (after answering every Nth stream of a session, GOAWAY(NO_ERROR, that stream)),
 //   --auth-reason R (answer every request 403 R: InvalidProviderToken, Forbidden, …),
-//   --track-limit N (per-token detail only for the first N tokens; default 2000, keeps the fake cheap).
+//   --track-limit N (per-token detail only for the first N tokens; default 2000, keeps the fake cheap),
+//   --hold-ms N (answer each stream N ms after its request ended, so many streams are open at once).
 // Stats (--state FILE) are written at most every 100 ms while busy and at once when a session closes.
 'use strict';
 const http2 = require('http2');
@@ -24,6 +25,7 @@ const topic = a['topic'] || 'com.example.app';
 const goawayEvery = Number(a['goaway-every'] || 0);
 const authReason = a['auth-reason'] || null;
 const trackLimit = Number(a['track-limit'] || 2000);
+const holdMs = Number(a['hold-ms'] || 0);
 const pubKey = fs.readFileSync(path.join(fixtures, 'AuthKey_TESTKEY123.pub.pem'));
 const writeState = stateWriter(a.state);
 
@@ -179,7 +181,10 @@ server.on('session', (session) => {
     }
     const chunks = [];
     stream.on('data', (c) => chunks.push(c));
-    stream.on('end', () => answer(stream, headers, Buffer.concat(chunks)));
+    stream.on('end', () => {
+      if (holdMs > 0) setTimeout(() => { if (!stream.closed) answer(stream, headers, Buffer.concat(chunks)); }, holdMs);
+      else answer(stream, headers, Buffer.concat(chunks));
+    });
     // Once every stream up to the GOAWAY's last-stream-id is answered, close the connection as
     // servers do (nghttp2 stops reading after its GOAWAY, so it would sit in CLOSE_WAIT).
     // close(), not destroy(): the last responses may still be queued for the socket.

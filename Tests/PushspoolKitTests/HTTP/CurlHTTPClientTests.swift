@@ -43,7 +43,8 @@ struct CurlHTTPClientTests {
 
     @Test func multiplexesConcurrentPostsOnOneH2Connection() throws {
         let dir = TempDir()
-        let fake = try FakeServer("apns", dir: dir)
+        // Answers held for 300 ms: all 300 streams are open together however busy the machine is.
+        let fake = try FakeServer("apns", args: ["hold-ms": "300"], dir: dir)
         let client = try CurlHTTPClient(options: Self.options())
         let results = Self.sendAll(client, (0..<300).map { Self.request(fake, token: Self.token($0)) })
         client.shutdown()
