@@ -49,10 +49,21 @@ final class JobRunner: Sendable {
             }
         }
 
+        // The log's lock first: it tells a job another live dispatcher is running (skip it at once,
+        // without reading a log that may hold a million lines) from an orphan to resume.
         let logURL = spool.resultURL(jobID: job.id)
+        var resultLog: ResultLog
+        do {
+            resultLog = try ResultLog(url: logURL)
+        } catch .busy {
+            return JobReport(id: job.id, file: name, outcome: .busy)
+        } catch {
+            return JobReport(id: job.id, file: name, outcome: .interrupted("cannot open result log: \(error)"))
+        }
         var existing = ResultLogContents.read(logURL)
         switch existing?.summaryStatus {
         case "done":
+            try? resultLog.close()
             if origin == .incoming {
                 spool.complete(name, as: "\(name.dropLast(5)).duplicate.json")
                 return JobReport(id: job.id, file: name, outcome: .duplicate)
@@ -61,19 +72,19 @@ final class JobRunner: Sendable {
             return JobReport(id: job.id, file: name, outcome: .registry("already complete"))
         case .some:
             // A failed (invalid) earlier submission with this id: keep its log aside, start anew.
+            // The lock is held across the move so no other dispatcher starts on the new log first.
             let aside = spool.url(.results, "\(job.id).failed-\(Int(Date().timeIntervalSince1970)).jsonl")
-            try? FileManager.default.moveItem(at: logURL, to: aside)
+            do {
+                try FileManager.default.moveItem(at: logURL, to: aside)
+                let fresh = try ResultLog(url: logURL)
+                try? resultLog.close()
+                resultLog = fresh
+            } catch {
+                try? resultLog.close()
+                return JobReport(id: job.id, file: name, outcome: .interrupted("cannot set the failed result log aside: \(error)"))
+            }
             existing = nil
         case nil: break
-        }
-
-        let resultLog: ResultLog
-        do {
-            resultLog = try ResultLog(url: logURL)
-        } catch .busy {
-            return JobReport(id: job.id, file: name, outcome: .busy)
-        } catch {
-            return JobReport(id: job.id, file: name, outcome: .interrupted("cannot open result log: \(error)"))
         }
         let prior = existing ?? ResultLogContents()
 
