@@ -66,8 +66,8 @@ import Testing
     }
 
     @Test func unparsableRetryAfterIsIgnored() {
-        #expect(AzureHubResponse.retryAfter("soon", now: Self.now) == nil)
-        #expect(AzureHubResponse.retryAfter("-5", now: Self.now) == nil)
-        #expect(AzureHubResponse.retryAfter(nil, now: Self.now) == nil)
+        #expect(RetryAfter.seconds("soon", now: Self.now) == nil)
+        #expect(RetryAfter.seconds("-5", now: Self.now) == nil)
+        #expect(RetryAfter.seconds(nil, now: Self.now) == nil)
     }
 }

@@ -85,7 +85,7 @@ public final class APNsProvider: PushProvider {
         case .double(let v)?: v
         default: nil
         }
-        let retryAfter = response[header: "retry-after"].flatMap(Double.init)
+        let retryAfter = RetryAfter.seconds(response[header: "retry-after"])
         let disposition = APNsClassifier.disposition(status: response.status, reason: reason,
                                                      timestamp: timestamp, retryAfter: retryAfter)
         // The answer condemns this connection (Shutdown, IdleTimeout, UnrelatedKeyIdInToken):

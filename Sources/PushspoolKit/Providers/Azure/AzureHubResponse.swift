@@ -23,10 +23,10 @@ public enum AzureHubResponse {
             if let detail, isSizeComplaint(detail) {
                 return ProviderResult(.rejected, code: code, reason: detail)
             }
-            return ProviderResult(.retry(after: retryAfter(response[header: "retry-after"], now: now)),
+            return ProviderResult(.retry(after: RetryAfter.seconds(response[header: "retry-after"], now: now)),
                                   code: code, reason: "quota exceeded" + (detail.map { ": \($0)" } ?? ""))
         case 429, 500...599:
-            return ProviderResult(.retry(after: retryAfter(response[header: "retry-after"], now: now)),
+            return ProviderResult(.retry(after: RetryAfter.seconds(response[header: "retry-after"], now: now)),
                                   code: code, reason: detail ?? (response.status == 429 ? "throttled" : "hub error"))
         case 404:
             return ProviderResult(.rejected, code: code, reason: detail ?? "no such hub or path (check namespace and hub name)")
@@ -74,17 +74,5 @@ public enum AzureHubResponse {
             .filter { !$0.isEmpty }.joined(separator: " ")
         guard !line.isEmpty else { return nil }
         return line.count > 200 ? String(line.prefix(200)) + "…" : line
-    }
-
-    /// `Retry-After` as delta-seconds or an HTTP date; nil when absent or unparsable.
-    static func retryAfter(_ value: String?, now: Date) -> Double? {
-        guard let value = value?.trimmingCharacters(in: .whitespaces), !value.isEmpty else { return nil }
-        if let seconds = Double(value), seconds >= 0 { return seconds }
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "GMT")
-        formatter.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = formatter.date(from: value) else { return nil }
-        return max(0, date.timeIntervalSince(now))
     }
 }

@@ -74,16 +74,3 @@ public struct FCMResponse: Sendable, Equatable {
     }
 }
 
-/// `Retry-After`: delta-seconds or an HTTP-date (RFC 9110 §10.2.3).
-enum RetryAfter {
-    static func seconds(_ value: String, now: Date) -> Double? {
-        let v = value.trimmingCharacters(in: .whitespaces)
-        if let s = Double(v), s >= 0, s.isFinite { return s }
-        let f = DateFormatter()
-        f.locale = Locale(identifier: "en_US_POSIX")
-        f.timeZone = TimeZone(identifier: "GMT")
-        f.dateFormat = "EEE, dd MMM yyyy HH:mm:ss zzz"
-        guard let date = f.date(from: v) else { return nil }
-        return max(0, date.timeIntervalSince(now))
-    }
-}
