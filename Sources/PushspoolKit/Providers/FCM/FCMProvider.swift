@@ -83,19 +83,8 @@ public final class FCMProvider: PushProvider {
             return
         }
         let body = notification.body(token: device.handle)
-        tokens.token { [http, sendURL, tokens] result in
-            switch result {
-            case .failure(let e):
-                completion(e.result)
-            case .success(let bearer):
-                http.execute(Self.request(url: sendURL, bearer: bearer, body: body)) { outcome in
-                    let r = Self.classify(outcome)
-                    // An expired access token: drop it so the engine's immediate retry fetches a new one.
-                    if r.disposition == .refreshCredentials { tokens.invalidate(bearer) }
-                    completion(r)
-                }
-            }
-        }
+        tokens.execute({ [sendURL] bearer in Self.request(url: sendURL, bearer: bearer, body: body) },
+                       on: http, classify: Self.classify, completion: completion)
     }
 
     public func shutdown() {

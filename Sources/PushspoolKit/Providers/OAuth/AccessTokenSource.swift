@@ -122,3 +122,25 @@ public final class AccessTokenSource: Sendable {
         for w in waiters { w(tokenResult) }
     }
 }
+
+extension AccessTokenSource {
+    /// Sends `request(bearer)` with a current access token. An answer classified as
+    /// `.refreshCredentials` drops that token, so the engine's immediate retry fetches a new one;
+    /// a token that cannot be had is answered with the fetch's own result.
+    func execute(_ request: @escaping @Sendable (String) -> HTTPRequest, on http: any HTTPClient,
+                 classify: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> ProviderResult,
+                 completion: @escaping @Sendable (ProviderResult) -> Void) {
+        token { [self] result in
+            switch result {
+            case .failure(let e):
+                completion(e.result)
+            case .success(let bearer):
+                http.execute(request(bearer)) { outcome in
+                    let r = classify(outcome)
+                    if r.disposition == .refreshCredentials { self.invalidate(bearer) }
+                    completion(r)
+                }
+            }
+        }
+    }
+}

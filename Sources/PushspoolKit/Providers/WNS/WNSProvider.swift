@@ -81,18 +81,8 @@ public final class WNSProvider: PushProvider {
                                       reason: "payload is \(notification.body.count) bytes, WNS allows \(WNSNotification.maxPayloadBytes)"))
             return
         }
-        tokens.token { [http, tokens] result in
-            switch result {
-            case .failure(let e):
-                completion(e.result)
-            case .success(let bearer):
-                http.execute(Self.request(channel: device.handle, bearer: bearer, notification: notification)) { outcome in
-                    let r = Self.classify(outcome)
-                    if r.disposition == .refreshCredentials { tokens.invalidate(bearer) }
-                    completion(r)
-                }
-            }
-        }
+        tokens.execute({ bearer in Self.request(channel: device.handle, bearer: bearer, notification: notification) },
+                       on: http, classify: Self.classify, completion: completion)
     }
 
     public func shutdown() {
