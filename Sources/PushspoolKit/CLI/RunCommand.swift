@@ -11,8 +11,13 @@ import Darwin
 enum RunCommand {
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
         let runtime = try Runtime(args)
-        try dispatch(runtime, once: args.has("once")) { print($0) }
-        return .ok
+        let reports = try dispatch(runtime, once: args.has("once")) { print($0) }
+        // A job left in active/ by an I/O failure (full disk) is kept safe, but cron should hear of it.
+        let ioTrouble = reports.contains {
+            if case .interrupted(let why) = $0.outcome { return why != "stopping" }
+            return false
+        }
+        return ioTrouble ? .ioError : .ok
     }
 
     /// Builds the engine for `runtime`, runs it (once or until SIGINT/SIGTERM), shuts providers

@@ -53,6 +53,12 @@ struct SendRun {
                         interruption = "stopping"
                         return false
                     }
+                    // Unlogged deliveries would be sent again on resume: stop while the log
+                    // cannot be written (full disk) and leave the job to be resumed.
+                    if let failure = log.failure {
+                        interruption = "result log: \(failure)"
+                        return false
+                    }
                     let recipient = Recipient.device(device)
                     if prior.finished.contains(ResultLogContents.key(platform: device.platform, recipient: recipient)) { return true }
                     dispatch(platform: device.platform, recipient: recipient, tally: tally, group: inFlight)

@@ -75,6 +75,9 @@ public final class ResultLog: Sendable {
         }
     }
 
+    /// Why lines could not be written (a full disk), once that happened; senders stop then.
+    public var failure: String? { buffer.withLock { $0.failure } }
+
     /// Flushes, fsyncs and releases the lock. Throws if any line could not be written: the
     /// caller then leaves the job in `active/` so that nothing is lost.
     public func close() throws(FileIO.Failure) {
