@@ -3,27 +3,42 @@ import PushspoolCore
 import Synchronization
 
 /// Run-time health of one provider, shared by every job of a dispatcher: paused after broken
-/// credentials (its remaining targets fail at once instead of hammering the service), and
-/// throttled while the service asked for quiet (Retry-After on a whole-service error).
+/// credentials (its targets fail at once instead of hammering the service), and throttled while
+/// the service asked for quiet (Retry-After on a whole-service error).
+///
+/// A pause lasts `pauseDuration` (10 minutes): a `run --once` from cron ends long before, and a
+/// long-running `run` tries the service again later instead of staying paused until restarted
+/// (credentials may have been fixed, a token endpoint may be back).
 public final class ProviderState: Sendable {
     public let provider: any PushProvider
-    private struct State { var pausedReason: String?; var quietUntil: Date = .distantPast }
+    public let pauseDuration: Double
+    private struct State {
+        var pausedReason: String?
+        var pausedUntil: Date = .distantPast
+        var quietUntil: Date = .distantPast
+    }
     private let state = Mutex(State())
-
     private let onPause: @Sendable (String) -> Void
 
-    public init(provider: any PushProvider, onPause: @escaping @Sendable (String) -> Void = { _ in }) {
+    public init(provider: any PushProvider, pauseDuration: Double = 600,
+                onPause: @escaping @Sendable (String) -> Void = { _ in }) {
         self.provider = provider
+        self.pauseDuration = pauseDuration
         self.onPause = onPause
     }
 
     public var name: String { provider.name }
-    public var pausedReason: String? { state.withLock { $0.pausedReason } }
+
+    /// Why the provider is paused, while it is.
+    public var pausedReason: String? {
+        state.withLock { $0.pausedUntil > Date() ? $0.pausedReason : nil }
+    }
 
     public func pause(_ reason: String) {
         let first = state.withLock { s -> Bool in
-            guard s.pausedReason == nil else { return false }
+            guard s.pausedUntil <= Date() else { return false }
             s.pausedReason = reason
+            s.pausedUntil = Date().addingTimeInterval(pauseDuration)
             return true
         }
         if first { onPause(reason) }

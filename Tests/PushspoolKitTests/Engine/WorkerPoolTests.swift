@@ -57,6 +57,18 @@ import PushspoolCore
         #expect(provider.requests.count == 1)
     }
 
+    @Test("a pause ends after its duration: the service is tried again")
+    func pauseExpires() {
+        let provider = ScriptedProvider { r in
+            r.attempt == 1 && r.jobID == "j" ? ProviderResult(.credentialsBroken, code: "403", reason: "Forbidden") : ProviderResult(.delivered)
+        }
+        let state = ProviderState(provider: provider, pauseDuration: 0.05)
+        #expect(outcome([], state: state).0.status == .failed)
+        #expect(state.pausedReason == "Forbidden")
+        Thread.sleep(forTimeInterval: 0.1)
+        #expect(state.pausedReason == nil)
+    }
+
     @Test("a stale credential is retried once at once; twice in a row pauses")
     func refreshOnce() {
         let ok = outcome([ProviderResult(.refreshCredentials, code: "403"), ProviderResult(.delivered, code: "200")])
