@@ -63,7 +63,7 @@ enum StatusCommand {
             print("  running \(a["id"]?.stringValue ?? "?"): \(a["finished"].map { $0.encodedString } ?? "0")\(t) targets final")
         }
         for p in PauseRecord.all(in: spool) {
-            print("  paused provider \(p["provider"]?.stringValue ?? "?") at \(p["at"]?.stringValue ?? "?"): \(p["reason"]?.stringValue ?? "")")
+            print("  provider \(p["provider"]?.stringValue ?? "?") last paused (10 min) at \(p["at"]?.stringValue ?? "?"): \(p["reason"]?.stringValue ?? "")")
         }
         for f in failures {
             print("  failed \(f["file"]?.stringValue ?? "?"): \(f["error"]?.stringValue ?? "")")
