@@ -6,7 +6,7 @@ let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
 let package = Package(
     name: "pushspool",
-    platforms: [.macOS(.v14)],
+    platforms: [.macOS(.v15)],   // Synchronization.Mutex/Atomic
     products: [
         .executable(name: "pushspool", targets: ["pushspool"]),
         .library(name: "PushspoolKit", targets: ["PushspoolKit"]),

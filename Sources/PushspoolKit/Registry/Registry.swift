@@ -68,15 +68,7 @@ public final class Registry: Sendable {
         guard fd >= 0 else {
             throw RegistryError("cannot open registry \(path): \(String(cString: strerror(errno)))")
         }
-        closeDescriptor(fd)
-    }
-
-    private static func closeDescriptor(_ fd: Int32) {
-        #if canImport(Glibc)
-        _ = Glibc.close(fd)
-        #else
-        _ = Darwin.close(fd)
-        #endif
+        FileIO.closeDescriptor(fd)
     }
 
     private static func migrate(_ db: SQLiteDatabase) throws {

@@ -64,11 +64,7 @@ public final class Spool: Sendable {
         let dir = url(folder)
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir.path) else { return [] }
         let jobs = names.filter(Self.isJobName)
-        let dated = jobs.map { name -> (String, Double) in
-            var st = stat()
-            let t = stat(dir.appendingPathComponent(name).path, &st) == 0 ? Double(st.st_mtim.tv_sec) + Double(st.st_mtim.tv_nsec) / 1e9 : 0
-            return (name, t)
-        }
+        let dated = jobs.map { ($0, FileIO.modificationTime(dir.appendingPathComponent($0).path) ?? 0) }
         return dated.sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }.map(\.0)
     }
 

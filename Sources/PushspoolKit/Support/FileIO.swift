@@ -14,6 +14,18 @@ public enum FileIO {
     /// `close(2)`, callable where a type's own `close()` method shadows it.
     public static func closeDescriptor(_ fd: Int32) { _ = close(fd) }
 
+    /// Modification time in seconds since 1970 (nanosecond precision), nil if `path` is gone.
+    public static func modificationTime(_ path: String) -> Double? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        #if canImport(Darwin)
+        let t = st.st_mtimespec
+        #else
+        let t = st.st_mtim
+        #endif
+        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
+    }
+
     static func errnoText() -> String { String(cString: strerror(errno)) }
 
     /// Writes `bytes` to a new file at `url` and fsyncs it before closing.
