@@ -6,24 +6,9 @@ import Glibc
 
 /// "Nothing is lost" on a full disk: the result log lives on a 16 KiB tmpfs that fills up mid-job.
 /// Needs root and mount(2) (CI has both); where a trial mount fails the suite is skipped.
-@Suite(.enabled(if: FullDiskTests.canMountTmpfs), .serialized)
+@Suite(.enabled(if: MountProbe.canMountTmpfs), .serialized)
 struct FullDiskTests {
-    static let canMountTmpfs: Bool = {
-        guard getuid() == 0 else { return false }
-        let probe = TempDir("pushspool-mountprobe")
-        guard sh(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", probe.url.path]) == 0 else { return false }
-        return sh(["umount", probe.url.path]) == 0
-    }()
-
-    static func sh(_ args: [String]) -> Int32 {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = args
-        p.standardError = FileHandle.nullDevice
-        try? p.run()
-        p.waitUntilExit()
-        return p.terminationStatus
-    }
+    static func sh(_ args: [String]) -> Int32 { MountProbe.sh(args) }
 
     @Test func fullDiskLeavesTheJobInActiveAndTheNextRunFinishesIt() throws {
         let dir = TempDir("pushspool-fulldisk")
@@ -60,4 +45,24 @@ struct FullDiskTests {
         #expect(Set(deliveries.compactMap { $0["device"] as? String }).count == 400)
         #expect(dir.jsonLines("spool/results/big.jsonl").last?["status"] as? String == "done")
     }
+}
+
+enum MountProbe {
+    static func sh(_ args: [String]) -> Int32 {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = args
+        p.standardError = FileHandle.nullDevice
+        try? p.run()
+        p.waitUntilExit()
+        return p.terminationStatus
+    }
+
+    /// Root, and mount(2) permitted here (a trial tmpfs mount and unmount).
+    static let canMountTmpfs: Bool = {
+        guard getuid() == 0 else { return false }
+        let probe = TempDir("pushspool-mountprobe")
+        guard sh(["mount", "-t", "tmpfs", "-o", "size=4k", "tmpfs", probe.url.path]) == 0 else { return false }
+        return sh(["umount", probe.url.path]) == 0
+    }()
 }
