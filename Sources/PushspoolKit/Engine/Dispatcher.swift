@@ -5,8 +5,12 @@ import Synchronization
 
 /// Feeds the spool to job runners: claims due jobs from `incoming/` (never more than it can run
 /// at once, so other dispatchers sharing the spool can take the rest), resumes orphans in
-/// `active/` whose dispatcher died (their result-log lock is free), and holds `not_before` jobs
+/// `active/` whose dispatcher died (their job-file lock is free), and holds `not_before` jobs
 /// in `incoming/` until their time. Scans are coalesced and always run to completion.
+///
+/// A scan lists `incoming/` once into a backlog; finished jobs are replaced from that backlog,
+/// and the folder is listed again only when it is used up or a watcher event or timer asks, so
+/// a backlog of n jobs costs O(n) listing work, not O(n²).
 public final class Dispatcher: Sendable {
     public let spool: Spool
     private let runner: JobRunner
@@ -21,8 +25,11 @@ public final class Dispatcher: Sendable {
         var stopping = false
         var scanQueued = false
         var lastOrphanScan = Date.distantPast
-        /// Jobs waiting for `not_before`, by name → (modification time, due date).
-        var scheduled: [String: (Date, Date)] = [:]
+        /// What a peek found in each incoming file, by name → (modification time, `not_before`),
+        /// so each file version is read once however often the folder is listed.
+        var peeked: [String: (Double, Date?)] = [:]
+        /// Due job names from the last listing, oldest first, not yet claimed.
+        var backlog: [String] = []
         var onceMode = false
         var wake: (any DispatchSourceTimer)?
     }
@@ -81,6 +88,8 @@ public final class Dispatcher: Sendable {
         if enqueue { control.async { [self] in scan() } }
     }
 
+    /// Lists the spool: orphans in `active/` (at most every 25 s) and due jobs in `incoming/`
+    /// into the backlog, then claims from it.
     private func scan() {
         state.withLock { $0.scanQueued = false }
         if isStopping { return }
@@ -97,15 +106,47 @@ public final class Dispatcher: Sendable {
             }
         }
         var nextDue: Date?
+        var due: [String] = []
+        var peeked: [String: (Double, Date?)] = [:]
+        let known = state.withLock { $0.peeked }
         for name in spool.jobs(in: .incoming) {
-            guard hasRoom() else { break }
-            if let due = notBefore(name, now: now), due > now {
-                nextDue = min(nextDue ?? due, due)
-                continue
+            let path = spool.url(.incoming, name).path
+            guard let mtime = FileIO.modificationTime(path) else { continue }
+            let notBefore: Date?
+            if let (seen, date) = known[name], seen == mtime {
+                notBefore = date
+            } else {
+                notBefore = Self.peekNotBefore(path, name: name)
+            }
+            peeked[name] = (mtime, notBefore)
+            if let notBefore, notBefore > now {
+                nextDue = min(nextDue ?? notBefore, notBefore)
+            } else {
+                due.append(name)
+            }
+        }
+        state.withLock { s in
+            s.peeked = peeked           // forget files that are gone
+            s.backlog = due
+        }
+        scheduleWake(nextDue)
+        claimFromBacklog(rescanWhenEmpty: false)
+    }
+
+    /// Claims backlog jobs while there is room. When the backlog is used up and there is room
+    /// left, the folder is listed again (new arrivals) if `rescanWhenEmpty`.
+    private func claimFromBacklog(rescanWhenEmpty: Bool) {
+        while hasRoom(), !isStopping {
+            guard let name = state.withLock({ s -> String? in s.backlog.isEmpty ? nil : s.backlog.removeFirst() }) else {
+                if rescanWhenEmpty { scan() }
+                return finishIfIdle()
             }
             if spool.claim(name) { start(name, origin: .incoming) }
         }
-        scheduleWake(nextDue)
+        finishIfIdle()
+    }
+
+    private func finishIfIdle() {
         let finished = state.withLock { s in s.running.isEmpty && (s.onceMode || s.stopping) }
         if finished { idle.signal() }
     }
@@ -120,14 +161,17 @@ public final class Dispatcher: Sendable {
         state.withLock { _ = $0.running.insert(name) }
         let thread = Thread { [self] in
             let result = runner.run(name, origin: origin)
-            // An orphan another live dispatcher owns is not news.
-            if !(origin == .orphan && result.outcome == .busy) { report(result) }
+            switch result.outcome {
+            case .skipped: break
+            case .busy where origin == .orphan: break      // another live dispatcher's job: not news
+            default: report(result)
+            }
             control.async { [self] in
                 state.withLock { _ = $0.running.remove(name) }
                 if isStopping {
-                    if state.withLock({ $0.running.isEmpty }) { idle.signal() }
+                    finishIfIdle()
                 } else {
-                    scan()
+                    claimFromBacklog(rescanWhenEmpty: true)
                 }
             }
         }
@@ -135,16 +179,12 @@ public final class Dispatcher: Sendable {
         thread.start()
     }
 
-    /// The `not_before` of an incoming job, read once per file version; nil when absent or when
-    /// the file does not parse (it is then claimed and quarantined with its reason).
-    private func notBefore(_ name: String, now: Date) -> Date? {
-        let url = spool.url(.incoming, name)
-        guard let mtime = (try? FileManager.default.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date else { return nil }
-        if let (seen, due) = state.withLock({ $0.scheduled[name] }), seen == mtime { return due }
-        guard let bytes = try? FileIO.readAll(url), let job = try? JobParser.parse(bytes, fileName: name),
-              case .send(let send) = job.kind, let due = send.notBefore else { return nil }
-        state.withLock { $0.scheduled[name] = (mtime, due) }
-        return due
+    /// The `not_before` of an incoming job; nil when absent, or when the file is not a regular
+    /// file or does not parse (it is then claimed and quarantined with its reason).
+    private static func peekNotBefore(_ path: String, name: String) -> Date? {
+        guard let bytes = JobFile.peek(path), let job = try? JobParser.parse(bytes, fileName: name),
+              case .send(let send) = job.kind else { return nil }
+        return send.notBefore
     }
 
     /// Wakes the scanner when the earliest scheduled job is due (no busy-waiting).

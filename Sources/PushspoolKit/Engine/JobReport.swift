@@ -11,8 +11,10 @@ public struct JobReport: Sendable, CustomStringConvertible {
         case duplicate
         /// Left in `active/` to be resumed (interrupted by a stop, or an I/O error such as a full disk).
         case interrupted(String)
-        /// Another live dispatcher owns a job with this id right now.
+        /// Another live dispatcher owns this job, or a job with this id, right now.
         case busy
+        /// Gone before it could be taken (another dispatcher finished it): nothing to report.
+        case skipped
     }
 
     public var id: String
@@ -28,6 +30,7 @@ public struct JobReport: Sendable, CustomStringConvertible {
         case .duplicate: return "job \(id): duplicate of a completed job, not sent again (file \(file) moved to done/)"
         case .interrupted(let why): return "job \(id): left in active/ to resume — \(why)"
         case .busy: return "job \(id): another dispatcher is running a job with this id; left in active/"
+        case .skipped: return "job \(id): finished by another dispatcher"
         }
     }
 }

@@ -26,17 +26,34 @@ final class JobRunner: Sendable {
         let spool = env.spool
         let started = Date()
         let fallbackID = Self.fallbackID(for: name)
+        let activePath = spool.url(.active, name).path
+        let file: JobFile
+        do {
+            file = try JobFile(path: activePath)
+        } catch .busy {
+            return JobReport(id: fallbackID, file: name, outcome: .busy)
+        } catch .gone {
+            return JobReport(id: fallbackID, file: name, outcome: .skipped)
+        } catch .notRegular(let what) {
+            return quarantine(name, id: fallbackID, error: "the job file is \(what), not a regular file", pns: [], file: nil)
+        } catch {
+            return quarantine(name, id: fallbackID, error: "cannot open the job file: \(error)", pns: [], file: nil)
+        }
+        defer { file.release() }
+        // Locked only after its owner finished and moved it on: nothing left to do here.
+        guard file.isAt(activePath) else { return JobReport(id: fallbackID, file: name, outcome: .skipped) }
+
         let bytes: [UInt8]
         do {
-            bytes = try FileIO.readAll(spool.url(.active, name))
+            bytes = try file.read()
         } catch {
-            return quarantine(name, id: fallbackID, error: "cannot read the job file: \(error)", pns: [])
+            return quarantine(name, id: fallbackID, error: "cannot read the job file: \(error)", pns: [], file: file)
         }
         let job: Job
         do {
             job = try JobParser.parse(bytes, fileName: name)
         } catch {
-            return quarantine(name, id: fallbackID, error: error.description, pns: [])
+            return quarantine(name, id: fallbackID, error: error.description, pns: [], file: file)
         }
 
         // Prepare everything that can fail for the whole job before anything is sent.
@@ -45,12 +62,11 @@ final class JobRunner: Sendable {
             switch SendPlan.make(send, routes: env.routes) {
             case .success(let p): plan = p
             case .failure(let problem):
-                return quarantine(name, id: job.id, error: problem.description, pns: send.platforms)
+                return quarantine(name, id: job.id, error: problem.description, pns: send.platforms, file: file)
             }
         }
 
-        // The log's lock first: it tells a job another live dispatcher is running (skip it at once,
-        // without reading a log that may hold a million lines) from an orphan to resume.
+        // The result log's lock: two jobs with one id (different files) never run at once.
         let logURL = spool.resultURL(jobID: job.id)
         var resultLog: ResultLog
         do {
@@ -61,9 +77,12 @@ final class JobRunner: Sendable {
             return JobReport(id: job.id, file: name, outcome: .interrupted("cannot open result log: \(error)"))
         }
         var existing = ResultLogContents.read(logURL)
+        let isRegistryChange: Bool
+        if case .send = job.kind { isRegistryChange = false } else { isRegistryChange = true }
         switch existing?.summaryStatus {
-        case "done":
+        case "done" where !isRegistryChange:
             try? resultLog.close()
+            guard file.isAt(activePath) else { return JobReport(id: job.id, file: name, outcome: .skipped) }
             if origin == .incoming {
                 spool.complete(name, as: "\(name.dropLast(5)).duplicate.json")
                 return JobReport(id: job.id, file: name, outcome: .duplicate)
@@ -71,17 +90,19 @@ final class JobRunner: Sendable {
             spool.complete(name)     // crashed after the summary, before the move
             return JobReport(id: job.id, file: name, outcome: .registry("already complete"))
         case .some:
-            // A failed (invalid) earlier submission with this id: keep its log aside, start anew.
-            // The lock is held across the move so no other dispatcher starts on the new log first.
-            let aside = spool.url(.results, "\(job.id).failed-\(Int(Date().timeIntervalSince1970)).jsonl")
+            // An earlier run of this id ended: a failed (invalid) send job, or a registration
+            // change re-dropped under the same name (upserts are idempotent, so it runs again).
+            // Its log is kept under a name of its own and this run starts a new one.
+            try? resultLog.close()
+            guard spool.setAsideResultLog(of: job.id, as: existing?.summaryStatus == "done" ? "previous" : "failed") else {
+                return JobReport(id: job.id, file: name, outcome: .interrupted("cannot set the earlier result log of \(job.id) aside"))
+            }
             do {
-                try FileManager.default.moveItem(at: logURL, to: aside)
-                let fresh = try ResultLog(url: logURL)
-                try? resultLog.close()
-                resultLog = fresh
+                resultLog = try ResultLog(url: logURL)
+            } catch .busy {
+                return JobReport(id: job.id, file: name, outcome: .busy)
             } catch {
-                try? resultLog.close()
-                return JobReport(id: job.id, file: name, outcome: .interrupted("cannot set the failed result log aside: \(error)"))
+                return JobReport(id: job.id, file: name, outcome: .interrupted("cannot open result log: \(error)"))
             }
             existing = nil
         case nil: break
@@ -127,12 +148,13 @@ final class JobRunner: Sendable {
                 outcome = .failed("registry update failed: \(error)")
             }
         }
-        return finish(name, job: job, log: resultLog, outcome: outcome, started: started)
+        return finish(name, job: job, log: resultLog, outcome: outcome, started: started, file: file)
     }
 
     /// Writes the summary, makes the log durable, then moves the job. If the log cannot be made
     /// durable (full disk), the job stays in `active/` and is resumed later: nothing is lost.
-    private func finish(_ name: String, job: Job, log resultLog: ResultLog, outcome: JobReport.Outcome, started: Date) -> JobReport {
+    private func finish(_ name: String, job: Job, log resultLog: ResultLog, outcome: JobReport.Outcome, started: Date,
+                        file: JobFile) -> JobReport {
         let ms = Int(Date().timeIntervalSince(started) * 1000)
         switch outcome {
         case .interrupted:
@@ -149,23 +171,24 @@ final class JobRunner: Sendable {
             env.log.error("job \(job.id): \(error); job left in active/")
             return JobReport(id: job.id, file: name, outcome: .interrupted("\(error)"))
         }
-        if case .failed = outcome { env.spool.quarantine(name) } else { env.spool.complete(name) }
+        if file.isAt(env.spool.url(.active, name).path) {
+            if case .failed = outcome { env.spool.quarantine(name) } else { env.spool.complete(name) }
+        }
         return JobReport(id: job.id, file: name, outcome: outcome)
     }
 
     /// Moves an unprocessable job to `failed/` with a result log saying why in one sentence.
-    private func quarantine(_ name: String, id: String, error: String, pns: [Platform]) -> JobReport {
-        let logURL = env.spool.resultURL(jobID: id)
-        if let old = ResultLogContents.read(logURL), old.summaryStatus != nil {
-            let aside = env.spool.url(.results, "\(id).failed-\(Int(Date().timeIntervalSince1970)).jsonl")
-            try? FileManager.default.moveItem(at: logURL, to: aside)
-        }
-        if let log = try? ResultLog(url: logURL) {
-            if !(ResultLogContents.read(logURL)?.hasJobLine ?? false) {
-                log.append(ResultLine.jobLine(id: id, file: name, receivedAt: receivedAt(name), pns: pns, targets: 0))
-            }
+    /// The log is `results/<id>.jsonl` when that name is free; when a job with this id already
+    /// has one (a corrected job re-dropped with a typo, a job of that id running now), the
+    /// invalid one gets a log of its own and theirs is never touched, so idempotency holds.
+    private func quarantine(_ name: String, id: String, error: String, pns: [Platform], file: JobFile?) -> JobReport {
+        if let log = env.spool.createResultLog(preferring: id) {
+            log.append(ResultLine.jobLine(id: id, file: name, receivedAt: receivedAt(name), pns: pns, targets: 0))
             log.append(ResultLine.summary(id: id, status: "failed", tally: nil, durationMS: 0, error: error))
             try? log.close()
+        }
+        if let file, !file.isAt(env.spool.url(.active, name).path) {
+            return JobReport(id: id, file: name, outcome: .skipped)
         }
         let moved = env.spool.quarantine(name) ?? name
         return JobReport(id: id, file: moved, outcome: .failed(error))

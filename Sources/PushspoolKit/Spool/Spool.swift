@@ -94,6 +94,37 @@ public final class Spool: Sendable {
         return nil
     }
 
+    /// Renames `results/<id>.jsonl` to `results/<id>.<label>-<unix time>[.n].jsonl`, never
+    /// replacing a file. False when it could not be moved (it is then still in the way).
+    public func setAsideResultLog(of id: String, as label: String) -> Bool {
+        let from = resultURL(jobID: id).path
+        let stem = "\(id).\(label)-\(Int(Date().timeIntervalSince1970))"
+        for n in 0..<1000 {
+            let to = url(.results, n == 0 ? "\(stem).jsonl" : "\(stem).\(n).jsonl").path
+            if csystem_rename_noreplace(from, to) == 0 { return true }
+            if errno == ENOENT { return true }
+            if errno != EEXIST { return false }
+        }
+        return false
+    }
+
+    /// A new, locked result log: `results/<id>.jsonl` if no file has that name, else
+    /// `results/<id>.invalid-<unix time>[.n].jsonl`. Created exclusively: never someone else's log.
+    func createResultLog(preferring id: String) -> ResultLog? {
+        let stem = "\(id).invalid-\(Int(Date().timeIntervalSince1970))"
+        for n in -1..<1000 {
+            let url = n < 0 ? resultURL(jobID: id) : self.url(.results, n == 0 ? "\(stem).jsonl" : "\(stem).\(n).jsonl")
+            let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o640)
+            if fd < 0 {
+                if errno == EEXIST { continue }
+                return nil
+            }
+            FileIO.closeDescriptor(fd)
+            return try? ResultLog(url: url)
+        }
+        return nil
+    }
+
     /// Writes a job atomically: `tmp/<name>` (fsynced) renamed to `incoming/<name>`.
     /// Fails rather than replacing a job of the same name.
     public func submit(_ bytes: [UInt8], name: String) throws(SpoolError) {

@@ -54,12 +54,19 @@ public enum FileIO {
         let fd = open(url.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw Failure(description: errnoText()) }
         defer { close(fd) }
+        return try readAll(fd: fd, limit: limit)
+    }
+
+    /// Reads an open file from its start to its end.
+    public static func readAll(fd: Int32, limit: Int = 16 << 20) throws(Failure) -> [UInt8] {
+        var offset: off_t = 0
         var out: [UInt8] = []
         var buf = [UInt8](repeating: 0, count: 65536)
         while true {
-            let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            let n = buf.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
             if n < 0 { if errno == EINTR { continue }; throw Failure(description: errnoText()) }
             if n == 0 { break }
+            offset += off_t(n)
             out.append(contentsOf: buf[0..<n])
             if out.count > limit { throw Failure(description: "file is larger than \(limit) bytes") }
         }
