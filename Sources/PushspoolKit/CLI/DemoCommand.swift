@@ -1,16 +1,25 @@
 import Foundation
 import PushspoolCore
 
-/// `pushspool demo`: the zero-credential tour on the default spool. Every platform is routed to
-/// the sandbox whatever `pushspool.json` says, so the demo can never reach a real service.
+/// `pushspool demo`: the zero-credential tour. It runs on a spool of its own (`jobs/demo`, or
+/// `--spool DIR`), with its own registry, and every platform routed to the sandbox whatever
+/// `pushspool.json` says: it can never reach a real service, take a real job or touch the real
+/// registry. Each run starts that spool afresh.
 enum DemoCommand {
+    static let defaultSpool = "jobs/demo"
+    /// Marks a spool as the demo's, so that starting afresh never deletes anyone else's spool.
+    static let marker = ".pushspool-demo"
+
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
         guard let examples = findExamples() else {
             throw CLIError(.ioError, "demo: cannot find the examples/ folder; run the demo from the pushspool checkout")
         }
-        let runtime = try Runtime(args, builtIn: true)
+        let root = URL(fileURLWithPath: args.value("spool") ?? defaultSpool,
+                       relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath + "/")).standardizedFileURL
+        try startAfresh(root)
+        let runtime = try Runtime(args, builtIn: true, spool: root.path)
         let spool = runtime.spool
-        resetPreviousDemo(spool)
+        FileManager.default.createFile(atPath: root.appendingPathComponent(marker).path, contents: Data())
 
         let registry = try runtime.openRegistry()
         let devices: Int
@@ -51,7 +60,9 @@ enum DemoCommand {
             Result logs:  \(spool.url(.results).path)/<job-id>.jsonl
             Outbox:       \(outbox.path)/{apns,fcm,wns}.jsonl
             Done jobs:    \(spool.url(.done).path)/   Quarantined: \(spool.url(.failed).path)/
-            Try:          swift run pushspool status    ·    swift run pushspool devices --tags 'location_Boston && !follows_Cardinals'
+            Try:          swift run pushspool status --spool \(spool.root.path)
+                          swift run pushspool devices --spool \(spool.root.path) --tags 'location_Boston && !follows_Cardinals'
+            The demo has its own spool and registry; your real spool (./jobs by default) was not touched.
             """)
         let failedUnexpectedly = reports.contains {
             if case .interrupted = $0.outcome { return true }
@@ -74,14 +85,17 @@ enum DemoCommand {
         }
     }
 
-    /// Removes only what an earlier demo left (files named `demo-*`), so the tour can be re-run
-    /// without its jobs being reported as duplicates. Nothing else in the spool is touched.
-    static func resetPreviousDemo(_ spool: Spool) {
+    /// Removes an earlier demo's spool, so the tour can be re-run without its jobs being reported
+    /// as duplicates. Refuses a folder that holds anything but not a demo spool.
+    static func startAfresh(_ root: URL) throws(CLIError) {
         let fm = FileManager.default
-        for folder in [Spool.Folder.incoming, .done, .failed, .results] {
-            for name in (try? fm.contentsOfDirectory(atPath: spool.url(folder).path)) ?? [] where name.hasPrefix("demo-") {
-                try? fm.removeItem(at: spool.url(folder, name))
-            }
+        let contents = (try? fm.contentsOfDirectory(atPath: root.path)) ?? []
+        guard !contents.isEmpty else { return }
+        guard fm.fileExists(atPath: root.appendingPathComponent(marker).path) else {
+            throw CLIError(.usage, "demo: \(root.path) exists and is not a demo spool; give the demo an empty folder with --spool DIR")
+        }
+        do { try fm.removeItem(at: root) } catch {
+            throw CLIError(.ioError, "demo: cannot clear the previous demo at \(root.path): \(error)")
         }
     }
 }

@@ -8,8 +8,13 @@ struct Runtime {
     var spool: Spool
 
     /// `builtIn`: ignore any config file (the demo must never reach a real service).
-    init(_ args: Arguments, builtIn: Bool = false) throws(CLIError) {
-        let config = try Self.loadConfig(args, builtIn: builtIn)
+    /// `spool` overrides `--spool` and the config (the demo's own spool).
+    init(_ args: Arguments, builtIn: Bool = false, spool spoolPath: String? = nil) throws(CLIError) {
+        var config = try Self.loadConfig(args, builtIn: builtIn)
+        if let spoolPath {
+            config.spool = spoolPath
+            config.registry = (spoolPath as NSString).appendingPathComponent("registry.sqlite")
+        }
         do {
             spool = try Spool(root: URL(fileURLWithPath: config.spool))
         } catch {

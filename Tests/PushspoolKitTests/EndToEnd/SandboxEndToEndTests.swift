@@ -17,23 +17,39 @@ import Testing
         let r = try runPushspool(["demo"], cwd: dir.url)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("job demo-notify-alice: done — delivered 3, failed 0"))
-        #expect(dir.list("jobs/done") == ["demo-broadcast.json", "demo-notify-alice.json", "demo-redsox-campaign.json"])
-        #expect(dir.list("jobs/failed") == ["demo-invalid.json"])
-        let invalid = dir.jsonLines("jobs/results/demo-invalid.jsonl")
+        #expect(dir.list("jobs/demo/done") == ["demo-broadcast.json", "demo-notify-alice.json", "demo-redsox-campaign.json"])
+        #expect(dir.list("jobs/demo/failed") == ["demo-invalid.json"])
+        let invalid = dir.jsonLines("jobs/demo/results/demo-invalid.jsonl")
         #expect(invalid.last?["status"] as? String == "failed")
         #expect((invalid.last?["error"] as? String)?.contains("pns[1]: unknown platform \"apnz\"") == true)
-        let apns = dir.jsonLines("jobs/outbox/apns.jsonl").filter { $0["job"] as? String == "demo-notify-alice" }
+        let apns = dir.jsonLines("jobs/demo/outbox/apns.jsonl").filter { $0["job"] as? String == "demo-notify-alice" }
         #expect(apns.count == 1)
         #expect((apns.first?["payload"] as? [String: Any]).map { NSDictionary(dictionary: $0) } == NSDictionary(dictionary: ["aps": ["alert": "From bob: hi"]]))
-        #expect(dir.read("jobs/outbox/fcm.jsonl")?.contains(#""payload":{"message":{"data":{"message":"From bob: hi"}}}"#) == true)
-        #expect(dir.read("jobs/outbox/wns.jsonl")?.contains(#"<toast><visual><binding template=\"ToastText01\"><text id=\"1\">From bob: hi</text></binding></visual></toast>"#) == true)
+        #expect(dir.read("jobs/demo/outbox/fcm.jsonl")?.contains(#""payload":{"message":{"data":{"message":"From bob: hi"}}}"#) == true)
+        #expect(dir.read("jobs/demo/outbox/wns.jsonl")?.contains(#"<toast><visual><binding template=\"ToastText01\"><text id=\"1\">From bob: hi</text></binding></visual></toast>"#) == true)
         // The tag-expression campaign reached exactly the Boston fans.
-        let campaign = dir.jsonLines("jobs/results/demo-redsox-campaign.jsonl").filter { $0["type"] as? String == "delivery" }
+        let campaign = dir.jsonLines("jobs/demo/results/demo-redsox-campaign.jsonl").filter { $0["type"] as? String == "delivery" }
         #expect(Set(campaign.compactMap { $0["device"] as? String }) == ["alice-iphone", "alice-pixel", "bob-iphone", "carol-laptop"])
         // Running it again is a fresh tour, not a pile of duplicates.
         let again = try runPushspool(["demo"], cwd: dir.url)
         #expect(again.status == 0)
         #expect(!again.stdout.contains("duplicate"))
+        #expect(dir.jsonLines("jobs/demo/outbox/apns.jsonl").filter { $0["job"] as? String == "demo-notify-alice" }.count == 1)
+    }
+
+    @Test("demo never touches the real spool, its pending jobs or its registry")
+    func demoLeavesTheRealSpoolAlone() throws {
+        let dir = try checkout()
+        #expect(try runPushspool(["register", "--platform", "fcm", "--handle", "real-token", "--tag", "t"], cwd: dir.url).status == 0)
+        dir.write("jobs/incoming/quarterly.json", #"{"to_tag":"t","pns":"fcm","message":"real"}"#)
+        dir.write("jobs/incoming/demo-launch.json", #"{"to_tag":"t","pns":"fcm","message":"real too"}"#)
+        #expect(try runPushspool(["demo"], cwd: dir.url).status == 0)
+        #expect(dir.list("jobs/incoming") == ["demo-launch.json", "quarterly.json"])
+        #expect(try runPushspool(["devices", "--count"], cwd: dir.url).stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+        // A folder that is not a demo spool is refused, not cleared.
+        let refused = try runPushspool(["demo", "--spool", "jobs"], cwd: dir.url)
+        #expect(refused.status == 64)
+        #expect(dir.list("jobs/incoming") == ["demo-launch.json", "quarterly.json"])
     }
 
     @Test("submit, register and run --once through the real binary; a resubmitted id is a duplicate")
