@@ -11,6 +11,7 @@ import Testing
         ("device gone", .deviceGone(since: nil), 1, nil, 0.5, .finish(.unregistered)),
         ("device gone since", .deviceGone(since: 1_700_000_000), 2, nil, 0.5, .finish(.unregistered)),
         ("rejected", .rejected, 1, nil, 0.5, .finish(.failed)),
+        ("sender refused", .senderRefused, 1, nil, 0.5, .finish(.failed)),
         ("credentials broken", .credentialsBroken, 1, nil, 0.5, .pauseProvider),
         ("refresh once", .refreshCredentials, 1, nil, 0.5, .retry(after: 0)),
         ("refresh after a retry", .refreshCredentials, 2, .retry(after: nil), 0.5, .retry(after: 0)),

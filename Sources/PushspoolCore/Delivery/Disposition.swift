@@ -16,6 +16,12 @@ public enum Disposition: Sendable, Equatable {
     case deviceGone(since: Double?)
     /// Permanent rejection of this notification (bad request, payload too large…): do not retry.
     case rejected
+    /// The service refused this target because of the sender's configuration, which may concern
+    /// this device only or everyone (WNS 403: our app does not own this channel; FCM
+    /// THIRD_PARTY_AUTH_ERROR: the project lacks the APNs/web credentials for this kind of
+    /// token). Fail the target, keep the device; the engine pauses the provider only when
+    /// several targets in a row are refused this way.
+    case senderRefused
     /// The provider's credentials or configuration are wrong (bad key, wrong team, forbidden):
     /// pause the provider and fail its remaining targets with this reason instead of hammering.
     case credentialsBroken

@@ -31,7 +31,7 @@ public struct RetryPolicy: Sendable, Equatable {
             return .finish(.delivered)
         case .deviceGone:
             return .finish(.unregistered)
-        case .rejected:
+        case .rejected, .senderRefused:
             return .finish(.failed)
         case .credentialsBroken:
             return .pauseProvider

@@ -12,7 +12,11 @@ import Synchronization
 public final class ProviderState: Sendable {
     public let provider: any PushProvider
     public let pauseDuration: Double
+    /// `senderRefused` answers in a row (no delivery between them) that pause the provider.
+    public static let refusalsBeforePause = 5
+
     private struct State {
+        var refusalsInARow = 0
         var pausedReason: String?
         var pausedUntil: Date = .distantPast
         var quietUntil: Date = .distantPast
@@ -42,6 +46,20 @@ public final class ProviderState: Sendable {
             return true
         }
         if first { onPause(reason) }
+    }
+
+    /// Counts a `senderRefused` answer; the provider pauses when they keep coming.
+    public func noteRefusal(_ reason: String) {
+        let pauseNow = state.withLock { s -> Bool in
+            s.refusalsInARow += 1
+            return s.refusalsInARow >= Self.refusalsBeforePause
+        }
+        if pauseNow { pause("\(reason) (\(Self.refusalsBeforePause) targets in a row)") }
+    }
+
+    /// A delivery: refusals so far were about particular devices, not the configuration.
+    public func noteDelivery() {
+        state.withLock { if $0.refusalsInARow != 0 { $0.refusalsInARow = 0 } }
     }
 
     /// New targets wait until `date` (a retry-after on one target says the service is busy).

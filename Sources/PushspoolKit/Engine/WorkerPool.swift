@@ -49,6 +49,8 @@ public final class WorkerPool: Sendable {
         state.provider.send(request) { [self] result in
             switch policy.decide(result.disposition, attempt: request.attempt, previous: previous, random: random) {
             case .finish(let status):
+                if status == .delivered { state.noteDelivery() }
+                if result.disposition == .senderRefused { state.noteRefusal(result.reason ?? result.code ?? "refused") }
                 done(TargetOutcome(status: status, attempts: request.attempt, result: result))
             case .pauseProvider:
                 state.pause(result.reason ?? result.code ?? "credentials rejected")

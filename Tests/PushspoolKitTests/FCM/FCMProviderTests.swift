@@ -110,7 +110,7 @@ import Testing
         #expect(client.requests(to: Self.tokenURI).count == 2)
     }
 
-    @Test func thirdPartyAuthErrorPausesButKeepsTheAccessToken() async throws {
+    @Test func thirdPartyAuthErrorIsASenderRefusalAndKeepsTheAccessToken() async throws {
         let dir = TempDir()
         let client = Self.client { _ in
             ProviderTestKit.response(401, FCMResponseTests.fcmError(401, "UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR"))
@@ -118,8 +118,8 @@ import Testing
         let config = Self.setUp(dir)
         let provider = try FCMProvider(config: #require(config.fcm),
                                        context: ProviderTestKit.context(config, client: client, clock: OAuthTestClock()))
-        #expect(await ProviderTestKit.send(provider, Self.request("a")).disposition == .credentialsBroken)
-        #expect(await ProviderTestKit.send(provider, Self.request("b")).disposition == .credentialsBroken)
+        #expect(await ProviderTestKit.send(provider, Self.request("a")).disposition == .senderRefused)
+        #expect(await ProviderTestKit.send(provider, Self.request("b")).disposition == .senderRefused)
         #expect(client.requests(to: Self.tokenURI).count == 1)
     }
 

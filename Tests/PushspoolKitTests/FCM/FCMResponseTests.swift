@@ -55,7 +55,7 @@ import Testing
              disposition: .retry(after: nil), reason: "INTERNAL"),
         Case(description: "401 THIRD_PARTY_AUTH_ERROR pauses, keeps tokens", status: 401,
              body: fcmError(401, "UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR"),
-             disposition: .credentialsBroken, reason: "THIRD_PARTY_AUTH_ERROR"),
+             disposition: .senderRefused, reason: "THIRD_PARTY_AUTH_ERROR"),
         Case(description: "401 expired access token", status: 401,
              body: #"{"error":{"code":401,"message":"Request had invalid authentication credentials.","status":"UNAUTHENTICATED"}}"#,
              disposition: .refreshCredentials, reason: "UNAUTHENTICATED"),

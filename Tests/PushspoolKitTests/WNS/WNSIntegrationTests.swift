@@ -85,14 +85,33 @@ struct WNSIntegrationTests {
         #expect(s.int("duplicateDeliveries") == 0)
     }
 
-    @Test func forbiddenChannelPausesTheProviderAndKeepsDevices() throws {
+    /// WNS 403 ("your app does not own this channel") is about one channel unless it keeps coming:
+    /// one foreign channel fails alone and is kept; a run of them pauses the provider.
+    @Test func forbiddenChannelFailsAloneAndKeepsDevices() throws {
         let h = try PushCloudHarness(wnsArgs: [:])
-        try h.register([("w-f", "wns", Self.channel(h.wns, "forbidden-1"))])
+        let ok = (0..<20).map { ("w-ok\($0)", "wns", Self.channel(h.wns, "ok-\($0)")) }
+        try h.register([("w-f", "wns", Self.channel(h.wns, "forbidden-1"))] + ok)
         try h.submit("forbidden", #"{"to_tag": "username:alice", "pns": "wns", "message": "hi"}"#)
         _ = try h.runOnce()
-        #expect(h.deliveries("forbidden")["w-f"]?.str("status") == "failed")
-        #expect(h.deliveries("forbidden")["w-f"]?.str("code") == "403")
-        #expect(try h.registeredIDs() == ["w-f"])
+        let d = h.deliveries("forbidden")
+        #expect(d["w-f"]?.str("status") == "failed")
+        #expect(d["w-f"]?.str("code") == "403")
+        #expect(d.values.filter { $0.str("status") == "delivered" }.count == 20, "the other channels are not paused")
+        #expect(try h.registeredIDs().count == 21)
+    }
+
+    @Test func manyForbiddenChannelsInARowPauseTheProvider() throws {
+        let h = try PushCloudHarness(wnsArgs: [:])
+        try h.register((0..<40).map { ("w-f\($0)", "wns", Self.channel(h.wns, "forbidden-\($0)")) })
+        h.dir.write("pushspool.json", (h.dir.read("pushspool.json") ?? "").replacingOccurrences(of: #""concurrency": 256"#, with: #""concurrency": 2"#))
+        try h.submit("forbidden", #"{"to_tag": "username:alice", "pns": "wns", "message": "hi"}"#)
+        _ = try h.runOnce()
+        let d = h.deliveries("forbidden")
+        #expect(d.count == 40)
+        #expect(d.values.allSatisfy { $0.str("status") == "failed" })
+        #expect(d.values.filter { $0.str("code") == "paused" }.count >= 30, "paused after 5 refusals in a row")
+        #expect((try #require(h.wns).state().int("posts") ?? 99) <= 8)
+        #expect(try h.registeredIDs().count == 40)
     }
 
     @Test func rawAndTilePayloadsGoWithTheirOwnTypeAndContentType() throws {

@@ -26,7 +26,7 @@ import Testing
         Case(description: "401 expired token", status: 401, headers: ["x-wns-error-description": "Token expired"],
              disposition: .refreshCredentials, reason: "Token expired"),
         Case(description: "403 wrong app keeps the channel", status: 403, headers: [:],
-             disposition: .credentialsBroken, reason: "HTTP 403"),
+             disposition: .senderRefused, reason: "HTTP 403"),
         Case(description: "404 unknown channel", status: 404, headers: [:], disposition: .deviceGone(since: nil), reason: "HTTP 404"),
         Case(description: "410 expired channel", status: 410, headers: ["x-wns-status": "dropped"],
              disposition: .deviceGone(since: nil), reason: "dropped"),

@@ -58,7 +58,7 @@ public struct FCMResponse: Sendable, Equatable {
         case (_, .quotaExceeded?), (429, _): return .retry(after: retryAfter ?? Self.quotaBackoff)
         case (_, .unregistered?): return .deviceGone(since: nil)
         case (_, .senderIDMismatch?): return .deviceGone(since: nil)   // the token belongs to another project
-        case (_, .thirdPartyAuthError?): return .credentialsBroken     // APNs/web-push credentials in Firebase: keep tokens
+        case (_, .thirdPartyAuthError?): return .senderRefused         // APNs/web-push credentials in Firebase (iOS/web tokens only): keep tokens
         case (400, _): return invalidToken ? .deviceGone(since: nil) : .rejected
         case (401, _): return .refreshCredentials                      // UNAUTHENTICATED: our access token expired
         case (403, _): return .credentialsBroken                       // PERMISSION_DENIED: IAM / wrong project

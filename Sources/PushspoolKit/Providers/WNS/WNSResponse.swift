@@ -48,7 +48,7 @@ public struct WNSResponse: Sendable, Equatable {
             default: return .delivered
             }
         case 401: return .refreshCredentials                 // access token expired or invalid
-        case 403: return .credentialsBroken                  // our app does not own this channel: config, keep it
+        case 403: return .senderRefused                      // our app does not own this channel: keep it
         case 404, 410: return .deviceGone(since: nil)        // channel unknown or expired
         case 406: return .retry(after: continueAfter ?? Self.throttleBackoff)
         case 408, 429, 500...599: return .retry(after: continueAfter)
