@@ -45,7 +45,9 @@ public struct RetryPolicy: Sendable, Equatable {
             guard attempt < maxAttempts else { return .finish(.failed) }
             let ceiling = min(maxDelay, baseDelay * pow2(attempt - 1))
             let jittered = ceiling * random()                 // full jitter: uniform in [0, ceiling)
-            if let after { return .retry(after: min(max(after, jittered), max(maxDelay, after))) }
+            // A service's own wait is honoured up to `maxDelay`: one `Retry-After: 86400` must not
+            // hold a dispatcher (and every job behind it) for a day.
+            if let after { return .retry(after: min(max(after, jittered), maxDelay)) }
             return .retry(after: jittered)
         }
     }

@@ -80,7 +80,7 @@ struct SendRun {
         let request = SendRequest(jobID: job.id, platform: platform, recipient: recipient, notification: notification)
         let registry = env.registry, log = self.log, appLog = env.log, jobID = job.id
         group.enter()
-        env.pool.submit(request, via: state) { outcome in
+        env.pool.submit(request, via: state, isStopping: env.isStopping) { outcome in
             if outcome.status == .unregistered, case .device(let device) = recipient,
                case .deviceGone(let since) = outcome.result.disposition {
                 do {

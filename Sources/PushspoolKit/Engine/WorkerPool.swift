@@ -29,9 +29,14 @@ public final class WorkerPool: Sendable {
     /// Blocks the calling producer until a slot is free (and the provider is not asking for
     /// quiet), then sends `request` with retries. `finish` runs exactly once, on any thread.
     public func submit(_ request: SendRequest, via state: ProviderState,
+                       isStopping: @Sendable () -> Bool = { false },
                        finish: @escaping @Sendable (TargetOutcome) -> Void) {
-        let wait = state.quietUntil.timeIntervalSinceNow
-        if wait > 0 { Thread.sleep(forTimeInterval: min(wait, policy.maxDelay)) }
+        // The service asked for quiet: wait, in short naps so that a stop is not held up.
+        while !isStopping() {
+            let wait = state.quietUntil.timeIntervalSinceNow
+            if wait <= 0 { break }
+            Thread.sleep(forTimeInterval: min(wait, 0.2))
+        }
         slots.wait()
         attempt(request, via: state, previous: nil) { [slots] outcome in
             slots.signal()
@@ -56,8 +61,8 @@ public final class WorkerPool: Sendable {
                 state.pause(result.reason ?? result.code ?? "credentials rejected")
                 done(TargetOutcome(status: .failed, attempts: request.attempt, result: result))
             case .retry(let after):
-                if case .retry(let serviceAfter?) = result.disposition {
-                    state.quiet(until: Date(timeIntervalSinceNow: serviceAfter))
+                if case .retry(_?) = result.disposition {
+                    state.quiet(until: Date(timeIntervalSinceNow: after))
                 }
                 var following = request
                 following.attempt += 1

@@ -86,10 +86,21 @@ import PushspoolCore
         let provider = ScriptedProvider { r in r.attempt == 1 ? ProviderResult(.retry(after: 0.05), code: "429") : ProviderResult(.delivered) }
         let state = ProviderState(provider: provider)
         let before = Date()
-        let o = outcome([], state: state)
+        let o = outcome([], policy: RetryPolicy(maxAttempts: 4, baseDelay: 0.001, maxDelay: 1), state: state)
         #expect(o.0.status == .delivered)
         #expect(state.quietUntil > before)
         #expect(Date().timeIntervalSince(before) >= 0.05)
+    }
+
+    @Test("a service's retry-after is honoured only up to max_delay")
+    func quietCapped() {
+        let provider = ScriptedProvider { r in r.attempt == 1 ? ProviderResult(.retry(after: 86_400), code: "429") : ProviderResult(.delivered) }
+        let state = ProviderState(provider: provider)
+        let before = Date()
+        let o = outcome([], policy: RetryPolicy(maxAttempts: 4, baseDelay: 0.001, maxDelay: 0.05), state: state)
+        #expect(o.0.status == .delivered)
+        #expect(state.quietUntil < before.addingTimeInterval(1))
+        #expect(Date().timeIntervalSince(before) < 5)
     }
 
     @Test("never more than `concurrency` notifications in flight")
