@@ -6,7 +6,7 @@ enum ConfigCommand {
     /// checks keys and service accounts), then prints the effective config, secrets redacted.
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
         guard args.has("check") else { throw CLIError(.usage, "config: use --check") }
-        let config = try Runtime.loadConfig(args)
+        let config = try Runtime.loadConfig(args, requireSecrets: true)
         let routes = try Runtime.makeRoutes(config: config, spool: nil, log: Log.shared)
         for state in routes.values { state.provider.shutdown() }
         print(prettyJSON(config.redacted()))

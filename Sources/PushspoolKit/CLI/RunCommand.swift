@@ -10,7 +10,7 @@ import Darwin
 
 enum RunCommand {
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
-        let runtime = try Runtime(args)
+        let runtime = try Runtime(args, requireSecrets: true)
         let reports = try dispatch(runtime, once: args.has("once")) { print($0) }
         // A job left in active/ by an I/O failure (full disk) is kept safe, but cron should hear of it.
         let ioTrouble = reports.contains {

@@ -8,9 +8,10 @@ struct Runtime {
     var spool: Spool
 
     /// `builtIn`: ignore any config file (the demo must never reach a real service).
-    /// `spool` overrides `--spool` and the config (the demo's own spool).
-    init(_ args: Arguments, builtIn: Bool = false, spool spoolPath: String? = nil) throws(CLIError) {
-        var config = try Self.loadConfig(args, builtIn: builtIn)
+    /// `spool` overrides `--spool` and the config (the demo's own spool). `requireSecrets`: only
+    /// commands that talk to services (`run`, `config --check`) need `env:` secrets to be set.
+    init(_ args: Arguments, builtIn: Bool = false, spool spoolPath: String? = nil, requireSecrets: Bool = false) throws(CLIError) {
+        var config = try Self.loadConfig(args, builtIn: builtIn, requireSecrets: requireSecrets)
         if let spoolPath {
             config.spool = spoolPath
             config.registry = (spoolPath as NSString).appendingPathComponent("registry.sqlite")
@@ -24,11 +25,11 @@ struct Runtime {
     }
 
     /// The effective config with the spool and registry paths resolved; touches no spool.
-    static func loadConfig(_ args: Arguments, builtIn: Bool = false) throws(CLIError) -> Config {
+    static func loadConfig(_ args: Arguments, builtIn: Bool = false, requireSecrets: Bool = false) throws(CLIError) -> Config {
         var config = Config()
         if !builtIn {
             do {
-                config = try ConfigLoader.load(explicit: args.value("config"))
+                config = try ConfigLoader.load(explicit: args.value("config"), requireSecrets: requireSecrets)
             } catch {
                 throw CLIError(.config, "configuration problems:\n" + error.problems.map { "  \($0)" }.joined(separator: "\n"))
             }

@@ -10,7 +10,11 @@ public struct ConfigError: Error, Sendable, CustomStringConvertible {
 /// reporting every problem at once, each naming its key (`providers.apns.team_id: …`).
 public enum ConfigLoader {
     /// `explicit` (from `--config`), else `./pushspool.json` if present, else the built-in default.
-    public static func load(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment) throws(ConfigError) -> Config {
+    /// `requireSecrets: false` (commands that never talk to a service: `submit`, `status`,
+    /// `devices`…) lets `env:` values that are not set pass, so a producer can drop jobs without
+    /// holding the dispatcher's credentials.
+    public static func load(explicit: String?, environment: [String: String] = ProcessInfo.processInfo.environment,
+                            requireSecrets: Bool = true) throws(ConfigError) -> Config {
         let cwd = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
         let path: String
         if let explicit {
@@ -31,7 +35,7 @@ public enum ConfigLoader {
         do { json = try JSONParser.parse(bytes) } catch {
             throw ConfigError(problems: ["\(path): \(error)"])
         }
-        var reader = Reader(environment: environment)
+        var reader = Reader(environment: environment, requireSecrets: requireSecrets)
         var config = reader.config(json)
         config.baseDirectory = url.deletingLastPathComponent()
         if !reader.problems.isEmpty { throw ConfigError(problems: reader.problems) }
@@ -48,6 +52,7 @@ public enum ConfigLoader {
 
     struct Reader {
         let environment: [String: String]
+        var requireSecrets = true
         var problems: [String] = []
 
         mutating func problem(_ key: String, _ message: String) { problems.append("\(key): \(message)") }
@@ -70,6 +75,7 @@ public enum ConfigLoader {
             if s.hasPrefix("env:") {
                 let name = String(s.dropFirst(4))
                 guard let value = environment[name], !value.isEmpty else {
+                    if !requireSecrets { return "<env:\(name) not set>" }
                     problem(key, "environment variable \(name) is not set")
                     return nil
                 }
@@ -80,9 +86,8 @@ public enum ConfigLoader {
 
         mutating func required(_ v: JSONValue?, _ key: String) -> String {
             if v == nil || v == .null { problem(key, "is required"); return "" }
-            let s = string(v, key) ?? ""
-            if s.isEmpty, case .string = v { problem(key, "must not be empty") }
-            return s
+            if case .string(let raw) = v, raw.isEmpty { problem(key, "must not be empty") }
+            return string(v, key) ?? ""
         }
 
         mutating func int(_ v: JSONValue?, _ key: String, range: ClosedRange<Int>) -> Int? {

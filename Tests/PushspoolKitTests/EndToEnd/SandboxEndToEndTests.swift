@@ -95,6 +95,19 @@ import Testing
         #expect(ok.status == 78)   // an empty file is not a JSON object
     }
 
+    @Test("producers drop jobs without the dispatcher's secrets; run needs them")
+    func submitNeedsNoSecrets() throws {
+        let dir = TempDir("pushspool-e2e")
+        dir.write("pushspool.json", #"{"routes": {"wns": "wns"}, "providers": {"wns": {"client_id": "ms-app://x", "client_secret": "env:UNSET_WNS_SECRET_X"}}}"#)
+        let submit = try runPushspool(["submit", "--to-tag", "t", "--pns", "wns", "--message", "m", "--id", "p1"], cwd: dir.url)
+        #expect(submit.status == 0, "\(submit.stderr)")
+        #expect(try runPushspool(["status"], cwd: dir.url).status == 0)
+        let run = try runPushspool(["run", "--once"], cwd: dir.url)
+        #expect(run.status == 78)
+        #expect(run.stderr.components(separatedBy: "UNSET_WNS_SECRET_X").count == 2, "reported once: \(run.stderr)")
+        #expect(dir.list("jobs/incoming") == ["p1.json"])
+    }
+
     @Test("config --check validates without creating anything")
     func configCheckCreatesNothing() throws {
         let dir = TempDir("pushspool-e2e")
