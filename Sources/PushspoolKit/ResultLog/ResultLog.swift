@@ -32,7 +32,7 @@ public final class ResultLog: Sendable {
     /// dispatcher holds it. A torn last line from a crash is cut off first.
     public init(url: URL) throws(OpenError) {
         self.url = url
-        let fd = open(url.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o640)
+        let fd = open(url.path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o640)   // never write through a planted symlink
         guard fd >= 0 else { throw .io(String(cString: strerror(errno))) }
         if flock(fd, LOCK_EX | LOCK_NB) != 0 {
             FileIO.closeDescriptor(fd)

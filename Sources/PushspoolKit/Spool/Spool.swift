@@ -41,13 +41,18 @@ public final class Spool: Sendable {
         } catch {
             throw SpoolError("cannot create spool folders under \(self.root.path): \(error.localizedDescription)")
         }
-        for path in [self.root.path] + [Folder.tmp, .incoming, .active].map({ url($0).path }) {
+        // Every folder, not only the ones writers use: a world-writable results/ would let anyone
+        // plant a symlink where a result log is about to be written.
+        for path in [self.root.path, stateDirectory.path] + Folder.allCases.map({ url($0).path }) {
             var st = stat()
-            guard stat(path, &st) == 0 else { throw SpoolError("cannot read \(path): \(String(cString: strerror(errno)))") }
+            guard lstat(path, &st) == 0 else { throw SpoolError("cannot read \(path): \(String(cString: strerror(errno)))") }
+            guard st.st_mode & S_IFMT == S_IFDIR else { throw SpoolError("refusing to use \(path): it is not a directory") }
             if st.st_mode & 0o002 != 0 {
                 throw SpoolError("refusing to use \(path): it is world-writable (chmod o-w it; the spool's permissions decide who may drop jobs)")
             }
         }
+        // Cached credentials are for pushspool alone, whatever an earlier umask or chmod did.
+        chmod(stateDirectory.path, 0o700)
     }
 
     public func url(_ folder: Folder) -> URL { root.appendingPathComponent(folder.rawValue) }

@@ -18,12 +18,23 @@ import Glibc
         }
     }
 
-    @Test("refuses a spool anyone may write to")
-    func refusesWorldWritable() throws {
+    @Test("refuses a spool anyone may write to, in any of its folders", arguments: ["incoming", "results", ".state", "done", "."])
+    func refusesWorldWritable(_ folder: String) throws {
         let dir = TempDir()
         _ = try Spool(root: dir.url.appendingPathComponent("s"))
-        chmod(dir.path("s/incoming"), 0o777)
+        chmod(dir.path("s/\(folder)"), 0o777)
         #expect(throws: SpoolError.self) { try Spool(root: dir.url.appendingPathComponent("s")) }
+    }
+
+    @Test("re-tightens the credential cache folder")
+    func stateIsPrivate() throws {
+        let dir = TempDir()
+        _ = try Spool(root: dir.url.appendingPathComponent("s"))
+        chmod(dir.path("s/.state"), 0o755)
+        _ = try Spool(root: dir.url.appendingPathComponent("s"))
+        var st = stat()
+        stat(dir.path("s/.state"), &st)
+        #expect(st.st_mode & 0o777 == 0o700)
     }
 
     @Test("only *.json names not starting with a dot are jobs")
