@@ -39,7 +39,7 @@ enum RegistryCommands {
         var expression: TagExpression?
         if let text = args.value("tags") {
             do { expression = try TagExpression.parse(text) } catch {
-                throw CLIError(.dataError, "devices: --tags: \(error.description)")
+                throw CLIError(.usage, "devices: --tags: \(error.description)")
             }
         }
         var platforms = Set(Platform.allCases)

@@ -10,14 +10,15 @@ struct Runtime {
     /// `builtIn`: ignore any config file (the demo must never reach a real service).
     /// `spool` overrides `--spool` and the config (the demo's own spool). `requireSecrets`: only
     /// commands that talk to services (`run`, `config --check`) need `env:` secrets to be set.
-    init(_ args: Arguments, builtIn: Bool = false, spool spoolPath: String? = nil, requireSecrets: Bool = false) throws(CLIError) {
+    init(_ args: Arguments, builtIn: Bool = false, spool spoolPath: String? = nil, requireSecrets: Bool = false,
+         createSpool: Bool = true) throws(CLIError) {
         var config = try Self.loadConfig(args, builtIn: builtIn, requireSecrets: requireSecrets)
         if let spoolPath {
             config.spool = spoolPath
             config.registry = (spoolPath as NSString).appendingPathComponent("registry.sqlite")
         }
         do {
-            spool = try Spool(root: URL(fileURLWithPath: config.spool))
+            spool = try Spool(root: URL(fileURLWithPath: config.spool), create: createSpool)
         } catch {
             throw CLIError(error.description.hasPrefix("refusing") ? .config : .ioError, error.description)
         }

@@ -5,7 +5,7 @@ enum StatusCommand {
     /// `status`: what is queued where and for how long, what is running and how far it got,
     /// which providers were paused, and the latest failures.
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
-        let spool = try Runtime(args).spool
+        let spool = try Runtime(args, createSpool: false).spool
         let now = Date()
         var folders: [(String, JSONValue)] = []
         for folder in [Spool.Folder.incoming, .active, .done, .failed] {
@@ -20,26 +20,18 @@ enum StatusCommand {
         for name in spool.jobs(in: .active) {
             let id = jobID(spool, .active, name)
             let log = ResultLogContents.read(spool.resultURL(jobID: id))
-            let targets = (try? FileIO.readAll(spool.resultURL(jobID: id))).flatMap { bytes -> Int? in
-                guard let first = bytes.split(separator: 0x0A).first, let v = try? JSONParser.parse(Array(first)),
-                      case .int(let n)? = v["targets"] else { return nil }
-                return Int(n)
-            }
+            // A live dispatcher holds the job file's lock; a free one waits for the next run.
+            var running = false
+            do { _ = try JobFile(path: spool.url(.active, name).path) } catch { running = error == .busy }
             active.append(.object([
-                ("id", .string(id)), ("file", .string(name)),
+                ("id", .string(id)), ("file", .string(name)), ("running", .bool(running)),
                 ("finished", .int(Int64(log?.finished.count ?? 0))),
-                ("targets", targets.map { .int(Int64($0)) } ?? .null),
+                ("targets", log?.targets.map { .int(Int64($0)) } ?? .null),
             ]))
         }
         var failures: [JSONValue] = []
         for name in spool.jobs(in: .failed).suffix(5).reversed() {
-            let id = jobID(spool, .failed, name)
-            var error: JSONValue = .null
-            if let bytes = try? FileIO.readAll(spool.resultURL(jobID: id)),
-               let last = bytes.split(separator: 0x0A).last, let v = try? JSONParser.parse(Array(last)) {
-                error = v["error"] ?? .null
-            }
-            failures.append(.object([("file", .string(name)), ("error", error)]))
+            failures.append(.object([("file", .string(name)), ("error", failureReason(spool, name).map(JSONValue.string) ?? .null)]))
         }
         let doc = JSONValue.object([
             ("spool", .string(spool.root.path)),
@@ -60,7 +52,8 @@ enum StatusCommand {
         }
         for a in active {
             let t = a["targets"].flatMap { if case .int(let n) = $0 { return "/\(n)" } else { return nil } } ?? ""
-            print("  running \(a["id"]?.stringValue ?? "?"): \(a["finished"].map { $0.encodedString } ?? "0")\(t) targets final")
+            let state = a["running"] == .bool(true) ? "running" : "waiting to resume"
+            print("  \(state) \(a["id"]?.stringValue ?? "?"): \(a["finished"].map { $0.encodedString } ?? "0")\(t) targets final")
         }
         for p in PauseRecord.all(in: spool) {
             print("  provider \(p["provider"]?.stringValue ?? "?") last paused (10 min) at \(p["at"]?.stringValue ?? "?"): \(p["reason"]?.stringValue ?? "")")
@@ -71,9 +64,25 @@ enum StatusCommand {
         return .ok
     }
 
+    /// Why a job in `failed/` failed: the failed result log that names its file (under its id,
+    /// or the `.invalid-…` log written when the id's log belonged to another job).
+    static func failureReason(_ spool: Spool, _ name: String) -> String? {
+        let id = jobID(spool, .failed, name)
+        let stem = name.hasSuffix(".json") ? String(name.dropLast(5)) : name
+        let base = stem.split(separator: ".").first.map(String.init) ?? stem   // x.1.json was x.json
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: spool.url(.results).path)) ?? []
+        let candidates = ["\(id).jsonl"] + names.filter { $0.hasPrefix("\(id).invalid-") || $0.hasPrefix("\(base).invalid-") }.sorted().reversed()
+        for candidate in candidates {
+            guard let log = ResultLogContents.read(spool.url(.results, candidate)), log.summaryStatus == "failed" else { continue }
+            if let file = log.file, file != "\(base).json", file != name { continue }
+            return log.summaryError
+        }
+        return nil
+    }
+
     /// The id a job's result log is named after (its `id`, else its file name).
     static func jobID(_ spool: Spool, _ folder: Spool.Folder, _ name: String) -> String {
-        (try? FileIO.readAll(spool.url(folder, name))).flatMap { try? JobParser.parse($0, fileName: name).id }
+        JobFile.peek(spool.url(folder, name).path).flatMap { try? JobParser.parse($0, fileName: name).id }
             ?? JobRunner.fallbackID(for: name)
     }
 

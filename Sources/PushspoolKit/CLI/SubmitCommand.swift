@@ -39,13 +39,13 @@ enum SubmitCommand {
     /// `validate FILE...`: every problem of every file, one line each, prefixed with the file.
     static func validate(_ args: Arguments) throws(CLIError) -> ExitCode {
         guard !args.positionals.isEmpty else { throw CLIError(.usage, "validate: give one or more job files") }
-        var bad = 0
+        var bad = 0, unreadable = 0
         for path in args.positionals {
             let url = URL(fileURLWithPath: path)
             let bytes: [UInt8]
             do { bytes = try FileIO.readAll(url) } catch {
                 print("\(path): cannot read: \(error)")
-                bad += 1
+                unreadable += 1
                 continue
             }
             do {
@@ -56,6 +56,6 @@ enum SubmitCommand {
                 for problem in error.problems { print("\(path): \(problem.description)") }
             }
         }
-        return bad == 0 ? .ok : .dataError
+        return bad > 0 ? .dataError : unreadable > 0 ? .ioError : .ok
     }
 }

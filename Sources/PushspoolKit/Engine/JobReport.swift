@@ -21,7 +21,12 @@ public struct JobReport: Sendable, CustomStringConvertible {
     public var file: String
     public var outcome: Outcome
 
+    /// One line per report whatever a writer named its file: control characters are escaped.
     public var description: String {
+        String(line.unicodeScalars.map { $0.properties.generalCategory == .control ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined())
+    }
+
+    private var line: String {
         switch outcome {
         case let .done(d, f, u, r, ms):
             return "job \(id): done — delivered \(d), failed \(f), unregistered \(u), retries \(r) (\(ms) ms)"

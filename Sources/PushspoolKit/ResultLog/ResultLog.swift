@@ -106,7 +106,11 @@ public final class ResultLog: Sendable {
 /// What an existing result log already records (for resuming after a crash and for duplicates).
 public struct ResultLogContents: Sendable {
     public var hasJobLine = false
+    /// From the job line: the job file's name and the targets planned.
+    public var file: String?
+    public var targets: Int?
     public var summaryStatus: String?
+    public var summaryError: String?
     /// `platform|device` (or `platform|tags:<expr>` for hub routes) of every target already final.
     public var finished: Set<String> = []
     public var delivered = 0, failed = 0, unregistered = 0, retries = 0
@@ -141,8 +145,13 @@ public struct ResultLogContents: Sendable {
     mutating func absorb(_ line: [UInt8]) {
         guard let v = try? JSONParser.parse(line), let type = v["type"]?.stringValue else { return }
         switch type {
-        case "job": hasJobLine = true
-        case "summary": summaryStatus = v["status"]?.stringValue
+        case "job":
+            hasJobLine = true
+            file = v["file"]?.stringValue
+            if case .int(let n)? = v["targets"] { targets = Int(n) }
+        case "summary":
+            summaryStatus = v["status"]?.stringValue
+            summaryError = v["error"]?.stringValue
         case "delivery":
             guard let platform = v["platform"]?.stringValue else { return }
             let who = v["device"]?.stringValue.map { "|\($0)" } ?? "|hub"

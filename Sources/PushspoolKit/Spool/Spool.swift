@@ -24,9 +24,13 @@ public final class Spool: Sendable {
 
     /// Opens the spool at `root`, creating missing folders without world access. Refuses a spool
     /// that anyone may write to, as Postfix does for its queue: its permissions are its access control.
-    public init(root: URL) throws(SpoolError) {
+    /// `create: false` (read-only commands) refuses a folder that is not a spool yet.
+    public init(root: URL, create: Bool = true) throws(SpoolError) {
         self.root = root.standardizedFileURL
         let fm = FileManager.default
+        if !create, !fm.fileExists(atPath: self.root.appendingPathComponent(Folder.incoming.rawValue).path) {
+            throw SpoolError("no spool at \(self.root.path)")
+        }
         do {
             try fm.createDirectory(at: self.root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
             for folder in Folder.allCases {
