@@ -15,8 +15,12 @@ public final class ProviderState: Sendable {
     /// `senderRefused` answers in a row (no delivery between them) that pause the provider.
     public static let refusalsBeforePause = 5
 
+    /// Transient failures in a row (no delivery between) after which new targets hold back.
+    public static let failuresBeforeThrottle = 8
+
     private struct State {
         var refusalsInARow = 0
+        var failuresInARow = 0
         var pausedReason: String?
         var pausedUntil: Date = .distantPast
         var quietUntil: Date = .distantPast
@@ -57,9 +61,25 @@ public final class ProviderState: Sendable {
         if pauseNow { pause("\(reason) (\(Self.refusalsBeforePause) targets in a row)") }
     }
 
-    /// A delivery: refusals so far were about particular devices, not the configuration.
+    /// A delivery: refusals so far were about particular devices, and the service is up.
     public func noteDelivery() {
-        state.withLock { if $0.refusalsInARow != 0 { $0.refusalsInARow = 0 } }
+        state.withLock { s in
+            if s.refusalsInARow != 0 { s.refusalsInARow = 0 }
+            if s.failuresInARow != 0 { s.failuresInARow = 0 }
+        }
+    }
+
+    /// A transient failure (5xx, no answer). When they keep coming the service is down: new
+    /// targets hold back for an exponentially growing while (capped by the policy), instead of
+    /// each burning its attempts against an outage; targets already started retry on their own.
+    public func noteTransientFailure(_ policy: RetryPolicy) {
+        state.withLock { s in
+            s.failuresInARow += 1
+            let level = s.failuresInARow / Self.failuresBeforeThrottle
+            guard level > 0 else { return }
+            let pause = min(policy.maxDelay, policy.baseDelay * Double(1 << min(level, 30)))
+            s.quietUntil = max(s.quietUntil, Date().addingTimeInterval(pause))
+        }
     }
 
     /// New targets wait until `date` (a retry-after on one target says the service is busy).

@@ -61,8 +61,10 @@ public final class WorkerPool: Sendable {
                 state.pause(result.reason ?? result.code ?? "credentials rejected")
                 done(TargetOutcome(status: .failed, attempts: request.attempt, result: result))
             case .retry(let after):
-                if case .retry(_?) = result.disposition {
-                    state.quiet(until: Date(timeIntervalSinceNow: after))
+                switch result.disposition {
+                case .retry(_?): state.quiet(until: Date(timeIntervalSinceNow: after))
+                case .retry(nil), .reconnect: state.noteTransientFailure(policy)
+                default: break
                 }
                 var following = request
                 following.attempt += 1

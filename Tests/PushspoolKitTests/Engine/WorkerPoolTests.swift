@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import PushspoolKit
 import PushspoolCore
@@ -101,6 +102,31 @@ import PushspoolCore
         #expect(o.0.status == .delivered)
         #expect(state.quietUntil < before.addingTimeInterval(1))
         #expect(Date().timeIntervalSince(before) < 5)
+    }
+
+    @Test("an outage holds new targets back instead of burning their attempts")
+    func outageThrottle() {
+        let start = Date()
+        let provider = ScriptedProvider { _ in
+            Date().timeIntervalSince(start) < 0.4 ? ProviderResult(.retry(after: nil), code: "503") : ProviderResult(.delivered, code: "200")
+        }
+        let state = ProviderState(provider: provider)
+        let pool = WorkerPool(concurrency: 4, policy: RetryPolicy(maxAttempts: 3, baseDelay: 0.02, maxDelay: 0.2), random: { 0.5 })
+        let group = DispatchGroup()
+        let delivered = Mutex(0)
+        for i in 0..<200 {
+            group.enter()
+            let d = Device(id: "d\(i)", platform: .fcm, handle: "h\(i)", tags: [], updatedAt: Date())
+            pool.submit(SendRequest(jobID: "j", platform: .fcm, recipient: .device(d),
+                                    notification: .fcm(FCMNotification(message: .object([])))), via: state) { o in
+                if o.status == .delivered { delivered.withLock { $0 += 1 } }
+                group.leave()
+            }
+        }
+        group.wait()
+        // Without the throttle every target would burn its 3 attempts within the 0.4 s outage.
+        #expect(delivered.withLock { $0 } >= 180)
+        #expect(provider.requests.count < 400)
     }
 
     @Test("never more than `concurrency` notifications in flight")
