@@ -26,10 +26,11 @@ public final class CurlHTTPClient: HTTPClient {
 
     init(options: HTTPClientOptions, trust: TrustStore) throws {
         _ = Self.globalInit
-        guard let first = CurlMulti(options: options) else {
+        let core = CurlClientCore(options: options, trust: trust, wakeup: try CurlWakeup())
+        guard let first = CurlMulti(options: options, sockets: core.sockets) else {
             throw HTTPTransportError("curl_multi_init failed", isPermanent: true)
         }
-        core = CurlClientCore(options: options, trust: trust, wakeup: try CurlWakeup())
+        self.core = core
         // The thread keeps the loop and the core alive, never the client: dropping the client
         // without `shutdown()` still stops the thread (deinit below).
         let loop = CurlPollLoop(core: core, current: first)
@@ -81,6 +82,8 @@ final class CurlClientCore: @unchecked Sendable {
     let options: HTTPClientOptions
     let trust: TrustStore
     let wakeup: CurlWakeup
+    /// The sockets of every pool, corked while the poll thread works (see `CurlSockets`).
+    let sockets = CurlSockets()
     let state = Mutex<Queue>(Queue())
     let loopExited = DispatchSemaphore(value: 0)
     let loopThreadID = Mutex<pthread_t?>(nil)
@@ -106,11 +109,11 @@ final class CurlClientCore: @unchecked Sendable {
         if DispatchQueue.getSpecific(key: onCompletionQueue) != true { completions.sync {} }
     }
 
-    /// Runs completions on the completion queue, one hop per batch.
-    func hand(_ batch: [(CurlTransfer, Result<HTTPResponse, HTTPTransportError>)]) {
-        let items = batch.map { (t, r) in (t.completion, r) }
+    /// Runs completions on the completion queue, one hop per batch. Responses are assembled there
+    /// (headers parsed), not on the poll thread, which has no time to spare.
+    func hand(_ batch: [(CurlTransfer, Result<CurlTransfer.Answer, HTTPTransportError>)]) {
         completions.async {
-            for (completion, result) in items { completion(result) }
+            for (t, result) in batch { t.completion(result.map(t.response)) }
         }
     }
 }
