@@ -41,17 +41,3 @@ static inline int ccurl_multi_waitfds(CURLM *m, struct curl_waitfd *out, int max
     }
     return n;
 }
-/* Socket callbacks, so the poll thread knows the client's sockets (for corking, below). */
-static inline CURLcode ccurl_easy_setopt_sockopt_cb(CURL *h, curl_sockopt_callback cb) { return curl_easy_setopt(h, CURLOPT_SOCKOPTFUNCTION, cb); }
-static inline CURLcode ccurl_easy_setopt_closesocket_cb(CURL *h, curl_closesocket_callback cb) { return curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, cb); }
-/* TCP_CORK on Linux: while set, the kernel queues what is written and sends full segments when
-   it is cleared. Elsewhere a no-op (returns -1). */
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-static inline int ccurl_set_cork(int fd, int on) {
-#ifdef TCP_CORK
-    return setsockopt(fd, IPPROTO_TCP, TCP_CORK, &on, sizeof on);
-#else
-    (void)fd; (void)on; return -1;
-#endif
-}

@@ -7,11 +7,8 @@ import CCurl
 final class CurlEasy {
     let handle: UnsafeMutableRawPointer
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
-    /// Kept alive here: connections this handle opens call back into it until they close.
-    private let sockets: CurlSockets
 
-    init?(trust: TrustStore, sockets: CurlSockets) {
-        self.sockets = sockets
+    init?(trust: TrustStore) {
         guard let h = curl_easy_init() else {
             errorBuffer.deallocate()
             return nil
@@ -28,7 +25,6 @@ final class CurlEasy {
         _ = ccurl_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = ccurl_easy_setopt_write_cb(h, CURLOPT_WRITEFUNCTION, curlWriteBody)
         _ = ccurl_easy_setopt_header_cb(h, curlWriteHeader)
-        sockets.register(h)
     }
 
     deinit {
@@ -73,9 +69,7 @@ struct CurlEasyPool {
 
     init(capacity: Int) { self.capacity = capacity }
 
-    mutating func take(trust: TrustStore, sockets: CurlSockets) -> CurlEasy? {
-        free.popLast() ?? CurlEasy(trust: trust, sockets: sockets)
-    }
+    mutating func take(trust: TrustStore) -> CurlEasy? { free.popLast() ?? CurlEasy(trust: trust) }
 
     mutating func give(_ easy: CurlEasy) {
         if free.count < capacity { free.append(easy) }

@@ -26,11 +26,10 @@ public final class CurlHTTPClient: HTTPClient {
 
     init(options: HTTPClientOptions, trust: TrustStore) throws {
         _ = Self.globalInit
-        let core = CurlClientCore(options: options, trust: trust, wakeup: try CurlWakeup())
-        guard let first = CurlMulti(options: options, sockets: core.sockets) else {
+        guard let first = CurlMulti(options: options) else {
             throw HTTPTransportError("curl_multi_init failed", isPermanent: true)
         }
-        self.core = core
+        core = CurlClientCore(options: options, trust: trust, wakeup: try CurlWakeup())
         // The thread keeps the loop and the core alive, never the client: dropping the client
         // without `shutdown()` still stops the thread (deinit below).
         let loop = CurlPollLoop(core: core, current: first)
@@ -82,8 +81,6 @@ final class CurlClientCore: @unchecked Sendable {
     let options: HTTPClientOptions
     let trust: TrustStore
     let wakeup: CurlWakeup
-    /// The sockets of every pool, corked while the poll thread works (see `CurlSockets`).
-    let sockets = CurlSockets()
     let state = Mutex<Queue>(Queue())
     let loopExited = DispatchSemaphore(value: 0)
     let loopThreadID = Mutex<pthread_t?>(nil)

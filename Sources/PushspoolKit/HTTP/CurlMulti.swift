@@ -14,13 +14,10 @@ final class CurlMulti {
     /// Owns the transfers while curl works on them (their easy handles point back at them unretained).
     private var transfers: [ObjectIdentifier: CurlTransfer] = [:]
     var inFlight: Int { transfers.count }
-    /// Kept alive here: `curl_multi_cleanup` closes this pool's connections through it.
-    private let sockets: CurlSockets
 
-    init?(options: HTTPClientOptions, sockets: CurlSockets) {
+    init?(options: HTTPClientOptions) {
         guard let m = curl_multi_init() else { return nil }
         handle = m
-        self.sockets = sockets
         _ = ccurl_multi_setopt_long(m, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         _ = ccurl_multi_setopt_long(m, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, options.maxConnectionsPerHost))
         // libcurl's default is 100 streams per connection; the server's SETTINGS may lower it.

@@ -32,9 +32,6 @@ final class CurlPollLoop: @unchecked Sendable {
                 stop(unstarted: batch)
                 return
             }
-            // Everything curl writes during this turn (frames of many streams, each its own
-            // `send`) leaves as a few full segments when the turn ends (see `CurlSockets`).
-            core.sockets.cork()
             if rotate, current.added > 0 { retire() }
             for t in batch { start(t) }
             current.perform()
@@ -42,7 +39,6 @@ final class CurlPollLoop: @unchecked Sendable {
             // transfers stalled (data already read into TLS/nghttp2 buffers raises no poll event).
             for m in draining { m.perform() }
             finishDone()
-            core.sockets.uncork()
 
             // Sleep until a socket of any pool, a curl timer or a new request needs us.
             wait.removeAll(keepingCapacity: true)
@@ -64,7 +60,7 @@ final class CurlPollLoop: @unchecked Sendable {
 
     private func start(_ t: CurlTransfer) {
         if let limit = core.options.maxStreamsPerConnection, current.added >= limit { retire() }
-        guard let easy = easies.take(trust: core.trust, sockets: core.sockets) else {
+        guard let easy = easies.take(trust: core.trust) else {
             core.hand([(t, .failure(HTTPTransportError("curl_easy_init failed")))])
             return
         }
@@ -117,7 +113,7 @@ final class CurlPollLoop: @unchecked Sendable {
 
     /// Stops adding to the current pool and lets it drain; later requests open a new connection.
     private func retire() {
-        guard let fresh = CurlMulti(options: core.options, sockets: core.sockets) else { return }
+        guard let fresh = CurlMulti(options: core.options) else { return }
         draining.append(current)
         current = fresh
     }
