@@ -3,7 +3,8 @@ import Foundation
 
 /// One request in flight: its request, the bytes and headers received so far, its completion,
 /// and while curl works on it, an easy handle. Created on the submitting thread, then owned by
-/// the poll thread alone (hence `@unchecked`).
+/// the poll thread alone until it finishes, then by the completion queue, which reads the body and
+/// headers after the hand-over (hence `@unchecked`).
 final class CurlTransfer: @unchecked Sendable {
     let request: HTTPRequest
     let completion: @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void
