@@ -92,8 +92,14 @@ public indirect enum JSONValue: Sendable, Equatable {
     }
 
     static func writeString(_ s: String, into out: inout [UInt8]) {
-        let hex: [UInt8] = Array("0123456789abcdef".utf8)
         out.append(UInt8(ascii: "\""))
+        // Result-log lines write several strings per delivery, nearly always with nothing to
+        // escape: those are copied in one go (no per-byte appends, no allocation).
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out.append(contentsOf: s.utf8)
+            out.append(UInt8(ascii: "\""))
+            return
+        }
         for b in s.utf8 {
             switch b {
             case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
@@ -104,12 +110,14 @@ public indirect enum JSONValue: Sendable, Equatable {
             case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
             case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
             case 0..<0x20:
-                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(b >> 4)], hex[Int(b & 0xF)]])
+                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigit(b >> 4), hexDigit(b & 0xF)])
             default: out.append(b)
             }
         }
         out.append(UInt8(ascii: "\""))
     }
+
+    private static func hexDigit(_ v: UInt8) -> UInt8 { v < 10 ? 0x30 + v : 0x57 + v }
 }
 
 extension JSONValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral {

@@ -43,7 +43,7 @@ final class CurlEasy {
         _ = ccurl_easy_setopt_ptr(h, CURLOPT_HEADERDATA, opaque)
         _ = ccurl_easy_setopt_str(h, CURLOPT_URL, t.request.url)
         _ = ccurl_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, max(1, Int(t.request.timeout * 1000)))
-        let method = t.request.method.uppercased()
+        let method = t.method
         if method == "GET" {
             _ = ccurl_easy_setopt_long(h, CURLOPT_HTTPGET, 1)
         } else {
@@ -86,28 +86,18 @@ private let curlWriteBody: curl_write_callback = { ptr, size, count, user in
     return n
 }
 
-/// One header line per call, status line and the blank line included. Names are lowercased;
-/// a new status line (1xx interim, redirects) starts a fresh set.
+/// One header line per call, status line and the blank line included. The poll thread only
+/// copies the bytes (a new status line, for 1xx interim answers and redirects, starts afresh);
+/// `CurlTransfer.response` parses them on the completion queue.
 private let curlWriteHeader: curl_write_callback = { ptr, size, count, user in
     let n = size * count
     guard let user, let ptr else { return n }
     let t = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
     let line = ptr.withMemoryRebound(to: UInt8.self, capacity: n) { UnsafeBufferPointer(start: $0, count: n) }
     if n >= 5, line[0] == UInt8(ascii: "H"), line[1] == UInt8(ascii: "T"), line[4] == UInt8(ascii: "/") {
-        t.headers.removeAll(keepingCapacity: true)
+        t.rawHeaders.removeAll(keepingCapacity: true)
         return n
     }
-    guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { return n }
-    let name = String(unsafeUninitializedCapacity: colon) { out in
-        for i in 0..<colon {
-            let c = line[i]
-            out[i] = c >= 0x41 && c <= 0x5A ? c | 0x20 : c
-        }
-        return colon
-    }
-    var start = colon + 1, end = n
-    while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
-    while end > start, line[end - 1] == 0x0A || line[end - 1] == 0x0D || line[end - 1] == 0x20 { end -= 1 }
-    t.headers[name] = String(decoding: UnsafeBufferPointer(rebasing: line[start..<end]), as: UTF8.self)
+    t.rawHeaders.append(contentsOf: line)
     return n
 }

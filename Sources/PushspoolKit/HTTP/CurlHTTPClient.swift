@@ -106,11 +106,11 @@ final class CurlClientCore: @unchecked Sendable {
         if DispatchQueue.getSpecific(key: onCompletionQueue) != true { completions.sync {} }
     }
 
-    /// Runs completions on the completion queue, one hop per batch.
-    func hand(_ batch: [(CurlTransfer, Result<HTTPResponse, HTTPTransportError>)]) {
-        let items = batch.map { (t, r) in (t.completion, r) }
+    /// Runs completions on the completion queue, one hop per batch. Responses are assembled there
+    /// (headers parsed), not on the poll thread, which has no time to spare.
+    func hand(_ batch: [(CurlTransfer, Result<CurlTransfer.Answer, HTTPTransportError>)]) {
         completions.async {
-            for (completion, result) in items { completion(result) }
+            for (t, result) in batch { t.completion(result.map(t.response)) }
         }
     }
 }

@@ -84,7 +84,7 @@ final class CurlPollLoop: @unchecked Sendable {
         guard !fromCurrent.isEmpty || !fromDraining.isEmpty else { return }
 
         let requireH2 = core.options.requireHTTP2
-        var results: [(CurlTransfer, Result<HTTPResponse, HTTPTransportError>)] = []
+        var results: [(CurlTransfer, Result<CurlTransfer.Answer, HTTPTransportError>)] = []
         var again: [CurlTransfer] = []
         var currentLost = false
         for (done, isCurrent) in [(fromCurrent, true), (fromDraining, false)] {

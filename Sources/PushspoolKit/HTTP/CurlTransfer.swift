@@ -3,58 +3,119 @@ import Foundation
 
 /// One request in flight: its request, the bytes and headers received so far, its completion,
 /// and while curl works on it, an easy handle. Created on the submitting thread, then owned by
-/// the poll thread alone (hence `@unchecked`).
+/// the poll thread alone until it finishes, then by the completion queue, which reads the body and
+/// headers after the hand-over (hence `@unchecked`).
 final class CurlTransfer: @unchecked Sendable {
     let request: HTTPRequest
     let completion: @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void
     var easy: CurlEasy?
-    private var headerList: UnsafeMutablePointer<curl_slist>?
+    /// The request's header list, method and URL check, prepared once in `init` on the submitting
+    /// thread: the poll thread drives every stream of the client alone and is the first thing to
+    /// saturate, so per-request work that need not be there is not (and a resend reuses them).
+    private let headerList: UnsafeMutablePointer<curl_slist>?
+    let method: String
+    private let isHTTPS: Bool
     var body: [UInt8] = []
-    var headers: [String: String] = [:]
+    /// Header lines of the final response as received (CRLF-terminated), parsed off the poll thread.
+    var rawHeaders: [UInt8] = []
     /// Times the poll loop re-sent this request after its connection died unanswered.
     var connectionRetries = 0
 
     init(request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
         self.request = request
         self.completion = completion
+        method = request.method.uppercased()
+        isHTTPS = request.url.utf8.count > 8 && request.url.prefix(8).lowercased() == "https://"
+        headerList = Self.headerList(for: request.headers)
     }
 
     deinit {
-        if let headerList { curl_slist_free_all(headerList) }
+        headerList?.deallocate()
     }
 
-    /// Attaches `easy` and points it at this request; an error means the request cannot be sent.
-    func attach(_ easy: CurlEasy) -> HTTPTransportError? {
-        guard request.url.utf8.count > 8, request.url.prefix(8).lowercased() == "https://" else {
-            return HTTPTransportError("only https URLs are allowed", isPermanent: true)
-        }
-        self.easy = easy
-        body.removeAll(keepingCapacity: true)
-        headers.removeAll(keepingCapacity: true)
-        if let old = headerList { curl_slist_free_all(old) }
-        var list: UnsafeMutablePointer<curl_slist>?
+    /// The request's headers as curl's list, plus blanks for curl's defaults that no service
+    /// asked for: a form content type on POST bodies, an `Accept: */*`, and
+    /// `Expect: 100-continue` (an extra round trip on HTTP/1.1).
+    ///
+    /// Built in one allocation (the nodes, then the NUL-terminated lines) instead of
+    /// `curl_slist_append`'s two mallocs per line: curl only reads a `CURLOPT_HTTPHEADER` list,
+    /// and this transfer frees it in `deinit` with one `deallocate` (never `curl_slist_free_all`).
+    private static func headerList(for headers: [(String, String)]) -> UnsafeMutablePointer<curl_slist>? {
+        var lines: [(name: String, value: String?)] = []
+        lines.reserveCapacity(headers.count + 3)
         var hasContentType = false, hasAccept = false, hasExpect = false
-        for (name, value) in request.headers {
+        for (name, value) in headers {
             switch name.lowercased() {
             case "content-type": hasContentType = true
             case "accept": hasAccept = true
             case "expect": hasExpect = true
             default: break
             }
-            list = curl_slist_append(list, name + ": " + value)
+            lines.append((name, value))
         }
-        // curl's defaults that no service asked for: a form content type on POST bodies, an
-        // `Accept: */*`, and `Expect: 100-continue` (an extra round trip on HTTP/1.1).
-        if !hasContentType { list = curl_slist_append(list, "Content-Type:") }
-        if !hasAccept { list = curl_slist_append(list, "Accept:") }
-        if !hasExpect { list = curl_slist_append(list, "Expect:") }
-        headerList = list
-        easy.prepare(for: self, headers: list)
+        if !hasContentType { lines.append(("Content-Type", nil)) }
+        if !hasAccept { lines.append(("Accept", nil)) }
+        if !hasExpect { lines.append(("Expect", nil)) }
+
+        // "Name: value\0", or "Name:\0" for a blank that removes curl's default.
+        let textBytes = lines.reduce(0) { $0 + $1.name.utf8.count + ($1.value.map { 2 + $0.utf8.count } ?? 1) + 1 }
+        let nodeBytes = lines.count * MemoryLayout<curl_slist>.stride
+        let block = UnsafeMutableRawPointer.allocate(byteCount: nodeBytes + textBytes,
+                                                     alignment: MemoryLayout<curl_slist>.alignment)
+        let nodes = block.bindMemory(to: curl_slist.self, capacity: lines.count)
+        var text = (block + nodeBytes).bindMemory(to: CChar.self, capacity: textBytes)
+        func put(_ bytes: some Sequence<UInt8>) {
+            for b in bytes {
+                text.initialize(to: CChar(bitPattern: b))
+                text += 1
+            }
+        }
+        for (i, line) in lines.enumerated() {
+            (nodes + i).initialize(to: curl_slist(data: text, next: i + 1 < lines.count ? nodes + i + 1 : nil))
+            put(line.name.utf8)
+            if let value = line.value {
+                put(": ".utf8)
+                put(value.utf8)
+            } else {
+                put(":".utf8)
+            }
+            put(CollectionOfOne(0))
+        }
+        return nodes
+    }
+
+    /// The header lines exactly as curl reads them (for tests).
+    var headerLines: [String] {
+        var lines: [String] = []
+        var node = headerList
+        while let n = node {
+            lines.append(String(cString: n.pointee.data))
+            node = n.pointee.next
+        }
+        return lines
+    }
+
+    /// Attaches `easy` and points it at this request; an error means the request cannot be sent.
+    func attach(_ easy: CurlEasy) -> HTTPTransportError? {
+        guard isHTTPS else {
+            return HTTPTransportError("only https URLs are allowed", isPermanent: true)
+        }
+        self.easy = easy
+        body.removeAll(keepingCapacity: true)
+        rawHeaders.removeAll(keepingCapacity: true)
+        easy.prepare(for: self, headers: headerList)
         return nil
     }
 
+    /// What the poll thread learns from a finished handle (read before the handle is reused):
+    /// the status and HTTP version, or why there is no answer.
+    struct Answer {
+        var status: Int
+        var httpVersion: Int
+    }
+
     /// The outcome once the multi reported the transfer done (read before the handle is reused).
-    func finish(code: CURLcode, requireHTTP2: Bool) -> Result<HTTPResponse, HTTPTransportError> {
+    func finish(code: CURLcode, requireHTTP2: Bool) -> Result<Answer, HTTPTransportError> {
         guard let easy else { return .failure(HTTPTransportError("no easy handle")) }
         var status = 0, version = 0
         _ = ccurl_easy_getinfo_long(easy.handle, CURLINFO_RESPONSE_CODE, &status)
@@ -66,7 +127,40 @@ final class CurlTransfer: @unchecked Sendable {
         if requireHTTP2 && !isH2 {
             return .failure(HTTPTransportError("server did not negotiate HTTP/2", isPermanent: true))
         }
-        return .success(HTTPResponse(status: status, headers: headers, body: body, httpVersion: isH2 ? 2 : 1))
+        return .success(Answer(status: status, httpVersion: isH2 ? 2 : 1))
+    }
+
+    /// The response, built on the completion queue once the poll thread is done with this
+    /// transfer. Header names are lowercased; the last value wins for repeated headers.
+    func response(_ answer: Answer) -> HTTPResponse {
+        HTTPResponse(status: answer.status, headers: Self.parseHeaders(rawHeaders), body: body,
+                     httpVersion: answer.httpVersion)
+    }
+
+    static func parseHeaders(_ raw: [UInt8]) -> [String: String] {
+        var headers: [String: String] = [:]
+        raw.withUnsafeBufferPointer { all in
+            var lineStart = 0
+            while lineStart < all.count {
+                var lineEnd = lineStart
+                while lineEnd < all.count, all[lineEnd] != 0x0A { lineEnd += 1 }
+                let line = UnsafeBufferPointer(rebasing: all[lineStart..<lineEnd])
+                lineStart = lineEnd + 1
+                guard let colon = line.firstIndex(of: UInt8(ascii: ":")) else { continue }
+                let name = String(unsafeUninitializedCapacity: colon) { out in
+                    for i in 0..<colon {
+                        let c = line[i]
+                        out[i] = c >= 0x41 && c <= 0x5A ? c | 0x20 : c
+                    }
+                    return colon
+                }
+                var start = colon + 1, end = line.count
+                while start < end, line[start] == 0x20 || line[start] == 0x09 { start += 1 }
+                while end > start, line[end - 1] == 0x0D || line[end - 1] == 0x20 { end -= 1 }
+                headers[name] = String(decoding: UnsafeBufferPointer(rebasing: line[start..<end]), as: UTF8.self)
+            }
+        }
+        return headers
     }
 
     /// The connection failed under this request before any response status arrived.

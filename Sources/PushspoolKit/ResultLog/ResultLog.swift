@@ -55,11 +55,16 @@ public final class ResultLog: Sendable {
 
     /// Appends one JSON line (buffered).
     public func append(_ line: JSONValue) {
-        buffer.withLock { b in
-            line.write(into: &b.bytes)
-            b.bytes.append(0x0A)
+        // Encoded outside the lock (every delivery line passes here), appended under it once.
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(256)
+        line.write(into: &bytes)
+        bytes.append(0x0A)
+        let full = buffer.withLock { b in
+            b.bytes.append(contentsOf: bytes)
+            return b.bytes.count >= 64 * 1024
         }
-        if buffer.withLock({ $0.bytes.count }) >= 64 * 1024 { flush() }
+        if full { flush() }
     }
 
     /// Writes buffered lines. A write failure (full disk) is remembered and reported by `close`.
