@@ -1,5 +1,5 @@
 /// What happened to one job in one dispatcher run (printed by the CLI, one line each).
-public struct JobReport: Sendable, CustomStringConvertible {
+public struct JobReport: Error, Sendable, CustomStringConvertible {
     public enum Outcome: Sendable, Equatable {
         /// Every target reached a final outcome; the job moved to `done/`.
         case done(delivered: Int, failed: Int, unregistered: Int, retries: Int, durationMS: Int)

@@ -69,13 +69,7 @@ final class JobRunner: Sendable {
         // The result log's lock: two jobs with one id (different files) never run at once.
         let logURL = spool.resultURL(jobID: job.id)
         var resultLog: ResultLog
-        do {
-            resultLog = try ResultLog(url: logURL)
-        } catch .busy {
-            return JobReport(id: job.id, file: name, outcome: .busy)
-        } catch {
-            return JobReport(id: job.id, file: name, outcome: .interrupted("cannot open result log: \(error)"))
-        }
+        do { resultLog = try lockLog(logURL, job: job, name: name) } catch { return error }
         var existing = ResultLogContents.read(logURL)
         let isRegistryChange: Bool
         if case .send = job.kind { isRegistryChange = false } else { isRegistryChange = true }
@@ -97,13 +91,7 @@ final class JobRunner: Sendable {
             guard spool.setAsideResultLog(of: job.id, as: existing?.summaryStatus == "done" ? "previous" : "failed") else {
                 return JobReport(id: job.id, file: name, outcome: .interrupted("cannot set the earlier result log of \(job.id) aside"))
             }
-            do {
-                resultLog = try ResultLog(url: logURL)
-            } catch .busy {
-                return JobReport(id: job.id, file: name, outcome: .busy)
-            } catch {
-                return JobReport(id: job.id, file: name, outcome: .interrupted("cannot open result log: \(error)"))
-            }
+            do { resultLog = try lockLog(logURL, job: job, name: name) } catch { return error }
             existing = nil
         case nil: break
         }
@@ -149,6 +137,17 @@ final class JobRunner: Sendable {
             }
         }
         return finish(name, job: job, log: resultLog, outcome: outcome, started: started, file: file)
+    }
+
+    /// The job's result log, open and locked; throws the report to give when it cannot be had.
+    private func lockLog(_ url: URL, job: Job, name: String) throws(JobReport) -> ResultLog {
+        do {
+            return try ResultLog(url: url)
+        } catch .busy {
+            throw JobReport(id: job.id, file: name, outcome: .busy)
+        } catch {
+            throw JobReport(id: job.id, file: name, outcome: .interrupted("cannot open result log: \(error)"))
+        }
     }
 
     /// Writes the summary, makes the log durable, then moves the job. If the log cannot be made
