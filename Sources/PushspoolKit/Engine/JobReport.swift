@@ -1,4 +1,5 @@
-/// What happened to one job in one dispatcher run (printed by the CLI, one line each).
+/// What happened to one job in one dispatcher run (printed by the CLI, one line each). It is an
+/// `Error` too: a runner step that cannot go on throws the report to give.
 public struct JobReport: Error, Sendable, CustomStringConvertible {
     public enum Outcome: Sendable, Equatable {
         /// Every target reached a final outcome; the job moved to `done/`.
