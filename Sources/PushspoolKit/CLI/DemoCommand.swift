@@ -45,7 +45,7 @@ enum DemoCommand {
 
         let reports = try RunCommand.dispatch(runtime, once: true) { print("  \($0)") }
 
-        let outbox = URL(fileURLWithPath: runtime.config.sandbox.outbox ?? spool.url(.outbox).path)
+        let outbox = runtime.config.resolve(runtime.config.outboxPath)
         print("\nWhat each service would have received for the tutorial job (examples/jobs/demo-notify-alice.json):")
         for platform in Platform.allCases {
             let lines = (try? String(contentsOf: outbox.appendingPathComponent("\(platform.rawValue).jsonl"), encoding: .utf8)) ?? ""

@@ -24,6 +24,9 @@ public struct Config: Sendable {
 
     public var registryPath: String { registry ?? (spool as NSString).appendingPathComponent("registry.sqlite") }
 
+    /// The sandbox's outbox: `providers.sandbox.outbox`, else `<spool>/outbox`.
+    public var outboxPath: String { sandbox.outbox ?? (spool as NSString).appendingPathComponent("outbox") }
+
     /// A path from the config, resolved against the config file's folder.
     public func resolve(_ path: String) -> URL {
         path.hasPrefix("/") ? URL(fileURLWithPath: path) : baseDirectory.appendingPathComponent(path)

@@ -10,10 +10,6 @@ enum PauseRecord {
         try? FileIO.writeDurably(doc.encoded(), to: url, mode: 0o640)
     }
 
-    static func clear(provider: String, in spool: Spool) {
-        try? FileManager.default.removeItem(at: spool.stateDirectory.appendingPathComponent("paused-\(provider).json"))
-    }
-
     static func all(in spool: Spool) -> [JSONValue] {
         let dir = spool.stateDirectory
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []

@@ -15,7 +15,7 @@ public enum ProviderFactory {
         let config = context.config
         switch name {
         case "sandbox":
-            return SandboxProvider(outbox: config.resolve(config.sandbox.outbox ?? (config.spool as NSString).appendingPathComponent("outbox")))
+            return SandboxProvider(outbox: config.resolve(config.outboxPath))
         case "apns":
             guard let apns = config.apns else {
                 throw ProviderSetupError(["providers.apns: missing, but routes send a platform to apns"])
@@ -31,7 +31,6 @@ public enum ProviderFactory {
                 throw ProviderSetupError(["providers.wns: missing, but routes send a platform to wns"])
             }
             return try WNSProvider(config: wns, context: context)
-        // Each real provider adds its case here.
         case "azure":
             guard let azure = config.azure else {
                 throw ProviderSetupError(["providers.azure: missing, but routes send to \"azure\" (connection_string and hub are required)"])
