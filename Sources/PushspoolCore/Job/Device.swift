@@ -8,13 +8,17 @@ public struct Device: Sendable, Hashable {
     /// APNs device token (hex), FCM registration token or WNS channel URI.
     public var handle: String
     public var tags: [String]
+    /// The user's language, for `localized` jobs; nil: the job's default text.
+    public var lang: LanguageTag?
     public var updatedAt: Date
 
-    public init(id: String, platform: Platform, handle: String, tags: [String], updatedAt: Date) {
+    public init(id: String, platform: Platform, handle: String, tags: [String], lang: LanguageTag? = nil,
+                updatedAt: Date) {
         self.id = id
         self.platform = platform
         self.handle = handle
         self.tags = tags
+        self.lang = lang
         self.updatedAt = updatedAt
     }
 }

@@ -125,12 +125,15 @@ public struct Registration: Sendable, Equatable {
     public var platform: Platform
     public var handle: String
     public var tags: [String]
+    /// The user's language (BCP 47), for `localized` jobs.
+    public var lang: LanguageTag?
 
-    public init(id: String?, platform: Platform, handle: String, tags: [String]) {
+    public init(id: String?, platform: Platform, handle: String, tags: [String], lang: LanguageTag? = nil) {
         self.id = id
         self.platform = platform
         self.handle = handle
         self.tags = tags
+        self.lang = lang
     }
 }
 

@@ -3,9 +3,9 @@
 enum Fields {
     static let send: Set<String> = [
         "id", "kind", "to_tag", "tags", "broadcast", "pns", "message", "from", "title", "badge", "sound",
-        "data", "ttl_seconds", "priority", "collapse_id", "payload", "not_before",
+        "data", "ttl_seconds", "priority", "collapse_id", "payload", "not_before", "localized",
     ]
-    static let register: Set<String> = ["id", "kind", "platform", "handle", "tags"]
+    static let register: Set<String> = ["id", "kind", "platform", "handle", "tags", "lang"]
     static let unregister: Set<String> = ["id", "kind", "handle"]
     static let any = send.union(register).union(unregister)
 

@@ -11,6 +11,7 @@ extension JobParser {
         var platform: Platform?
         var handle: String?
         var tags: [String] = []
+        var lang: LanguageTag?
         var sawPlatform = false, sawHandle = false
         for (key, value) in pairs {
             switch key {
@@ -37,6 +38,8 @@ extension JobParser {
                 for (i, item) in items.enumerated() {
                     if let t = tag(item, "tags[\(i)]", problems: &problems), !tags.contains(t) { tags.append(t) }
                 }
+            case "lang":
+                lang = language(value, "lang", problems: &problems)
             default:
                 Fields.misplaced(key, kind: "register", problems: &problems)
             }
@@ -45,7 +48,7 @@ extension JobParser {
         if !sawHandle { problems.add("handle", "required (the device token or channel URI)") }
         let id = fileNameID(file, problems: &problems)
         guard problems.isEmpty, let platform, let handle else { return nil }
-        let registration = Registration(id: installation, platform: platform, handle: handle, tags: tags)
+        let registration = Registration(id: installation, platform: platform, handle: handle, tags: tags, lang: lang)
         return Job(id: id, file: file, kind: .register(registration))
     }
 
@@ -74,6 +77,16 @@ extension JobParser {
         let id = fileNameID(file, problems: &problems)
         guard problems.isEmpty, let target else { return nil }
         return Job(id: id, file: file, kind: .unregister(target))
+    }
+
+    /// A BCP 47 language tag, canonicalized (`pt-br` → `pt-BR`).
+    static func language(_ value: JSONValue, _ field: String, problems: inout Problems) -> LanguageTag? {
+        guard let s = string(value, field, problems: &problems) else { return nil }
+        guard let tag = LanguageTag(s) else {
+            problems.add(field, "\(quoted(s)) is not \(LanguageTag.rule)")
+            return nil
+        }
+        return tag
     }
 
     /// Installation ids are the registry's keys and appear in result logs: printable, no spaces.

@@ -69,9 +69,10 @@ public enum CLI {
               Check job files; print each problem with its field. Exit 65 if any file is invalid.
             """, run: SubmitCommand.validate),
         "register": Command(help: """
-            usage: pushspool register --platform apns|fcm|wns --handle HANDLE [--tag TAG]... [--id ID]
-              Add or update a device in the registry (upsert by installation id).
-            """, valued: ["platform", "handle", "tag", "id"], run: RegistryCommands.register),
+            usage: pushspool register --platform apns|fcm|wns --handle HANDLE [--tag TAG]... [--id ID] [--lang TAG]
+              Add or update a device in the registry (upsert by installation id). --lang: the
+              user's language (BCP 47, e.g. pt-BR) for localized jobs.
+            """, valued: ["platform", "handle", "tag", "id", "lang"], run: RegistryCommands.register),
         "unregister": Command(help: """
             usage: pushspool unregister (--id ID | --handle HANDLE)
               Remove a device from the registry.
@@ -82,7 +83,7 @@ public enum CLI {
             """, valued: ["tags", "platform"], switches: ["count"], run: RegistryCommands.devices),
         "import": Command(help: """
             usage: pushspool import FILE.jsonl
-              Bulk-register devices from lines {"id"?, "platform", "handle", "tags": [...]}, in one transaction.
+              Bulk-register devices from lines {"id"?, "platform", "handle", "tags": [...], "lang"?}, in one transaction.
             """, run: RegistryCommands.importFile),
         "status": Command(help: """
             usage: pushspool status [--json] [--spool DIR]

@@ -10,10 +10,16 @@ enum RegistryCommands {
         for tag in args.values("tag") where !TagExpression.isValidTag(Substring(tag)) {
             throw CLIError(.dataError, "register: --tag \"\(tag)\" is not a valid tag ([A-Za-z0-9_@#.:-], 1–120 characters)")
         }
+        var lang: LanguageTag?
+        if let text = args.value("lang") {
+            guard let tag = LanguageTag(text) else { throw CLIError(.dataError, "register: --lang \"\(text)\" is not \(LanguageTag.rule)") }
+            lang = tag
+        }
         let registry = try Runtime(args).openRegistry()
         defer { registry.close() }
         do {
-            let device = try registry.upsert(Registration(id: args.value("id"), platform: platform, handle: handle, tags: args.values("tag")))
+            let device = try registry.upsert(Registration(id: args.value("id"), platform: platform, handle: handle,
+                                                          tags: args.values("tag"), lang: lang))
             print("registered \(device.id) (\(device.platform.rawValue); tags: \(device.tags.joined(separator: " ")))")
         } catch {
             throw CLIError(.dataError, "register: \(error)")
@@ -60,7 +66,7 @@ enum RegistryCommands {
             try registry.forEach(platforms: platforms, matching: expression) { d in
                 // Handles are left out: they are delivery credentials of a sort.
                 print(JSONValue.object([("id", .string(d.id)), ("platform", .string(d.platform.rawValue)),
-                                        ("tags", .array(d.tags.map(JSONValue.string))),
+                                        ("tags", .array(d.tags.map(JSONValue.string)))] + (d.lang.map { [("lang", .string($0.value))] } ?? []) + [
                                         ("updated_at", .string(Timestamp.rfc3339(d.updatedAt)))]).encodedString)
                 return true
             }

@@ -3,7 +3,7 @@ import PushspoolCore
 
 /// Bulk import of JSON Lines registrations (`pushspool import FILE.jsonl`).
 extension Registry {
-    /// JSON Lines `{"id"?, "platform", "handle", "tags": [...]}` (blank lines skipped), all in ONE
+    /// JSON Lines `{"id"?, "platform", "handle", "tags": [...], "lang"?}` (blank lines skipped), all in ONE
     /// transaction: any bad line aborts the whole import with an error naming the line number and
     /// field (e.g. `line 7: platform: unknown platform "ios"`), so a half-imported file never
     /// leaves the registry in a state nobody asked for. Returns the number of devices upserted.
@@ -34,7 +34,7 @@ extension Registry {
         }
     }
 
-    static let importFields: Set<String> = ["id", "platform", "handle", "tags"]
+    static let importFields: Set<String> = ["id", "platform", "handle", "tags", "lang"]
 
     /// Decodes and validates one line; the error message starts with the field it is about.
     static func registration(fromJSONLine line: [UInt8]) throws(RegistryError) -> Registration {
@@ -76,7 +76,14 @@ extension Registry {
             guard case .string(let t) = item else { throw RegistryError("tags[\(i)]: expected a string, got \(item.typeName)") }
             tags.append(t)
         }
-        let r = Registration(id: id, platform: platform, handle: handle, tags: tags)
+        var lang: LanguageTag?
+        if let text = try string("lang") {
+            guard let tag = LanguageTag(text) else {
+                throw RegistryError("lang: \(JSONValue.string(text).encodedString) is not \(LanguageTag.rule)")
+            }
+            lang = tag
+        }
+        let r = Registration(id: id, platform: platform, handle: handle, tags: tags, lang: lang)
         if let (field, message) = r.problem() { throw RegistryError("\(field): \(message)") }
         return r
     }

@@ -15,14 +15,16 @@ public final class Registry: Sendable {
     public let path: String
     private let connection: Mutex<SQLiteDatabase>
 
-    static let schemaVersion = 1
+    /// 1: devices and tags. 2: `devices.lang` (BCP 47, for localized jobs).
+    static let schemaVersion = 2
     static let schema = """
         CREATE TABLE IF NOT EXISTS devices(
             rowid INTEGER PRIMARY KEY,
             id TEXT NOT NULL UNIQUE,
             platform TEXT NOT NULL,
             handle TEXT NOT NULL UNIQUE,
-            updated_at REAL NOT NULL);
+            updated_at REAL NOT NULL,
+            lang TEXT);
         CREATE TABLE IF NOT EXISTS device_tags(
             device_rowid INTEGER NOT NULL REFERENCES devices(rowid) ON DELETE CASCADE,
             tag TEXT NOT NULL,
@@ -81,6 +83,10 @@ public final class Registry: Sendable {
             }
             if version < 1 {
                 try db.execute(schema)
+            } else if version < 2 {
+                try db.execute("ALTER TABLE devices ADD COLUMN lang TEXT")
+            }
+            if version < schemaVersion {
                 try db.execute("PRAGMA user_version = \(schemaVersion)")
             }
         }
@@ -129,15 +135,16 @@ public final class Registry: Sendable {
         let existing: Int64? = try byID.step() ? byID.int64(0) : nil
         byID.reset()
 
+        let lang: SQLiteValue = r.lang.map { .text($0.value) } ?? .null
         let rowid: Int64
         if let existing {
-            try db.statement("UPDATE devices SET platform = ?, handle = ?, updated_at = ? WHERE rowid = ?")
-                .run([.text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970), .integer(existing)])
+            try db.statement("UPDATE devices SET platform = ?, handle = ?, updated_at = ?, lang = ? WHERE rowid = ?")
+                .run([.text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970), lang, .integer(existing)])
             try db.statement("DELETE FROM device_tags WHERE device_rowid = ?").run([.integer(existing)])
             rowid = existing
         } else {
-            let insert = try db.statement("INSERT INTO devices(id, platform, handle, updated_at) VALUES(?, ?, ?, ?) RETURNING rowid")
-            try insert.bind([.text(id), .text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970)])
+            let insert = try db.statement("INSERT INTO devices(id, platform, handle, updated_at, lang) VALUES(?, ?, ?, ?, ?) RETURNING rowid")
+            try insert.bind([.text(id), .text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970), lang])
             guard try insert.step() else { throw RegistryError("registry: insert returned no row") }
             rowid = insert.int64(0)
             insert.reset()
@@ -146,7 +153,7 @@ public final class Registry: Sendable {
         let tags = Array(Set(r.tags)).sorted()
         let addTag = try db.statement("INSERT INTO device_tags(device_rowid, tag) VALUES(?, ?)")
         for tag in tags { try addTag.run([.integer(rowid), .text(tag)]) }
-        return Device(id: id, platform: r.platform, handle: r.handle, tags: tags, updatedAt: now)
+        return Device(id: id, platform: r.platform, handle: r.handle, tags: tags, lang: r.lang, updatedAt: now)
     }
 
     @discardableResult
@@ -197,7 +204,7 @@ public final class Registry: Sendable {
     /// cannot occur in a valid tag.
     static let deviceColumns = """
         d.rowid, d.id, d.platform, d.handle, d.updated_at, \
-        (SELECT group_concat(x.tag, ' ') FROM device_tags x WHERE x.device_rowid = d.rowid)
+        (SELECT group_concat(x.tag, ' ') FROM device_tags x WHERE x.device_rowid = d.rowid), d.lang
         """
 
     static func device(from stmt: SQLiteStatement) throws -> Device {
@@ -206,7 +213,8 @@ public final class Registry: Sendable {
             throw RegistryError("registry: device \(stmt.text(1)) has unknown platform \"\(raw)\"")
         }
         let tags = stmt.isNull(5) ? [] : stmt.text(5).split(separator: " ").map(String.init).sorted()
-        return Device(id: stmt.text(1), platform: platform, handle: stmt.text(3), tags: tags,
+        let lang = stmt.isNull(6) ? nil : LanguageTag(stmt.text(6))
+        return Device(id: stmt.text(1), platform: platform, handle: stmt.text(3), tags: tags, lang: lang,
                       updatedAt: Date(timeIntervalSince1970: stmt.double(4)))
     }
 }

@@ -158,7 +158,38 @@ import PushspoolCore
         try registry.locked { db in try db.execute("PRAGMA user_version = 7") }
         registry.close()
         let error = #expect(throws: RegistryError.self) { try Registry(path: dir.path("registry.sqlite")) }
-        #expect(error?.message == "registry schema version 7 is newer than this pushspool supports (1)")
+        #expect(error?.message == "registry schema version 7 is newer than this pushspool supports (\(Registry.schemaVersion))")
+    }
+
+    @Test func storesLanguageAndMigratesAVersion1Registry() throws {
+        let (dir, registry) = try RegistryFixture.make()
+        var r = RegistryFixture.reg("a", .fcm, "tok", ["t"])
+        r.lang = LanguageTag("pt-br")
+        #expect(try registry.upsert(r).lang?.value == "pt-BR")
+        #expect(try registry.device(id: "a")?.lang == LanguageTag("pt-BR"))
+        r.lang = nil
+        try registry.upsert(r)
+        #expect(try registry.device(id: "a")?.lang == nil)
+        registry.close()
+
+        // A registry written by schema version 1 (no lang column) is migrated in place.
+        let v1 = dir.path("v1.sqlite")
+        let old = try SQLiteDatabase(path: v1)
+        try old.execute("""
+            CREATE TABLE devices(rowid INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, platform TEXT NOT NULL,
+                handle TEXT NOT NULL UNIQUE, updated_at REAL NOT NULL);
+            CREATE TABLE device_tags(device_rowid INTEGER NOT NULL REFERENCES devices(rowid) ON DELETE CASCADE,
+                tag TEXT NOT NULL, PRIMARY KEY(tag, device_rowid)) WITHOUT ROWID;
+            INSERT INTO devices(id, platform, handle, updated_at) VALUES('old', 'apns', 'h', 1);
+            PRAGMA user_version = 1;
+            """)
+        old.close()
+        let migrated = try Registry(path: v1)
+        #expect(try migrated.device(id: "old")?.lang == nil)
+        r.lang = LanguageTag("fr")
+        try migrated.upsert(r)
+        #expect(try migrated.device(id: "a")?.lang?.value == "fr")
+        migrated.close()
     }
 
     @Test func twoConnectionsShareTheFile() throws {
