@@ -43,10 +43,40 @@ public protocol PushProvider: AnyObject, Sendable {
     /// Checks a job's audience before anything is sent (hub tag limits); nil when acceptable.
     func audienceProblem(_ audience: Audience) -> String?
     func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void)
+    /// The provider's own registration store, when it keeps one (a hub); nil for direct providers.
+    var installations: (any InstallationStore)? { get }
     func shutdown()
 }
 
 extension PushProvider {
     public var resolvesTags: Bool { false }
+    public var installations: (any InstallationStore)? { nil }
     public func audienceProblem(_ audience: Audience) -> String? { nil }
+}
+
+/// One change to a service's own copy of a registration.
+public enum InstallationChange: Sendable, Equatable {
+    /// Create or replace the installation of this device.
+    case put(Device)
+    /// Remove the installation with this id (already gone counts as done).
+    case delete(id: String)
+
+    public var installationID: String {
+        switch self {
+        case .put(let d): return d.id
+        case .delete(let id): return id
+        }
+    }
+}
+
+/// A service that resolves tags against registrations of its own (a hub), so every local
+/// registration change must reach it too.
+///
+/// Contract as `PushProvider.send`: thread-safe, non-blocking, `completion` exactly once; the
+/// answer is classified into a `Disposition` (delivered = the service holds the change), and the
+/// engine's one `RetryPolicy` decides what follows.
+public protocol InstallationStore: AnyObject, Sendable {
+    /// Whether this store keeps installations of `platform`.
+    func serves(_ platform: Platform) -> Bool
+    func apply(_ change: InstallationChange, completion: @escaping @Sendable (ProviderResult) -> Void)
 }

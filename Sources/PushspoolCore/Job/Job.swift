@@ -56,12 +56,34 @@ public struct SendJob: Sendable, Equatable {
     public var message: Message
     /// Scheduled send: the job waits in the spool until then.
     public var notBefore: Date?
+    /// Per-language texts (`localized`): a device whose `lang` best-matches a key gets that text,
+    /// every other device `message`.
+    public var localized: [LanguageTag: LocalizedText]
 
-    public init(audience: Audience, platforms: [Platform], message: Message, notBefore: Date? = nil) {
+    public init(audience: Audience, platforms: [Platform], message: Message, notBefore: Date? = nil,
+                localized: [LanguageTag: LocalizedText] = [:]) {
         self.audience = audience
         self.platforms = platforms
         self.message = message
         self.notBefore = notBefore
+        self.localized = localized
+    }
+
+    /// The message in `language` (a key of `localized`), or the job's own message for nil.
+    public func message(in language: LanguageTag?) -> Message {
+        guard let language, let text = localized[language] else { return message }
+        return message.localized(text)
+    }
+}
+
+/// One language's text of a localized job; `from` still prefixes it.
+public struct LocalizedText: Sendable, Equatable {
+    public var message: String
+    public var title: String?
+
+    public init(message: String, title: String? = nil) {
+        self.message = message
+        self.title = title
     }
 }
 
@@ -97,6 +119,14 @@ public struct Message: Sendable, Equatable {
         self.priority = priority
         self.collapseID = collapseID
         self.overrides = overrides
+    }
+
+    /// This message with another language's text and title (everything else kept).
+    public func localized(_ text: LocalizedText) -> Message {
+        var m = self
+        m.text = text.message
+        m.title = text.title
+        return m
     }
 
     /// The text as shown to the user: `From <from>: <message>`, or the message alone.

@@ -20,12 +20,12 @@ enum Fields {
         }
     }
 
-    static func unknown(_ key: String, among candidates: Set<String>, problems: inout Problems) {
+    static func unknown(_ key: String, among candidates: Set<String>, problems: inout Problems, prefix: String = "") {
         let best = candidates.map { ($0, editDistance(key, $0)) }.min { $0.1 < $1.1 || ($0.1 == $1.1 && $0.0 < $1.0) }
         if let (name, distance) = best, distance <= 2, distance < key.count {
-            problems.add(key, "unknown field (did you mean \"\(name)\"?)")
+            problems.add(prefix + key, "unknown field (did you mean \"\(name)\"?)")
         } else {
-            problems.add(key, "unknown field")
+            problems.add(prefix + key, "unknown field")
         }
     }
 

@@ -21,6 +21,7 @@ extension JobParser {
         var text: String?
         var message = Message(text: "")
         var notBefore: Date?
+        var localized: [LanguageTag: LocalizedText] = [:]
         for (key, value) in pairs {
             switch key {
             case "kind":
@@ -84,6 +85,8 @@ extension JobParser {
                         problems.add("not_before", "must be an RFC 3339 time with an offset, e.g. \"2026-11-22T09:00:00Z\", got \(quoted(s))")
                     }
                 }
+            case "localized":
+                localized = localizedTexts(value, problems: &problems)
             default:
                 Fields.misplaced(key, kind: "send", problems: &problems)
             }
@@ -105,16 +108,60 @@ extension JobParser {
         }
         guard problems.isEmpty, let pns, audiences.count == 1, let audience = audiences[0].audience else { return nil }
         message.text = text ?? ""
-        for platform in pns {
-            do {
-                _ = try PayloadRenderer.render(message, for: platform)
-            } catch {
-                problems.add(error.field, error.message)
+        let send = SendJob(audience: audience, platforms: pns, message: message, notBefore: notBefore, localized: localized)
+        // Every text the job can send is rendered once here, so size limits are found now.
+        for language in [nil] + send.localized.keys.sorted() {
+            for platform in pns {
+                do {
+                    _ = try PayloadRenderer.render(send.message(in: language), for: platform)
+                } catch {
+                    problems.add(language.map { "localized.\($0).\(error.field)" } ?? error.field, error.message)
+                }
             }
         }
         guard problems.isEmpty else { return nil }
-        let send = SendJob(audience: audience, platforms: pns, message: message, notBefore: notBefore)
         return Job(id: id, file: file, kind: .send(send))
+    }
+
+    /// `localized`: `{"<BCP 47>": {"message": "…", "title"?: "…"}, …}`. Keys are canonicalized
+    /// (`pt-br` → `pt-BR`); two keys naming one language are an error, not a silent pick.
+    private static func localizedTexts(_ value: JSONValue, problems: inout Problems) -> [LanguageTag: LocalizedText] {
+        guard case .object(let pairs) = value, !pairs.isEmpty else {
+            problems.add("localized", "must be a non-empty object of language → {\"message\", \"title\"?}, got \(describe(value))")
+            return [:]
+        }
+        var result: [LanguageTag: LocalizedText] = [:]
+        for (key, entry) in pairs {
+            let field = "localized.\(key)"
+            guard let language = LanguageTag(key) else {
+                problems.add(field, "\(quoted(key)) is not \(LanguageTag.rule)")
+                continue
+            }
+            if result[language] != nil {
+                problems.add(field, "names \(language) again")
+                continue
+            }
+            guard case .object(let fields) = entry else {
+                problems.add(field, "must be an object with \"message\" and optionally \"title\", got \(entry.typeName)")
+                continue
+            }
+            var text: LocalizedText?
+            var title: String?
+            for (name, item) in fields {
+                switch name {
+                case "message": text = string(item, "\(field).message", problems: &problems).map { LocalizedText(message: $0) }
+                case "title": title = string(item, "\(field).title", allowEmpty: true, problems: &problems)
+                default: Fields.unknown(name, among: ["message", "title"], problems: &problems, prefix: "\(field).")
+                }
+            }
+            guard var text else {
+                if !fields.contains(where: { $0.0 == "message" }) { problems.add("\(field).message", "required") }
+                continue
+            }
+            text.title = title
+            result[language] = text
+        }
+        return result
     }
 
     private static func audience(_ key: String, _ value: JSONValue, problems: inout Problems) -> Audience? {

@@ -95,6 +95,12 @@ public enum CLI {
               Validate the configuration and credentials; print the effective config with secrets
               redacted. Exit 78 listing every problem.
             """, switches: ["check"], run: ConfigCommand.run),
+        "hub": Command(help: """
+            usage: pushspool hub sync [--config FILE] [--spool DIR]
+              Write every local registration of the platforms routed to azure to the hub as an
+              installation (PUT /<hub>/installations/<id>: tags plus lang:<lang>). Idempotent; use it
+              to move an existing registry onto a hub, or to repair after the hub was unreachable.
+            """, run: HubCommands.run),
         "demo": Command(help: """
             usage: pushspool demo [--spool DIR]
               The zero-credential tour: seeds a sample registry from examples/, drops the sample jobs
@@ -117,6 +123,7 @@ public enum CLI {
           import FILE.jsonl   bulk-register devices
           status [--json]     queue depth, active jobs, paused providers, recent failures
           config --check      validate the configuration and credentials
+          hub sync            write every registration of hub-routed platforms to the hub
           demo                run the sample jobs through the sandbox, no credentials needed
 
         Common options: --spool DIR (default ./jobs), --config FILE (default ./pushspool.json).

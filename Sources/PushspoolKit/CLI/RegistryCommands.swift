@@ -15,30 +15,52 @@ enum RegistryCommands {
             guard let tag = LanguageTag(text) else { throw CLIError(.dataError, "register: --lang \"\(text)\" is not \(LanguageTag.rule)") }
             lang = tag
         }
-        let registry = try Runtime(args).openRegistry()
+        let (runtime, hub) = try openForChange(args)
+        defer { hub?.close() }
+        let registry = try runtime.openRegistry()
         defer { registry.close() }
+        let device: Device, movedFrom: String?
         do {
-            let device = try registry.upsert(Registration(id: args.value("id"), platform: platform, handle: handle,
-                                                          tags: args.values("tag"), lang: lang))
-            print("registered \(device.id) (\(device.platform.rawValue); tags: \(device.tags.joined(separator: " ")))")
+            (device, movedFrom) = try registry.upsertReportingMove(Registration(id: args.value("id"), platform: platform, handle: handle,
+                                                                                tags: args.values("tag"), lang: lang))
+            print("registered \(device.id) (\(device.platform.rawValue); tags: \(device.tags.joined(separator: " "))\(device.lang.map { "; lang \($0)" } ?? ""))")
         } catch {
             throw CLIError(.dataError, "register: \(error)")
         }
-        return .ok
+        guard let hub else { return .ok }
+        let moved = movedFrom.map { hub.write(.delete(id: $0), platform: platform, command: "register") } ?? true
+        return moved && hub.write(.put(device), platform: platform, command: "register") ? .ok : .ioError
+    }
+
+    /// The runtime for a registry change, with the hub link when a platform routes to a hub
+    /// (then the hub's credentials must resolve).
+    private static func openForChange(_ args: Arguments) throws(CLIError) -> (Runtime, HubLink?) {
+        let hubRouted = (try? Runtime.loadConfig(args))?.routes.values.contains("azure") ?? false
+        let runtime = try Runtime(args, requireSecrets: hubRouted)
+        return (runtime, try HubLink.open(runtime.config, spool: runtime.spool))
     }
 
     static func unregister(_ args: Arguments) throws(CLIError) -> ExitCode {
         let id = args.value("id"), handle = args.value("handle")
         guard (id == nil) != (handle == nil) else { throw CLIError(.usage, "unregister: give exactly one of --id, --handle") }
-        let registry = try Runtime(args).openRegistry()
+        let (runtime, hub) = try openForChange(args)
+        defer { hub?.close() }
+        let registry = try runtime.openRegistry()
         defer { registry.close() }
+        let device: Device?
         do {
+            device = try id.map { try registry.device(id: $0) } ?? registry.device(handle: handle!)
             let removed = try id.map { try registry.remove(id: $0) } ?? registry.remove(handle: handle!)
-            print(removed ? "unregistered \(id ?? "device")" : "no such device")
-            return removed ? .ok : .dataError
+            guard removed, let device else {
+                FileHandle.standardError.write(Data("pushspool: unregister: no such device \(id.map { "--id \($0)" } ?? "with that --handle")\n".utf8))
+                return .dataError
+            }
+            print("unregistered \(device.id) (\(device.platform.rawValue))")
         } catch {
             throw CLIError(.ioError, "unregister: \(error)")
         }
+        guard let hub, let device else { return .ok }
+        return hub.write(.delete(id: device.id), platform: device.platform, command: "unregister") ? .ok : .ioError
     }
 
     static func devices(_ args: Arguments) throws(CLIError) -> ExitCode {
@@ -78,14 +100,30 @@ enum RegistryCommands {
 
     static func importFile(_ args: Arguments) throws(CLIError) -> ExitCode {
         guard args.positionals.count == 1 else { throw CLIError(.usage, "import: give one FILE.jsonl") }
-        let registry = try Runtime(args).openRegistry()
+        let (runtime, hub) = try openForChange(args)
+        defer { hub?.close() }
+        let registry = try runtime.openRegistry()
         defer { registry.close() }
+        // Whole seconds, as stored: the hub push below selects this import's rows by it.
+        let started = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         do {
-            let n = try registry.importJSONL(contentsOf: URL(fileURLWithPath: args.positionals[0]))
+            let n = try registry.importJSONL(contentsOf: URL(fileURLWithPath: args.positionals[0]), now: started)
             print("imported \(n) devices")
-            return .ok
         } catch {
             throw CLIError(.dataError, "import: \(args.positionals[0]): \(error)")
+        }
+        guard let hub else { return .ok }
+        do {
+            let counts = try hub.push(from: registry, since: started, label: "import: writing to the hub")
+            for failure in counts.firstFailures { FileHandle.standardError.write(Data("pushspool: import: \(failure)\n".utf8)) }
+            print(HubCommands.report("import", counts))
+            if counts.failed > 0 {
+                FileHandle.standardError.write(Data("pushspool: import: \(counts.failed) installations did not reach the hub; the local registry has them — run `pushspool hub sync` once the hub answers\n".utf8))
+                return .ioError
+            }
+            return .ok
+        } catch {
+            throw CLIError(.ioError, "import: reading the registry back for the hub failed: \(error)")
         }
     }
 }

@@ -19,8 +19,13 @@ final class JobRunner: Sendable {
     enum Origin { case incoming, orphan }
 
     let env: Environment
+    /// Registration changes of hub-routed platforms also go to the hub.
+    let installations: InstallationWriter
 
-    init(_ env: Environment) { self.env = env }
+    init(_ env: Environment) {
+        self.env = env
+        installations = InstallationWriter(routes: env.routes, retry: env.pool.policy, isStopping: env.isStopping)
+    }
 
     func run(_ name: String, origin: Origin) -> JobReport {
         let spool = env.spool
@@ -114,29 +119,56 @@ final class JobRunner: Sendable {
         case .register(let registration):
             if !prior.hasJobLine { resultLog.append(ResultLine.job(job, file: name, receivedAt: receivedAt(name), pns: [registration.platform], targets: 1)) }
             do {
-                let device = try env.registry.upsert(registration)
+                let (device, movedFrom) = try env.registry.upsertReportingMove(registration)
                 resultLog.append(ResultLine.registration("register", device: device.id, platform: device.platform, tags: device.tags))
-                outcome = .registry("registered \(device.id) (\(device.platform.rawValue), \(device.tags.count) tags)")
+                var changes: [InstallationChange] = [.put(device)]
+                if let movedFrom { changes.insert(.delete(id: movedFrom), at: 0) }
+                outcome = writeToHub(changes, platform: device.platform, log: resultLog)
+                    ?? .registry("registered \(device.id) (\(device.platform.rawValue), \(device.tags.count) tags)")
             } catch {
                 outcome = .failed("registry update failed: \(error)")
             }
         case .unregister(let which):
             if !prior.hasJobLine { resultLog.append(ResultLine.job(job, file: name, receivedAt: receivedAt(name), pns: [], targets: 1)) }
             do {
+                let device: Device?
                 let removed: Bool
                 switch which {
-                case .id(let id): removed = try env.registry.remove(id: id)
-                case .handle(let h): removed = try env.registry.remove(handle: h)
+                case .id(let id):
+                    device = try env.registry.device(id: id)
+                    removed = try env.registry.remove(id: id)
+                case .handle(let h):
+                    device = try env.registry.device(handle: h)
+                    removed = try env.registry.remove(handle: h)
                 }
                 let what: String
-                if case .id(let id) = which { what = id } else { what = "(by handle)" }
-                resultLog.append(ResultLine.registration(removed ? "unregister" : "unregister-not-found", device: what, platform: nil, tags: nil))
-                outcome = .registry(removed ? "unregistered \(what)" : "no such device \(what)")
+                if case .id(let id) = which { what = id } else { what = device?.id ?? "(by handle)" }
+                resultLog.append(ResultLine.registration(removed ? "unregister" : "unregister-not-found", device: what, platform: device?.platform, tags: nil))
+                // A device already gone here may still be on the hub (removed while it was down).
+                var hubFailure: JobReport.Outcome?
+                if let platform = device?.platform ?? (what == "(by handle)" ? nil : installations.platforms.min()) {
+                    hubFailure = writeToHub([.delete(id: what)], platform: platform, log: resultLog)
+                }
+                outcome = hubFailure ?? .registry(removed ? "unregistered \(what)" : "no such device \(what)")
             } catch {
                 outcome = .failed("registry update failed: \(error)")
             }
         }
         return finish(name, job: job, log: resultLog, outcome: outcome, started: started, file: file)
+    }
+
+    /// Writes registration changes to the hub serving `platform` (nothing when none does), one
+    /// `hub` line each in the result log. A change the hub never confirmed fails the job with the
+    /// reason: the local registry already has it, and `hub sync` writes it once the hub answers.
+    private func writeToHub(_ changes: [InstallationChange], platform: Platform, log: ResultLog) -> JobReport.Outcome? {
+        var failures: [String] = []
+        for change in changes {
+            guard let outcome = installations.writeAndWait(change, platform: platform) else { return nil }
+            log.append(outcome.logLine)
+            if !outcome.ok { failures.append(outcome.summary) }
+        }
+        guard !failures.isEmpty else { return nil }
+        return .failed(failures.joined(separator: "; ") + "; the local registry has the change, and `pushspool hub sync` writes it to the hub once it answers")
     }
 
     /// The job's result log, open and locked; throws the report to give when it cannot be had.

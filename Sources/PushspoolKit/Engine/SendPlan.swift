@@ -1,41 +1,73 @@
 import PushspoolCore
 
 /// Everything about a send job that is decided once, before anything is sent: the payload
-/// rendered per platform, and which platforms go to direct providers (the registry resolves the
-/// audience) or to a hub (the hub resolves it).
+/// rendered per platform and language, which platforms go to direct providers (the registry
+/// resolves the audience) and the hub sends (the hub resolves it: one per platform and text).
 struct SendPlan: Sendable {
     struct Problem: Error, CustomStringConvertible { var description: String }
 
-    var rendered: [Platform: RenderedNotification] = [:]
+    /// One platform's notification in the job's default text and in each `localized` language.
+    struct Rendition: Sendable {
+        var standard: RenderedNotification
+        var byLanguage: [LanguageTag: RenderedNotification] = [:]
+
+        /// The device's text: its language's best match among the job's, else the default.
+        func notification(for language: LanguageTag?) -> RenderedNotification {
+            guard let language, !byLanguage.isEmpty,
+                  let match = language.bestMatch(in: Set(byLanguage.keys)) else { return standard }
+            return byLanguage[match] ?? standard
+        }
+    }
+
+    /// One request to a hub: the platform, its audience narrowed to one text's devices, the text.
+    struct HubSend: Sendable {
+        var platform: Platform
+        var audience: Audience
+        var notification: RenderedNotification
+    }
+
+    var renditions: [Platform: Rendition] = [:]
     var direct: [Platform] = []
-    var hub: [Platform] = []
+    var hubSends: [HubSend] = []
 
     static func make(_ send: SendJob, routes: [Platform: ProviderState]) -> Result<SendPlan, Problem> {
         var plan = SendPlan()
+        let languages = Set(send.localized.keys)
         for platform in send.platforms {
             guard let state = routes[platform] else {
                 return .failure(Problem(description: "pns: no provider is configured for \(platform.rawValue)"))
             }
+            var rendition: Rendition
             do {
-                plan.rendered[platform] = try PayloadRenderer.render(send.message, for: platform)
+                rendition = Rendition(standard: try PayloadRenderer.render(send.message, for: platform))
+                for language in languages {
+                    rendition.byLanguage[language] = try PayloadRenderer.render(send.message(in: language), for: platform)
+                }
             } catch {
                 return .failure(Problem(description: error.description))
             }
-            if state.provider.resolvesTags {
-                if let problem = state.provider.audienceProblem(send.audience) {
-                    return .failure(Problem(description: "tags: \(problem)"))
-                }
-                plan.hub.append(platform)
-            } else {
+            plan.renditions[platform] = rendition
+            guard state.provider.resolvesTags else {
                 plan.direct.append(platform)
+                continue
+            }
+            // The hub picks no text per device: one send per text, each to exactly its devices.
+            for language in [nil] + languages.sorted() {
+                let audience = send.audience.narrowed(to: language, among: languages)
+                if let problem = state.provider.audienceProblem(audience) {
+                    let which = languages.isEmpty ? "" : " (narrowed by language for localized texts: \(audience.hubTags ?? ""))"
+                    return .failure(Problem(description: "tags: \(problem)\(which)"))
+                }
+                plan.hubSends.append(HubSend(platform: platform, audience: audience,
+                                             notification: rendition.notification(for: language)))
             }
         }
         return .success(plan)
     }
 
-    /// Targets planned at the start: matching devices of direct platforms plus one per hub platform.
+    /// Targets planned at the start: matching devices of direct platforms plus every hub send.
     func targetCount(_ send: SendJob, registry: Registry) -> Int {
         let devices = direct.isEmpty ? 0 : ((try? registry.count(platforms: Set(direct), matching: send.audience.tagExpression)) ?? 0)
-        return devices + hub.count
+        return devices + hubSends.count
     }
 }

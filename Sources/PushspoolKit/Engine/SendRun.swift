@@ -43,8 +43,10 @@ struct SendRun {
         let inFlight = DispatchGroup()
         var interruption: String?
 
-        for platform in plan.hub where !prior.finished.contains(ResultLogContents.key(platform: platform, recipient: .hub(send.audience))) {
-            dispatch(platform: platform, recipient: .hub(send.audience), tally: tally, group: inFlight)
+        for hubSend in plan.hubSends {
+            let recipient = Recipient.hub(hubSend.audience)
+            if prior.finished.contains(ResultLogContents.key(platform: hubSend.platform, recipient: recipient)) { continue }
+            dispatch(platform: hubSend.platform, recipient: recipient, notification: hubSend.notification, tally: tally, group: inFlight)
         }
         if !plan.direct.isEmpty {
             do {
@@ -61,7 +63,8 @@ struct SendRun {
                     }
                     let recipient = Recipient.device(device)
                     if prior.finished.contains(ResultLogContents.key(platform: device.platform, recipient: recipient)) { return true }
-                    dispatch(platform: device.platform, recipient: recipient, tally: tally, group: inFlight)
+                    guard let notification = plan.renditions[device.platform]?.notification(for: device.lang) else { return true }
+                    dispatch(platform: device.platform, recipient: recipient, notification: notification, tally: tally, group: inFlight)
                     return true
                 }
             } catch {
@@ -75,8 +78,9 @@ struct SendRun {
                       interruption: interruption)
     }
 
-    private func dispatch(platform: Platform, recipient: Recipient, tally: Tally, group: DispatchGroup) {
-        guard let state = env.routes[platform], let notification = plan.rendered[platform] else { return }
+    private func dispatch(platform: Platform, recipient: Recipient, notification: RenderedNotification, tally: Tally,
+                          group: DispatchGroup) {
+        guard let state = env.routes[platform] else { return }
         let request = SendRequest(jobID: job.id, platform: platform, recipient: recipient, notification: notification)
         let registry = env.registry, log = self.log, appLog = env.log, jobID = job.id
         group.enter()

@@ -115,6 +115,22 @@ public final class Registry: Sendable {
         return try locked { db in try db.transaction { try Self.upsert(r, now: now, in: db) } }
     }
 
+    /// `upsert`, also telling which other installation id held this handle before (it was moved
+    /// here and its row deleted), so a hub's copy of that installation can be removed too.
+    public func upsertReportingMove(_ r: Registration, now: Date = Date()) throws -> (device: Device, movedFrom: String?) {
+        if let (field, message) = r.problem() { throw RegistryError("\(field): \(message)") }
+        return try locked { db in
+            try db.transaction {
+                let holder = try db.statement("SELECT id FROM devices WHERE handle = ?")
+                try holder.bind([.text(r.handle)])
+                let previous: String? = try holder.step() ? holder.text(0) : nil
+                holder.reset()
+                let device = try Self.upsert(r, now: now, in: db)
+                return (device, previous == device.id ? nil : previous)
+            }
+        }
+    }
+
     /// The upsert itself; the caller holds the lock, has validated `r` and opened a transaction.
     static func upsert(_ r: Registration, now: Date, in db: SQLiteDatabase) throws -> Device {
         // Round-trip through the stored representation so the returned Device equals a re-read.
@@ -195,6 +211,15 @@ public final class Registry: Sendable {
         try locked { db in
             let stmt = try db.statement("SELECT \(Self.deviceColumns) FROM devices d WHERE d.id = ?")
             try stmt.bind([.text(id)])
+            defer { stmt.reset() }
+            return try stmt.step() ? try Self.device(from: stmt) : nil
+        }
+    }
+
+    public func device(handle: String) throws -> Device? {
+        try locked { db in
+            let stmt = try db.statement("SELECT \(Self.deviceColumns) FROM devices d WHERE d.handle = ?")
+            try stmt.bind([.text(handle)])
             defer { stmt.reset() }
             return try stmt.step() ? try Self.device(from: stmt) : nil
         }

@@ -116,7 +116,7 @@ public struct ResultLogContents: Sendable {
     public var targets: Int?
     public var summaryStatus: String?
     public var summaryError: String?
-    /// `platform|device` (or `platform|tags:<expr>` for hub routes) of every target already final.
+    /// `platform|device` (or `platform|hub|<expression>` for hub routes) of every target already final.
     public var finished: Set<String> = []
     public var delivered = 0, failed = 0, unregistered = 0, retries = 0
 
@@ -125,7 +125,7 @@ public struct ResultLogContents: Sendable {
     public static func key(platform: Platform, recipient: Recipient) -> String {
         switch recipient {
         case .device(let d): return "\(platform.rawValue)|\(d.id)"
-        case .hub: return "\(platform.rawValue)|hub"
+        case .hub(let audience): return "\(platform.rawValue)|hub|\(audience.hubTags ?? "")"
         }
     }
 
@@ -159,7 +159,7 @@ public struct ResultLogContents: Sendable {
             summaryError = v["error"]?.stringValue
         case "delivery":
             guard let platform = v["platform"]?.stringValue else { return }
-            let who = v["device"]?.stringValue.map { "|\($0)" } ?? "|hub"
+            let who = v["device"]?.stringValue.map { "|\($0)" } ?? "|hub|\(v["tags"]?.stringValue ?? "")"
             finished.insert(platform + who)
             switch v["status"]?.stringValue {
             case "delivered": delivered += 1

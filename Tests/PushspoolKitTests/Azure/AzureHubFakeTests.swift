@@ -75,7 +75,7 @@ import Testing
         let (_, rendered) = try Self.tutorial()
         #expect(s.send(rendered[1], to: .broadcast).disposition == .delivered)
         let r = try #require(s.requests.first)
-        #expect(r["apiVersion"] as? String == "2023-10-01-preview")
+        #expect(r["apiVersion"] as? String == "2015-01")
         #expect(r["format"] as? String == "fcmV1")
         #expect(r["tags"] is NSNull)
         #expect(r["body"] as? String == #"{"message":{"data":{"message":"From bob: hi"}}}"#)

@@ -100,7 +100,7 @@ import Testing
         #expect(b.requests.count == 1)
         #expect(req["tags"] as? String == expression)
         #expect(req["format"] as? String == "fcmV1")
-        #expect(req["apiVersion"] as? String == "2023-10-01-preview")
+        #expect(req["apiVersion"] as? String == "2015-01")
         #expect(req["body"] as? String == #"{"message":{"data":{"message":"Game on"}}}"#)
         #expect(b.deliveries("expr").first?["tags"] as? String == expression)
     }

@@ -36,9 +36,9 @@ import Testing
         ])
     }
 
-    @Test func fcmV1SendsTheEnvelopeWithoutTargetOnThePreviewAPI() {
+    @Test func fcmV1SendsTheEnvelopeWithoutTargetOnTheDocumentedAPI() {
         let r = Self.builder.request(.fcm(Self.fcm), tags: "a || b", authorization: "SAS", now: Self.now)
-        #expect(r.url == "https://ns.servicebus.windows.net/myhub/messages/?api-version=2023-10-01-preview")
+        #expect(r.url == "https://ns.servicebus.windows.net/myhub/messages/?api-version=2015-01")
         #expect(headers(r) == [
             "Authorization: SAS", "Content-Type: application/json;charset=utf-8",
             "ServiceBusNotification-Format: fcmV1", "ServiceBusNotification-Tags: a || b",

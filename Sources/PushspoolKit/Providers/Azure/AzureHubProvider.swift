@@ -40,7 +40,9 @@ public final class AzureHubProvider: PushProvider {
             problems.append("providers.azure.fcm_format: \"\(config.fcmFormat)\" is not \(choices)")
         }
         if let v = config.apiVersion, v.isEmpty || !v.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "-" || $0 == ".") }) {
-            problems.append("providers.azure.api_version: \"\(v)\" is not an api-version such as \(AzureHubRequest.defaultAPIVersion)")
+            problems.append("providers.azure.api_version: \"\(v)\" is not an api-version such as \(AzureHubRequest.sendAPIVersion)")
+        } else if let v = config.apiVersion, v.hasSuffix("-preview") {
+            problems.append("providers.azure.api_version: \"\(v)\" is a portal preview version that hubs refuse for sends (400 BadApiVersion); leave it unset for \(AzureHubRequest.sendAPIVersion)")
         }
         guard problems.isEmpty, let connection, let fcmFormat else { throw ProviderSetupError(problems) }
 
@@ -103,6 +105,8 @@ public final class AzureHubProvider: PushProvider {
         }
     }
 
+    public var installations: (any InstallationStore)? { self }
+
     public func shutdown() {
         let first = closed.withLock { wasClosed in
             defer { wasClosed = true }
@@ -135,5 +139,57 @@ public final class AzureHubProvider: PushProvider {
             return "\"\(hub)\" is not a hub name (letters, digits, '.', '-', '_'; starts and ends with a letter or digit)"
         }
         return nil
+    }
+}
+
+extension AzureHubProvider: InstallationStore {
+    public func serves(_ platform: Platform) -> Bool { builder.installationPlatform(platform) != nil }
+
+    /// `PUT`/`DELETE /{hub}/installations/{id}`, SAS-signed like the sends (same cache, same
+    /// renewal on 401).
+    public func apply(_ change: InstallationChange, completion: @escaping @Sendable (ProviderResult) -> Void) {
+        if closed.withLock({ $0 }) {
+            completion(ProviderResult(.retry(after: nil), code: "shutdown", reason: "provider shut down"))
+            return
+        }
+        let sas: CachedCredential
+        do {
+            sas = try currentSAS()
+        } catch {
+            completion(ProviderResult(.retry(after: nil), code: "credentials", reason: "cannot prepare the SAS token"))
+            return
+        }
+        let request: HTTPRequest
+        switch change {
+        case .put(let device):
+            let tagCount = Set(device.tags + (device.lang?.hubTags ?? [])).count
+            guard tagCount <= AzureHubRequest.maxInstallationTags else {
+                completion(ProviderResult(.rejected, code: "tag-limits",
+                                          reason: "\(tagCount) tags; the hub keeps at most \(AzureHubRequest.maxInstallationTags) per installation"))
+                return
+            }
+            guard let put = builder.putInstallation(device, authorization: sas.token) else {
+                completion(ProviderResult(.rejected, code: "platform", reason: "the hub keeps no \(device.platform.rawValue) installations"))
+                return
+            }
+            request = put
+        case .delete(let id):
+            request = builder.deleteInstallation(id: id, authorization: sas.token)
+        }
+        log.debug("azure: installation \(request.method) \(change.installationID) → hub \(builder.hub)")
+        let credentials = credentials, cacheKey = cacheKey, isDelete = request.method == "DELETE"
+        client.execute(request) { result in
+            switch result {
+            case .success(let response):
+                let verdict = AzureHubResponse.classifyInstallation(response, isDelete: isDelete, now: credentials.now)
+                if verdict.disposition == .refreshCredentials {
+                    credentials.invalidate(key: cacheKey, token: sas.token, policy: Self.renewal)
+                }
+                completion(verdict)
+            case .failure(let error):
+                completion(ProviderResult(error.isPermanent ? .credentialsBroken : .retry(after: nil),
+                                          code: "transport", reason: error.message))
+            }
+        }
     }
 }

@@ -21,11 +21,16 @@ public struct AzureHubRequest: Sendable {
     /// Overrides the api-version of every send.
     public var apiVersion: String?
 
-    /// The classic native-send version (apple, gcm, windows).
-    public static let defaultAPIVersion = "2015-01"
-    /// FCM v1 sends are documented only with this version; whether older versions accept the
-    /// `fcmV1` format is unconfirmed (PROTOCOLS.md §4), so fcmV1 sends use it unless overridden.
-    public static let fcmV1APIVersion = "2023-10-01-preview"
+    /// api-version of a native send, every format (apple, fcmV1, gcm, windows): Microsoft Learn,
+    /// Notification Hubs REST reference, "Send an APNs native notification" / "Send a WNS native
+    /// notification" / the FCM v1 native send (`ServiceBusNotification-Format: fcmV1`), all
+    /// `POST https://{namespace}.servicebus.windows.net/{hub}/messages/?api-version=2015-01`.
+    /// (The official .NET SDK sends with 2020-06, also accepted; `2023-10-01-preview` belongs to
+    /// the portal's test send only, and hubs answer it 400 BadApiVersion.)
+    public static let sendAPIVersion = "2015-01"
+    /// api-version of `PUT`/`DELETE /{hub}/installations/{id}`: Microsoft Learn, Notification Hubs
+    /// REST reference, "Create or overwrite an installation" and "Delete an installation".
+    public static let installationAPIVersion = "2015-01"
 
     public init(baseURL: String, hub: String, fcmFormat: AzureHubFormat = .fcmV1, apiVersion: String? = nil) {
         self.baseURL = baseURL
@@ -43,8 +48,7 @@ public struct AzureHubRequest: Sendable {
     }
 
     public func url(for format: AzureHubFormat) -> String {
-        let version = apiVersion ?? (format == .fcmV1 ? Self.fcmV1APIVersion : Self.defaultAPIVersion)
-        return "\(baseURL)/\(hub)/messages/?api-version=\(version)"
+        "\(baseURL)/\(hub)/messages/?api-version=\(apiVersion ?? Self.sendAPIVersion)"
     }
 
     /// The request for one platform of one job. `tags` is the audience's hub text; nil (broadcast)
@@ -107,5 +111,55 @@ public struct AzureHubRequest: Sendable {
             }
         }
         return JSONValue.object(pairs).encoded()
+    }
+}
+
+/// The hub's installations: its own copy of each registration, which it matches tag expressions
+/// against. Same conventions as the sends: pure, byte-for-byte comparable.
+extension AzureHubRequest {
+    /// The installation's `platform`: `apns`, `fcmv1` (`gcm` while `fcm_format` is the legacy
+    /// gcm), `wns`. Nil for a platform the hub does not serve.
+    public func installationPlatform(_ platform: Platform) -> String? {
+        switch platform {
+        case .apns: return "apns"
+        case .fcm: return fcmFormat == .gcm ? "gcm" : "fcmv1"
+        case .wns: return "wns"
+        }
+    }
+
+    /// The hub keeps at most this many tags per installation.
+    public static let maxInstallationTags = 60
+
+    /// The installation document of `device`: its tags plus `lang:<lang>` (and `lang:<primary>`
+    /// for a regional tag), so localized sends can narrow by language.
+    public func installation(_ device: Device) -> JSONValue? {
+        guard let platform = installationPlatform(device.platform) else { return nil }
+        var tags = device.tags
+        for tag in device.lang?.hubTags ?? [] where !tags.contains(tag) { tags.append(tag) }
+        return .object([
+            ("installationId", .string(device.id)),
+            ("platform", .string(platform)),
+            ("pushChannel", .string(device.handle)),
+            ("tags", .array(tags.map(JSONValue.string))),
+        ])
+    }
+
+    public func installationURL(id: String) -> String {
+        "\(baseURL)/\(hub)/installations/\(AzureSAS.percentEncode(id))?api-version=\(apiVersion ?? Self.installationAPIVersion)"
+    }
+
+    /// `PUT /{hub}/installations/{id}`: create or overwrite.
+    public func putInstallation(_ device: Device, authorization: String) -> HTTPRequest? {
+        guard let document = installation(device) else { return nil }
+        return HTTPRequest(method: "PUT", url: installationURL(id: device.id),
+                           headers: [("Authorization", authorization), ("Content-Type", "application/json"),
+                                     ("x-ms-version", apiVersion ?? Self.installationAPIVersion)],
+                           body: document.encoded())
+    }
+
+    /// `DELETE /{hub}/installations/{id}`.
+    public func deleteInstallation(id: String, authorization: String) -> HTTPRequest {
+        HTTPRequest(method: "DELETE", url: installationURL(id: id),
+                    headers: [("Authorization", authorization), ("x-ms-version", apiVersion ?? Self.installationAPIVersion)])
     }
 }

@@ -37,6 +37,24 @@ public enum AzureHubResponse {
         }
     }
 
+    /// The hub's answer to `PUT`/`DELETE /{hub}/installations/{id}`: 200/201/204 hold the
+    /// change (delivered); a DELETE's 404 means already gone, also done; otherwise as a send
+    /// (401 renew the SAS, 403/429/5xx retry, other 4xx rejected).
+    public static func classifyInstallation(_ response: HTTPResponse, isDelete: Bool, now: Date = Date()) -> ProviderResult {
+        switch response.status {
+        case 200, 201, 204:
+            return ProviderResult(.delivered, code: String(response.status))
+        case 404 where isDelete:
+            return ProviderResult(.delivered, code: "404", reason: "no such installation (already removed)")
+        case 403:
+            let detail = errorDetail(response.body)
+            return ProviderResult(.retry(after: RetryAfter.seconds(response[header: "retry-after"], now: now)),
+                                  code: "403", reason: detail ?? "quota exceeded")
+        default:
+            return classify(response, now: now)
+        }
+    }
+
     /// The notification id from `Location: https://<ns>/<hub>/messages/<id>?api-version=…`
     /// (Standard tier), else a tracking header (names vary by SDK: `TrackingId`, then the
     /// correlation/request ids).

@@ -1,0 +1,146 @@
+import Foundation
+import PushspoolCore
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Keeping a hub's installations in step with the local registry from the command line:
+/// `register`/`unregister`/`import` write through to it when a platform routes to a hub, and
+/// `hub sync` pushes every local registration of hub-routed platforms (migration, repair).
+struct HubLink {
+    let writer: InstallationWriter
+    private let routes: [Platform: ProviderState]
+
+    /// The link for this config, or nil when no platform routes to a hub (nothing to keep in step).
+    /// Only then are the hub's credentials needed.
+    static func open(_ config: Config, spool: Spool) throws(CLIError) -> HubLink? {
+        let hubRouted = config.routes.contains { $0.value == "azure" }
+        guard hubRouted else { return nil }
+        var hubOnly = config
+        hubOnly.routes = config.routes.filter { $0.value == "azure" }
+        for platform in Platform.allCases where hubOnly.routes[platform] == nil { hubOnly.routes[platform] = "sandbox" }
+        let routes = try Runtime.makeRoutes(config: hubOnly, spool: spool, log: Log.shared)
+        let writer = InstallationWriter(routes: routes, retry: config.retry)
+        return HubLink(writer: writer, routes: routes)
+    }
+
+    func close() {
+        for provider in Set(routes.values.map { ObjectIdentifier($0.provider) }) {
+            routes.values.first { ObjectIdentifier($0.provider) == provider }?.provider.shutdown()
+        }
+    }
+
+    /// Writes one change and prints a line when the hub did not take it. True when it did (or
+    /// when `platform` is not hub-routed).
+    func write(_ change: InstallationChange, platform: Platform, command: String) -> Bool {
+        guard let outcome = writer.writeAndWait(change, platform: platform) else { return true }
+        if !outcome.ok {
+            FileHandle.standardError.write(Data("pushspool: \(command): \(outcome.summary); the local registry has the change — run `pushspool hub sync` once the hub answers\n".utf8))
+        }
+        return outcome.ok
+    }
+
+    struct Counts: Sendable {
+        var written = 0, failed = 0
+        var byPlatform: [Platform: Int] = [:]
+        var firstFailures: [String] = []
+    }
+
+    /// Pushes every local registration of the hub-routed platforms (those updated at or after
+    /// `since`, when given) with at most `concurrency` writes in flight, streaming the registry in
+    /// bounded memory. Progress on a terminal; the counts at the end.
+    func push(from registry: Registry, since: Date? = nil, concurrency: Int = 32, label: String) throws -> Counts {
+        let platforms = writer.platforms
+        let total = since == nil ? ((try? registry.count(platforms: platforms, matching: nil)) ?? 0) : nil
+        let counts = Mutex(Counts())
+        let slots = DispatchSemaphore(value: concurrency)
+        let group = DispatchGroup()
+        let progress = ProgressLine(label: label, total: total)
+        try registry.forEach(platforms: platforms, matching: nil) { device in
+            if let since, device.updatedAt < since { return true }
+            slots.wait()
+            group.enter()
+            writer.write(.put(device), platform: device.platform) { outcome in
+                let done = counts.withLock { c in
+                    if outcome.ok {
+                        c.written += 1
+                        c.byPlatform[device.platform, default: 0] += 1
+                    } else {
+                        c.failed += 1
+                        if c.firstFailures.count < 5 { c.firstFailures.append(outcome.summary) }
+                    }
+                    return c.written + c.failed
+                }
+                progress.update(done)
+                slots.signal()
+                group.leave()
+            }
+            return true
+        }
+        group.wait()
+        progress.finish()
+        return counts.withLock { $0 }
+    }
+}
+
+/// One updating line on stderr while a long command works, only when stderr is a terminal.
+final class ProgressLine: Sendable {
+    private let label: String
+    private let total: Int?
+    private let enabled = isatty(STDERR_FILENO) == 1
+    private let lastDrawn = Mutex(Date.distantPast)
+
+    init(label: String, total: Int?) {
+        self.label = label
+        self.total = total
+    }
+
+    func update(_ done: Int) {
+        guard enabled else { return }
+        let now = Date()
+        let due = lastDrawn.withLock { last in
+            guard now.timeIntervalSince(last) >= 0.2 else { return false }
+            last = now
+            return true
+        }
+        guard due else { return }
+        let of = total.map { " / \($0)" } ?? ""
+        FileHandle.standardError.write(Data("\r\u{1B}[K\(label): \(done)\(of)".utf8))
+    }
+
+    func finish() {
+        if enabled { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}
+
+enum HubCommands {
+    static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
+        guard args.positionals == ["sync"] else { throw CLIError(.usage, "hub: the only subcommand is `hub sync`") }
+        let runtime = try Runtime(args, requireSecrets: true)
+        guard let link = try HubLink.open(runtime.config, spool: runtime.spool) else {
+            throw CLIError(.config, "hub sync: no platform routes to azure in \(args.value("config") ?? "the configuration"); nothing to sync")
+        }
+        defer { link.close() }
+        let registry = try runtime.openRegistry()
+        defer { registry.close() }
+        let counts: HubLink.Counts
+        do {
+            counts = try link.push(from: registry, label: "hub sync")
+        } catch {
+            throw CLIError(.ioError, "hub sync: reading the registry failed: \(error)")
+        }
+        for failure in counts.firstFailures { FileHandle.standardError.write(Data("pushspool: hub sync: \(failure)\n".utf8)) }
+        print(HubCommands.report("hub sync", counts))
+        return counts.failed == 0 ? .ok : .ioError
+    }
+
+    /// `hub sync: 10000 installations written (apns 3334, fcm 3333, wns 3333), 0 failed`.
+    static func report(_ label: String, _ counts: HubLink.Counts) -> String {
+        let per = counts.byPlatform.keys.sorted().map { "\($0.rawValue) \(counts.byPlatform[$0] ?? 0)" }
+        let detail = per.isEmpty ? "" : " (\(per.joined(separator: ", ")))"
+        return "\(label): \(counts.written) installations written\(detail), \(counts.failed) failed"
+    }
+}
