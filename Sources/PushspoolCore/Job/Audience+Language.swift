@@ -37,7 +37,7 @@ extension Audience {
     }
 
     private var isSingleTag: Bool {
-        if case .tag = self { return true }
+        if case .tag? = tagExpression { return true }
         return false
     }
 }
