@@ -17,7 +17,7 @@ import Testing
         let r = try runPushspool(["demo"], cwd: dir.url)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.contains("job demo-notify-alice: done — delivered 3, failed 0"))
-        #expect(dir.list("jobs/demo/done") == ["demo-broadcast.json", "demo-notify-alice.json", "demo-redsox-campaign.json"])
+        #expect(dir.list("jobs/demo/done") == ["demo-broadcast.json", "demo-localized.json", "demo-notify-alice.json", "demo-redsox-campaign.json"])
         #expect(dir.list("jobs/demo/failed") == ["demo-invalid.json"])
         let invalid = dir.jsonLines("jobs/demo/results/demo-invalid.jsonl")
         #expect(invalid.last?["status"] as? String == "failed")
@@ -30,6 +30,14 @@ import Testing
         // The tag-expression campaign reached exactly the Boston fans.
         let campaign = dir.jsonLines("jobs/demo/results/demo-redsox-campaign.jsonl").filter { $0["type"] as? String == "delivery" }
         #expect(Set(campaign.compactMap { $0["device"] as? String }) == ["alice-iphone", "alice-pixel", "bob-iphone", "carol-laptop"])
+        // The localized campaign: bob (fr) in French, carol (pt-BR → pt) in Portuguese, the rest the default.
+        let localized = dir.jsonLines("jobs/demo/outbox/wns.jsonl") + dir.jsonLines("jobs/demo/outbox/apns.jsonl")
+        let texts = Dictionary(localized.filter { $0["job"] as? String == "demo-localized" }.map {
+            ($0["device"] as? String ?? "", "\($0["payload"] ?? "")")
+        }) { a, _ in a }
+        #expect(texts["bob-iphone"]?.contains("From Red Sox: Les billets") == true)
+        #expect(texts["carol-laptop"]?.contains("From Red Sox: Os ingressos") == true)
+        #expect(texts["alice-iphone"]?.contains("From Red Sox: Opening day") == true)
         // Running it again is a fresh tour, not a pile of duplicates.
         let again = try runPushspool(["demo"], cwd: dir.url)
         #expect(again.status == 0)
