@@ -86,11 +86,13 @@ struct HubLink {
     }
 }
 
-/// One updating line on stderr while a long command works, only when stderr is a terminal.
+/// One updating line on stderr while a long command works, only when stderr is a terminal:
+/// done (of total, when known), the rate so far and, with a total, the time left.
 final class ProgressLine: Sendable {
     private let label: String
     private let total: Int?
     private let enabled = isatty(STDERR_FILENO) == 1
+    private let started = Date()
     private let lastDrawn = Mutex(Date.distantPast)
 
     init(label: String, total: Int?) {
@@ -107,12 +109,24 @@ final class ProgressLine: Sendable {
             return true
         }
         guard due else { return }
-        let of = total.map { " / \($0)" } ?? ""
-        FileHandle.standardError.write(Data("\r\u{1B}[K\(label): \(done)\(of)".utf8))
+        FileHandle.standardError.write(Data("\r\u{1B}[K\(Self.text(label: label, done: done, total: total, elapsed: now.timeIntervalSince(started)))".utf8))
     }
 
     func finish() {
         if enabled { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+
+    static func text(label: String, done: Int, total: Int?, elapsed: Double) -> String {
+        let rate = elapsed > 0 ? Double(done) / elapsed : 0
+        var line = "\(label): \(done)"
+        if let total, total > 0 {
+            line += " / \(total) (\(done * 100 / total)%)"
+        }
+        line += ", \(Int(rate.rounded()))/s"
+        if let total, rate > 0, done < total {
+            line += ", \(Int((Double(total - done) / rate).rounded(.up))) s left"
+        }
+        return line
     }
 }
 
