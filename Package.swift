@@ -1,7 +1,8 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// No package dependencies: the toolchain, three system C libraries and a header-only OS shim.
+// No package dependencies: the toolchain, system C libraries (SQLite, libcurl, OpenSSL, nghttp2)
+// and a header-only OS shim.
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
 let package = Package(
@@ -18,20 +19,26 @@ let package = Package(
                        providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto",
                        providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+        .systemLibrary(name: "CTLS", pkgConfig: "libssl",
+                       providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+        .systemLibrary(name: "CNghttp2", pkgConfig: "libnghttp2",
+                       providers: [.apt(["libnghttp2-dev"]), .brew(["libnghttp2"])]),
         // OS seams Swift cannot call directly (renameat2 with RENAME_NOREPLACE).
         .systemLibrary(name: "CSystem"),
         // Plain Sendable values and pure logic: jobs, tag expressions, rendering, retry decisions.
         .target(name: "PushspoolCore", swiftSettings: strict),
-        // Everything that does I/O: spool, registry, engine, providers, transports, CLI.
+        // HTTP transports behind one seam: HTTP/2 on nghttp2 + OpenSSL, HTTP/1.1 on libcurl.
+        .target(name: "PushspoolHTTP", dependencies: ["CTLS", "CNghttp2", "CCurl"], swiftSettings: strict),
+        // Everything else that does I/O: spool, registry, engine, providers, CLI.
         .target(name: "PushspoolKit",
-                dependencies: ["PushspoolCore", "CSQLite", "CCurl", "CCrypto", "CSystem"],
+                dependencies: ["PushspoolCore", "PushspoolHTTP", "CSQLite", "CCrypto", "CSystem"],
                 swiftSettings: strict),
         .executableTarget(name: "pushspool", dependencies: ["PushspoolKit"], swiftSettings: strict),
         .executableTarget(name: "pushspool-bench", dependencies: ["PushspoolKit"],
                           exclude: ["peer-node-client.js", "README.md"], swiftSettings: strict),
         .testTarget(name: "PushspoolCoreTests", dependencies: ["PushspoolCore"], swiftSettings: strict),
         .testTarget(name: "PushspoolKitTests",
-                    dependencies: ["PushspoolKit", "pushspool"],
+                    dependencies: ["PushspoolKit", "PushspoolHTTP", "pushspool"],
                     swiftSettings: strict),
     ]
 )

@@ -5,6 +5,7 @@
 // instance of the same fake, and prints both rates and their ratio. The pushspool figure is the
 // whole pipeline: process start, registry scan, JWT, HTTP/2, result log.
 import Foundation
+import PushspoolHTTP
 import PushspoolKit
 #if canImport(Glibc)
 import Glibc

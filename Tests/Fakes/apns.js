@@ -10,7 +10,10 @@
 //   --goaway-every N (after answering every Nth stream of a session, GOAWAY(NO_ERROR, that stream)),
 //   --auth-reason R (answer every request 403 R: InvalidProviderToken, Forbidden, …),
 //   --track-limit N (per-token detail only for the first N tokens; default 2000, keeps the fake cheap),
-//   --hold-ms N (answer each stream N ms after its request ended, so many streams are open at once).
+//   --hold-ms N (answer each stream N ms after its request ended, so many streams are open at once),
+//   --max-streams N (SETTINGS_MAX_CONCURRENT_STREAMS, default 1000 as Apple's),
+//   --refuse-every N (every Nth stream: RST_STREAM(REFUSED_STREAM) unprocessed, which a client may resend),
+//   --reset-every N (every Nth stream: RST_STREAM(INTERNAL_ERROR) with no answer: not delivered).
 // Stats (--state FILE) are written at most every 100 ms while busy and at once when a session closes.
 'use strict';
 const http2 = require('http2');
@@ -26,12 +29,15 @@ const goawayEvery = Number(a['goaway-every'] || 0);
 const authReason = a['auth-reason'] || null;
 const trackLimit = Number(a['track-limit'] || 2000);
 const holdMs = Number(a['hold-ms'] || 0);
+const maxStreams = Number(a['max-streams'] || 1000);
+const refuseEvery = Number(a['refuse-every'] || 0);
+const resetEvery = Number(a['reset-every'] || 0);
 const pubKey = fs.readFileSync(path.join(fixtures, 'AuthKey_TESTKEY123.pub.pem'));
 const writeState = stateWriter(a.state);
 
 const stats = {
   requests: 0, answered: 0, byStatus: {}, byReason: {}, tlsConnections: 0, sessions: 0, closedSessions: 0, openSessions: 0,
-  nonH2Rejected: 0, goawaysSent: 0, refusedAfterGoaway: 0, jwts: 0, badJWTs: 0, tokensDelivered: 0, duplicateDeliveries: 0,
+  nonH2Rejected: 0, goawaysSent: 0, refusedAfterGoaway: 0, refused: 0, resets: 0, jwts: 0, badJWTs: 0, tokensDelivered: 0, duplicateDeliveries: 0,
   maxStreamsOpen: 0, perToken: {}, lastHeaders: {}, problems: [],
 };
 const jwtCache = new Map();          // jwt -> verdict (each distinct token is verified once)
@@ -142,7 +148,7 @@ function answer(stream, h, body) {
   touch();
 }
 
-const server = http2.createSecureServer({ ...tlsOptions(), allowHTTP1: false, settings: { maxConcurrentStreams: 1000 } });
+const server = http2.createSecureServer({ ...tlsOptions(), allowHTTP1: false, settings: { maxConcurrentStreams: maxStreams } });
 // `openSessions` counts open TLS connections: after our GOAWAY, Node does not always emit the
 // session's 'close' when the client goes, but the socket's 'close' always comes.
 server.on('secureConnection', (socket) => {
@@ -169,7 +175,20 @@ server.on('session', (session) => {
       stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
       return;
     }
-    streamsSeen++; open++;
+    streamsSeen++;
+    if (refuseEvery > 0 && streamsSeen % refuseEvery === 0) {
+      stats.refused++; touch();
+      stream.on('error', () => {});
+      stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+      return;
+    }
+    if (resetEvery > 0 && streamsSeen % resetEvery === 0) {
+      stats.resets++; touch();
+      stream.on('error', () => {});
+      stream.close(http2.constants.NGHTTP2_INTERNAL_ERROR);
+      return;
+    }
+    open++;
     if (open > stats.maxStreamsOpen) stats.maxStreamsOpen = open;
     // GOAWAY naming this stream as the last one: it and every earlier stream are answered; later
     // ones (already on the wire) are ignored by nghttp2, and the client must retry them elsewhere.

@@ -40,7 +40,9 @@ function stateWriter(file) {
 }
 
 function announce(server) {
-  server.listen(0, '127.0.0.1', () => {
+  // `--port N`: a fixed port (a test restarting a server on the port its client knows).
+  const fixed = Number(args().port || 0);
+  server.listen(fixed, '127.0.0.1', () => {
     process.stdout.write(JSON.stringify({ port: server.address().port }) + '\n');
   });
   const stop = () => { server.close(); process.exit(0); };

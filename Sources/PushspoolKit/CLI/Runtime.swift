@@ -1,4 +1,5 @@
 import Foundation
+import PushspoolHTTP
 import PushspoolCore
 
 /// The pieces a command works with, built from `--config`/`--spool` and the config file.

@@ -1,4 +1,5 @@
 import Foundation
+import PushspoolHTTP
 import PushspoolCore
 import Synchronization
 @testable import PushspoolKit
@@ -20,6 +21,9 @@ final class ScriptedHTTPClient: HTTPClient {
         requests.withLock { $0.append(request) }
         completion(answer(request))
     }
+    /// Times the provider asked for fresh connections.
+    let condemned = Mutex(0)
+    func condemnConnections() { condemned.withLock { $0 += 1 } }
     func shutdown() {}
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PushspoolHTTP
 import Testing
 
 /// The real `pushspool` binary against the fake hub (Tests/Fakes/azurehub.js, HTTPS, Node

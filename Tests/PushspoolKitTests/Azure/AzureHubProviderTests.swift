@@ -1,4 +1,5 @@
 import Foundation
+import PushspoolHTTP
 import PushspoolCore
 import Synchronization
 import Testing
@@ -18,6 +19,7 @@ final class AzureScriptedHTTPClient: HTTPClient {
         completion(next)
     }
 
+    func condemnConnections() {}
     func shutdown() { shutdowns.withLock { $0 += 1 } }
 
     func authorization(_ i: Int) -> String? {

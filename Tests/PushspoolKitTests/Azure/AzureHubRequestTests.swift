@@ -1,4 +1,5 @@
 import Foundation
+import PushspoolHTTP
 import PushspoolCore
 import Testing
 @testable import PushspoolKit

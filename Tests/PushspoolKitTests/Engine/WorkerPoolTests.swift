@@ -1,4 +1,5 @@
 import Foundation
+import PushspoolHTTP
 import Synchronization
 import Testing
 @testable import PushspoolKit

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PushspoolHTTP
 import PushspoolCore
 import Synchronization
 @testable import PushspoolKit
@@ -23,6 +24,7 @@ final class OAuthScriptedClient: HTTPClient {
         DispatchQueue.global().async { [script] in completion(script(request)) }
     }
 
+    func condemnConnections() {}
     func shutdown() { closed.store(true, ordering: .relaxed) }
 }
 

@@ -1,3 +1,4 @@
+@testable import PushspoolHTTP
 import Testing
 @testable import PushspoolKit
 

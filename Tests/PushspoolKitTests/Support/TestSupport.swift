@@ -145,9 +145,12 @@ final class FakeServer {
         return obj
     }
 
-    deinit {
+    /// Stops the server now (its port is free again once this returns).
+    func stop() {
         try? stdinPipe.fileHandleForWriting.close()
         if process.isRunning { process.terminate() }
         process.waitUntilExit()
     }
+
+    deinit { stop() }
 }

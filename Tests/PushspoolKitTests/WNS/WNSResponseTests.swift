@@ -1,4 +1,5 @@
 import PushspoolCore
+import PushspoolHTTP
 import Testing
 @testable import PushspoolKit
 

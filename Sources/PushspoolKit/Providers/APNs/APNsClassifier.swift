@@ -1,4 +1,5 @@
 import PushspoolCore
+import PushspoolHTTP
 
 /// The one table from an APNs answer to a `Disposition` (PROTOCOLS §1). Pure, so it is tested from
 /// a table of recorded responses.

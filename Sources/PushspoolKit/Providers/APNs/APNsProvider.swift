@@ -1,4 +1,5 @@
 import Foundation
+import PushspoolHTTP
 import PushspoolCore
 
 /// Apple Push Notification service, token (`.p8`) auth over one multiplexed HTTP/2 connection.
@@ -19,10 +20,7 @@ public final class APNsProvider: PushProvider {
     /// (the CLI reports it once and exits 78).
     public convenience init(config: APNsConfig, context: ProviderContext) throws {
         let setup = try APNsSetup.validate(config, context: context)
-        var options = HTTPClientOptions(requireHTTP2: true)
-        // libcurl 7.88.1 resets every finished stream; nghttp2-based servers answer ~1000 resets
-        // with GOAWAY, so a connection carries at most 900 streams (one TLS handshake per 900).
-        options.maxStreamsPerConnection = 900
+        let options = HTTPClientOptions(versions: .http2Only)   // the context adds tls.ca_file
         self.init(tokens: APNsTokenSource(teamID: config.teamID, keyID: config.keyID, key: setup.key,
                                           cache: context.credentials),
                   builder: APNsRequestBuilder(baseURL: config.baseURL, topic: config.topic),
@@ -90,7 +88,7 @@ public final class APNsProvider: PushProvider {
                                                      timestamp: timestamp, retryAfter: retryAfter)
         // The answer condemns this connection (Shutdown, IdleTimeout, UnrelatedKeyIdInToken):
         // later requests, this one's retry included, go on a new one.
-        if disposition == .reconnect { (client as? CurlHTTPClient)?.rotateConnection() }
+        if disposition == .reconnect { client.condemnConnections() }
         if disposition == .refreshCredentials, !tokens.invalidate(jwt) {
             log.warning("apns: Apple refused a provider token under 20 minutes old (\(reason?.rawValue ?? "403")); keeping it, as Apple allows one new token per 20 minutes — check the clock, team id and key id")
         }

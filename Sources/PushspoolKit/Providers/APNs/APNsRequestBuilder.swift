@@ -1,4 +1,5 @@
 import PushspoolCore
+import PushspoolHTTP
 
 /// Builds `POST /3/device/<token>` requests: a pure function of its inputs, so tests compare the
 /// result byte for byte. Whatever Apple would refuse for sure (payload size, collapse-id length,

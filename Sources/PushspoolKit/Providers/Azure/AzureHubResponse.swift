@@ -1,4 +1,5 @@
 import Foundation
+import PushspoolHTTP
 import PushspoolCore
 
 /// Classifies the hub's answer to a native send (PROTOCOLS.md §4):

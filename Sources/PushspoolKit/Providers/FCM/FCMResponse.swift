@@ -1,4 +1,5 @@
 import Foundation
+import PushspoolHTTP
 import PushspoolCore
 
 /// What an FCM v1 `messages:send` response says, parsed once: the message `name` on success, or

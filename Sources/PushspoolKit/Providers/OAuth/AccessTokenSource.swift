@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PushspoolHTTP
 import PushspoolCore
 import Synchronization
 

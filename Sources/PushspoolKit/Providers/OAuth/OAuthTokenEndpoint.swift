@@ -1,4 +1,5 @@
 import Foundation
+import PushspoolHTTP
 import PushspoolCore
 
 /// The OAuth 2 token request both FCM (JWT bearer grant) and WNS (client credentials) make:

@@ -1,4 +1,5 @@
 import Foundation
+import PushspoolHTTP
 import PushspoolCore
 import Synchronization
 
@@ -34,7 +35,7 @@ public final class WNSProvider: PushProvider {
 
         // WNS speaks HTTP/1.1 without pipelining: one request per connection at a time, so one
         // connection per host would serialise every channel on the same WNS node.
-        var options = HTTPClientOptions()   // the context adds tls.ca_file
+        var options = HTTPClientOptions(versions: .http1)   // the context adds tls.ca_file
         options.maxConnectionsPerHost = Self.connectionsPerHost
         let http = context.makeHTTPClient(options)
         let cache = context.credentials

@@ -1,4 +1,5 @@
 import PushspoolCore
+import PushspoolHTTP
 
 /// `X-WNS-Status` on a 200. Unknown values are kept raw.
 public enum WNSNotificationStatus: Sendable, Equatable {

@@ -1,7 +1,7 @@
 import CCurl
 
-/// One libcurl easy handle with the options every request shares (HTTPS only, HTTP/2 over ALPN,
-/// PIPEWAIT, trust, callbacks) set once. The poll thread keeps finished handles in a small pool
+/// One libcurl easy handle with the options every request shares (HTTPS only, HTTP/1.1, trust,
+/// callbacks) set once. The poll thread keeps finished handles in a small pool
 /// and reuses them: creating and configuring a handle per request costs more than the request's
 /// own bookkeeping. Touched only by the poll thread.
 final class CurlEasy {
@@ -16,10 +16,8 @@ final class CurlEasy {
         handle = h
         errorBuffer.initialize(to: 0)
         _ = ccurl_easy_setopt_str(h, CURLOPT_PROTOCOLS_STR, "https")
-        // ALPN offers h2 and http/1.1: APNs gets h2, WNS may answer in 1.1.
-        _ = ccurl_easy_setopt_long(h, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_2TLS))
-        // Wait for the one h2 connection instead of opening a second one per burst.
-        _ = ccurl_easy_setopt_long(h, CURLOPT_PIPEWAIT, 1)
+        // HTTP/2 goes through H2Client; this client is the HTTP/1.1 one (WNS, servers without h2).
+        _ = ccurl_easy_setopt_long(h, CURLOPT_HTTP_VERSION, Int(CURL_HTTP_VERSION_1_1))
         _ = ccurl_easy_setopt_long(h, CURLOPT_NOSIGNAL, 1)
         trust.apply(to: h)
         _ = ccurl_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, errorBuffer)

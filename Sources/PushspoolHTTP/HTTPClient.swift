@@ -51,12 +51,48 @@ public struct HTTPTransportError: Error, Sendable, CustomStringConvertible {
     public var description: String { message }
 }
 
+/// Which HTTP versions a client may speak.
+public enum HTTPVersionPolicy: Sendable {
+    /// HTTP/2 or nothing (APNs): a server that does not offer `h2` by ALPN fails the request.
+    case http2Only
+    /// HTTP/2 where the server offers it, HTTP/1.1 otherwise (FCM, the hub, OAuth token endpoints).
+    case http2Preferred
+    /// HTTP/1.1 (WNS).
+    case http1
+}
+
+public struct HTTPClientOptions: Sendable {
+    /// Extra trusted CA certificates (PEM), added to the system roots. Verification is always on.
+    public var extraCAPEM: String?
+    public var versions: HTTPVersionPolicy
+    /// Our own cap on concurrent streams per connection; the server's SETTINGS may lower it.
+    public var maxConcurrentStreams: Int = 1000
+    /// Connections per origin. A second connection opens only when the server's
+    /// SETTINGS_MAX_CONCURRENT_STREAMS, not our own cap, is what fills the first.
+    public var maxConnectionsPerHost: Int = 4
+    /// A connection that has read nothing for this long while in use is sent a PING.
+    public var pingInterval: Double = 30
+    /// A PING unanswered for this long closes the connection as dead.
+    public var pingTimeout: Double = 10
+    /// TCP connect plus TLS handshake.
+    public var connectTimeout: Double = 10
+
+    public init(extraCAPEM: String? = nil, versions: HTTPVersionPolicy = .http2Preferred) {
+        self.extraCAPEM = extraCAPEM
+        self.versions = versions
+    }
+}
+
 /// The transport seam under every HTTP provider and credential fetcher.
 ///
 /// Contract: thread-safe; `execute` never blocks and calls `completion` exactly once, on any thread.
 /// TLS is always verified. `shutdown` is idempotent and fails requests still queued.
 public protocol HTTPClient: AnyObject, Sendable {
     func execute(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void)
+    /// The service asked us to stop using the connections we have (APNs `Shutdown`,
+    /// `IdleTimeout`): later requests go on fresh connections, requests in flight finish on the
+    /// old ones, which then close.
+    func condemnConnections()
     func shutdown()
 }
 

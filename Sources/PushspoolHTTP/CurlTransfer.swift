@@ -115,7 +115,7 @@ final class CurlTransfer: @unchecked Sendable {
     }
 
     /// The outcome once the multi reported the transfer done (read before the handle is reused).
-    func finish(code: CURLcode, requireHTTP2: Bool) -> Result<Answer, HTTPTransportError> {
+    func finish(code: CURLcode) -> Result<Answer, HTTPTransportError> {
         guard let easy else { return .failure(HTTPTransportError("no easy handle")) }
         var status = 0, version = 0
         _ = ccurl_easy_getinfo_long(easy.handle, CURLINFO_RESPONSE_CODE, &status)
@@ -123,11 +123,7 @@ final class CurlTransfer: @unchecked Sendable {
         if code != CURLE_OK {
             return .failure(Self.transportError(code, detail: easy.errorText))
         }
-        let isH2 = version == Int(CURL_HTTP_VERSION_2_0)
-        if requireHTTP2 && !isH2 {
-            return .failure(HTTPTransportError("server did not negotiate HTTP/2", isPermanent: true))
-        }
-        return .success(Answer(status: status, httpVersion: isH2 ? 2 : 1))
+        return .success(Answer(status: status, httpVersion: version == Int(CURL_HTTP_VERSION_2_0) ? 2 : 1))
     }
 
     /// The response, built on the completion queue once the poll thread is done with this

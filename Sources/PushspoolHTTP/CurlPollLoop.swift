@@ -59,7 +59,6 @@ final class CurlPollLoop: @unchecked Sendable {
     }
 
     private func start(_ t: CurlTransfer) {
-        if let limit = core.options.maxStreamsPerConnection, current.added >= limit { retire() }
         guard let easy = easies.take(trust: core.trust) else {
             core.hand([(t, .failure(HTTPTransportError("curl_easy_init failed")))])
             return
@@ -83,23 +82,21 @@ final class CurlPollLoop: @unchecked Sendable {
         draining.removeAll { $0.inFlight == 0 }
         guard !fromCurrent.isEmpty || !fromDraining.isEmpty else { return }
 
-        let requireH2 = core.options.requireHTTP2
         var results: [(CurlTransfer, Result<CurlTransfer.Answer, HTTPTransportError>)] = []
         var again: [CurlTransfer] = []
         var currentLost = false
         for (done, isCurrent) in [(fromCurrent, true), (fromDraining, false)] {
             for (t, code) in done {
-                // The connection went away before any response to this request arrived (streams
-                // past a GOAWAY's last-stream-id, refused or reset streams, peer closed): send
-                // it again on a fresh connection, a couple of times, before reporting it. HTTP/2
-                // guarantees such streams were not processed; only a server that processed a
-                // request and then lost the connection could see it twice, as with any retry.
+                // The connection went away before any response to this request arrived (a
+                // kept-alive connection the server had closed): send it again on a fresh
+                // connection, a couple of times, before reporting it. Only a server that processed
+                // a request and then lost the connection could see it twice, as with any retry.
                 if t.connectionRetries < Self.connectionRetries, t.isUnansweredConnectionLoss(code) {
                     t.connectionRetries += 1
                     again.append(t)
                     if isCurrent { currentLost = true }
                 } else {
-                    results.append((t, t.finish(code: code, requireHTTP2: requireH2)))
+                    results.append((t, t.finish(code: code)))
                 }
                 if let easy = t.easy { easies.give(easy) }
                 t.easy = nil

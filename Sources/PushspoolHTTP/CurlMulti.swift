@@ -1,15 +1,13 @@
 import CCurl
 
-/// One libcurl multi handle, i.e. one connection pool: HTTP/2 multiplexing over (normally) one
-/// connection per host. Touched only by the poll thread.
+/// One libcurl multi handle, i.e. one connection pool (HTTP/1.1: one request per connection at a
+/// time, up to `maxConnectionsPerHost` connections). Touched only by the poll thread.
 ///
-/// Why several exist at once: libcurl 7.88.1 sends RST_STREAM after every finished POST stream and
-/// servers with rapid-reset protection (nghttp2 ≥ 1.57, Node 20) answer GOAWAY after ~1000 such
-/// resets. The client therefore retires a pool after `maxStreamsPerConnection` streams: it stops
-/// adding to it, lets its streams finish ("draining") and then closes it.
+/// Why several exist at once: a pool whose connection was condemned by the service or lost is
+/// retired: nothing new is added to it, its requests finish ("draining"), then it closes.
 final class CurlMulti {
     let handle: UnsafeMutableRawPointer
-    /// Transfers added over this pool's lifetime (the rotation counter).
+    /// Transfers added over this pool's lifetime.
     private(set) var added = 0
     /// Owns the transfers while curl works on them (their easy handles point back at them unretained).
     private var transfers: [ObjectIdentifier: CurlTransfer] = [:]
@@ -18,10 +16,7 @@ final class CurlMulti {
     init?(options: HTTPClientOptions) {
         guard let m = curl_multi_init() else { return nil }
         handle = m
-        _ = ccurl_multi_setopt_long(m, CURLMOPT_PIPELINING, Int(CURLPIPE_MULTIPLEX))
         _ = ccurl_multi_setopt_long(m, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, options.maxConnectionsPerHost))
-        // libcurl's default is 100 streams per connection; the server's SETTINGS may lower it.
-        _ = ccurl_multi_setopt_long(m, CURLMOPT_MAX_CONCURRENT_STREAMS, max(1, options.maxConcurrentStreams))
     }
 
     deinit {

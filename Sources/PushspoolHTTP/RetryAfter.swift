@@ -1,9 +1,9 @@
 import Foundation
 
 /// `Retry-After` (RFC 9110 §10.2.3): delta-seconds or an HTTP-date. One parser for every provider.
-enum RetryAfter {
+public enum RetryAfter {
     /// Seconds to wait, or nil when the header is absent, negative or unparsable.
-    static func seconds(_ value: String?, now: Date = Date()) -> Double? {
+    public static func seconds(_ value: String?, now: Date = Date()) -> Double? {
         guard let v = value?.trimmingCharacters(in: .whitespaces), !v.isEmpty else { return nil }
         if let s = Double(v) { return s >= 0 && s.isFinite ? s : nil }
         let f = DateFormatter()

@@ -5,16 +5,16 @@ import Glibc
 import Darwin
 #endif
 
-/// Wakes the poll thread out of `curl_multi_poll` when requests are queued or the client shuts
+/// Wakes a transport's poll thread when requests are queued or the client shuts
 /// down. An fd (not `curl_multi_wakeup`) because it keeps working across connection rotation: a
 /// submitter never needs to know which multi handle is current. Linux: one eventfd; elsewhere a
 /// non-blocking pipe.
-final class CurlWakeup: @unchecked Sendable {
+final class Wakeup: @unchecked Sendable {
     /// The fd the poll thread waits on.
     let readFD: Int32
     private let writeFD: Int32
 
-    init() throws {
+    init() throws(HTTPTransportError) {
         #if os(Linux)
         let fd = ccurl_eventfd()
         guard fd >= 0 else { throw HTTPTransportError("eventfd failed", isPermanent: true) }

@@ -3,10 +3,9 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// The HTTP transport under every provider: libcurl's multi interface driven by one poll thread,
-/// HTTP/2 multiplexing many streams on one connection (ALPN falls back to HTTP/1.1 where a
-/// service only speaks that), TLS always verified against the system roots plus the optional
-/// extra CA.
+/// The HTTP/1.1 transport (WNS, and servers that do not offer h2): libcurl's multi interface
+/// driven by one poll thread, kept-alive connections up to `maxConnectionsPerHost`, TLS always
+/// verified against the system roots plus the optional extra CA.
 ///
 /// Threading: `execute` only queues the request and writes to an eventfd; the poll thread alone
 /// touches curl handles (`curl_multi_poll` + `curl_multi_perform`). Finished requests are handed,
@@ -29,7 +28,7 @@ public final class CurlHTTPClient: HTTPClient {
         guard let first = CurlMulti(options: options) else {
             throw HTTPTransportError("curl_multi_init failed", isPermanent: true)
         }
-        core = CurlClientCore(options: options, trust: trust, wakeup: try CurlWakeup())
+        core = CurlClientCore(options: options, trust: trust, wakeup: try Wakeup())
         // The thread keeps the loop and the core alive, never the client: dropping the client
         // without `shutdown()` still stops the thread (deinit below).
         let loop = CurlPollLoop(core: core, current: first)
@@ -57,9 +56,7 @@ public final class CurlHTTPClient: HTTPClient {
         if wasEmpty { core.wakeup.signal() }
     }
 
-    /// Sends later requests on a fresh connection; requests in flight finish on the old one.
-    /// For answers that condemn the connection (APNs `Shutdown`, `IdleTimeout`).
-    public func rotateConnection() {
+    public func condemnConnections() {
         core.state.withLock { $0.rotate = true }
         core.wakeup.signal()
     }
@@ -80,14 +77,14 @@ final class CurlClientCore: @unchecked Sendable {
 
     let options: HTTPClientOptions
     let trust: TrustStore
-    let wakeup: CurlWakeup
+    let wakeup: Wakeup
     let state = Mutex<Queue>(Queue())
     let loopExited = DispatchSemaphore(value: 0)
     let loopThreadID = Mutex<pthread_t?>(nil)
     private let completions = DispatchQueue(label: "pushspool.curl.completions")
     private let onCompletionQueue = DispatchSpecificKey<Bool>()
 
-    init(options: HTTPClientOptions, trust: TrustStore, wakeup: CurlWakeup) {
+    init(options: HTTPClientOptions, trust: TrustStore, wakeup: Wakeup) {
         self.options = options
         self.trust = trust
         self.wakeup = wakeup
@@ -115,23 +112,28 @@ final class CurlClientCore: @unchecked Sendable {
     }
 }
 
-/// How the engine makes clients for `ProviderContext.makeHTTPClient`.
+/// How the engine makes clients for `ProviderContext.makeHTTPClient`: HTTP/2 on libnghttp2 unless
+/// the service speaks only HTTP/1.1.
 public enum HTTPClients {
     public static func make(_ options: HTTPClientOptions) -> any HTTPClient {
         do {
-            return try CurlHTTPClient(options: options)
+            switch options.versions {
+            case .http1: return try CurlHTTPClient(options: options)
+            case .http2Only, .http2Preferred: return try H2Client(options: options)
+            }
         } catch {
             return FailingHTTPClient(error: error as? HTTPTransportError ?? HTTPTransportError("\(error)", isPermanent: true))
         }
     }
 }
 
-/// Stands in when libcurl cannot be initialised: every request fails with the reason.
+/// Stands in when a transport cannot be initialised: every request fails with the reason.
 final class FailingHTTPClient: HTTPClient {
     let error: HTTPTransportError
     init(error: HTTPTransportError) { self.error = error }
     func execute(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
         completion(.failure(error))
     }
+    func condemnConnections() {}
     func shutdown() {}
 }

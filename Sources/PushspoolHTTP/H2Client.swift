@@ -1,0 +1,374 @@
+import Dispatch
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The HTTP/2 transport under APNs, FCM and the hub: libnghttp2 sessions over OpenSSL TLS on
+/// non-blocking sockets, one long-lived connection per origin with up to the server's
+/// SETTINGS_MAX_CONCURRENT_STREAMS requests on it (a second connection only when that limit, not
+/// ours, is what fills the first), PING for liveness, GOAWAY and REFUSED_STREAM handled so that a
+/// request the server never processed is sent again and an answered one never is.
+///
+/// Threading: `execute` builds the request's header block on the caller's thread, queues it and
+/// wakes the poll thread (one wakeup per batch). The poll thread alone touches sockets, TLS and
+/// nghttp2. DNS, TCP connect and the TLS handshake run on a Dispatch queue so a slow connect never
+/// stalls traffic on open connections. Answers are handed, one batch per loop turn, to a serial
+/// completion queue.
+public final class H2Client: HTTPClient {
+    private let core: H2Core
+
+    public convenience init(options: HTTPClientOptions) throws(HTTPTransportError) {
+        try self.init(options: options, rootsDirectory: nil, extraCAPEM: options.extraCAPEM)
+    }
+
+    /// `rootsDirectory`: a hashed directory of roots in place of the system's (tests).
+    init(options: HTTPClientOptions, rootsDirectory: String?, extraCAPEM: String?) throws(HTTPTransportError) {
+        _ = ignoreSIGPIPE
+        let alpn = options.versions == .http2Only ? ["h2"] : ["h2", "http/1.1"]
+        let tls = try TLSContext(extraCAPEM: extraCAPEM, alpn: alpn, rootsDirectory: rootsDirectory)
+        core = H2Core(options: options, tls: tls, wakeup: try Wakeup())
+        // The thread keeps the loop and the core alive, never the client: dropping the client
+        // without `shutdown()` still stops the thread (deinit below).
+        let loop = H2Loop(core: core)
+        let thread = Thread { loop.run() }
+        thread.name = "pushspool-h2"
+        thread.start()
+    }
+
+    deinit { core.shutdown() }
+
+    public func execute(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
+        guard let (origin, path) = Origin.split(request.url) else {
+            completion(.failure(HTTPTransportError("not an https URL: \(request.url.prefix(80))", isPermanent: true)))
+            return
+        }
+        let stream = H2Stream(request: request, origin: origin, path: path, completion: completion)
+        let (accepted, wasEmpty) = core.inbox.withLock { box in
+            if box.stopping { return (false, false) }
+            box.requests.append(stream)
+            return (true, box.requests.count == 1)
+        }
+        guard accepted else {
+            completion(.failure(HTTPTransportError("HTTP client is shut down")))
+            return
+        }
+        if wasEmpty { core.wakeup.signal() }
+    }
+
+    public func condemnConnections() {
+        core.inbox.withLock { $0.condemn = true }
+        core.wakeup.signal()
+    }
+
+    public func shutdown() { core.shutdown() }
+
+    /// What the fake servers and benchmarks may ask: connections opened so far.
+    public var connectionsOpened: Int { core.connectionsOpened.load(ordering: .relaxed) }
+}
+
+/// SIGPIPE would kill the process when a server closes a connection we are writing to (OpenSSL
+/// writes with write(2)); the error comes back as EPIPE instead.
+private let ignoreSIGPIPE: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
+
+/// What the client, its poll thread and its connect jobs share.
+final class H2Core: @unchecked Sendable {
+    struct Inbox {
+        var requests: [H2Stream] = []
+        var connected: [(Origin, Result<TLSSocket, HTTPTransportError>)] = []
+        var condemn = false
+        var stopping = false
+    }
+
+    let options: HTTPClientOptions
+    let tls: TLSContext
+    let wakeup: Wakeup
+    let inbox = Mutex<Inbox>(Inbox())
+    let loopExited = DispatchSemaphore(value: 0)
+    let loopThread = Mutex<pthread_t?>(nil)
+    let connectionsOpened = Atomic<Int>(0)
+    let connects = DispatchQueue(label: "pushspool.h2.connect", attributes: .concurrent)
+    private let completions = DispatchQueue(label: "pushspool.h2.completions")
+    private let onCompletionQueue = DispatchSpecificKey<Bool>()
+
+    init(options: HTTPClientOptions, tls: TLSContext, wakeup: Wakeup) {
+        self.options = options
+        self.tls = tls
+        self.wakeup = wakeup
+        completions.setSpecific(key: onCompletionQueue, value: true)
+    }
+
+    func shutdown() {
+        let first = inbox.withLock { box in
+            defer { box.stopping = true }
+            return !box.stopping
+        }
+        guard first else { return }
+        wakeup.signal()
+        let onLoop = loopThread.withLock { id in id.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+        if !onLoop { loopExited.wait() }
+        if DispatchQueue.getSpecific(key: onCompletionQueue) != true { completions.sync {} }
+    }
+
+    func hand(_ batch: [(H2Stream, Result<HTTPResponse, HTTPTransportError>)]) {
+        completions.async {
+            for (s, result) in batch { s.completion(result) }
+        }
+    }
+}
+
+/// The poll thread: queues per origin, connections, timers. Everything here is its alone.
+final class H2Loop: H2ConnectionSink, @unchecked Sendable {
+    private let core: H2Core
+    private var pools: [Origin: Pool] = [:]
+    private var connections: [H2Connection] = []
+    private var done: [(H2Stream, Result<HTTPResponse, HTTPTransportError>)] = []
+    /// Origins that answered ALPN without h2 (allowed under `.http2Preferred`): HTTP/1.1 client.
+    private var http1: (any HTTPClient)?
+    private var lastTimerCheck = monotonicNow()
+
+    /// Requests waiting for a stream slot, and connects under way, for one origin. Requests the
+    /// server refused unprocessed go first, in their original order.
+    final class Pool {
+        private var retries: [H2Stream] = []
+        private var queue: [H2Stream] = []
+        private var head = 0
+        var connecting = 0
+        var speaksHTTP1 = false
+        var waiting: Int { retries.count + queue.count - head }
+
+        func push(_ s: H2Stream) { queue.append(s) }
+        func pushRetry(_ s: H2Stream) { retries.append(s) }
+        func pop() -> H2Stream? {
+            if !retries.isEmpty { return retries.removeFirst() }
+            guard head < queue.count else { return nil }
+            let s = queue[head]
+            head += 1
+            if head == queue.count { queue.removeAll(keepingCapacity: true); head = 0 }
+            return s
+        }
+        /// Puts back a request a connection could not take after all (it stays first).
+        func unpop(_ s: H2Stream) { retries.insert(s, at: 0) }
+        func takeAll() -> [H2Stream] {
+            defer { retries.removeAll(); queue.removeAll(); head = 0 }
+            return retries + Array(queue[head...])
+        }
+        /// Takes out the requests whose deadline has passed.
+        func expire(now: Double) -> [H2Stream] {
+            guard waiting > 0, retries.contains(where: { $0.deadline < now }) || queue[head...].contains(where: { $0.deadline < now }) else { return [] }
+            let all = takeAll()
+            for s in all where s.deadline >= now { push(s) }
+            return all.filter { $0.deadline < now }
+        }
+    }
+
+    /// How often a request goes again after the server refused it unprocessed.
+    static let maxRefusals = 8
+
+    init(core: H2Core) { self.core = core }
+
+    // MARK: Sink
+
+    func finished(_ stream: H2Stream, _ result: Result<HTTPResponse, HTTPTransportError>) {
+        done.append((stream, result))
+    }
+
+    func refused(_ stream: H2Stream) {
+        stream.refusals += 1
+        if stream.refusals > Self.maxRefusals {
+            done.append((stream, .failure(HTTPTransportError("refused by the server \(stream.refusals) times without being processed"))))
+        } else {
+            pool(stream.origin).pushRetry(stream)
+        }
+    }
+
+    private func pool(_ origin: Origin) -> Pool {
+        if let p = pools[origin] { return p }
+        let p = Pool()
+        pools[origin] = p
+        return p
+    }
+
+    // MARK: Loop
+
+    func run() {
+        core.loopThread.withLock { $0 = pthread_self() }
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
+        defer { buffer.deallocate() }
+        var fds: [pollfd] = []
+        while true {
+            let box = core.inbox.withLock { box in
+                defer {
+                    box.requests.removeAll(keepingCapacity: true)
+                    box.connected.removeAll()
+                    box.condemn = false
+                }
+                return box
+            }
+            if box.stopping { return stop(unstarted: box.requests, connected: box.connected) }
+            if box.condemn { for c in connections { c.draining = true } }
+            for (origin, result) in box.connected { connected(origin, result) }
+            for s in box.requests { enqueue(s) }
+
+            assign()
+            for c in connections { c.flush() }
+            reap()
+            hand()
+
+            // Sleep until a socket, a new request or the next timer check needs us.
+            fds.removeAll(keepingCapacity: true)
+            fds.append(pollfd(fd: core.wakeup.readFD, events: Int16(POLLIN), revents: 0))
+            for c in connections {
+                fds.append(pollfd(fd: c.socket.fd, events: Int16(POLLIN) | (c.wantsWrite ? Int16(POLLOUT) : 0), revents: 0))
+            }
+            let rc = poll(&fds, nfds_t(fds.count), 250)
+            if rc > 0 {
+                if fds[0].revents != 0 { core.wakeup.drain() }
+                for (i, c) in connections.enumerated() where fds[i + 1].revents != 0 {
+                    if fds[i + 1].revents & Int16(POLLOUT) != 0 { c.flush() }
+                    c.readAvailable(into: buffer)
+                }
+            }
+            timers()
+        }
+    }
+
+    private func enqueue(_ s: H2Stream) {
+        let p = pool(s.origin)
+        if p.speaksHTTP1 { return forwardToHTTP1(s) }
+        p.push(s)
+    }
+
+    /// Gives waiting requests to connections with free stream slots; opens a connection where
+    /// none can take them.
+    private func assign() {
+        for (origin, p) in pools where p.waiting > 0 {
+            for c in connections where c.origin == origin && p.waiting > 0 {
+                var room = c.capacity
+                while room > 0, let s = p.pop() {
+                    if c.submit(s) { room -= 1 } else { p.unpop(s); break }
+                }
+            }
+            guard p.waiting > 0, p.connecting == 0 else { continue }
+            let open = connections.filter { $0.origin == origin && !$0.draining && $0.failure == nil }
+            // More than one connection only when the server's stream limit is what fills them.
+            let mayOpen = open.isEmpty
+                || (open.count < core.options.maxConnectionsPerHost && open.allSatisfy { $0.ready && $0.capacity == 0 && $0.limitedByServer })
+            if mayOpen { connect(origin, p) }
+        }
+    }
+
+    private func connect(_ origin: Origin, _ p: Pool) {
+        p.connecting += 1
+        let core = self.core
+        core.connects.async {
+            let result = Result { () throws(HTTPTransportError) in
+                try TLSSocket.connect(host: origin.host, port: origin.port, context: core.tls, timeout: core.options.connectTimeout)
+            }
+            core.inbox.withLock { $0.connected.append((origin, result)) }
+            core.wakeup.signal()
+        }
+    }
+
+    private func connected(_ origin: Origin, _ result: Result<TLSSocket, HTTPTransportError>) {
+        let p = pool(origin)
+        p.connecting -= 1
+        switch result {
+        case .success(let socket) where socket.alpn == "h2":
+            do {
+                let c = try H2Connection(origin: origin, socket: socket, sink: self, maxConcurrentStreams: core.options.maxConcurrentStreams)
+                connections.append(c)
+                core.connectionsOpened.add(1, ordering: .relaxed)
+            } catch {
+                failWaiting(p, error)
+            }
+        case .success(let socket):
+            if core.options.versions == .http2Preferred {
+                p.speaksHTTP1 = true
+                for s in p.takeAll() { forwardToHTTP1(s) }
+            } else {
+                let chose = socket.alpn.isEmpty ? "no protocol" : socket.alpn
+                failWaiting(p, HTTPTransportError("\(origin.authority) does not speak HTTP/2 (ALPN: \(chose))", isPermanent: true))
+            }
+        case .failure(let error):
+            // Requests wait for a connection only while one could still take them.
+            if !connections.contains(where: { $0.origin == origin && $0.failure == nil && !$0.draining }) {
+                failWaiting(p, error)
+            }
+        }
+    }
+
+    private func failWaiting(_ p: Pool, _ error: HTTPTransportError) {
+        for s in p.takeAll() { done.append((s, .failure(error))) }
+    }
+
+    private func forwardToHTTP1(_ s: H2Stream) {
+        if http1 == nil {
+            var options = core.options
+            options.versions = .http1
+            http1 = HTTPClients.make(options)
+        }
+        http1!.execute(s.request, completion: s.completion)
+    }
+
+    /// Tears down failed connections and closes finished ones. A failed connection's streams are
+    /// sent again when the server cannot have processed them, else answered with the failure.
+    private func reap() {
+        guard connections.contains(where: { $0.isDone }) else { return }
+        connections.removeAll { c in
+            guard c.isDone else { return false }
+            if let why = c.failure {
+                for (id, s) in c.takeStreams() {
+                    if s.timedOut {
+                        done.append((s, .failure(HTTPTransportError("no response within \(Int(s.request.timeout)) s"))))
+                    } else if c.mayHaveProcessed(id) {
+                        done.append((s, .failure(HTTPTransportError("connection to \(c.origin.authority) lost before the response: \(why)"))))
+                    } else {
+                        refused(s)
+                    }
+                }
+            } else {
+                c.close()
+            }
+            return true
+        }
+    }
+
+    private func hand() {
+        guard !done.isEmpty else { return }
+        core.hand(done)
+        done.removeAll(keepingCapacity: true)
+    }
+
+    /// Deadlines of requests, PING liveness; four times a second at most.
+    private func timers() {
+        let now = monotonicNow()
+        guard now - lastTimerCheck >= 0.25 else { return }
+        lastTimerCheck = now
+        for c in connections {
+            c.checkLiveness(now: now, interval: core.options.pingInterval, timeout: core.options.pingTimeout)
+            for (id, s) in c.streams where s.deadline < now { c.cancel(id) }
+        }
+        for p in pools.values {
+            for s in p.expire(now: now) { done.append((s, .failure(HTTPTransportError("no response within \(Int(s.request.timeout)) s (never sent: no connection or stream slot)")))) }
+        }
+    }
+
+    private func stop(unstarted: [H2Stream], connected: [(Origin, Result<TLSSocket, HTTPTransportError>)]) {
+        let error = HTTPTransportError("HTTP client shut down before the response")
+        var all = unstarted
+        for p in pools.values { all += p.takeAll() }
+        for c in connections {
+            all += c.takeStreams().map { $0.1 }
+            c.close()
+        }
+        connections.removeAll()
+        done += all.map { ($0, .failure(error)) }
+        hand()
+        http1?.shutdown()
+        core.loopExited.signal()
+    }
+}

@@ -1,0 +1,301 @@
+import CNghttp2
+import Foundation
+
+/// What a connection hands back to its poll loop: finished requests, and requests the server
+/// refused unprocessed, to be sent again elsewhere.
+protocol H2ConnectionSink: AnyObject {
+    func finished(_ stream: H2Stream, _ result: Result<HTTPResponse, HTTPTransportError>)
+    func refused(_ stream: H2Stream)
+}
+
+/// One HTTP/2 connection: an nghttp2 client session over a `TLSSocket`, with the requests in
+/// flight on it. nghttp2 does the framing, HPACK and flow control; this class moves bytes between
+/// it and the socket and turns its callbacks into answers. Poll thread only.
+final class H2Connection {
+    let origin: Origin
+    let socket: TLSSocket
+    private var session: OpaquePointer!
+    private unowned let sink: any H2ConnectionSink
+    private let ourStreamLimit: Int
+
+    private(set) var streams: [Int32: H2Stream] = [:]
+    /// The server's first SETTINGS has arrived: its stream limit is known.
+    private(set) var ready = false
+    /// No new streams: the server sent GOAWAY, or the service condemned the connection.
+    var draining = false
+    private(set) var goawayLastStreamID: Int32?
+    private(set) var serverStreamLimit = Int(Int32.max)
+    /// Set once the connection is beyond use; the loop then tears it down.
+    private(set) var failure: String?
+    /// Streams opened over the connection's life.
+    private(set) var opened = 0
+
+    let createdAt = monotonicNow()
+    private var lastReadAt = monotonicNow()
+    private var pingSentAt: Double?
+
+    private var out: [UInt8] = []
+    private var outSent = 0
+    private(set) var wantsWrite = false
+
+    /// Our receive windows: responses are small, but thousands arrive at once.
+    static let connectionWindow: Int32 = 16 << 20
+    static let streamWindow: UInt32 = 1 << 20
+
+    init(origin: Origin, socket: TLSSocket, sink: any H2ConnectionSink, maxConcurrentStreams: Int) throws(HTTPTransportError) {
+        self.origin = origin
+        self.socket = socket
+        self.sink = sink
+        ourStreamLimit = max(1, maxConcurrentStreams)
+        var callbacks: OpaquePointer?
+        guard nghttp2_session_callbacks_new(&callbacks) == 0, let callbacks else {
+            throw HTTPTransportError("nghttp2_session_callbacks_new failed")
+        }
+        defer { nghttp2_session_callbacks_del(callbacks) }
+        nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, h2OnFrameRecv)
+        nghttp2_session_callbacks_set_on_header_callback(callbacks, h2OnHeader)
+        nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, h2OnDataChunk)
+        nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, h2OnStreamClose)
+        var s: OpaquePointer?
+        guard nghttp2_session_client_new(&s, callbacks, Unmanaged.passUnretained(self).toOpaque()) == 0, let s else {
+            throw HTTPTransportError("nghttp2_session_client_new failed")
+        }
+        session = s
+        var settings = [
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_ENABLE_PUSH.rawValue), value: 0),
+            nghttp2_settings_entry(settings_id: Int32(NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE.rawValue), value: Self.streamWindow),
+        ]
+        _ = nghttp2_submit_settings(s, UInt8(NGHTTP2_FLAG_NONE.rawValue), &settings, settings.count)
+        _ = nghttp2_session_set_local_window_size(s, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, Self.connectionWindow)
+    }
+
+    deinit { nghttp2_session_del(session) }
+
+    /// Streams this connection may still take now.
+    var capacity: Int {
+        guard ready, !draining, failure == nil else { return 0 }
+        return max(0, min(ourStreamLimit, serverStreamLimit) - streams.count)
+    }
+
+    /// Whether the server's limit, not ours, is what caps this connection.
+    var limitedByServer: Bool { serverStreamLimit < ourStreamLimit }
+
+    /// Finished with: nothing in flight and no new work allowed, or broken.
+    var isDone: Bool { failure != nil || (draining && streams.isEmpty && !wantsWrite) }
+
+    // MARK: Requests
+
+    /// Queues the request's HEADERS (and DATA) in the session; `flush` writes them.
+    /// False when the connection can take no more streams (the caller requeues it).
+    func submit(_ stream: H2Stream) -> Bool {
+        stream.resetAttempt()
+        let id: Int32 = stream.block.withUnsafeBufferPointer { block in
+            let base = UnsafeMutablePointer(mutating: block.baseAddress!)
+            var nva = stream.fields.map { f in
+                nghttp2_nv(name: base + f.nameStart, value: base + f.valueStart,
+                           namelen: f.nameLength, valuelen: f.valueLength, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+            }
+            if stream.request.body.isEmpty {
+                return nghttp2_submit_request(session, nil, &nva, nva.count, nil, nil)
+            }
+            var provider = nghttp2_data_provider(
+                source: nghttp2_data_source(ptr: Unmanaged.passUnretained(stream).toOpaque()),
+                read_callback: h2ReadBody)
+            return nghttp2_submit_request(session, nil, &nva, nva.count, &provider, nil)
+        }
+        if id < 0 {
+            // Stream ids used up (after about a billion requests) or the session is closing.
+            draining = true
+            return false
+        }
+        streams[id] = stream
+        opened += 1
+        return true
+    }
+
+    /// Cancels a stream whose deadline passed; its close callback reports the timeout.
+    func cancel(_ id: Int32) {
+        guard let s = streams[id], !s.timedOut else { return }
+        s.timedOut = true
+        _ = nghttp2_submit_rst_stream(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), id, NGHTTP2_CANCEL.rawValue)
+    }
+
+    // MARK: I/O
+
+    /// Reads everything the socket has and feeds it to nghttp2.
+    func readAvailable(into buffer: UnsafeMutableRawBufferPointer) {
+        while failure == nil {
+            switch socket.read(into: buffer) {
+            case .bytes(let n):
+                lastReadAt = monotonicNow()
+                let rc = nghttp2_session_mem_recv(session, buffer.baseAddress!.assumingMemoryBound(to: UInt8.self), n)
+                if rc < 0 { fail("HTTP/2 protocol error: \(String(cString: nghttp2_strerror(Int32(rc))))") }
+            case .wouldBlock:
+                return
+            case .closed:
+                fail(goawayLastStreamID == nil ? "connection closed by the server" : "connection closed after GOAWAY")
+            case .failed(let why):
+                fail(why)
+            }
+        }
+    }
+
+    /// Writes what nghttp2 has to send, coalesced up to 64 KB per write.
+    func flush() {
+        while failure == nil {
+            if outSent < out.count {
+                let result = out.withUnsafeBytes { socket.write(UnsafeRawBufferPointer(rebasing: $0[outSent...])) }
+                switch result {
+                case .bytes(let n): outSent += n; continue
+                case .wouldBlock: wantsWrite = true; return
+                case .closed: fail("connection closed by the server"); return
+                case .failed(let why): fail(why); return
+                }
+            }
+            out.removeAll(keepingCapacity: true)
+            outSent = 0
+            while out.count < 65_536 {
+                var data: UnsafePointer<UInt8>?
+                let n = nghttp2_session_mem_send(session, &data)
+                if n < 0 { fail("HTTP/2: \(String(cString: nghttp2_strerror(Int32(n))))"); return }
+                guard n > 0, let data else { break }
+                out.append(contentsOf: UnsafeBufferPointer(start: data, count: n))
+            }
+            if out.isEmpty {
+                wantsWrite = false
+                if nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 && streams.isEmpty {
+                    draining = true   // the session is over (GOAWAY both ways)
+                }
+                return
+            }
+        }
+    }
+
+    /// Liveness: a connection that has read nothing for `interval` gets a PING; one unanswered
+    /// for `timeout` is dead.
+    func checkLiveness(now: Double, interval: Double, timeout: Double) {
+        if let sent = pingSentAt {
+            if now - sent > timeout { fail("no answer to PING within \(Int(timeout)) s") }
+        } else if now - lastReadAt > interval {
+            pingSentAt = now
+            _ = nghttp2_submit_ping(session, UInt8(NGHTTP2_FLAG_NONE.rawValue), nil)
+        }
+        if !ready && now - createdAt > timeout { fail("no SETTINGS from the server within \(Int(timeout)) s") }
+    }
+
+    /// Says goodbye politely (GOAWAY NO_ERROR) once nothing is in flight.
+    func close() {
+        _ = nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue)
+        flush()
+    }
+
+    func fail(_ why: String) {
+        if failure == nil { failure = why }
+    }
+
+    /// Takes every stream still open, for the loop to answer or requeue after a failure.
+    func takeStreams() -> [(Int32, H2Stream)] {
+        defer { streams.removeAll() }
+        return streams.map { ($0.key, $0.value) }
+    }
+
+    /// Whether the server may have processed stream `id` (it did not refuse it by GOAWAY).
+    func mayHaveProcessed(_ id: Int32) -> Bool {
+        guard let last = goawayLastStreamID else { return true }
+        return id <= last
+    }
+
+    // MARK: nghttp2 callbacks (through the C trampolines below)
+
+    fileprivate func onFrame(_ frame: UnsafePointer<nghttp2_frame>) {
+        let hd = frame.pointee.hd
+        switch UInt32(hd.type) {
+        case NGHTTP2_SETTINGS.rawValue where hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) == 0:
+            serverStreamLimit = Int(nghttp2_session_get_remote_settings(session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS))
+            ready = true
+        case NGHTTP2_GOAWAY.rawValue:
+            goawayLastStreamID = frame.pointee.goaway.last_stream_id
+            draining = true
+        case NGHTTP2_PING.rawValue where hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0:
+            pingSentAt = nil
+        case NGHTTP2_HEADERS.rawValue, NGHTTP2_DATA.rawValue:
+            if hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 { streams[hd.stream_id]?.ended = true }
+        default:
+            break
+        }
+    }
+
+    fileprivate func onHeader(_ id: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
+        guard let s = streams[id] else { return }
+        if name.count == 7 && name.elementsEqual(":status".utf8) {
+            var status = 0
+            for b in value where b >= 0x30 && b <= 0x39 { status = status * 10 + Int(b - 0x30) }
+            if status >= 200 || s.status == 0 { s.status = status }
+        } else if s.status >= 200 {   // not an informational (1xx) block's fields
+            s.headers[String(decoding: name, as: UTF8.self)] = String(decoding: value, as: UTF8.self)
+        }
+    }
+
+    fileprivate func onData(_ id: Int32, _ data: UnsafeBufferPointer<UInt8>) {
+        streams[id]?.body.append(contentsOf: data)
+    }
+
+    fileprivate func onClose(_ id: Int32, errorCode: UInt32) {
+        guard let s = streams.removeValue(forKey: id) else { return }
+        if s.timedOut {
+            sink.finished(s, .failure(HTTPTransportError("no response within \(Int(s.request.timeout)) s")))
+        } else if s.ended && s.status >= 200 {
+            sink.finished(s, .success(s.response))
+        } else if errorCode == NGHTTP2_REFUSED_STREAM.rawValue || !mayHaveProcessed(id) {
+            // Never processed (RFC 9113 §8.7): safe to send again, on another connection.
+            sink.refused(s)
+        } else {
+            let code = String(cString: nghttp2_http2_strerror(errorCode))
+            sink.finished(s, .failure(HTTPTransportError("stream reset by the server (\(code)) before a complete response")))
+        }
+    }
+
+    fileprivate func readBody(_ stream: H2Stream, into buf: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
+        let n = min(length, stream.request.body.count - stream.bodySent)
+        stream.request.body.withUnsafeBufferPointer { body in
+            (buf).update(from: body.baseAddress! + stream.bodySent, count: n)
+        }
+        stream.bodySent += n
+        if stream.bodySent == stream.request.body.count { flags.pointee |= NGHTTP2_DATA_FLAG_EOF.rawValue }
+        return n
+    }
+}
+
+// C function pointers cannot capture: the connection comes back through `user_data`.
+
+private func connection(_ userData: UnsafeMutableRawPointer?) -> H2Connection {
+    Unmanaged<H2Connection>.fromOpaque(userData!).takeUnretainedValue()
+}
+
+private let h2OnFrameRecv: nghttp2_on_frame_recv_callback = { _, frame, userData in
+    if let frame { connection(userData).onFrame(frame) }
+    return 0
+}
+
+private let h2OnHeader: nghttp2_on_header_callback = { _, frame, name, nameLength, value, valueLength, _, userData in
+    guard let frame, UInt32(frame.pointee.hd.type) == NGHTTP2_HEADERS.rawValue else { return 0 }
+    connection(userData).onHeader(frame.pointee.hd.stream_id,
+                                  name: UnsafeBufferPointer(start: name, count: nameLength),
+                                  value: UnsafeBufferPointer(start: value, count: valueLength))
+    return 0
+}
+
+private let h2OnDataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, id, data, length, userData in
+    connection(userData).onData(id, UnsafeBufferPointer(start: data, count: length))
+    return 0
+}
+
+private let h2OnStreamClose: nghttp2_on_stream_close_callback = { _, id, errorCode, userData in
+    connection(userData).onClose(id, errorCode: errorCode)
+    return 0
+}
+
+private let h2ReadBody: nghttp2_data_source_read_callback = { _, _, buf, length, flags, source, userData in
+    let stream = Unmanaged<H2Stream>.fromOpaque(source!.pointee.ptr!).takeUnretainedValue()
+    return connection(userData).readBody(stream, into: buf!, length: length, flags: flags!)
+}
