@@ -34,7 +34,7 @@ let package = Package(
                 dependencies: ["PushspoolCore", "PushspoolHTTP", "CSQLite", "CCrypto", "CSystem"],
                 swiftSettings: strict),
         .executableTarget(name: "pushspool", dependencies: ["PushspoolKit"], swiftSettings: strict),
-        .executableTarget(name: "pushspool-bench", dependencies: ["PushspoolKit"],
+        .executableTarget(name: "pushspool-bench", dependencies: ["PushspoolKit", "PushspoolHTTP"],
                           exclude: ["peer-node-client.js", "README.md"], swiftSettings: strict),
         .testTarget(name: "PushspoolCoreTests", dependencies: ["PushspoolCore"], swiftSettings: strict),
         .testTarget(name: "PushspoolKitTests",

@@ -93,7 +93,8 @@ final class H2Connection {
             let base = UnsafeMutablePointer(mutating: block.baseAddress!)
             var nva = stream.fields.map { f in
                 nghttp2_nv(name: base + f.nameStart, value: base + f.valueStart,
-                           namelen: f.nameLength, valuelen: f.valueLength, flags: UInt8(NGHTTP2_NV_FLAG_NONE.rawValue))
+                           namelen: f.nameLength, valuelen: f.valueLength,
+                           flags: UInt8(f.unindexed ? NGHTTP2_NV_FLAG_NO_INDEX.rawValue : NGHTTP2_NV_FLAG_NONE.rawValue))
             }
             if stream.request.body.isEmpty {
                 return nghttp2_submit_request(session, nil, &nva, nva.count, nil, nil)

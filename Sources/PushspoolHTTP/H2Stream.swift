@@ -8,31 +8,48 @@ struct Origin: Hashable, Sendable {
     var authority: String
 
     /// Splits an https URL into its origin and `:path` (path and query). Nil for anything else.
+    /// One pass over the bytes: this runs for every request.
     static func split(_ url: String) -> (Origin, path: String)? {
-        let prefix = "https://"
-        guard url.utf8.count > prefix.utf8.count, url.utf8.starts(with: prefix.utf8) else { return nil }
-        let rest = url.utf8.dropFirst(prefix.utf8.count)
-        let slash = rest.firstIndex(of: UInt8(ascii: "/")) ?? rest.endIndex
-        let authority = String(decoding: rest[..<slash], as: UTF8.self)
-        let path = slash == rest.endIndex ? "/" : String(decoding: rest[slash...], as: UTF8.self)
-        guard !authority.isEmpty, !authority.contains("@") else { return nil }
-        var host = authority
-        var port = 443
-        if authority.hasPrefix("[") {   // [v6]:port
-            guard let close = authority.firstIndex(of: "]") else { return nil }
-            host = String(authority[authority.index(after: authority.startIndex)..<close])
-            let after = authority[authority.index(after: close)...]
-            if after.hasPrefix(":") {
-                guard let p = Int(after.dropFirst()), (1...65535).contains(p) else { return nil }
+        var url = url
+        return url.withUTF8 { u -> (Origin, path: String)? in
+            let scheme: StaticString = "https://"
+            let n = scheme.utf8CodeUnitCount
+            guard u.count > n, memcmp(u.baseAddress!, scheme.utf8Start, n) == 0 else { return nil }
+            var slash = n
+            var colon = -1
+            var closeBracket = -1
+            while slash < u.count, u[slash] != UInt8(ascii: "/") {
+                switch u[slash] {
+                case UInt8(ascii: ":"): colon = slash
+                case UInt8(ascii: "]"): closeBracket = slash
+                case UInt8(ascii: "@"), UInt8(ascii: "?"), UInt8(ascii: "#"), 0...0x20: return nil
+                default: break
+                }
+                slash += 1
+            }
+            guard slash > n else { return nil }
+            let bracketed = u[n] == UInt8(ascii: "[")
+            if bracketed && closeBracket < 0 { return nil }
+            var hostRange = n..<slash
+            var port = 443
+            if colon > closeBracket {   // a port (after any IPv6 literal)
+                var p = 0
+                guard colon + 1 < slash, slash - colon <= 6 else { return nil }
+                for i in (colon + 1)..<slash {
+                    guard u[i] >= 0x30 && u[i] <= 0x39 else { return nil }
+                    p = p * 10 + Int(u[i] - 0x30)
+                }
+                guard (1...65535).contains(p) else { return nil }
                 port = p
-            } else if !after.isEmpty { return nil }
-        } else if let colon = authority.lastIndex(of: ":") {
-            guard let p = Int(authority[authority.index(after: colon)...]), (1...65535).contains(p) else { return nil }
-            host = String(authority[..<colon])
-            port = p
+                hostRange = n..<colon
+            }
+            if bracketed { hostRange = (n + 1)..<closeBracket }
+            guard !hostRange.isEmpty else { return nil }
+            let host = String(decoding: UnsafeBufferPointer(rebasing: u[hostRange]), as: UTF8.self)
+            let authority = String(decoding: UnsafeBufferPointer(rebasing: u[n..<slash]), as: UTF8.self)
+            let path = slash == u.count ? "/" : String(decoding: UnsafeBufferPointer(rebasing: u[slash...]), as: UTF8.self)
+            return (Origin(host: host, port: port, authority: authority), path)
         }
-        guard !host.isEmpty else { return nil }
-        return (Origin(host: host, port: port, authority: authority), path)
     }
 }
 
@@ -44,10 +61,16 @@ final class H2Stream: @unchecked Sendable {
     let origin: Origin
     /// Names and values of the header block back to back; `fields` indexes into it.
     let block: [UInt8]
-    let fields: [(nameStart: Int, nameLength: Int, valueStart: Int, valueLength: Int)]
+    let fields: [Field]
     let deadline: Double
     /// Times the server refused this request unprocessed (REFUSED_STREAM, past a GOAWAY).
     var refusals = 0
+
+    struct Field {
+        var nameStart: Int, nameLength: Int, valueStart: Int, valueLength: Int
+        /// Sent as a literal never indexed by HPACK (a value new on every request).
+        var unindexed: Bool
+    }
 
     // Per attempt.
     var bodySent = 0
@@ -57,6 +80,10 @@ final class H2Stream: @unchecked Sendable {
     var ended = false
     var timedOut = false
 
+    /// Fields HTTP/2 forbids (RFC 9113 §8.2.2) or sets itself; dropped from the caller's headers.
+    private static let dropped: [[UInt8]] = ["connection", "keep-alive", "transfer-encoding", "upgrade", "host", "proxy-connection"].map { Array($0.utf8) }
+    private static let contentLength = Array("content-length".utf8)
+
     init(request: HTTPRequest, origin: Origin, path: String,
          completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
         self.request = request
@@ -64,34 +91,39 @@ final class H2Stream: @unchecked Sendable {
         self.origin = origin
         deadline = monotonicNow() + request.timeout
         var block: [UInt8] = []
-        block.reserveCapacity(256 + request.body.count / 64)
-        var fields: [(Int, Int, Int, Int)] = []
+        block.reserveCapacity(512)
+        var fields: [Field] = []
         fields.reserveCapacity(request.headers.count + 5)
-        func add<N: Collection<UInt8>, V: Collection<UInt8>>(_ name: N, _ value: V, lowercase: Bool) {
+        func add(_ name: String, _ value: String, unindexed: Bool = false) {
             let n = block.count
-            if lowercase {
-                for b in name { block.append(b >= 0x41 && b <= 0x5A ? b | 0x20 : b) }
-            } else {
-                block.append(contentsOf: name)
-            }
+            block.append(contentsOf: name.utf8)
             let v = block.count
-            block.append(contentsOf: value)
-            fields.append((n, v - n, v, block.count - v))
+            block.append(contentsOf: value.utf8)
+            fields.append(Field(nameStart: n, nameLength: v - n, valueStart: v, valueLength: block.count - v, unindexed: unindexed))
         }
-        add(":method".utf8, request.method.utf8, lowercase: false)
-        add(":scheme".utf8, "https".utf8, lowercase: false)
-        add(":authority".utf8, origin.authority.utf8, lowercase: false)
-        add(":path".utf8, path.utf8, lowercase: false)
+        add(":method", request.method)
+        add(":scheme", "https")
+        add(":authority", origin.authority)
+        add(":path", path, unindexed: request.unindexedHeaders.contains(":path"))
         var hasLength = false
         for (name, value) in request.headers {
-            let lower = name.lowercased()
-            // Connection-specific fields are forbidden in HTTP/2 (RFC 9113 §8.2.2).
-            if lower == "connection" || lower == "keep-alive" || lower == "transfer-encoding" || lower == "upgrade" || lower == "host" { continue }
-            if lower == "content-length" { hasLength = true }
-            add(name.utf8, value.utf8, lowercase: true)
+            let n = block.count
+            block.append(contentsOf: name.utf8)
+            let v = block.count
+            // HTTP/2 field names are lowercase (RFC 9113 §8.2.1).
+            for i in n..<v where block[i] >= 0x41 && block[i] <= 0x5A { block[i] |= 0x20 }
+            let lowered = block[n..<v]
+            if Self.dropped.contains(where: { $0.elementsEqual(lowered) }) {
+                block.removeSubrange(n...)
+                continue
+            }
+            if lowered.elementsEqual(Self.contentLength) { hasLength = true }
+            block.append(contentsOf: value.utf8)
+            let unindexed = !request.unindexedHeaders.isEmpty && request.unindexedHeaders.contains { $0.utf8.elementsEqual(lowered) }
+            fields.append(Field(nameStart: n, nameLength: v - n, valueStart: v, valueLength: block.count - v, unindexed: unindexed))
         }
         if !hasLength && (!request.body.isEmpty || request.method == "POST" || request.method == "PUT") {
-            add("content-length".utf8, String(request.body.count).utf8, lowercase: false)
+            add("content-length", String(request.body.count))
         }
         self.block = block
         self.fields = fields

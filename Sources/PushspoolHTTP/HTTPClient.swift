@@ -6,14 +6,20 @@ public struct HTTPRequest: Sendable {
     public var body: [UInt8]
     /// Whole-request timeout in seconds.
     public var timeout: Double
+    /// Names (lowercase) of headers whose value is new on every request (a request id; `:path`
+    /// when it names a device): HTTP/2
+    /// sends them as literals never added to the HPACK table, so they do not push the constant
+    /// headers (the bearer token) out of it and make every later request bigger.
+    public var unindexedHeaders: [String]
 
     public init(method: String = "POST", url: String, headers: [(String, String)] = [],
-                body: [UInt8] = [], timeout: Double = 30) {
+                body: [UInt8] = [], timeout: Double = 30, unindexedHeaders: [String] = []) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
+        self.unindexedHeaders = unindexedHeaders
     }
 }
 

@@ -20,7 +20,7 @@ enum BenchPaths {
 
 struct BenchError: Error, CustomStringConvertible { var description: String }
 
-/// The fake APNs under Node; stops when its stdin closes.
+/// The fake APNs under Node (no per-token detail: cheap); stops when its stdin closes.
 final class BenchFake {
     let process = Process()
     let port: Int
@@ -84,36 +84,62 @@ struct Measured {
     var status: Int32
     var seconds: Double
     var cpuSeconds: Double
+    /// Peak resident set of the child alone, in bytes.
+    var peakRSS: Int
     var stdout: String
     var stderr: String
 }
 
-/// Runs a child to completion and measures its wall time and CPU (user + system).
-#if os(Linux)
-private let children = RUSAGE_CHILDREN.rawValue
-#else
-private let children = RUSAGE_CHILDREN
-#endif
-
-func measure(_ executable: String, _ args: [String]) throws -> Measured {
-    var before = rusage()
-    getrusage(children, &before)
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: executable)
-    p.arguments = args
-    let out = Pipe(), err = Pipe()
-    p.standardOutput = out
-    p.standardError = err
+/// Runs a child to completion and measures its own wall time, CPU (user + system) and peak RSS
+/// (posix_spawn + wait4: Foundation's Process reaps children itself and cannot say this).
+func measure(_ executable: String, _ args: [String], env: [String: String] = [:]) throws -> Measured {
+    let dir = FileManager.default.temporaryDirectory
+    let outPath = dir.appendingPathComponent("bench-out-\(getpid())-\(UUID().uuidString.prefix(6))").path
+    let errPath = outPath + ".err"
+    defer { unlink(outPath); unlink(errPath) }
+    var actions = posix_spawn_file_actions_t()
+    posix_spawn_file_actions_init(&actions)
+    defer { posix_spawn_file_actions_destroy(&actions) }
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+    posix_spawn_file_actions_addopen(&actions, 1, outPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    posix_spawn_file_actions_addopen(&actions, 2, errPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
+    let argv = ([executable] + args).map { strdup($0) } + [nil]
+    defer { for a in argv { free(a) } }
+    var environment = ProcessInfo.processInfo.environment
+    for (k, v) in env { environment[k] = v }
+    let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+    defer { for e in envp { free(e) } }
+    var pid: pid_t = 0
     let start = DispatchTime.now()
-    try p.run()
-    let errData = err.fileHandleForReading.readDataToEndOfFile()
-    let outData = out.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
+    let rc = posix_spawn(&pid, executable, &actions, nil, argv, envp)
+    guard rc == 0 else { throw BenchError(description: "cannot start \(executable): \(String(cString: strerror(rc)))") }
+    var status: Int32 = 0
+    var usage = rusage()
+    while wait4(pid, &status, 0, &usage) < 0 && errno == EINTR {}
     let seconds = Double(DispatchTime.now().uptimeNanoseconds - start.uptimeNanoseconds) / 1e9
-    var after = rusage()
-    getrusage(children, &after)
     func secs(_ t: timeval) -> Double { Double(t.tv_sec) + Double(t.tv_usec) / 1e6 }
-    let cpu = secs(after.ru_utime) - secs(before.ru_utime) + secs(after.ru_stime) - secs(before.ru_stime)
-    return Measured(status: p.terminationStatus, seconds: seconds, cpuSeconds: cpu,
-                    stdout: String(decoding: outData, as: UTF8.self), stderr: String(decoding: errData, as: UTF8.self))
+    let exit = (status & 0x7f) == 0 ? (status >> 8) & 0xff : 128 + (status & 0x7f)
+    #if os(Linux)
+    let rss = Int(usage.ru_maxrss) * 1024   // KiB on Linux
+    #else
+    let rss = Int(usage.ru_maxrss)          // bytes on macOS
+    #endif
+    func read(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
+    return Measured(status: exit, seconds: seconds, cpuSeconds: secs(usage.ru_utime) + secs(usage.ru_stime),
+                    peakRSS: rss, stdout: read(outPath), stderr: read(errPath))
+}
+
+/// The executable's full path from PATH (posix_spawn does not search).
+func which(_ name: String) -> String? {
+    for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":") {
+        let path = "\(dir)/\(name)"
+        if FileManager.default.isExecutableFile(atPath: path) { return path }
+    }
+    return nil
+}
+
+func median(_ xs: [Double]) -> Double {
+    let s = xs.sorted()
+    guard !s.isEmpty else { return .nan }
+    return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
 }

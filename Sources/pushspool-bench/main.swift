@@ -1,12 +1,11 @@
-// pushspool-bench apns --count N --concurrency C
+// pushspool-bench [apns|registry|all] [--count N] [--concurrency C] [--devices N] [--runs R]
 //
-// Sends N notifications through `pushspool run --once` to the local fake APNs (Tests/Fakes/apns.js),
-// then the same N through Node's own http2 client (one session, C streams in flight) to a fresh
-// instance of the same fake, and prints both rates and their ratio. The pushspool figure is the
-// whole pipeline: process start, registry scan, JWT, HTTP/2, result log.
+// Prints one table: the median of R runs (default 3) of each figure, beside its peer measured in
+// the same run. `apns`: pushspool vs Node's http2 client vs h2load on the same fake APNs.
+// `registry`: import, a sandbox broadcast and a tag-expression resolution over N devices.
+// README.md next to this file explains each figure and how it is measured.
 import Foundation
 import PushspoolHTTP
-import PushspoolKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -18,83 +17,75 @@ func option(_ name: String, default value: Int) -> Int {
 }
 
 let args = CommandLine.arguments
-guard args.count >= 2, args[1] == "apns" else {
-    print("usage: pushspool-bench apns [--count N] [--concurrency C] [--runs R]")
+let what = args.count >= 2 && !args[1].hasPrefix("--") ? args[1] : "all"
+guard ["apns", "registry", "all"].contains(what) else {
+    print("usage: pushspool-bench [apns|registry|all] [--count N] [--concurrency C] [--devices N] [--runs R]")
     exit(64)
 }
-let count = option("count", default: 20_000)
+let count = option("count", default: 30_000)
 let concurrency = option("concurrency", default: 256)
-let runs = option("runs", default: 1)
-let payload = #"{"aps":{"alert":"From bench: hello"}}"#
+let devices = option("devices", default: 1_000_000)
+let runs = option("runs", default: 3)
 
-func run() throws {
-    let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushspool-bench-\(getpid())")
-    try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
-    defer { try? FileManager.default.removeItem(at: dir) }
-    let key = dir.appendingPathComponent("AuthKey_TESTKEY123.p8")
-    try FileManager.default.copyItem(at: BenchPaths.fixtures.appendingPathComponent("AuthKey_TESTKEY123.p8"), to: key)
-    chmod(key.path, 0o600)
-    let ca = BenchPaths.fixtures.appendingPathComponent("ca.pem").path
-    let binary = BenchPaths.binary.path
-    guard FileManager.default.isExecutableFile(atPath: binary) else { throw BenchError(description: "no pushspool at \(binary): run `swift build -c release` first") }
+func mb(_ bytes: Double) -> String { String(format: "%.0f MB", bytes / 1_048_576) }
+func rate(_ r: Double) -> String { r >= 1e6 ? String(format: "%.2fM/s", r / 1e6) : String(format: "%.0f/s", r) }
+func row(_ cells: [String]) { print("| " + cells.joined(separator: " | ") + " |") }
 
-    // pushspool
-    let fake = try BenchFake(dir: dir, name: "fake-pushspool")
-    let config = dir.appendingPathComponent("pushspool.json")
-    let spool = dir.appendingPathComponent("spool").path
-    try """
-    {"spool": "spool", "concurrency": \(concurrency), "routes": {"apns": "apns"},
-     "providers": {"apns": {"team_id": "TEAMID1234", "key_id": "TESTKEY123", "key_file": "AuthKey_TESTKEY123.p8",
-                            "topic": "com.example.app", "environment": "production", "endpoint": "https://127.0.0.1:\(fake.port)"}},
-     "tls": {"ca_file": "\(ca)"}}
-    """.write(to: config, atomically: true, encoding: .utf8)
-    var devices = ""
-    for i in 0..<count { devices += #"{"id":"d\#(i)","platform":"apns","handle":"\#(String(format: "%064x", i))","tags":["bench"]}"# + "\n" }
-    let devicesFile = dir.appendingPathComponent("devices.jsonl")
-    try devices.write(to: devicesFile, atomically: true, encoding: .utf8)
-    let common = ["--spool", spool, "--config", config.path]
-    let imported = try measure(binary, ["import"] + common + [devicesFile.path])
-    guard imported.status == 0 else { throw BenchError(description: "import failed: \(imported.stderr)") }
-    let submitted = try measure(binary, ["submit"] + common + ["--to-tag", "bench", "--pns", "apns", "--message", "hello", "--from", "bench", "--id", "bench"])
-    guard submitted.status == 0 else { throw BenchError(description: "submit failed: \(submitted.stderr)") }
-    let fakeCPU0 = fake.cpuSeconds
-    let ours = try measure(binary, ["run", "--once"] + common)
-    let ourState = fake.settledState(expecting: count)
-    let ourFakeCPU = fake.cpuSeconds - fakeCPU0
-    fake.stop()
-    guard ours.status == 0 else { throw BenchError(description: "pushspool run failed (\(ours.status)): \(ours.stderr)") }
-
-    // Node http2 peer, same fake code, fresh instance
-    let peerFake = try BenchFake(dir: dir, name: "fake-peer")
-    let peerFakeCPU0 = peerFake.cpuSeconds
-    let peer = try measure("/usr/bin/env", ["node", BenchPaths.peer.path, "--port", String(peerFake.port),
-                                            "--count", String(count), "--concurrency", String(concurrency),
-                                            "--ca", ca, "--key", key.path, "--team-id", "TEAMID1234", "--key-id", "TESTKEY123",
-                                            "--topic", "com.example.app", "--payload", payload])
-    let peerState = peerFake.settledState(expecting: count)
-    let peerFakeCPU = peerFake.cpuSeconds - peerFakeCPU0
-    peerFake.stop()
-    let peerResult = (try? JSONSerialization.jsonObject(with: Data(peer.stdout.utf8)) as? [String: Any]) ?? [:]
-
-    let ourRate = Double(count) / ours.seconds
-    let peerRate = Double(count) / peer.seconds
-    func row(_ name: String, _ m: Measured, _ rate: Double, _ s: [String: Any], _ fakeCPU: Double) -> String {
-        let delivered = s["tokensDelivered"] as? Int ?? -1
-        let dup = s["duplicateDeliveries"] as? Int ?? -1
-        let conns = s["tlsConnections"] as? Int ?? -1
-        return String(format: "%-22@ %8.0f req/s  %6.2f s wall  %5.2f s CPU (%3.0f µs/req)  fake CPU %5.2f s  delivered %d  dup %d  TLS conns %d",
-                      name as NSString, rate, m.seconds, m.cpuSeconds, m.cpuSeconds / Double(count) * 1e6, fakeCPU, delivered, dup, conns)
+do {
+    print("pushspool-bench: median of \(runs) runs, each figure beside its peer in the same run (\(ProcessInfo.processInfo.activeProcessorCount) cores)")
+    print("")
+    row(["figure", "pushspool", "peer", "ratio", "target", "met"])
+    row(["---", "---", "---", "---", "---", "---"])
+    if what != "registry" {
+        var rounds: [APNsRound] = []
+        for i in 0..<runs {
+            FileHandle.standardError.write(Data("apns run \(i + 1)/\(runs)…\n".utf8))
+            rounds.append(try APNsRound.run(count: count, concurrency: concurrency))
+        }
+        let ours = median(rounds.map { $0.pushspool.rate })
+        let node = median(rounds.map { $0.node.rate })
+        let ceiling = rounds.compactMap { $0.h2load?.rate }
+        let h2 = ceiling.isEmpty ? Double.nan : median(ceiling)
+        let vsNode = median(rounds.map { $0.pushspool.rate / $0.node.rate })
+        let vsH2 = ceiling.isEmpty ? Double.nan : median(rounds.compactMap { r in r.h2load.map { r.pushspool.rate / $0.rate } })
+        let rateMet = vsNode >= 1.5 || vsH2 >= 0.85
+        row(["APNs, \(count) notifications, \(concurrency) streams: rate", rate(ours), "node http2 \(rate(node))",
+             String(format: "%.2f×", vsNode), "≥ 1.5× node", vsNode >= 1.5 ? "yes" : "no"])
+        row(["same, against the fake's ceiling", rate(ours), "h2load \(rate(h2))",
+             String(format: "%.0f%%", vsH2 * 100), "or ≥ 85% of h2load", rateMet ? "yes" : "no"])
+        let ourCPU = median(rounds.map { $0.pushspool.cpuMicrosPerRequest })
+        let nodeCPU = median(rounds.map { $0.node.cpuMicrosPerRequest })
+        let cpuRatio = median(rounds.map { $0.pushspool.cpuMicrosPerRequest / $0.node.cpuMicrosPerRequest })
+        let h2CPU = ceiling.isEmpty ? "" : String(format: ", h2load %.1f µs", median(rounds.compactMap { $0.h2load?.cpuMicrosPerRequest }))
+        row(["CPU per notification (whole process)", String(format: "%.1f µs", ourCPU), String(format: "node %.1f µs%@", nodeCPU, h2CPU as NSString),
+             String(format: "%.2f×", cpuRatio), "≤ 0.35× node", cpuRatio <= 0.35 ? "yes" : "no"])
+        row(["peak RSS", mb(median(rounds.map { Double($0.pushspool.peakRSS) })), "node " + mb(median(rounds.map { Double($0.node.peakRSS) })), "", "", ""])
+        let dups = rounds.map { $0.pushspool.duplicates }.max() ?? -1
+        let delivered = rounds.map { $0.pushspool.delivered }.min() ?? -1
+        let jwts = rounds.map { $0.pushspool.jwts }.max() ?? -1
+        let conns = rounds.map { $0.pushspool.connections }.max() ?? -1
+        row(["delivered / duplicates / JWTs / TLS connections (worst run)", "\(delivered) / \(dups) / \(jwts) / \(conns)",
+             "node \(rounds.map { $0.node.delivered }.min() ?? -1) / \(rounds.map { $0.node.duplicates }.max() ?? -1) / 1 / \(rounds.map { $0.node.connections }.max() ?? -1)",
+             "", "\(count) / 0 / 1", delivered == count && dups == 0 && jwts == 1 ? "yes" : "no"])
     }
-    print("N = \(count), concurrency = \(concurrency), libcurl \(String(format: "%06x", CurlHTTPClient.libcurlVersionNum))")
-    print(row("pushspool run --once", ours, ourRate, ourState, ourFakeCPU))
-    print(row("node http2 peer", peer, peerRate, peerState, peerFakeCPU))
-    if (peerResult["failed"] as? Int ?? 0) > 0 { print("  (peer reported \(peerResult["failed"]!) failures)") }
-    print(String(format: "ratio pushspool / node = %.2f×", ourRate / peerRate))
-}
-
-for _ in 0..<runs {
-    do { try run() } catch {
-        FileHandle.standardError.write(Data("pushspool-bench: \(error)\n".utf8))
-        exit(1)
+    if what != "apns" {
+        var rounds: [RegistryRound] = []
+        for i in 0..<runs {
+            FileHandle.standardError.write(Data("registry run \(i + 1)/\(runs) (\(devices) devices)…\n".utf8))
+            rounds.append(try RegistryRound.run(devices: devices))
+        }
+        func step(_ name: String, _ steps: [RegistryRound.Step], target: String, met: (Double, Double) -> Bool) {
+            let seconds = median(steps.map { $0.seconds })
+            let r = median(steps.map { $0.rate })
+            let rss = steps.map { $0.peakRSS }.max() ?? 0
+            row([name, String(format: "%.2f s, %@", seconds, rate(r) as NSString), "peak RSS \(mb(Double(rss)))", "", target,
+                 met(seconds, r) && rss <= 64 << 20 ? "yes" : "no"])
+        }
+        step("import \(devices) devices", rounds.map { $0.importing }, target: "≤ 5 s, ≤ 64 MB") { s, _ in s <= 5 }
+        step("broadcast to \(devices) devices (sandbox, end to end)", rounds.map { $0.broadcast }, target: "≤ 8 s, ≤ 64 MB") { s, _ in s <= 8 }
+        step("tag expression over \(devices) devices", rounds.map { $0.resolve }, target: "≥ 1M rows/s, ≤ 64 MB") { _, r in r >= 1e6 }
     }
+} catch {
+    FileHandle.standardError.write(Data("pushspool-bench: \(error)\n".utf8))
+    exit(1)
 }

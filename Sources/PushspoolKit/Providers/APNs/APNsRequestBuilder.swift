@@ -26,6 +26,9 @@ public struct APNsRequestBuilder: Sendable {
     }
 
     /// Topic suffixes Apple requires for some push types (PROTOCOLS §1).
+    /// New on every request (the path names the device): never put in the HPACK table.
+    static let unindexed = [":path", "apns-id"]
+
     static let topicSuffix: [String: String] = [
         "voip": ".voip", "location": ".location-query", "liveactivity": ".push-type.liveactivity",
         "complication": ".complication", "fileprovider": ".pushkit.fileprovider", "pushtotalk": ".voip-ptt",
@@ -66,7 +69,7 @@ public struct APNsRequestBuilder: Sendable {
         headers.append(("apns-id", apnsID))
         headers.append(("content-type", "application/json"))
         return .success(HTTPRequest(method: "POST", url: baseURL + "/3/device/" + token,
-                                    headers: headers, body: n.payload, timeout: timeout))
+                                    headers: headers, body: n.payload, timeout: timeout, unindexedHeaders: Self.unindexed))
     }
 
     /// Lowercase hex of even length (32 bytes today; Apple says not to assume a length). Spaces

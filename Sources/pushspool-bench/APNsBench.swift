@@ -1,0 +1,113 @@
+import Foundation
+import PushspoolKit
+
+/// One round of the APNs comparison: the same N notifications to a fresh instance of the same
+/// fake APNs, sent by `pushspool run --once` (the whole pipeline: process start, registry scan,
+/// JWT, HTTP/2, result log), by Node's own http2 client (one session, the same streams in flight),
+/// and by h2load (nghttp2's load generator: the fake's ceiling, no work besides HTTP/2).
+struct APNsRound {
+    struct Client {
+        var rate: Double
+        var cpuMicrosPerRequest: Double
+        var peakRSS: Int
+        var delivered: Int
+        var duplicates: Int
+        var connections: Int
+        var jwts: Int
+    }
+    var pushspool: Client
+    var node: Client
+    var h2load: Client?
+
+    static let payload = #"{"aps":{"alert":"From bench: hello"}}"#
+
+    static func run(count: Int, concurrency: Int) throws -> APNsRound {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushspool-bench-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let key = dir.appendingPathComponent("AuthKey_TESTKEY123.p8")
+        try FileManager.default.copyItem(at: BenchPaths.fixtures.appendingPathComponent("AuthKey_TESTKEY123.p8"), to: key)
+        chmod(key.path, 0o600)
+        let ca = BenchPaths.fixtures.appendingPathComponent("ca.pem").path
+        let binary = BenchPaths.binary.path
+        guard FileManager.default.isExecutableFile(atPath: binary) else {
+            throw BenchError(description: "no pushspool at \(binary): run `swift build -c release` first")
+        }
+        guard let node = which("node") else { throw BenchError(description: "node is not on PATH") }
+
+        // pushspool
+        let fake = try BenchFake(dir: dir, name: "fake-pushspool")
+        let config = dir.appendingPathComponent("pushspool.json")
+        let spool = dir.appendingPathComponent("spool").path
+        try """
+        {"spool": "spool", "concurrency": \(concurrency), "routes": {"apns": "apns"},
+         "providers": {"apns": {"team_id": "TEAMID1234", "key_id": "TESTKEY123", "key_file": "AuthKey_TESTKEY123.p8",
+                                "topic": "com.example.app", "environment": "production", "endpoint": "https://127.0.0.1:\(fake.port)"}},
+         "tls": {"ca_file": "\(ca)"}}
+        """.write(to: config, atomically: true, encoding: .utf8)
+        var devices = ""
+        for i in 0..<count { devices += #"{"id":"d\#(i)","platform":"apns","handle":"\#(String(format: "%064x", i))","tags":["bench"]}"# + "\n" }
+        let devicesFile = dir.appendingPathComponent("devices.jsonl")
+        try devices.write(to: devicesFile, atomically: true, encoding: .utf8)
+        let common = ["--spool", spool, "--config", config.path]
+        let imported = try measure(binary, ["import"] + common + [devicesFile.path])
+        guard imported.status == 0 else { throw BenchError(description: "import failed: \(imported.stderr)") }
+        let submitted = try measure(binary, ["submit"] + common + ["--to-tag", "bench", "--pns", "apns", "--message", "hello", "--from", "bench", "--id", "bench"])
+        guard submitted.status == 0 else { throw BenchError(description: "submit failed: \(submitted.stderr)") }
+        let ours = try measure(binary, ["run", "--once"] + common)
+        let ourState = fake.settledState(expecting: count)
+        fake.stop()
+        guard ours.status == 0 else { throw BenchError(description: "pushspool run failed (\(ours.status)): \(ours.stderr)") }
+
+        // Node's http2 client, same fake code, fresh instance
+        let peerFake = try BenchFake(dir: dir, name: "fake-node")
+        let peer = try measure(node, [BenchPaths.peer.path, "--port", String(peerFake.port),
+                                      "--count", String(count), "--concurrency", String(concurrency),
+                                      "--ca", ca, "--key", key.path, "--team-id", "TEAMID1234", "--key-id", "TESTKEY123",
+                                      "--topic", "com.example.app", "--payload", payload])
+        let peerState = peerFake.settledState(expecting: count)
+        peerFake.stop()
+        let peerResult = (try? JSONSerialization.jsonObject(with: Data(peer.stdout.utf8)) as? [String: Any]) ?? [:]
+        if (peerResult["failed"] as? Int ?? 0) > 0 { print("  (node peer reported \(peerResult["failed"]!) failures)") }
+
+        // h2load: the fake's ceiling (nghttp2's load generator does nothing but HTTP/2)
+        var ceiling: Client?
+        if let h2load = which("h2load") {
+            let h2Fake = try BenchFake(dir: dir, name: "fake-h2load")
+            let body = dir.appendingPathComponent("payload.json")
+            try payload.write(to: body, atomically: true, encoding: .utf8)
+            let jwt = try String(decoding: measure(node, ["-e", """
+                const c=require('crypto'),fs=require('fs');const b=x=>Buffer.from(x).toString('base64url');
+                const i=b(JSON.stringify({alg:'ES256',kid:'TESTKEY123'}))+'.'+b(JSON.stringify({iss:'TEAMID1234',iat:Math.floor(Date.now()/1000)}));
+                process.stdout.write(i+'.'+c.sign('sha256',Buffer.from(i),{key:fs.readFileSync('\(key.path)'),dsaEncoding:'ieee-p1363'}).toString('base64url'));
+                """]).stdout.utf8, as: UTF8.self)
+            // The same N device URLs (h2load cycles through an input file), so the fake does the
+            // same per-token work as for the two clients; h2load cannot vary apns-id per request.
+            let urls = dir.appendingPathComponent("urls.txt")
+            var list = ""
+            for i in 0..<count { list += "https://127.0.0.1:\(h2Fake.port)/3/device/\(String(format: "%064x", i))\n" }
+            try list.write(to: urls, atomically: true, encoding: .utf8)
+            let h = try measure(h2load, ["-n", String(count), "-c", "1", "-m", String(concurrency), "-d", body.path,
+                                         "-H", "authorization: bearer \(jwt)", "-H", "apns-topic: com.example.app",
+                                         "-H", "apns-push-type: alert", "-H", "apns-priority: 10", "-H", "content-type: application/json",
+                                         "-i", urls.path])
+            let h2State = h2Fake.settledState(expecting: count)
+            h2Fake.stop()
+            // "finished in 2.10s, 14285.71 req/s, …"
+            if let line = h.stdout.split(separator: "\n").first(where: { $0.hasPrefix("finished in") }),
+               let rateField = line.split(separator: ",").dropFirst().first,
+               let rate = Double(rateField.trimmingCharacters(in: .whitespaces).split(separator: " ")[0]) {
+                ceiling = Client(rate: rate, cpuMicrosPerRequest: h.cpuSeconds / Double(count) * 1e6, peakRSS: h.peakRSS,
+                                 delivered: h2State["tokensDelivered"] as? Int ?? -1, duplicates: h2State["duplicateDeliveries"] as? Int ?? -1,
+                                 connections: h2State["tlsConnections"] as? Int ?? -1, jwts: 1)
+            }
+        }
+
+        func client(_ m: Measured, _ s: [String: Any]) -> Client {
+            Client(rate: Double(count) / m.seconds, cpuMicrosPerRequest: m.cpuSeconds / Double(count) * 1e6, peakRSS: m.peakRSS,
+                   delivered: s["tokensDelivered"] as? Int ?? -1, duplicates: s["duplicateDeliveries"] as? Int ?? -1,
+                   connections: s["tlsConnections"] as? Int ?? -1, jwts: s["jwts"] as? Int ?? -1)
+        }
+        return APNsRound(pushspool: client(ours, ourState), node: client(peer, peerState), h2load: ceiling)
+    }
+}
