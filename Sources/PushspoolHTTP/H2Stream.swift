@@ -81,8 +81,7 @@ final class H2Stream: @unchecked Sendable {
     var timedOut = false
 
     /// Fields HTTP/2 forbids (RFC 9113 §8.2.2) or sets itself; dropped from the caller's headers.
-    private static let dropped: [[UInt8]] = ["connection", "keep-alive", "transfer-encoding", "upgrade", "host", "proxy-connection"].map { Array($0.utf8) }
-    private static let contentLength = Array("content-length".utf8)
+    private static let dropped: [String] = ["connection", "keep-alive", "transfer-encoding", "upgrade", "host", "proxy-connection"]
 
     init(request: HTTPRequest, origin: Origin, path: String,
          completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
@@ -94,11 +93,15 @@ final class H2Stream: @unchecked Sendable {
         block.reserveCapacity(512)
         var fields: [Field] = []
         fields.reserveCapacity(request.headers.count + 5)
+        func append(_ s: String) {
+            var s = s
+            s.withUTF8 { block.append(contentsOf: $0) }
+        }
         func add(_ name: String, _ value: String, unindexed: Bool = false) {
             let n = block.count
-            block.append(contentsOf: name.utf8)
+            append(name)
             let v = block.count
-            block.append(contentsOf: value.utf8)
+            append(value)
             fields.append(Field(nameStart: n, nameLength: v - n, valueStart: v, valueLength: block.count - v, unindexed: unindexed))
         }
         add(":method", request.method)
@@ -108,18 +111,23 @@ final class H2Stream: @unchecked Sendable {
         var hasLength = false
         for (name, value) in request.headers {
             let n = block.count
-            block.append(contentsOf: name.utf8)
+            append(name)
             let v = block.count
             // HTTP/2 field names are lowercase (RFC 9113 §8.2.1).
             for i in n..<v where block[i] >= 0x41 && block[i] <= 0x5A { block[i] |= 0x20 }
-            let lowered = block[n..<v]
-            if Self.dropped.contains(where: { $0.elementsEqual(lowered) }) {
+            let named = { (candidate: String) -> Bool in
+                candidate.utf8.count == v - n && block.withUnsafeBufferPointer { b in
+                    var c = candidate
+                    return c.withUTF8 { memcmp(b.baseAddress! + n, $0.baseAddress!, v - n) == 0 }
+                }
+            }
+            if Self.dropped.contains(where: named) {
                 block.removeSubrange(n...)
                 continue
             }
-            if lowered.elementsEqual(Self.contentLength) { hasLength = true }
-            block.append(contentsOf: value.utf8)
-            let unindexed = !request.unindexedHeaders.isEmpty && request.unindexedHeaders.contains { $0.utf8.elementsEqual(lowered) }
+            if named("content-length") { hasLength = true }
+            append(value)
+            let unindexed = !request.unindexedHeaders.isEmpty && request.unindexedHeaders.contains(where: named)
             fields.append(Field(nameStart: n, nameLength: v - n, valueStart: v, valueLength: block.count - v, unindexed: unindexed))
         }
         if !hasLength && (!request.body.isEmpty || request.method == "POST" || request.method == "PUT") {

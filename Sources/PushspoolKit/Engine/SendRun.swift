@@ -94,7 +94,7 @@ struct SendRun {
                     appLog.error("job \(jobID): could not remove device \(device.id) from the registry: \(error)")
                 }
             }
-            log.append(ResultLine.delivery(platform: platform, provider: state.name, recipient: recipient, outcome: outcome))
+            log.append(line: ResultLine.delivery(platform: platform, provider: state.name, recipient: recipient, outcome: outcome))
             tally.add(outcome)
             group.leave()
         }

@@ -16,22 +16,24 @@ enum ResultLine {
         ])
     }
 
-    static func delivery(platform: Platform, provider: String, recipient: Recipient, outcome: TargetOutcome, at: Date = Date()) -> JSONValue {
-        var pairs: [(String, JSONValue)] = [("type", "delivery"), ("platform", .string(platform.rawValue)), ("provider", .string(provider))]
+    /// A delivery line, written straight to bytes (one per target: the hot path of every job).
+    static func delivery(platform: Platform, provider: String, recipient: Recipient, outcome: TargetOutcome, at: Date = Date()) -> [UInt8] {
+        var w = JSONLineWriter()
+        w.field("type", "delivery")
+        w.field("platform", platform.rawValue)
+        w.field("provider", provider)
         switch recipient {
-        case .device(let d): pairs.append(("device", .string(d.id)))
-        case .hub(let audience): pairs.append(("tags", audience.hubTags.map(JSONValue.string) ?? .null))
+        case .device(let d): w.field("device", d.id)
+        case .hub(let audience): w.field("tags", audience.hubTags)
         }
         let r = outcome.result
-        pairs += [
-            ("status", .string(outcome.status.rawValue)),
-            ("attempts", .int(Int64(outcome.attempts))),
-            ("code", r.code.map(JSONValue.string) ?? .null),
-            ("reason", r.reason.map(JSONValue.string) ?? .null),
-            ("provider_id", r.providerID.map(JSONValue.string) ?? .null),
-            ("at", .string(Timestamp.rfc3339(at))),
-        ]
-        return .object(pairs)
+        w.field("status", outcome.status.rawValue)
+        w.field("attempts", outcome.attempts)
+        w.field("code", r.code)
+        w.field("reason", r.reason)
+        w.field("provider_id", r.providerID)
+        w.field("at", Timestamp.rfc3339(at))
+        return w.line()
     }
 
     static func registration(_ action: String, device: String, platform: Platform?, tags: [String]?) -> JSONValue {

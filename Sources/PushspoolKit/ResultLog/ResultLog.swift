@@ -55,11 +55,16 @@ public final class ResultLog: Sendable {
 
     /// Appends one JSON line (buffered).
     public func append(_ line: JSONValue) {
-        // Encoded outside the lock (every delivery line passes here), appended under it once.
+        // Encoded outside the lock, appended under it once.
         var bytes: [UInt8] = []
         bytes.reserveCapacity(256)
         line.write(into: &bytes)
         bytes.append(0x0A)
+        append(line: bytes)
+    }
+
+    /// Appends one encoded line (ending in a newline).
+    public func append(line bytes: [UInt8]) {
         let full = buffer.withLock { b in
             b.bytes.append(contentsOf: bytes)
             return b.bytes.count >= 64 * 1024

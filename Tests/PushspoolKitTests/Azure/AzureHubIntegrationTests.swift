@@ -217,7 +217,7 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
         #expect(Set(b.requests.compactMap { $0["format"] as? String }) == ["windows", "fcmV1"])
         #expect(b.requests.allSatisfy { $0["tags"] as? String == "username:alice" })
-        #expect(apns.state()["tokensDelivered"] as? Int == 1)
+        #expect(waitForIdle(apns, answered: 1)["tokensDelivered"] as? Int == 1)   // stats land when the connection closes
         let deliveries = b.deliveries("mixed")
         let byPlatform = Dictionary(deliveries.map { ($0["platform"] as? String ?? "", $0) }) { a, _ in a }
         #expect(deliveries.count == 3)

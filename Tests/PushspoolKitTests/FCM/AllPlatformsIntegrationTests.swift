@@ -20,6 +20,7 @@ struct AllPlatformsIntegrationTests {
         #expect(try #require(h.fcm).state().dict("perToken")?.dict("ok-1")?.dict("message")?.dict("data") as? [String: String]
                 == ["message": "From bob: hi"])
         #expect(try #require(h.wns).state().dict("perChannel")?.dict("ok-1")?.list("texts") as? [String] == ["From bob: hi"])
-        #expect(try #require(h.apns).state().int("tokensDelivered") == 1)
+        // The fake writes its stats when the connection closes: wait for that, not just the exit.
+        #expect(waitForIdle(try #require(h.apns), answered: 1).int("tokensDelivered") == 1)
     }
 }
