@@ -47,16 +47,19 @@ public final class H2Client: HTTPClient {
             return
         }
         let stream = H2Stream(request: request, origin: origin, path: path, completion: completion)
-        let (accepted, wasEmpty) = core.inbox.withLock { box in
+        let (accepted, wake) = core.inbox.withLock { box in
             if box.stopping { return (false, false) }
             box.requests.append(stream)
-            return (true, box.requests.count == 1)
+            // Only a sleeping loop needs the wakeup, and only once: a busy loop takes the whole
+            // inbox on its next turn anyway.
+            defer { box.asleep = false }
+            return (true, box.asleep)
         }
         guard accepted else {
             completion(.failure(HTTPTransportError("HTTP client is shut down")))
             return
         }
-        if wasEmpty { core.wakeup.signal() }
+        if wake { core.wakeup.signal() }
     }
 
     public func condemnConnections() {
@@ -81,6 +84,8 @@ final class H2Core: @unchecked Sendable {
         var connected: [(Origin, Result<TLSSocket, HTTPTransportError>)] = []
         var condemn = false
         var stopping = false
+        /// The loop is (about to be) asleep in poll with nothing to do: a new request must wake it.
+        var asleep = false
     }
 
     let options: HTTPClientOptions
@@ -224,7 +229,13 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
             for c in connections {
                 fds.append(pollfd(fd: c.socket.fd, events: Int16(POLLIN) | (c.wantsWrite ? Int16(POLLOUT) : 0), revents: 0))
             }
-            let rc = poll(&fds, nfds_t(fds.count), 250)
+            // Asleep only if nothing arrived since the inbox was taken; otherwise go round again.
+            let idle = core.inbox.withLock { box in
+                box.asleep = box.requests.isEmpty && box.connected.isEmpty && !box.condemn && !box.stopping
+                return box.asleep
+            }
+            let rc = poll(&fds, nfds_t(fds.count), idle ? 250 : 0)
+            core.inbox.withLock { $0.asleep = false }
             if rc > 0 {
                 if fds[0].revents != 0 { core.wakeup.drain() }
                 for (i, c) in connections.enumerated() where fds[i + 1].revents != 0 {

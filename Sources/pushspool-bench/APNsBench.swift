@@ -14,6 +14,8 @@ struct APNsRound {
         var duplicates: Int
         var connections: Int
         var jwts: Int
+        /// The fake's own CPU per request while serving this client.
+        var fakeMicrosPerRequest: Double = 0
     }
     var pushspool: Client
     var node: Client
@@ -54,18 +56,22 @@ struct APNsRound {
         guard imported.status == 0 else { throw BenchError(description: "import failed: \(imported.stderr)") }
         let submitted = try measure(binary, ["submit"] + common + ["--to-tag", "bench", "--pns", "apns", "--message", "hello", "--from", "bench", "--id", "bench"])
         guard submitted.status == 0 else { throw BenchError(description: "submit failed: \(submitted.stderr)") }
+        let fakeCPU0 = fake.cpuSeconds
         let ours = try measure(binary, ["run", "--once"] + common)
         let ourState = fake.settledState(expecting: count)
+        let ourFake = (fake.cpuSeconds - fakeCPU0) / Double(count) * 1e6
         fake.stop()
         guard ours.status == 0 else { throw BenchError(description: "pushspool run failed (\(ours.status)): \(ours.stderr)") }
 
         // Node's http2 client, same fake code, fresh instance
         let peerFake = try BenchFake(dir: dir, name: "fake-node")
+        let peerFakeCPU0 = peerFake.cpuSeconds
         let peer = try measure(node, [BenchPaths.peer.path, "--port", String(peerFake.port),
                                       "--count", String(count), "--concurrency", String(concurrency),
                                       "--ca", ca, "--key", key.path, "--team-id", "TEAMID1234", "--key-id", "TESTKEY123",
                                       "--topic", "com.example.app", "--payload", payload])
         let peerState = peerFake.settledState(expecting: count)
+        let peerFakeCPU = (peerFake.cpuSeconds - peerFakeCPU0) / Double(count) * 1e6
         peerFake.stop()
         let peerResult = (try? JSONSerialization.jsonObject(with: Data(peer.stdout.utf8)) as? [String: Any]) ?? [:]
         if (peerResult["failed"] as? Int ?? 0) > 0 { print("  (node peer reported \(peerResult["failed"]!) failures)") }
@@ -87,11 +93,13 @@ struct APNsRound {
             var list = ""
             for i in 0..<count { list += "https://127.0.0.1:\(h2Fake.port)/3/device/\(String(format: "%064x", i))\n" }
             try list.write(to: urls, atomically: true, encoding: .utf8)
+            let h2FakeCPU0 = h2Fake.cpuSeconds
             let h = try measure(h2load, ["-n", String(count), "-c", "1", "-m", String(concurrency), "-d", body.path,
                                          "-H", "authorization: bearer \(jwt)", "-H", "apns-topic: com.example.app",
                                          "-H", "apns-push-type: alert", "-H", "apns-priority: 10", "-H", "content-type: application/json",
                                          "-i", urls.path])
             let h2State = h2Fake.settledState(expecting: count)
+            let h2FakeCPU = (h2Fake.cpuSeconds - h2FakeCPU0) / Double(count) * 1e6
             h2Fake.stop()
             // "finished in 2.10s, 14285.71 req/s, …"
             if let line = h.stdout.split(separator: "\n").first(where: { $0.hasPrefix("finished in") }),
@@ -99,15 +107,15 @@ struct APNsRound {
                let rate = Double(rateField.trimmingCharacters(in: .whitespaces).split(separator: " ")[0]) {
                 ceiling = Client(rate: rate, cpuMicrosPerRequest: h.cpuSeconds / Double(count) * 1e6, peakRSS: h.peakRSS,
                                  delivered: h2State["tokensDelivered"] as? Int ?? -1, duplicates: h2State["duplicateDeliveries"] as? Int ?? -1,
-                                 connections: h2State["tlsConnections"] as? Int ?? -1, jwts: 1)
+                                 connections: h2State["tlsConnections"] as? Int ?? -1, jwts: 1, fakeMicrosPerRequest: h2FakeCPU)
             }
         }
 
-        func client(_ m: Measured, _ s: [String: Any]) -> Client {
+        func client(_ m: Measured, _ s: [String: Any], fake: Double) -> Client {
             Client(rate: Double(count) / m.seconds, cpuMicrosPerRequest: m.cpuSeconds / Double(count) * 1e6, peakRSS: m.peakRSS,
                    delivered: s["tokensDelivered"] as? Int ?? -1, duplicates: s["duplicateDeliveries"] as? Int ?? -1,
-                   connections: s["tlsConnections"] as? Int ?? -1, jwts: s["jwts"] as? Int ?? -1)
+                   connections: s["tlsConnections"] as? Int ?? -1, jwts: s["jwts"] as? Int ?? -1, fakeMicrosPerRequest: fake)
         }
-        return APNsRound(pushspool: client(ours, ourState), node: client(peer, peerState), h2load: ceiling)
+        return APNsRound(pushspool: client(ours, ourState, fake: ourFake), node: client(peer, peerState, fake: peerFakeCPU), h2load: ceiling)
     }
 }

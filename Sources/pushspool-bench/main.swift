@@ -59,6 +59,9 @@ do {
         let h2CPU = ceiling.isEmpty ? "" : String(format: ", h2load %.1f µs", median(rounds.compactMap { $0.h2load?.cpuMicrosPerRequest }))
         row(["CPU per notification (whole process)", String(format: "%.1f µs", ourCPU), String(format: "node %.1f µs%@", nodeCPU, h2CPU as NSString),
              String(format: "%.2f×", cpuRatio), "≤ 0.35× node", cpuRatio <= 0.35 ? "yes" : "no"])
+        let fakeH2 = ceiling.isEmpty ? "" : String(format: ", for h2load %.1f µs", median(rounds.compactMap { $0.h2load?.fakeMicrosPerRequest }))
+        row(["the fake's own CPU per request", String(format: "%.1f µs", median(rounds.map { $0.pushspool.fakeMicrosPerRequest })),
+             String(format: "for node %.1f µs%@", median(rounds.map { $0.node.fakeMicrosPerRequest }), fakeH2 as NSString), "", "", ""])
         row(["peak RSS", mb(median(rounds.map { Double($0.pushspool.peakRSS) })), "node " + mb(median(rounds.map { Double($0.node.peakRSS) })), "", "", ""])
         let dups = rounds.map { $0.pushspool.duplicates }.max() ?? -1
         let delivered = rounds.map { $0.pushspool.delivered }.min() ?? -1
