@@ -2,7 +2,7 @@ import Foundation
 
 /// Reads a file line by line in 64 KiB chunks, so importing a million registrations does not
 /// hold the whole file in memory. Lines are numbered from 1; a trailing `\r` is dropped.
-final class LineReader {
+final class LineReader: @unchecked Sendable {   // used by one thread at a time
     private let handle: FileHandle
     private var buffer: [UInt8] = []
     private var start = 0

@@ -13,9 +13,7 @@ extension Registration {
         if let id {
             if id.isEmpty { return ("id", "must not be empty") }
             if id.utf8.count > Self.maxIDLength { return ("id", "longer than \(Self.maxIDLength) bytes") }
-            if id.unicodeScalars.contains(where: { $0.properties.generalCategory == .control }) {
-                return ("id", "contains a control character")
-            }
+            if Self.hasControl(id) { return ("id", "contains a control character") }
         }
         if handle.isEmpty { return ("handle", "must not be empty") }
         if handle.utf8.count > Self.maxHandleLength {
@@ -28,6 +26,16 @@ extension Registration {
             return ("tags[\(i)]", "invalid tag \(quoted(tag)) (1-\(TagExpression.maxTagLength) characters of A-Z a-z 0-9 _ @ # . : -)")
         }
         return nil
+    }
+
+    /// Ids are ASCII in practice: bytes first, Unicode properties only for the rest.
+    private static func hasControl(_ s: String) -> Bool {
+        var ascii = true
+        for b in s.utf8 {
+            if b < 0x20 || b == 0x7F { return true }
+            if b >= 0x80 { ascii = false }
+        }
+        return !ascii && s.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
     /// Handles are ASCII in practice, so check bytes first and consult Unicode properties only

@@ -1,5 +1,7 @@
 import Foundation
 import PushspoolCore
+import Synchronization
+import Dispatch
 
 /// Bulk import of JSON Lines registrations (`pushspool import FILE.jsonl`).
 extension Registry {
@@ -7,30 +9,158 @@ extension Registry {
     /// transaction: any bad line aborts the whole import with an error naming the line number and
     /// field (e.g. `line 7: platform: unknown platform "ios"`), so a half-imported file never
     /// leaves the registry in a state nobody asked for. Returns the number of devices upserted.
+    ///
+    /// Into an empty registry the file is bulk-loaded: rows appended with no index to maintain,
+    /// then every index built once, each from one sort. Should the file
+    /// name an id or a handle twice (building a unique index fails), that attempt is rolled back
+    /// and the file imported again line by line, with the upsert's handle-move rules.
     public func importJSONL(contentsOf url: URL, now: Date = Date()) throws -> Int {
+        try locked { db in
+            try db.transaction {
+                let probe = try db.statement("SELECT 1 FROM devices LIMIT 1")
+                let empty = try !probe.step()
+                probe.reset()
+                if empty {
+                    try db.execute("SAVEPOINT bulk")
+                    do {
+                        let count = try Self.bulkLoad(url, now: now, into: db)
+                        try db.execute("RELEASE bulk")
+                        return count
+                    } catch is BulkLoadConflict {
+                        try db.execute("ROLLBACK TO bulk; RELEASE bulk")
+                    } catch {
+                        try? db.execute("ROLLBACK TO bulk; RELEASE bulk")
+                        throw error
+                    }
+                }
+                return try Self.forEachRegistration(in: url) { r in _ = try Self.upsert(r, now: now, in: db) }
+            }
+        }
+    }
+
+    /// The file names an id or a handle twice: not a bulk load after all.
+    struct BulkLoadConflict: Error {}
+
+    private static func bulkLoad(_ url: URL, now: Date, into db: SQLiteDatabase) throws -> Int {
+        try db.execute(dropIndexes)
+        let insert = try db.statement("INSERT INTO devices(id, platform, handle, updated_at, lang, tags) VALUES(?, ?, ?, ?, ?, ?)")
+        let stamp = now.timeIntervalSince1970
+        let count = try forEachRegistration(in: url) { r in
+            let tags = r.tags.count < 2 ? r.tags : Array(Set(r.tags)).sorted()
+            try insert.bind(.text(r.id ?? UUID().uuidString.lowercased()), at: 1)
+            try insert.bind(.text(r.platform.rawValue), at: 2)
+            try insert.bind(.text(r.handle), at: 3)
+            try insert.bind(.real(stamp), at: 4)
+            try insert.bind(r.lang.map { .text($0.value) } ?? .null, at: 5)
+            try insert.bind(.text(tagList(sortedUnique: tags)), at: 6)
+            try insert.run()
+        }
+        // The tag index rows, from the rows' own tag lists, in one statement.
+        try db.execute("""
+            INSERT INTO device_tags(tag, device_rowid)
+                SELECT t.value, d.rowid FROM devices d, json_each(\(tagArray("d.tags"))) t WHERE d.tags <> ' ';
+            """)
+        do {
+            try db.execute(indexes)
+        } catch {
+            // A duplicate id or handle in the file: the unique index refuses it.
+            if db.lastErrorIsConstraint { throw BulkLoadConflict() }
+            throw error
+        }
+        return count
+    }
+
+    /// Reads, decodes and validates every line, calling `body` with each registration; returns
+    /// how many there were. Errors name the line and the field. Reading and decoding run on a
+    /// thread of their own, a few thousand lines ahead (bounded), so they overlap the database
+    /// work `body` does.
+    private static func forEachRegistration(in url: URL, _ body: (Registration) throws -> Void) throws -> Int {
         let reader: LineReader
         do {
             reader = try LineReader(url: url)
         } catch {
             throw RegistryError("cannot read \(url.path): \(error.localizedDescription)")
         }
-        defer { reader.close() }
-        return try locked { db in
-            try db.transaction {
-                var count = 0
+        let queue = BatchQueue(depth: 4)
+        let producerDone = DispatchSemaphore(value: 0)
+        let producer = Thread {
+            defer { producerDone.signal() }
+            var fast = RegistrationLine()
+            var batch: [Registration] = []
+            batch.reserveCapacity(BatchQueue.batchSize)
+            do {
                 while let (number, line) = try reader.next() {
-                    guard line.contains(where: { ![0x20, 0x09, 0x0D].contains($0) }) else { continue }
-                    let registration: Registration
-                    do throws(RegistryError) {
-                        registration = try Self.registration(fromJSONLine: line)
-                    } catch {
-                        throw RegistryError("line \(number): \(error.message)")
+                    guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { continue }
+                    if let r = fast.decode(line) {
+                        batch.append(r)
+                    } else {
+                        do throws(RegistryError) {
+                            batch.append(try Self.registration(fromJSONLine: line))
+                        } catch {
+                            throw RegistryError("line \(number): \(error.message)")
+                        }
                     }
-                    _ = try Self.upsert(registration, now: now, in: db)
-                    count += 1
+                    if batch.count == BatchQueue.batchSize {
+                        guard queue.put(.success(batch)) else { return }
+                        batch.removeAll(keepingCapacity: true)
+                    }
                 }
-                return count
+                if !batch.isEmpty, !queue.put(.success(batch)) { return }
+                _ = queue.put(.success([]))   // the end
+            } catch {
+                _ = queue.put(.failure(error))
             }
+        }
+        producer.name = "pushspool-import-reader"
+        producer.start()
+        defer {
+            queue.cancel()
+            producerDone.wait()
+            reader.close()
+        }
+        var count = 0
+        while true {
+            let registrations = try queue.take().get()
+            if registrations.isEmpty { return count }
+            for r in registrations {
+                try body(r)
+                count += 1
+            }
+        }
+    }
+
+    /// Batches of decoded lines from the reading thread to the writing one, at most `depth` of
+    /// them waiting (bounded memory whatever the file's size).
+    final class BatchQueue: @unchecked Sendable {
+        static let batchSize = 2048
+        private let items = Mutex<(queue: [Result<[Registration], any Error>], cancelled: Bool)>(([], false))
+        private let free: DispatchSemaphore
+        private let ready = DispatchSemaphore(value: 0)
+
+        init(depth: Int) { free = DispatchSemaphore(value: depth) }
+
+        /// False once the consumer has gone (stop producing).
+        func put(_ item: Result<[Registration], any Error>) -> Bool {
+            free.wait()
+            let accepted = items.withLock { state in
+                if state.cancelled { return false }
+                state.queue.append(item)
+                return true
+            }
+            if accepted { ready.signal() } else { free.signal() }
+            return accepted
+        }
+
+        func take() -> Result<[Registration], any Error> {
+            ready.wait()
+            defer { free.signal() }
+            return items.withLock { $0.queue.removeFirst() }
+        }
+
+        /// The consumer stops: a producer waiting for room is let go and told so.
+        func cancel() {
+            items.withLock { $0.cancelled = true }
+            free.signal()
         }
     }
 

@@ -52,7 +52,8 @@ extension Registry {
 /// The SQL for one audience. When the expression requires some tag (`a`, `a && !b`,
 /// `(a || b) && c`), the scan is driven by that tag's slice of the `(tag, device_rowid)` primary
 /// key, already in rowid order, instead of testing every device: `to_tag username:alice` over a
-/// million devices touches alice's rows only.
+/// million devices touches alice's rows only. Otherwise every device row of the platforms is read
+/// once, in rowid order, and the expression tested on its tag list.
 struct AudienceQuery {
     private var from: String
     private var conditions: [String]
@@ -117,35 +118,24 @@ struct AudienceQuery {
         }
     }
 
-    /// Compiles `e` to a boolean SQL expression over `d.rowid`, appending its parameters in
-    /// text order. SQLite refuses expression trees deeper than 1000 and parses `a OR b OR c` one
+    /// Compiles `e` to a boolean SQL expression over the row's tag list (`d.tags`, ` a b c `),
+    /// appending its parameters in text order: a tag test is a substring search on the row being
+    /// read, no index probe per device, so a full scan tests a million devices in well under a
+    /// second. SQLite refuses expression trees deeper than 1000 and parses `a OR b OR c` one
     /// level per operand, so runs of the same operator are flattened and re-joined as a balanced
-    /// tree (depth log2 n); the plain tags of an `||` run share one `IN (…)` probe.
+    /// tree (depth log2 n).
     static func sql(for e: TagExpression, parameters: inout [SQLiteValue]) -> String {
         switch e {
         case .tag(let t):
-            parameters.append(.text(t))
-            return "EXISTS (SELECT 1 FROM device_tags t WHERE t.device_rowid = d.rowid AND t.tag = ?)"
+            parameters.append(.text(" \(t) "))
+            return "instr(d.tags, ?) > 0"
         case .not(let inner):
             return "NOT " + sql(for: inner, parameters: &parameters)
         case .and:
             let parts = flatten(e, and: true).map { sql(for: $0, parameters: &parameters) }
             return balanced(parts[...], "AND")
         case .or:
-            var tags: [String] = []
-            var others: [TagExpression] = []
-            for operand in flatten(e, and: false) {
-                if case .tag(let t) = operand { tags.append(t) } else { others.append(operand) }
-            }
-            var parts: [String] = []
-            if tags.count == 1 {
-                parts.append(sql(for: .tag(tags[0]), parameters: &parameters))
-            } else if tags.count > 1 {
-                parameters += tags.map { .text($0) }
-                let marks = tags.map { _ in "?" }.joined(separator: ", ")
-                parts.append("EXISTS (SELECT 1 FROM device_tags t WHERE t.device_rowid = d.rowid AND t.tag IN (\(marks)))")
-            }
-            parts += others.map { sql(for: $0, parameters: &parameters) }
+            let parts = flatten(e, and: false).map { sql(for: $0, parameters: &parameters) }
             return balanced(parts[...], "OR")
         }
     }

@@ -15,21 +15,50 @@ public final class Registry: Sendable {
     public let path: String
     private let connection: Mutex<SQLiteDatabase>
 
-    /// 1: devices and tags. 2: `devices.lang` (BCP 47, for localized jobs).
-    static let schemaVersion = 2
-    static let schema = """
-        CREATE TABLE IF NOT EXISTS devices(
+    /// 1: devices and tags. 2: `devices.lang` (BCP 47, for localized jobs). 3: a device's tags
+    /// also kept on its row (` a b c `, sorted, space-delimited: a tag never holds a space), so
+    /// reading a device needs no join and a tag expression is tested on the row itself; the
+    /// `device_tags` table stays the index that finds a tag's devices; every index is a named
+    /// index (not a table constraint), so a bulk load into an empty registry can build them once
+    /// at the end.
+    static let schemaVersion = 3
+    static let tables = """
+        CREATE TABLE devices(
             rowid INTEGER PRIMARY KEY,
-            id TEXT NOT NULL UNIQUE,
+            id TEXT NOT NULL,
             platform TEXT NOT NULL,
-            handle TEXT NOT NULL UNIQUE,
+            handle TEXT NOT NULL,
             updated_at REAL NOT NULL,
-            lang TEXT);
-        CREATE TABLE IF NOT EXISTS device_tags(
-            device_rowid INTEGER NOT NULL REFERENCES devices(rowid) ON DELETE CASCADE,
+            lang TEXT,
+            tags TEXT NOT NULL DEFAULT ' ');
+        CREATE TABLE device_tags(
             tag TEXT NOT NULL,
-            PRIMARY KEY(tag, device_rowid)) WITHOUT ROWID;
-        CREATE INDEX IF NOT EXISTS device_tags_by_device ON device_tags(device_rowid);
+            device_rowid INTEGER NOT NULL);
+        """
+    /// Built once, from one sort each, after a bulk load; maintained row by row otherwise.
+    static let indexes = """
+        CREATE UNIQUE INDEX devices_by_id ON devices(id);
+        CREATE UNIQUE INDEX devices_by_handle ON devices(handle);
+        CREATE UNIQUE INDEX device_tags_by_tag ON device_tags(tag, device_rowid);
+        """
+    static let dropIndexes = """
+        DROP INDEX devices_by_id;
+        DROP INDEX devices_by_handle;
+        DROP INDEX device_tags_by_tag;
+        """
+    /// A deleted device takes its tag index entries with it, whoever deletes it. Tags hold no
+    /// quote or backslash, so the row's tag list becomes a JSON array by plain replacement.
+    /// The tag list of every row as JSON array text, for `json_each` (a tag holds no quote,
+    /// backslash or space).
+    static func tagArray(_ column: String) -> String {
+        "'[\"' || replace(trim(\(column)), ' ', '\",\"') || '\"]'"
+    }
+
+    static let untagTrigger = """
+        CREATE TRIGGER devices_untag AFTER DELETE ON devices BEGIN
+            DELETE FROM device_tags WHERE device_rowid = old.rowid
+                AND tag IN (SELECT value FROM json_each(\(tagArray("old.tags"))));
+        END;
         """
 
     /// Opens or creates the database (file mode 0600, parent folder created 0700), WAL mode,
@@ -41,9 +70,14 @@ public final class Registry: Sendable {
         do {
             // busy_timeout first: switching to WAL and migrating may wait for another process.
             try db.execute("PRAGMA busy_timeout = 5000")
-            try db.execute("PRAGMA foreign_keys = ON")
+            // 16 KiB pages (default 4): a third of the B-tree pages and page writes for a
+            // million short rows. Takes effect only on a new file (before WAL mode is set).
+            try db.execute("PRAGMA page_size = 16384")
             try db.execute("PRAGMA journal_mode = WAL")
             try db.execute("PRAGMA synchronous = NORMAL")
+            // 16 MiB of page cache (default 2): index lookups of a million-device registry stay
+            // in memory; sorts for index builds spill to temporary files beyond it.
+            try db.execute("PRAGMA cache_size = -16384")
             try Self.migrate(db)
         } catch {
             db.close()
@@ -82,14 +116,51 @@ public final class Registry: Sendable {
                 throw RegistryError("registry schema version \(version) is newer than this pushspool supports (\(schemaVersion))")
             }
             if version < 1 {
-                try db.execute(schema)
-            } else if version < 2 {
-                try db.execute("ALTER TABLE devices ADD COLUMN lang TEXT")
+                try db.execute(tables + indexes + untagTrigger)
+            } else {
+                if version < 2 { try db.execute("ALTER TABLE devices ADD COLUMN lang TEXT") }
+                if version < 3 { try migrateToTagLists(db) }
             }
             if version < schemaVersion {
                 try db.execute("PRAGMA user_version = \(schemaVersion)")
             }
         }
+    }
+
+    /// Version 2 → 3: the devices table gets its tag list and named unique indexes (a table's
+    /// UNIQUE constraints cannot be dropped, so it is rebuilt, rowids kept), and `device_tags`
+    /// loses its foreign key and by-device index (the trigger does their work).
+    private static func migrateToTagLists(_ db: SQLiteDatabase) throws {
+        try db.execute("""
+            ALTER TABLE devices RENAME TO devices_v2;
+            ALTER TABLE device_tags RENAME TO device_tags_v2;
+            \(tables)
+            INSERT INTO devices(rowid, id, platform, handle, updated_at, lang, tags)
+                SELECT d.rowid, d.id, d.platform, d.handle, d.updated_at, d.lang,
+                       ' ' || coalesce((SELECT group_concat(tag, ' ') FROM
+                           (SELECT tag FROM device_tags_v2 WHERE device_rowid = d.rowid ORDER BY tag)) || ' ', '')
+                FROM devices_v2 d;
+            INSERT INTO device_tags(tag, device_rowid) SELECT tag, device_rowid FROM device_tags_v2;
+            DROP TABLE device_tags_v2;
+            DROP TABLE devices_v2;
+            \(indexes)
+            \(untagTrigger)
+            """)
+    }
+
+    /// The stored form of a tag list: sorted, deduplicated, each tag between spaces.
+    static func tagList(_ tags: [String]) -> String {
+        tagList(sortedUnique: Array(Set(tags)).sorted())
+    }
+
+    static func tagList(sortedUnique tags: [String]) -> String {
+        var list = " "
+        list.reserveCapacity(tags.reduce(1) { $0 + $1.utf8.count + 1 })
+        for t in tags {
+            list += t
+            list += " "
+        }
+        return list
     }
 
     /// Runs `body` with the connection locked; fails once the registry is closed.
@@ -142,33 +213,36 @@ public final class Registry: Sendable {
 
         let id = r.id ?? holder?.id ?? UUID().uuidString.lowercased()
         if let holder, holder.id != id {
-            // The app reinstalled or the token moved between installations: one device, one row.
+            // The app reinstalled or the token moved between installations: one device, one row
+            // (the trigger removes the old row's tags).
             try db.statement("DELETE FROM devices WHERE rowid = ?").run([.integer(holder.rowid)])
         }
 
-        let byID = try db.statement("SELECT rowid FROM devices WHERE id = ?")
+        let byID = try db.statement("SELECT rowid, tags FROM devices WHERE id = ?")
         try byID.bind([.text(id)])
-        let existing: Int64? = try byID.step() ? byID.int64(0) : nil
+        let existing: (rowid: Int64, tags: String)? = try byID.step() ? (byID.int64(0), byID.text(1)) : nil
         byID.reset()
 
+        let tags = Array(Set(r.tags)).sorted()
+        let list = tagList(sortedUnique: tags)
         let lang: SQLiteValue = r.lang.map { .text($0.value) } ?? .null
         let rowid: Int64
+        var added = tags
         if let existing {
-            try db.statement("UPDATE devices SET platform = ?, handle = ?, updated_at = ?, lang = ? WHERE rowid = ?")
-                .run([.text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970), lang, .integer(existing)])
-            try db.statement("DELETE FROM device_tags WHERE device_rowid = ?").run([.integer(existing)])
-            rowid = existing
+            try db.statement("UPDATE devices SET platform = ?, handle = ?, updated_at = ?, lang = ?, tags = ? WHERE rowid = ?")
+                .run([.text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970), lang, .text(list), .integer(existing.rowid)])
+            let old = Set(existing.tags.split(separator: " ").map(String.init))
+            let removeTag = try db.statement("DELETE FROM device_tags WHERE tag = ? AND device_rowid = ?")
+            for tag in old.subtracting(tags) { try removeTag.run([.text(tag), .integer(existing.rowid)]) }
+            added = tags.filter { !old.contains($0) }
+            rowid = existing.rowid
         } else {
-            let insert = try db.statement("INSERT INTO devices(id, platform, handle, updated_at, lang) VALUES(?, ?, ?, ?, ?) RETURNING rowid")
-            try insert.bind([.text(id), .text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970), lang])
-            guard try insert.step() else { throw RegistryError("registry: insert returned no row") }
-            rowid = insert.int64(0)
-            insert.reset()
+            try db.statement("INSERT INTO devices(id, platform, handle, updated_at, lang, tags) VALUES(?, ?, ?, ?, ?, ?)")
+                .run([.text(id), .text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970), lang, .text(list)])
+            rowid = db.lastInsertRowID
         }
-
-        let tags = Array(Set(r.tags)).sorted()
-        let addTag = try db.statement("INSERT INTO device_tags(device_rowid, tag) VALUES(?, ?)")
-        for tag in tags { try addTag.run([.integer(rowid), .text(tag)]) }
+        let addTag = try db.statement("INSERT INTO device_tags(tag, device_rowid) VALUES(?, ?)")
+        for tag in added { try addTag.run([.text(tag), .integer(rowid)]) }
         return Device(id: id, platform: r.platform, handle: r.handle, tags: tags, lang: r.lang, updatedAt: now)
     }
 
@@ -225,19 +299,15 @@ public final class Registry: Sendable {
         }
     }
 
-    /// Columns read by `device(from:)`. Tags come back as one space-separated string: a space
-    /// cannot occur in a valid tag.
-    static let deviceColumns = """
-        d.rowid, d.id, d.platform, d.handle, d.updated_at, \
-        (SELECT group_concat(x.tag, ' ') FROM device_tags x WHERE x.device_rowid = d.rowid), d.lang
-        """
+    /// Columns read by `device(from:)`.
+    static let deviceColumns = "d.rowid, d.id, d.platform, d.handle, d.updated_at, d.tags, d.lang"
 
     static func device(from stmt: SQLiteStatement) throws -> Device {
         let raw = stmt.text(2)
         guard let platform = Platform(rawValue: raw) else {
             throw RegistryError("registry: device \(stmt.text(1)) has unknown platform \"\(raw)\"")
         }
-        let tags = stmt.isNull(5) ? [] : stmt.text(5).split(separator: " ").map(String.init).sorted()
+        let tags = stmt.text(5).split(separator: " ").map(String.init)   // stored sorted
         let lang = stmt.isNull(6) ? nil : LanguageTag(stmt.text(6))
         return Device(id: stmt.text(1), platform: platform, handle: stmt.text(3), tags: tags, lang: lang,
                       updatedAt: Date(timeIntervalSince1970: stmt.double(4)))

@@ -89,6 +89,9 @@ final class SQLiteDatabase {
     }
 
     var changes: Int { db.map { Int(sqlite3_changes($0)) } ?? 0 }
+    var lastInsertRowID: Int64 { db.map { sqlite3_last_insert_rowid($0) } ?? 0 }
+    /// The last failure was a constraint (a UNIQUE index refusing a duplicate, say).
+    var lastErrorIsConstraint: Bool { db.map { sqlite3_errcode($0) & 0xFF == SQLITE_CONSTRAINT } ?? false }
 
     /// Runs `body` inside `BEGIN IMMEDIATE … COMMIT` (rolled back when it throws). IMMEDIATE takes
     /// the write lock up front, so two processes never deadlock upgrading read locks; the busy

@@ -1,0 +1,96 @@
+import PushspoolCore
+
+/// The import's fast path for one JSON Lines registration: a flat object of plain ASCII strings
+/// (`id`, `platform`, `handle`, `lang`) and an array of them (`tags`), decoded without building
+/// a JSON tree. Anything else (escapes, non-ASCII, null, unknown or repeated fields, a value that
+/// fails validation) returns nil, and the caller takes the general path (`JSONParser`), which
+/// accepts every valid line and names the field of every invalid one: this path only ever
+/// agrees with it, faster.
+struct RegistrationLine {
+    /// Language tags seen so far: an import has a handful of distinct ones among a million lines.
+    private var languages: [String: LanguageTag] = [:]
+
+    mutating func decode(_ line: [UInt8]) -> Registration? {
+        line.withUnsafeBufferPointer { decode($0) }
+    }
+
+    private mutating func decode(_ b: UnsafeBufferPointer<UInt8>) -> Registration? {
+        var i = 0
+        func skipSpace() { while i < b.count, b[i] == 0x20 || b[i] == 0x09 || b[i] == 0x0D { i += 1 } }
+        /// A string with no escape and no byte outside printable ASCII; i moves past it.
+        func string() -> String? {
+            guard i < b.count, b[i] == UInt8(ascii: "\"") else { return nil }
+            let start = i + 1
+            var j = start
+            while j < b.count, b[j] != UInt8(ascii: "\"") {
+                guard b[j] >= 0x20, b[j] < 0x80, b[j] != UInt8(ascii: "\\") else { return nil }
+                j += 1
+            }
+            guard j < b.count else { return nil }
+            i = j + 1
+            return String(decoding: UnsafeBufferPointer(rebasing: b[start..<j]), as: UTF8.self)
+        }
+
+        var id: String?, platform: String?, handle: String?, lang: String?, tags: [String]?
+        skipSpace()
+        guard i < b.count, b[i] == UInt8(ascii: "{") else { return nil }
+        i += 1
+        skipSpace()
+        if i < b.count, b[i] == UInt8(ascii: "}") { return nil }
+        while true {
+            skipSpace()
+            guard let key = string() else { return nil }
+            skipSpace()
+            guard i < b.count, b[i] == UInt8(ascii: ":") else { return nil }
+            i += 1
+            skipSpace()
+            switch key {
+            case "tags":
+                guard tags == nil, i < b.count, b[i] == UInt8(ascii: "[") else { return nil }
+                i += 1
+                var list: [String] = []
+                skipSpace()
+                if i < b.count, b[i] == UInt8(ascii: "]") {
+                    i += 1
+                } else {
+                    while true {
+                        skipSpace()
+                        guard let t = string() else { return nil }
+                        list.append(t)
+                        skipSpace()
+                        guard i < b.count else { return nil }
+                        if b[i] == UInt8(ascii: "]") { i += 1; break }
+                        guard b[i] == UInt8(ascii: ",") else { return nil }
+                        i += 1
+                    }
+                }
+                tags = list
+            case "id": guard id == nil, let v = string() else { return nil }; id = v
+            case "platform": guard platform == nil, let v = string() else { return nil }; platform = v
+            case "handle": guard handle == nil, let v = string() else { return nil }; handle = v
+            case "lang": guard lang == nil, let v = string() else { return nil }; lang = v
+            default: return nil
+            }
+            skipSpace()
+            guard i < b.count else { return nil }
+            if b[i] == UInt8(ascii: "}") { i += 1; break }
+            guard b[i] == UInt8(ascii: ",") else { return nil }
+            i += 1
+        }
+        skipSpace()
+        guard i == b.count, let platformName = platform, let p = Platform(name: platformName),
+              let handle, let tags else { return nil }
+        var language: LanguageTag?
+        if let lang {
+            if let known = languages[lang] {
+                language = known
+            } else {
+                guard let parsed = LanguageTag(lang) else { return nil }
+                if languages.count < 256 { languages[lang] = parsed }
+                language = parsed
+            }
+        }
+        let r = Registration(id: id, platform: p, handle: handle, tags: tags, lang: language)
+        return r.problem() == nil ? r : nil
+    }
+}
