@@ -35,6 +35,12 @@ public struct JSONLineWriter {
         value.write(into: &bytes)
     }
 
+    /// Bytes that already are one JSON value (a payload this program rendered), copied as they are.
+    public mutating func field(_ k: StaticString, json: [UInt8]) {
+        key(k)
+        bytes.append(contentsOf: json)
+    }
+
     /// The object closed and a newline added: one line of a JSON Lines file.
     public consuming func line() -> [UInt8] {
         bytes.append(contentsOf: [UInt8(ascii: "}"), 0x0A])

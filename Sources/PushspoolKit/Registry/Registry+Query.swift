@@ -15,16 +15,19 @@ extension Registry {
         let limit = max(1, pageSize)
         let sql = query.pageSQL
         var after: Int64 = 0
+        var languages: [String: LanguageTag] = [:]   // a campaign has a handful among a million rows
         while true {
-            let page: [Row] = try locked { db in
+            let (page, seen): ([Row], [String: LanguageTag]) = try locked { db in
                 let stmt = try db.statement(sql, fixed: false)
                 try stmt.bind(query.pageParameters(after: after, limit: limit))
                 defer { stmt.reset() }
                 var rows: [Row] = []
                 rows.reserveCapacity(min(limit, 4096))
-                while try stmt.step() { rows.append(Row(rowid: stmt.int64(0), device: try Self.device(from: stmt))) }
-                return rows
+                var known = languages
+                while try stmt.step() { rows.append(Row(rowid: stmt.int64(0), device: try Self.device(from: stmt, languages: &known))) }
+                return (rows, known)
             }
+            languages = seen
             for row in page where try !body(row.device) { return }
             guard page.count == limit, let last = page.last else { return }
             after = last.rowid

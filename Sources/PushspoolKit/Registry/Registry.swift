@@ -302,14 +302,36 @@ public final class Registry: Sendable {
     /// Columns read by `device(from:)`.
     static let deviceColumns = "d.rowid, d.id, d.platform, d.handle, d.updated_at, d.tags, d.lang"
 
-    static func device(from stmt: SQLiteStatement) throws -> Device {
+    static func device(from stmt: SQLiteStatement, languages: inout [String: LanguageTag]) throws -> Device {
         let raw = stmt.text(2)
         guard let platform = Platform(rawValue: raw) else {
             throw RegistryError("registry: device \(stmt.text(1)) has unknown platform \"\(raw)\"")
         }
-        let tags = stmt.text(5).split(separator: " ").map(String.init)   // stored sorted
-        let lang = stmt.isNull(6) ? nil : LanguageTag(stmt.text(6))
+        // ` a b c `, stored sorted: split on the bytes, one String per tag.
+        var tags: [String] = []
+        let list = stmt.bytes(5)
+        var start = 0
+        for i in 0..<list.count where list[i] == 0x20 {
+            if i > start { tags.append(String(decoding: UnsafeBufferPointer(rebasing: list[start..<i]), as: UTF8.self)) }
+            start = i + 1
+        }
+        if start < list.count { tags.append(String(decoding: UnsafeBufferPointer(rebasing: list[start...]), as: UTF8.self)) }
+        var lang: LanguageTag?
+        if !stmt.isNull(6) {
+            let text = stmt.text(6)
+            if let known = languages[text] {
+                lang = known
+            } else {
+                lang = LanguageTag(text)
+                if languages.count < 256, let lang { languages[text] = lang }
+            }
+        }
         return Device(id: stmt.text(1), platform: platform, handle: stmt.text(3), tags: tags, lang: lang,
                       updatedAt: Date(timeIntervalSince1970: stmt.double(4)))
+    }
+
+    static func device(from stmt: SQLiteStatement) throws -> Device {
+        var languages: [String: LanguageTag] = [:]
+        return try device(from: stmt, languages: &languages)
     }
 }

@@ -158,6 +158,12 @@ struct SQLiteStatement {
         let n = Int(sqlite3_column_bytes(stmt, column))
         return String(decoding: UnsafeBufferPointer(start: p, count: n), as: UTF8.self)
     }
+
+    /// A text column's bytes, valid until the next step or reset.
+    func bytes(_ column: Int32) -> UnsafeBufferPointer<UInt8> {
+        guard let p = sqlite3_column_text(stmt, column) else { return UnsafeBufferPointer(start: nil, count: 0) }
+        return UnsafeBufferPointer(start: p, count: Int(sqlite3_column_bytes(stmt, column)))
+    }
 }
 
 enum SQLiteValue: Sendable, Equatable {

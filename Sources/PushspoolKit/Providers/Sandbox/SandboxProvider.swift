@@ -1,13 +1,23 @@
 import Foundation
 import PushspoolCore
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// The zero-credential provider: "delivers" by appending each rendered notification as one JSON
 /// line to `<outbox>/<platform>.jsonl`, so a user sees exactly what would go to each service.
 public final class SandboxProvider: PushProvider {
     public let name = "sandbox"
     private let outbox: URL
-    private let files = Mutex<[Platform: FileHandle]>([:])
+    /// One descriptor per platform file, opened O_APPEND: every line lands whole at the end,
+    /// whoever else (another dispatcher on the spool) appends to the same file.
+    private let files = Mutex<[Platform: Int32]>([:])
+    /// Message ids: unique per process run (a random prefix) and per send (a counter).
+    private let idPrefix = "sandbox-" + UUID().uuidString.lowercased().prefix(8) + "-"
+    private let sent = Atomic<Int>(0)
 
     /// The outbox folder is created on the first delivery (`config --check` creates nothing).
     public init(outbox: URL) {
@@ -17,25 +27,20 @@ public final class SandboxProvider: PushProvider {
     public func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {
         let line = Self.outboxLine(request, at: Date())
         do {
-            try files.withLock { files in
-                let handle: FileHandle
-                if let h = files[request.platform] {
-                    handle = h
-                } else {
-                    try FileManager.default.createDirectory(at: outbox, withIntermediateDirectories: true,
-                                                            attributes: [.posixPermissions: 0o750])
-                    let url = outbox.appendingPathComponent("\(request.platform.rawValue).jsonl")
-                    if !FileManager.default.fileExists(atPath: url.path) {
-                        _ = FileManager.default.createFile(atPath: url.path, contents: nil,
-                                                       attributes: [.posixPermissions: 0o640])
-                    }
-                    handle = try FileHandle(forWritingTo: url)
-                    try handle.seekToEnd()
-                    files[request.platform] = handle
-                }
-                try handle.write(contentsOf: line)
+            let fd = try files.withLock { files in
+                if let fd = files[request.platform] { return fd }
+                try FileManager.default.createDirectory(at: outbox, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o750])
+                let path = outbox.appendingPathComponent("\(request.platform.rawValue).jsonl").path
+                let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640)
+                guard fd >= 0 else { throw FileIO.Failure(description: "cannot open \(path): \(FileIO.errnoText())") }
+                files[request.platform] = fd
+                return fd
             }
-            completion(ProviderResult(.delivered, code: "200", providerID: "sandbox-\(UUID().uuidString.lowercased())"))
+            // One write per line: O_APPEND makes it land whole at the end of the file.
+            try FileIO.writeAll(fd, line)
+            let n = sent.add(1, ordering: .relaxed).newValue
+            completion(ProviderResult(.delivered, code: "200", providerID: idPrefix + String(n)))
         } catch {
             // A full disk or unwritable outbox is transient from the job's point of view.
             completion(ProviderResult(.retry(after: nil), code: "io", reason: "outbox write failed: \(error)"))
@@ -44,41 +49,42 @@ public final class SandboxProvider: PushProvider {
 
     public func shutdown() {
         files.withLock { files in
-            for h in files.values { try? h.close() }
+            for fd in files.values { FileIO.closeDescriptor(fd) }
             files.removeAll()
         }
     }
 
     /// One outbox line: job, platform, recipient (device id or hub tags), the native headers and
     /// the payload exactly as the service would receive it (JSON inline, XML as a string).
-    static func outboxLine(_ r: SendRequest, at date: Date) -> Data {
-        var pairs: [(String, JSONValue)] = [("job", .string(r.jobID)), ("platform", .string(r.platform.rawValue))]
+    static func outboxLine(_ r: SendRequest, at date: Date) -> [UInt8] {
+        var w = JSONLineWriter(capacity: 512)
+        w.field("job", r.jobID)
+        w.field("platform", r.platform.rawValue)
         switch r.recipient {
-        case .device(let d): pairs.append(("device", .string(d.id)))
-        case .hub(let a): pairs.append(("tags", a.hubTags.map(JSONValue.string) ?? .null))
+        case .device(let d): w.field("device", d.id)
+        case .hub(let a): w.field("tags", a.hubTags)
         }
         var headers: [(String, JSONValue)] = []
-        let payload: JSONValue
         switch r.notification {
         case .apns(let n):
             headers.append(("apns-push-type", .string(n.pushType)))
             headers.append(("apns-priority", .string(String(n.priority))))
             if let ttl = n.ttlSeconds { headers.append(("apns-expiration", .string(String(Int(date.timeIntervalSince1970) + ttl)))) }
             if let c = n.collapseID { headers.append(("apns-collapse-id", .string(c))) }
-            payload = (try? JSONParser.parse(n.payload)) ?? .string(String(decoding: n.payload, as: UTF8.self))
+            w.field("headers", .object(headers))
+            // The rendered payload is JSON already: copied, not parsed and written again.
+            w.field("payload", json: n.payload)
         case .fcm(let n):
-            payload = .object([("message", n.message)])
+            w.field("headers", .object(headers))
+            w.field("payload", .object([("message", n.message)]))
         case .wns(let n):
             headers.append(("X-WNS-Type", .string(n.type)))
             headers.append(("Content-Type", .string(n.contentType)))
             if let ttl = n.ttlSeconds { headers.append(("X-WNS-TTL", .string(String(ttl)))) }
-            payload = .string(String(decoding: n.body, as: UTF8.self))
+            w.field("headers", .object(headers))
+            w.field("payload", String(decoding: n.body, as: UTF8.self))
         }
-        pairs.append(("headers", .object(headers)))
-        pairs.append(("payload", payload))
-        pairs.append(("at", .string(Timestamp.rfc3339(date))))
-        var bytes = JSONValue.object(pairs).encoded()
-        bytes.append(0x0A)
-        return Data(bytes)
+        w.field("at", Timestamp.rfc3339(date))
+        return w.line()
     }
 }
