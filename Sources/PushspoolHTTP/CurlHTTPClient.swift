@@ -28,7 +28,7 @@ public final class CurlHTTPClient: HTTPClient {
         guard let first = CurlMulti(options: options) else {
             throw HTTPTransportError("curl_multi_init failed", isPermanent: true)
         }
-        core = CurlClientCore(options: options, trust: trust, wakeup: try Wakeup())
+        core = CurlClientCore(options: options, trust: trust, poll: try PollThread(label: "pushspool.curl"))
         // The thread keeps the loop and the core alive, never the client: dropping the client
         // without `shutdown()` still stops the thread (deinit below).
         let loop = CurlPollLoop(core: core, current: first)
@@ -53,12 +53,12 @@ public final class CurlHTTPClient: HTTPClient {
             completion(.failure(HTTPTransportError("HTTP client is shut down")))
             return
         }
-        if wasEmpty { core.wakeup.signal() }
+        if wasEmpty { core.poll.wakeup.signal() }
     }
 
     public func condemnConnections() {
         core.state.withLock { $0.rotate = true }
-        core.wakeup.signal()
+        core.poll.wakeup.signal()
     }
 
     /// Idempotent. Fails queued and in-flight requests, stops the poll thread and waits for the
@@ -77,18 +77,13 @@ final class CurlClientCore: @unchecked Sendable {
 
     let options: HTTPClientOptions
     let trust: TrustStore
-    let wakeup: Wakeup
+    let poll: PollThread
     let state = Mutex<Queue>(Queue())
-    let loopExited = DispatchSemaphore(value: 0)
-    let loopThreadID = Mutex<pthread_t?>(nil)
-    private let completions = DispatchQueue(label: "pushspool.curl.completions")
-    private let onCompletionQueue = DispatchSpecificKey<Bool>()
 
-    init(options: HTTPClientOptions, trust: TrustStore, wakeup: Wakeup) {
+    init(options: HTTPClientOptions, trust: TrustStore, poll: PollThread) {
         self.options = options
         self.trust = trust
-        self.wakeup = wakeup
-        completions.setSpecific(key: onCompletionQueue, value: true)
+        self.poll = poll
     }
 
     func shutdown() {
@@ -96,17 +91,13 @@ final class CurlClientCore: @unchecked Sendable {
             defer { q.stopping = true }
             return !q.stopping
         }
-        guard first else { return }
-        wakeup.signal()
-        let onLoop = loopThreadID.withLock { id in id.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
-        if !onLoop { loopExited.wait() }
-        if DispatchQueue.getSpecific(key: onCompletionQueue) != true { completions.sync {} }
+        if first { poll.awaitStop() }
     }
 
     /// Runs completions on the completion queue, one hop per batch. Responses are assembled there
     /// (headers parsed), not on the poll thread, which has no time to spare.
     func hand(_ batch: [(CurlTransfer, Result<CurlTransfer.Answer, HTTPTransportError>)]) {
-        completions.async {
+        poll.complete {
             for (t, result) in batch { t.completion(result.map(t.response)) }
         }
     }

@@ -18,7 +18,7 @@ final class CurlPollLoop: @unchecked Sendable {
     }
 
     func run() {
-        core.loopThreadID.withLock { $0 = pthread_self() }
+        core.poll.loopStarted()
         var wait = [curl_waitfd]()
         while true {
             let (batch, stopping, rotate) = core.state.withLock { q in
@@ -42,7 +42,7 @@ final class CurlPollLoop: @unchecked Sendable {
 
             // Sleep until a socket of any pool, a curl timer or a new request needs us.
             wait.removeAll(keepingCapacity: true)
-            wait.append(curl_waitfd(fd: core.wakeup.readFD, events: Int16(CURL_WAIT_POLLIN), revents: 0))
+            wait.append(curl_waitfd(fd: core.poll.wakeup.readFD, events: Int16(CURL_WAIT_POLLIN), revents: 0))
             // A retired pool may hold data already read off its socket (no poll event for it):
             // while any exists, look at them at least every 20 ms.
             var timeout = draining.isEmpty ? 1000 : 20
@@ -54,7 +54,7 @@ final class CurlPollLoop: @unchecked Sendable {
             wait.withUnsafeMutableBufferPointer { w in
                 _ = curl_multi_poll(current.handle, w.baseAddress, UInt32(w.count), Int32(timeout), nil)
             }
-            if wait[0].revents != 0 { core.wakeup.drain() }
+            if wait[0].revents != 0 { core.poll.wakeup.drain() }
         }
     }
 
@@ -124,6 +124,6 @@ final class CurlPollLoop: @unchecked Sendable {
         draining.removeAll()
         let error = HTTPTransportError("HTTP client shut down before the response")
         core.hand(all.map { ($0, .failure(error)) })
-        core.loopExited.signal()
+        core.poll.loopExited()
     }
 }

@@ -30,7 +30,7 @@ public final class H2Client: HTTPClient {
         _ = ignoreSIGPIPE
         let alpn = options.versions == .http2Only ? ["h2"] : ["h2", "http/1.1"]
         let tls = try TLSContext(extraCAPEM: extraCAPEM, alpn: alpn, rootsDirectory: rootsDirectory)
-        core = H2Core(options: options, tls: tls, wakeup: try Wakeup())
+        core = H2Core(options: options, tls: tls, poll: try PollThread(label: "pushspool.h2"))
         // The thread keeps the loop and the core alive, never the client: dropping the client
         // without `shutdown()` still stops the thread (deinit below).
         let loop = H2Loop(core: core)
@@ -59,12 +59,12 @@ public final class H2Client: HTTPClient {
             completion(.failure(HTTPTransportError("HTTP client is shut down")))
             return
         }
-        if wake { core.wakeup.signal() }
+        if wake { core.poll.wakeup.signal() }
     }
 
     public func condemnConnections() {
         core.inbox.withLock { $0.condemn = true }
-        core.wakeup.signal()
+        core.poll.wakeup.signal()
     }
 
     public func shutdown() { core.shutdown() }
@@ -90,20 +90,15 @@ final class H2Core: @unchecked Sendable {
 
     let options: HTTPClientOptions
     let tls: TLSContext
-    let wakeup: Wakeup
+    let poll: PollThread
     let inbox = Mutex<Inbox>(Inbox())
-    let loopExited = DispatchSemaphore(value: 0)
-    let loopThread = Mutex<pthread_t?>(nil)
     let connectionsOpened = Atomic<Int>(0)
     let connects = DispatchQueue(label: "pushspool.h2.connect", attributes: .concurrent)
-    private let completions = DispatchQueue(label: "pushspool.h2.completions")
-    private let onCompletionQueue = DispatchSpecificKey<Bool>()
 
-    init(options: HTTPClientOptions, tls: TLSContext, wakeup: Wakeup) {
+    init(options: HTTPClientOptions, tls: TLSContext, poll: PollThread) {
         self.options = options
         self.tls = tls
-        self.wakeup = wakeup
-        completions.setSpecific(key: onCompletionQueue, value: true)
+        self.poll = poll
     }
 
     func shutdown() {
@@ -111,15 +106,11 @@ final class H2Core: @unchecked Sendable {
             defer { box.stopping = true }
             return !box.stopping
         }
-        guard first else { return }
-        wakeup.signal()
-        let onLoop = loopThread.withLock { id in id.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
-        if !onLoop { loopExited.wait() }
-        if DispatchQueue.getSpecific(key: onCompletionQueue) != true { completions.sync {} }
+        if first { poll.awaitStop() }
     }
 
     func hand(_ batch: [(H2Stream, Result<HTTPResponse, HTTPTransportError>)]) {
-        completions.async {
+        poll.complete {
             for (s, result) in batch { s.completion(result) }
         }
     }
@@ -200,7 +191,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
     // MARK: Loop
 
     func run() {
-        core.loopThread.withLock { $0 = pthread_self() }
+        core.poll.loopStarted()
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: 65_536, alignment: 16)
         defer { buffer.deallocate() }
         var fds: [pollfd] = []
@@ -225,7 +216,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
 
             // Sleep until a socket, a new request or the next timer check needs us.
             fds.removeAll(keepingCapacity: true)
-            fds.append(pollfd(fd: core.wakeup.readFD, events: Int16(POLLIN), revents: 0))
+            fds.append(pollfd(fd: core.poll.wakeup.readFD, events: Int16(POLLIN), revents: 0))
             for c in connections {
                 fds.append(pollfd(fd: c.socket.fd, events: Int16(POLLIN) | (c.wantsWrite ? Int16(POLLOUT) : 0), revents: 0))
             }
@@ -237,7 +228,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
             let rc = poll(&fds, nfds_t(fds.count), idle ? 250 : 0)
             core.inbox.withLock { $0.asleep = false }
             if rc > 0 {
-                if fds[0].revents != 0 { core.wakeup.drain() }
+                if fds[0].revents != 0 { core.poll.wakeup.drain() }
                 for (i, c) in connections.enumerated() where fds[i + 1].revents != 0 {
                     if fds[i + 1].revents & Int16(POLLOUT) != 0 { c.flush() }
                     c.readAvailable(into: buffer)
@@ -280,7 +271,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
                 try TLSSocket.connect(host: origin.host, port: origin.port, context: core.tls, timeout: core.options.connectTimeout)
             }
             core.inbox.withLock { $0.connected.append((origin, result)) }
-            core.wakeup.signal()
+            core.poll.wakeup.signal()
         }
     }
 
@@ -380,6 +371,6 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
         done += all.map { ($0, .failure(error)) }
         hand()
         http1?.shutdown()
-        core.loopExited.signal()
+        core.poll.loopExited()
     }
 }
