@@ -52,6 +52,13 @@ public enum CLI {
     }
 
     static let commands: [String: Command] = [
+        "init": Command(help: """
+            usage: pushspool init [--spool DIR] [--config FILE]
+              Create the spool (tmp/ incoming/ active/ done/ failed/ results/ outbox/, writers'
+              folders group-writable, nothing world-writable) and its registry. Every other command
+              refuses a spool that does not exist yet, so a mistyped path never becomes a new,
+              silent spool. Running it on an existing spool checks it and changes nothing.
+            """, run: InitCommand.run),
         "run": Command(help: """
             usage: pushspool run [--once] [--spool DIR] [--config FILE]
               Watch the spool and dispatch jobs (inotify on Linux, a vnode source on macOS, polling

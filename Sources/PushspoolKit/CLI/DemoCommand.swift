@@ -17,7 +17,7 @@ enum DemoCommand {
         let root = URL(fileURLWithPath: args.value("spool") ?? defaultSpool,
                        relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath + "/")).standardizedFileURL
         try startAfresh(root)
-        let runtime = try Runtime(args, builtIn: true, spool: root.path)
+        let runtime = try Runtime(args, builtIn: true, spool: root.path, createSpool: true)
         let spool = runtime.spool
         FileManager.default.createFile(atPath: root.appendingPathComponent(marker).path, contents: Data())
 

@@ -11,8 +11,10 @@ struct Runtime {
     /// `builtIn`: ignore any config file (the demo must never reach a real service).
     /// `spool` overrides `--spool` and the config (the demo's own spool). `requireSecrets`: only
     /// commands that talk to services (`run`, `config --check`) need `env:` secrets to be set.
+    /// `createSpool`: only `init` and the demo create a spool; every other command refuses a
+    /// missing one (exit 78), so a mistyped path is an error, not a new spool nobody watches.
     init(_ args: Arguments, builtIn: Bool = false, spool spoolPath: String? = nil, requireSecrets: Bool = false,
-         createSpool: Bool = true) throws(CLIError) {
+         createSpool: Bool = false) throws(CLIError) {
         var config = try Self.loadConfig(args, builtIn: builtIn, requireSecrets: requireSecrets)
         if let spoolPath {
             config.spool = spoolPath
@@ -21,6 +23,9 @@ struct Runtime {
         do {
             spool = try Spool(root: URL(fileURLWithPath: config.spool), create: createSpool)
         } catch {
+            if error.isMissing {
+                throw CLIError(.config, "no spool at \(config.spool) (create it with `pushspool init --spool \(config.spool)`, or give the right --spool/--config)")
+            }
             throw CLIError(error.description.hasPrefix("refusing") ? .config : .ioError, error.description)
         }
         self.config = config

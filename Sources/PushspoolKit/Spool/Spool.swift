@@ -24,12 +24,13 @@ public final class Spool: Sendable {
 
     /// Opens the spool at `root`, creating missing folders without world access. Refuses a spool
     /// that anyone may write to, as Postfix does for its queue: its permissions are its access control.
-    /// `create: false` (read-only commands) refuses a folder that is not a spool yet.
+    /// `create: false` refuses a folder that is not a spool yet (no `incoming/`); a spool that has
+    /// `incoming/` gets any other missing folder back.
     public init(root: URL, create: Bool = true) throws(SpoolError) {
         self.root = root.standardizedFileURL
         let fm = FileManager.default
         if !create, !fm.fileExists(atPath: self.root.appendingPathComponent(Folder.incoming.rawValue).path) {
-            throw SpoolError("no spool at \(self.root.path)")
+            throw SpoolError("no spool at \(self.root.path)", isMissing: true)
         }
         do {
             try fm.createDirectory(at: self.root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
@@ -153,5 +154,10 @@ public final class Spool: Sendable {
 
 public struct SpoolError: Error, Sendable, CustomStringConvertible {
     public var description: String
-    public init(_ message: String) { description = message }
+    /// There is no spool there at all (as opposed to one that cannot be used).
+    public var isMissing = false
+    public init(_ message: String, isMissing: Bool = false) {
+        description = message
+        self.isMissing = isMissing
+    }
 }

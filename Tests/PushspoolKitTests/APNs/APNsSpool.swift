@@ -25,6 +25,7 @@ final class APNsSpool {
              "providers": {"apns": \(section)},
              "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}}
             """)
+        try initSpool(common)
     }
 
     static func token(_ prefix: String, _ n: Int) -> String { prefix + String(format: "%060x", n) }

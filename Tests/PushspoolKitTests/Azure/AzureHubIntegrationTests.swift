@@ -28,6 +28,7 @@ import Testing
                  "providers": {"azure": {"connection_string": "env:NH_CONNECTION_STRING", "hub": "myhub"\(azureExtra)}\(otherProviders)},
                  "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}}
                 """)
+            try initSpool(["--spool", spool, "--config", dir.path("pushspool.json")])
         }
 
         var connectionString: String {

@@ -13,6 +13,7 @@ struct FullDiskTests {
     @Test func fullDiskLeavesTheJobInActiveAndTheNextRunFinishesIt() throws {
         let dir = TempDir("pushspool-fulldisk")
         let spool = ["--spool", dir.path("spool")]
+        try initSpool(spool)
         #expect(try runPushspool(["run", "--once"] + spool).status == 0)   // creates the spool
         let results = dir.path("spool/results")
         try #require(Self.sh(["mount", "-t", "tmpfs", "-o", "size=16k,mode=0750", "tmpfs", results]) == 0, "mount failed")

@@ -50,6 +50,7 @@ import Testing
         dir.write("pushspool.json", #"{"spool": "spool"}"#)
         let expected = Self.devices(dir)
         let common = ["--spool", dir.path("spool"), "--config", dir.path("pushspool.json")]
+        try initSpool(common)
         var r = try runPushspool(["import"] + common + [dir.path("devices.jsonl")], cwd: dir.url)
         #expect(r.status == 0, "\(r.stderr)")
         dir.write("spool/incoming/loc.json", Self.job)

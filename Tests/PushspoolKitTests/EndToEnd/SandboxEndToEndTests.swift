@@ -48,6 +48,7 @@ import Testing
     @Test("demo never touches the real spool, its pending jobs or its registry")
     func demoLeavesTheRealSpoolAlone() throws {
         let dir = try checkout()
+        try initSpool([], cwd: dir.url)
         #expect(try runPushspool(["register", "--platform", "fcm", "--handle", "real-token", "--tag", "t"], cwd: dir.url).status == 0)
         dir.write("jobs/incoming/quarterly.json", #"{"to_tag":"t","pns":"fcm","message":"real"}"#)
         dir.write("jobs/incoming/demo-launch.json", #"{"to_tag":"t","pns":"fcm","message":"real too"}"#)
@@ -64,6 +65,7 @@ import Testing
     func submitAndRun() throws {
         let dir = TempDir("pushspool-e2e")
         let spool = ["--spool", dir.path("spool")]
+        try initSpool(spool)
         #expect(try runPushspool(["register", "--platform", "gcm", "--handle", "tok-a", "--tag", "username:alice", "--id", "a1"] + spool).status == 0)
         #expect(try runPushspool(["register", "--platform", "wns", "--handle", "https://x.notify.windows.com/?t=1", "--tag", "username:alice"] + spool).status == 0)
         let count = try runPushspool(["devices", "--tags", "username:alice", "--count"] + spool)
@@ -107,6 +109,7 @@ import Testing
     func submitNeedsNoSecrets() throws {
         let dir = TempDir("pushspool-e2e")
         dir.write("pushspool.json", #"{"routes": {"wns": "wns"}, "providers": {"wns": {"client_id": "ms-app://x", "client_secret": "env:UNSET_WNS_SECRET_X"}}}"#)
+        try initSpool([], cwd: dir.url)
         let submit = try runPushspool(["submit", "--to-tag", "t", "--pns", "wns", "--message", "m", "--id", "p1"], cwd: dir.url)
         #expect(submit.status == 0, "\(submit.stderr)")
         #expect(try runPushspool(["status"], cwd: dir.url).status == 0)
@@ -114,6 +117,39 @@ import Testing
         #expect(run.status == 78)
         #expect(run.stderr.components(separatedBy: "UNSET_WNS_SECRET_X").count == 2, "reported once: \(run.stderr)")
         #expect(dir.list("jobs/incoming") == ["p1.json"])
+    }
+
+    /// Only `init` creates a spool: a mistyped path is an error naming the path and the command
+    /// that creates it, never a new spool nobody watches (exit 78, nothing written).
+    @Test func onlyInitCreatesASpool() throws {
+        let dir = TempDir("pushspool-e2e")
+        dir.write("devices.jsonl", #"{"platform":"fcm","handle":"t1","tags":["a"]}"#)
+        let missing = dir.path("nope-spool")
+        let commands: [[String]] = [
+            ["submit", "--to-tag", "a", "--pns", "fcm", "--message", "m"], ["run", "--once"], ["devices", "--count"],
+            ["register", "--platform", "fcm", "--handle", "t2"], ["unregister", "--id", "x"],
+            ["import", dir.path("devices.jsonl")], ["status"], ["status", "--json"],
+        ]
+        for command in commands {
+            let r = try runPushspool(command + ["--spool", missing], cwd: dir.url)
+            #expect(r.status == 78, "\(command): \(r.stdout)")
+            #expect(r.stderr == "pushspool: no spool at \(missing) (create it with `pushspool init --spool \(missing)`, or give the right --spool/--config)\n", "\(command)")
+            #expect(!FileManager.default.fileExists(atPath: missing), "\(command) created the spool")
+        }
+        // No config and no spool in the working directory: ./jobs is not conjured up either.
+        let bare = try runPushspool(["run", "--once"], cwd: dir.url)
+        #expect(bare.status == 78)
+        #expect(bare.stderr.contains("no spool at \(dir.url.standardizedFileURL.path)/jobs"))
+        #expect(!FileManager.default.fileExists(atPath: dir.path("jobs")))
+
+        let created = try runPushspool(["init", "--spool", missing], cwd: dir.url)
+        #expect(created.status == 0)
+        #expect(created.stdout.hasPrefix("created spool \(missing)"))
+        #expect(dir.list("nope-spool") == [".state", "active", "done", "failed", "incoming", "outbox", "registry.sqlite", "results", "tmp"])
+        let again = try runPushspool(["init", "--spool", missing], cwd: dir.url)
+        #expect(again.status == 0)
+        #expect(again.stdout.contains("already exists"))
+        #expect(try runPushspool(["devices", "--count", "--spool", missing], cwd: dir.url).stdout == "0\n")
     }
 
     @Test("config --check validates without creating anything")
@@ -128,7 +164,7 @@ import Testing
     @Test("a world-writable spool is refused")
     func worldWritable() throws {
         let dir = TempDir("pushspool-e2e")
-        #expect(try runPushspool(["run", "--once", "--spool", dir.path("s")]).status == 0)
+        try initSpool(["--spool", dir.path("s")])
         chmod(dir.path("s/incoming"), 0o777)
         let r = try runPushspool(["run", "--once", "--spool", dir.path("s")])
         #expect(r.status == 78)
@@ -139,6 +175,7 @@ import Testing
     func watchAndStop() throws {
         let dir = TempDir("pushspool-e2e")
         let spool = ["--spool", dir.path("spool")]
+        try initSpool(spool)
         #expect(try runPushspool(["register", "--platform", "apns", "--handle", "ab12", "--tag", "t"] + spool).status == 0)
         let p = Process()
         p.executableURL = Paths.binary

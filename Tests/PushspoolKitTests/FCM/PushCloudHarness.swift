@@ -41,6 +41,7 @@ final class PushCloudHarness {
              "providers": {\(providers.joined(separator: ", "))},
              "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}}
             """)
+        try initSpool(["--config", dir.path("pushspool.json")], cwd: dir.url)
     }
 
     var configPath: String { dir.path("pushspool.json") }

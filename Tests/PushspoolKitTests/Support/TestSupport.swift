@@ -69,6 +69,12 @@ struct RunResult {
 
 /// Runs the real `pushspool` binary.
 @discardableResult
+/// `pushspool init`: what a user runs once before any other command touches a spool.
+func initSpool(_ args: [String], cwd: URL? = nil) throws {
+    let r = try runPushspool(["init"] + args, cwd: cwd)
+    guard r.status == 0 else { throw FakeServer.FakeError(message: "init failed (\(r.status)): \(r.stderr)") }
+}
+
 func runPushspool(_ args: [String], cwd: URL? = nil, env: [String: String] = [:],
                   stdin: String? = nil, timeout: Double = 120) throws -> RunResult {
     let p = Process()
