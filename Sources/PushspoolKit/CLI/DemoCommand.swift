@@ -43,7 +43,7 @@ enum DemoCommand {
         print("Dropped \(names.count) sample jobs from examples/jobs/ into \(spool.url(.incoming).path)/ (tmp/ → rename → incoming/).")
         print("Dispatching through the sandbox provider (no credentials, nothing leaves this machine):\n")
 
-        let reports = try RunCommand.dispatch(runtime, once: true) { print("  \($0)") }
+        let reports = try RunCommand.dispatch(runtime, once: true) { print("  \($0)") }.reports
 
         let outbox = runtime.config.resolve(runtime.config.outboxPath)
         print("\nWhat each service would have received for the tutorial job (examples/jobs/demo-notify-alice.json):")

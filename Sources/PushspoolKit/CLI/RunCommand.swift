@@ -11,7 +11,16 @@ import Darwin
 enum RunCommand {
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
         let runtime = try Runtime(args, requireSecrets: true)
-        let reports = try dispatch(runtime, once: args.has("once")) { print($0) }
+        let once = args.has("once")
+        let (reports, scheduled) = try dispatch(runtime, once: once) { print($0) }
+        if once {
+            // cron mails what a job prints: say when there was nothing to do, and what waits.
+            if reports.isEmpty { print("nothing due in \(runtime.spool.url(.incoming).path)") }
+            if let next = scheduled.first {
+                let more = scheduled.count > 1 ? " (\(scheduled.count) jobs scheduled)" : ""
+                print("next scheduled: \(next.name) at \(Timestamp.rfc3339(next.notBefore))\(more)")
+            }
+        }
         // A job left in active/ by an I/O failure (full disk) is kept safe, but cron should hear of it.
         let ioTrouble = reports.contains {
             if case .interrupted(let why) = $0.outcome { return why != "stopping" }
@@ -21,9 +30,10 @@ enum RunCommand {
     }
 
     /// Builds the engine for `runtime`, runs it (once or until SIGINT/SIGTERM), shuts providers
-    /// down, and returns the job reports.
+    /// down, and returns the job reports and the jobs still waiting for their `not_before`.
     @discardableResult
-    static func dispatch(_ runtime: Runtime, once: Bool, print: @escaping @Sendable (JobReport) -> Void) throws(CLIError) -> [JobReport] {
+    static func dispatch(_ runtime: Runtime, once: Bool, print: @escaping @Sendable (JobReport) -> Void) throws(CLIError)
+        -> (reports: [JobReport], scheduled: [(name: String, notBefore: Date)]) {
         let log = Log.shared
         let registry = try runtime.openRegistry()
         let routes = try runtime.makeRoutes(log: log)
@@ -59,7 +69,7 @@ enum RunCommand {
         }
         registry.close()
         signalSources.forEach { $0.cancel() }
-        return collected.all
+        return (collected.all, dispatcher.scheduled)
     }
 }
 

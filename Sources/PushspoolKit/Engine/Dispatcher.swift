@@ -45,6 +45,14 @@ public final class Dispatcher: Sendable {
 
     public var isStopping: Bool { state.withLock { $0.stopping } }
 
+    /// Jobs seen in `incoming/` at the last listing whose `not_before` is still ahead, soonest first.
+    public var scheduled: [(name: String, notBefore: Date)] {
+        let now = Date()
+        return state.withLock { s in
+            s.peeked.compactMap { name, seen in seen.1.flatMap { $0 > now ? (name, $0) : nil } }
+        }.sorted { $0.notBefore < $1.notBefore }
+    }
+
     /// Processes what is due now (orphans first), waits for it, returns. For cron: `run --once`.
     public func runOnce() {
         state.withLock { $0.onceMode = true }

@@ -3,7 +3,8 @@
 public struct JobReport: Error, Sendable, CustomStringConvertible {
     public enum Outcome: Sendable, Equatable {
         /// Every target reached a final outcome; the job moved to `done/`.
-        case done(delivered: Int, failed: Int, unregistered: Int, retries: Int, durationMS: Int)
+        /// `matched`: devices the audience matched in the registry (nil when a hub resolved the tags).
+        case done(delivered: Int, failed: Int, unregistered: Int, retries: Int, matched: Int?, durationMS: Int)
         /// A registration change was applied.
         case registry(String)
         /// The job could not be processed; it moved to `failed/`. One sentence.
@@ -29,7 +30,9 @@ public struct JobReport: Error, Sendable, CustomStringConvertible {
 
     private var line: String {
         switch outcome {
-        case let .done(d, f, u, r, ms):
+        case let .done(_, _, _, _, 0, ms):
+            return "job \(id): done — warning: no registered device matches its audience, nothing sent (\(ms) ms)"
+        case let .done(d, f, u, r, _, ms):
             return "job \(id): done — delivered \(d), failed \(f), unregistered \(u), retries \(r) (\(ms) ms)"
         case .registry(let what): return "job \(id): done — \(what)"
         case .failed(let why): return "job \(id): failed — \(why) (moved to failed/\(file))"

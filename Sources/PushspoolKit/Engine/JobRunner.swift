@@ -114,7 +114,11 @@ final class JobRunner: Sendable {
                 outcome = .interrupted(why)
             } else {
                 outcome = .done(delivered: tally.delivered, failed: tally.failed, unregistered: tally.unregistered,
-                                retries: tally.retries, durationMS: Int(Date().timeIntervalSince(started) * 1000))
+                                retries: tally.retries, matched: plan.hubSends.isEmpty ? tally.matched : nil,
+                                durationMS: Int(Date().timeIntervalSince(started) * 1000))
+                if tally.matched == 0 && plan.hubSends.isEmpty {
+                    env.log.warning("job \(job.id): no registered device matches its audience on \(plan.direct.map(\.rawValue).joined(separator: ", ")): nothing was sent")
+                }
             }
         case .register(let registration):
             if !prior.hasJobLine { resultLog.append(ResultLine.job(job, file: name, receivedAt: receivedAt(name), pns: [registration.platform], targets: 1)) }

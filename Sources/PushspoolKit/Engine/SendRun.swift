@@ -35,6 +35,8 @@ struct SendRun {
 
     struct Result {
         var delivered = 0, failed = 0, unregistered = 0, retries = 0
+        /// Registry devices the audience matched on the direct routes (nil: no direct route).
+        var matched: Int?
         var interruption: String?
     }
 
@@ -42,6 +44,7 @@ struct SendRun {
         let tally = Tally(prior)
         let inFlight = DispatchGroup()
         var interruption: String?
+        var matched = 0
 
         for hubSend in plan.hubSends {
             let recipient = Recipient.hub(hubSend.audience)
@@ -61,6 +64,7 @@ struct SendRun {
                         interruption = "result log: \(failure)"
                         return false
                     }
+                    matched += 1
                     let recipient = Recipient.device(device)
                     if prior.finished.contains(ResultLogContents.key(platform: device.platform, recipient: recipient)) { return true }
                     guard let notification = plan.renditions[device.platform]?.notification(for: device.lang) else { return true }
@@ -75,7 +79,7 @@ struct SendRun {
         inFlight.wait()
         let c = tally.counts.withLock { $0 }
         return Result(delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, retries: c.retries,
-                      interruption: interruption)
+                      matched: plan.direct.isEmpty ? nil : matched, interruption: interruption)
     }
 
     private func dispatch(platform: Platform, recipient: Recipient, notification: RenderedNotification, tally: Tally,

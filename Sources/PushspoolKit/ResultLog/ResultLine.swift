@@ -46,14 +46,19 @@ enum ResultLine {
 
     static func summary(id: String, status: String, tally: JobReport.Outcome?, durationMS: Int, error: String?) -> JSONValue {
         var d = 0, f = 0, u = 0, r = 0
-        if case let .done(delivered, failed, unregistered, retries, _) = tally {
-            (d, f, u, r) = (delivered, failed, unregistered, retries)
+        var matched: Int?
+        if case let .done(delivered, failed, unregistered, retries, m, _) = tally {
+            (d, f, u, r, matched) = (delivered, failed, unregistered, retries, m)
         }
         var pairs: [(String, JSONValue)] = [
             ("type", "summary"), ("id", .string(id)), ("status", .string(status)),
             ("delivered", .int(Int64(d))), ("failed", .int(Int64(f))), ("unregistered", .int(Int64(u))),
             ("retries", .int(Int64(r))), ("duration_ms", .int(Int64(durationMS))),
         ]
+        if let matched {
+            pairs.append(("matched", .int(Int64(matched))))
+            if matched == 0 { pairs.append(("warning", "no registered device matches the audience: nothing was sent")) }
+        }
         if let error { pairs.append(("error", .string(error))) }
         return .object(pairs)
     }

@@ -152,6 +152,29 @@ import Testing
         #expect(try runPushspool(["devices", "--count", "--spool", missing], cwd: dir.url).stdout == "0\n")
     }
 
+    /// `run --once` from cron is never silent: nothing due says so, a scheduled job says when,
+    /// and a job whose audience matches no device ends with a warning, not a quiet "delivered 0".
+    @Test func runOnceSaysWhatItDidNotDo() throws {
+        let dir = TempDir("pushspool-e2e")
+        let spool = ["--spool", dir.path("spool")]
+        try initSpool(spool)
+        let idle = try runPushspool(["run", "--once"] + spool)
+        #expect(idle.status == 0)
+        #expect(idle.stdout == "nothing due in \(dir.url.standardizedFileURL.path)/spool/incoming\n")
+        #expect(try runPushspool(["submit", "--to-tag", "t", "--pns", "apns", "--message", "m", "--id", "later",
+                                  "--not-before", "2030-01-01T00:00:00Z"] + spool).status == 0)
+        #expect(try runPushspool(["register", "--platform", "apns", "--handle", String(repeating: "ab", count: 32), "--tag", "username:alice"] + spool).status == 0)
+        #expect(try runPushspool(["submit", "--to-tag", "username:alcie", "--pns", "apns", "--message", "m", "--id", "typo"] + spool).status == 0)
+        let r = try runPushspool(["run", "--once"] + spool)
+        #expect(r.status == 0)
+        #expect(r.stdout.contains("job typo: done — warning: no registered device matches its audience, nothing sent"))
+        #expect(r.stdout.contains("next scheduled: later.json at 2030-01-01T00:00:00.000Z"))
+        #expect(r.stderr.contains("job typo: no registered device matches its audience on apns"))
+        let summary = dir.jsonLines("spool/results/typo.jsonl").last
+        #expect(summary?["matched"] as? Int == 0)
+        #expect((summary?["warning"] as? String)?.contains("no registered device") == true)
+    }
+
     @Test("config --check validates without creating anything")
     func configCheckCreatesNothing() throws {
         let dir = TempDir("pushspool-e2e")
