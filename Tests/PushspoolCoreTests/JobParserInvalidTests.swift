@@ -149,6 +149,12 @@ import Testing
     @Test(arguments: [("", "", 0), ("", "abc", 3), ("abc", "", 3), ("mesage", "message", 1), ("tag", "tags", 1),
                       ("colour", "collapse_id", 8), ("kitten", "sitting", 3)])
     func levenshtein(a: String, b: String, expected: Int) {
-        #expect(Fields.editDistance(a, b) == expected)
+        #expect(Spelling.editDistance(a, b) == expected)
+    }
+
+    @Test func closestNameWithinTwoEdits() {
+        #expect(Spelling.closest(to: "concurency", among: ["concurrency", "spool", "registry"]) == "concurrency")
+        #expect(Spelling.closest(to: "colour", among: ["concurrency", "spool"]) == nil)
+        #expect(Spelling.closest(to: "ab", among: ["xy"]) == nil)
     }
 }

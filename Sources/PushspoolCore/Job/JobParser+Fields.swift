@@ -21,12 +21,22 @@ enum Fields {
     }
 
     static func unknown(_ key: String, among candidates: Set<String>, problems: inout Problems, prefix: String = "") {
-        let best = candidates.map { ($0, editDistance(key, $0)) }.min { $0.1 < $1.1 || ($0.1 == $1.1 && $0.0 < $1.0) }
-        if let (name, distance) = best, distance <= 2, distance < key.count {
+        if let name = Spelling.closest(to: key, among: candidates) {
             problems.add(prefix + key, "unknown field (did you mean \"\(name)\"?)")
         } else {
             problems.add(prefix + key, "unknown field")
         }
+    }
+}
+
+/// "Did you mean …?" for keys and names a person typed.
+public enum Spelling {
+    /// The candidate within two edits of `word` (and not further than its own length), if any;
+    /// the alphabetically first of equally close ones.
+    public static func closest<C: Collection<String>>(to word: String, among candidates: C) -> String? {
+        let best = candidates.map { ($0, editDistance(word, $0)) }.min { $0.1 < $1.1 || ($0.1 == $1.1 && $0.0 < $1.0) }
+        guard let (name, distance) = best, distance <= 2, distance < word.count else { return nil }
+        return name
     }
 
     /// Levenshtein distance over characters; keys are short, so the quadratic table is fine.

@@ -30,7 +30,7 @@ public enum CLI {
         }
         let rest = Array(args.dropFirst())
         if rest.contains("--help") || rest.contains("-h") {
-            print(spec.help)
+            print(spec.help + "\n" + commonOptions)
             return .ok
         }
         let parsed: Arguments
@@ -43,6 +43,14 @@ public enum CLI {
     }
 
     public static let version = "0.1.0"
+
+    /// What every command takes, shown under each command's own help.
+    static let commonOptions = """
+
+          Every command also takes:
+            --config FILE   the configuration (default ./pushspool.json, else built in: all platforms to the sandbox)
+            --spool DIR     the spool (default: the config's "spool", else ./jobs; `pushspool init` creates it)
+        """
 
     struct Command: Sendable {
         var help: String

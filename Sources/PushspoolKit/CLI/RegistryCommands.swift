@@ -3,8 +3,11 @@ import PushspoolCore
 
 enum RegistryCommands {
     static func register(_ args: Arguments) throws(CLIError) -> ExitCode {
-        guard let name = args.value("platform"), let platform = Platform(name: name) else {
-            throw CLIError(.usage, "register: --platform must be one of \(Platform.acceptedNames)")
+        guard let name = args.value("platform") else {
+            throw CLIError(.usage, "register: --platform is required (\(Platform.acceptedNames))")
+        }
+        guard let platform = Platform(name: name) else {
+            throw CLIError(.usage, "register: --platform: unknown platform \"\(name)\" (expected \(Platform.acceptedNames))")
         }
         guard let handle = args.value("handle"), !handle.isEmpty else { throw CLIError(.usage, "register: --handle is required") }
         for tag in args.values("tag") where !TagExpression.isValidTag(Substring(tag)) {
@@ -74,7 +77,7 @@ enum RegistryCommands {
         if !args.values("platform").isEmpty {
             platforms = []
             for name in args.values("platform") {
-                guard let p = Platform(name: name) else { throw CLIError(.usage, "devices: unknown platform \"\(name)\"") }
+                guard let p = Platform(name: name) else { throw CLIError(.usage, "devices: --platform: unknown platform \"\(name)\" (expected \(Platform.acceptedNames))") }
                 platforms.insert(p)
             }
         }

@@ -14,7 +14,12 @@ enum SubmitCommand {
         if let t = args.value("tags") { pairs.append(("tags", .string(t))) }
         if args.has("broadcast") { pairs.append(("broadcast", true)) }
         guard let pns = args.value("pns") else { throw CLIError(.usage, "submit: --pns is required (e.g. --pns apns,fcm,wns)") }
-        pairs.append(("pns", .array(pns.split(separator: ",").map { .string(String($0).trimmingCharacters(in: .whitespaces)) })))
+        let names = pns.split(separator: ",").map { String($0).trimmingCharacters(in: .whitespaces) }
+        // A mistyped option value is a usage error, as in `register --platform` and `devices --platform`.
+        for name in names where Platform(name: name) == nil {
+            throw CLIError(.usage, "submit: --pns: unknown platform \"\(name)\" (expected \(Platform.acceptedNames))")
+        }
+        pairs.append(("pns", .array(names.map(JSONValue.string))))
         guard let message = args.value("message") else { throw CLIError(.usage, "submit: --message is required") }
         pairs.append(("message", .string(message)))
         for (flag, field) in [("from", "from"), ("title", "title"), ("not-before", "not_before")] {

@@ -23,7 +23,7 @@ extension Config {
             providers.append(("azure", .object([("connection_string", "<redacted>"), ("hub", .string(z.hub)),
                                                 ("fcm_format", .string(z.fcmFormat)), ("api_version", opt(z.apiVersion))])))
         }
-        providers.append(("sandbox", .object([("outbox", .string(outboxPath))])))
+        providers.append(("sandbox", .object([("outbox", .string(resolve(outboxPath).path))])))
         return .object([
             ("spool", .string(spool)),
             ("registry", .string(registryPath)),

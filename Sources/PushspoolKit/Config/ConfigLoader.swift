@@ -63,7 +63,12 @@ public enum ConfigLoader {
             guard case .object(let pairs) = v else { problem(key, "must be an object, got \(v.typeName)"); return nil }
             var out: [String: JSONValue] = [:]
             for (k, value) in pairs {
-                if allowed.contains(k) { out[k] = value } else { problem(key.isEmpty ? k : "\(key).\(k)", "unknown key") }
+                if allowed.contains(k) {
+                    out[k] = value
+                } else {
+                    let hint = Spelling.closest(to: k, among: allowed).map { " (did you mean \"\($0)\"?)" } ?? ""
+                    problem(key.isEmpty ? k : "\(key).\(k)", "unknown key" + hint)
+                }
             }
             return out
         }

@@ -58,7 +58,7 @@ final class JobRunner: Sendable {
         do {
             job = try JobParser.parse(bytes, fileName: name)
         } catch {
-            return quarantine(name, id: fallbackID, error: error.description, pns: [], file: file)
+            return quarantine(name, id: fallbackID, error: error.description, pns: Self.declaredPlatforms(bytes), file: file)
         }
 
         // Prepare everything that can fail for the whole job before anything is sent.
@@ -210,6 +210,21 @@ final class JobRunner: Sendable {
             if case .failed = outcome { env.spool.quarantine(name) } else { env.spool.complete(name) }
         }
         return JobReport(id: job.id, file: name, outcome: outcome)
+    }
+
+    /// The platforms an invalid job file names in `pns`, as far as they can be read, for its
+    /// result log (the job never ran, but its log should say what it asked for).
+    static func declaredPlatforms(_ bytes: [UInt8]) -> [Platform] {
+        guard let value = try? JSONParser.parse(bytes) else { return [] }
+        let names: [String]
+        switch value["pns"] {
+        case .string(let one)?: names = [one]
+        case .array(let items)?: names = items.compactMap { if case .string(let n) = $0 { n } else { nil } }
+        default: return []
+        }
+        var seen: [Platform] = []
+        for platform in names.compactMap(Platform.init(name:)) where !seen.contains(platform) { seen.append(platform) }
+        return seen
     }
 
     /// Moves an unprocessable job to `failed/` with a result log saying why in one sentence.

@@ -52,10 +52,10 @@ import PushspoolCore
                 """)
             Issue.record("expected a ConfigError")
         } catch {
-            #expect(error.problems.contains("concurency: unknown key"))
+            #expect(error.problems.contains("concurency: unknown key (did you mean \"concurrency\"?)"))
             #expect(error.problems.contains("concurrency: must be an integer in 1…100000"))
             #expect(error.problems.contains("retry.max_attempts: must be an integer in 1…100"))
-            #expect(error.problems.contains("providers.gcm: unknown key"))
+            #expect(error.problems.contains("providers.gcm: unknown key (did you mean \"fcm\"?)"))
             #expect(error.problems.contains("providers.apns.key_file: is required"))
             #expect(error.problems.contains("providers.apns.environment: must be \"production\" or \"sandbox\", got \"prod\""))
             #expect(error.problems.contains("providers.wns.client_secret: environment variable MISSING is not set"))

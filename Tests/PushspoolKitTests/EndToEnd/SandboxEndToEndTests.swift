@@ -95,10 +95,11 @@ import Testing
         #expect(v.stdout.contains("good.json: ok"))
         #expect(try runPushspool(["frobnicate"]).status == 64)
         #expect(try runPushspool(["submit", "--pns", "apns"], cwd: dir.url).status == 64)
-        dir.write("pushspool.json", #"{"concurrency": 0, "colour": "blue", "providers": {"wns": {"client_id": "x", "client_secret": "env:NOPE_NOT_SET"}}}"#)
+        dir.write("pushspool.json", #"{"concurrency": 0, "colour": "blue", "sppol": "s", "providers": {"wns": {"client_id": "x", "client_secret": "env:NOPE_NOT_SET"}}}"#)
         let check = try runPushspool(["config", "--check"], cwd: dir.url)
         #expect(check.status == 78)
-        #expect(check.stderr.contains("colour: unknown key"))
+        #expect(check.stderr.contains("colour: unknown key\n"))
+        #expect(check.stderr.contains("sppol: unknown key (did you mean \"spool\"?)"))
         #expect(check.stderr.contains("concurrency: must be an integer"))
         #expect(check.stderr.contains("providers.wns.client_secret: environment variable NOPE_NOT_SET is not set"))
         let ok = try runPushspool(["config", "--check", "--config", "/dev/null"], cwd: dir.url)
@@ -173,6 +174,31 @@ import Testing
         let summary = dir.jsonLines("spool/results/typo.jsonl").last
         #expect(summary?["matched"] as? Int == 0)
         #expect((summary?["warning"] as? String)?.contains("no registered device") == true)
+    }
+
+    /// The small rough edges a new user met: one exit code for a mistyped platform wherever it is
+    /// typed, the common options under every command's help, an invalid job's log saying what it
+    /// asked for, absolute paths from `config --check`.
+    @Test func roughEdges() throws {
+        let dir = TempDir("pushspool-e2e")
+        let spool = ["--spool", dir.path("spool")]
+        try initSpool(spool)
+        for command in [["register", "--platform", "ios", "--handle", "x"], ["submit", "--to-tag", "a", "--pns", "apns,ios", "--message", "m"],
+                        ["devices", "--platform", "ios"]] {
+            let r = try runPushspool(command + spool)
+            #expect(r.status == 64, "\(command)")
+            #expect(r.stderr.contains("unknown platform \"ios\" (expected apns, fcm, gcm, wns)"), "\(command): \(r.stderr)")
+        }
+        for command in ["run", "submit", "register", "devices", "import", "status", "hub", "init"] {
+            let help = try runPushspool([command, "--help"]).stdout
+            #expect(help.contains("--spool DIR") && help.contains("--config FILE"), "\(command)")
+        }
+        dir.write("spool/incoming/bad.json", #"{"to_tag":"a","pns":["apns","gcm"],"message":"m","badge":-1}"#)
+        #expect(try runPushspool(["run", "--once"] + spool).status == 0)
+        let jobLine = dir.jsonLines("spool/results/bad.jsonl").first
+        #expect(jobLine?["pns"] as? [String] == ["apns", "fcm"])
+        let check = try runPushspool(["config", "--check"], cwd: dir.url)
+        #expect(check.stdout.contains("\"outbox\": \"\(dir.url.standardizedFileURL.path)/jobs/outbox\""), "\(check.stdout)")
     }
 
     @Test("config --check validates without creating anything")
