@@ -24,7 +24,9 @@ enum DemoCommand {
         let registry = try runtime.openRegistry()
         let devices: Int
         do {
-            devices = try registry.importJSONL(contentsOf: examples.appendingPathComponent("devices.jsonl"))
+            let report = try registry.importJSONL(contentsOf: examples.appendingPathComponent("devices.jsonl"))
+            if let first = report.refused.first { throw RegistryError(first) }
+            devices = report.imported
         } catch {
             throw CLIError(.dataError, "demo: examples/devices.jsonl: \(error)")
         }

@@ -109,13 +109,22 @@ enum RegistryCommands {
         defer { registry.close() }
         // Whole seconds, as stored: the hub push below selects this import's rows by it.
         let started = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
+        let file = args.positionals[0]
+        let report: Registry.ImportReport
         do {
-            let n = try registry.importJSONL(contentsOf: URL(fileURLWithPath: args.positionals[0]), now: started)
-            print("imported \(n) devices")
+            report = try registry.importJSONL(contentsOf: URL(fileURLWithPath: file), now: started)
         } catch {
-            throw CLIError(.dataError, "import: \(args.positionals[0]): \(error)")
+            throw CLIError(.ioError, "import: \(file): \(error)")
         }
-        guard let hub else { return .ok }
+        print("imported \(report.imported) devices" + (report.refusedCount > 0 ? ", refused \(report.refusedCount) lines" : ""))
+        // Every refused line on stderr with its number and field, then the rest of the import
+        // goes on (the hub still gets what was imported); the exit code says some lines were bad.
+        for problem in report.refused { FileHandle.standardError.write(Data("pushspool: import: \(file): \(problem)\n".utf8)) }
+        if report.refusedCount > report.refused.count {
+            FileHandle.standardError.write(Data("pushspool: import: \(file): … and \(report.refusedCount - report.refused.count) more lines refused\n".utf8))
+        }
+        let linesOK: ExitCode = report.refusedCount > 0 ? .dataError : .ok
+        guard let hub else { return linesOK }
         do {
             let counts = try hub.push(from: registry, since: started, label: "import: writing to the hub")
             for failure in counts.firstFailures { FileHandle.standardError.write(Data("pushspool: import: \(failure)\n".utf8)) }
@@ -124,7 +133,7 @@ enum RegistryCommands {
                 FileHandle.standardError.write(Data("pushspool: import: \(counts.failed) installations did not reach the hub; the local registry has them — run `pushspool hub sync` once the hub answers\n".utf8))
                 return .ioError
             }
-            return .ok
+            return linesOK
         } catch {
             throw CLIError(.ioError, "import: reading the registry back for the hub failed: \(error)")
         }

@@ -5,16 +5,31 @@ import Dispatch
 
 /// Bulk import of JSON Lines registrations (`pushspool import FILE.jsonl`).
 extension Registry {
-    /// JSON Lines `{"id"?, "platform", "handle", "tags": [...], "lang"?}` (blank lines skipped), all in ONE
-    /// transaction: any bad line aborts the whole import with an error naming the line number and
-    /// field (e.g. `line 7: platform: unknown platform "ios"`), so a half-imported file never
-    /// leaves the registry in a state nobody asked for. Returns the number of devices upserted.
+    /// What an import did: devices written, and the lines it refused (each with its line number
+    /// and the field at fault; the first `ImportReport.keptRefusals` are kept, all are counted).
+    public struct ImportReport: Sendable {
+        public var imported = 0
+        public var refused: [String] = []
+        public var refusedCount = 0
+        static let keptRefusals = 1000
+
+        mutating func refuse(_ message: String) {
+            refusedCount += 1
+            if refused.count < Self.keptRefusals { refused.append(message) }
+        }
+    }
+
+    /// JSON Lines `{"id"?, "platform", "handle", "tags": [...], "lang"?}` (blank lines skipped) in
+    /// one transaction. A line that cannot be a registration is refused with its line number and
+    /// field (e.g. `line 7: platform: unknown platform "ios" (expected apns, fcm, gcm, wns)`) and
+    /// the others are imported: one bad token does not hold up a million good ones. Unreadable
+    /// files and database errors throw, and nothing is imported.
     ///
     /// Into an empty registry the file is bulk-loaded: rows appended with no index to maintain,
-    /// then every index built once, each from one sort. Should the file
-    /// name an id or a handle twice (building a unique index fails), that attempt is rolled back
-    /// and the file imported again line by line, with the upsert's handle-move rules.
-    public func importJSONL(contentsOf url: URL, now: Date = Date()) throws -> Int {
+    /// then every index built once, each from one sort. Should the file name an id or a handle
+    /// twice (building a unique index fails), that attempt is rolled back and the file imported
+    /// again line by line, with the upsert's handle-move rules.
+    public func importJSONL(contentsOf url: URL, now: Date = Date()) throws -> ImportReport {
         try locked { db in
             try db.transaction {
                 let probe = try db.statement("SELECT 1 FROM devices LIMIT 1")
@@ -23,9 +38,9 @@ extension Registry {
                 if empty {
                     try db.execute("SAVEPOINT bulk")
                     do {
-                        let count = try Self.bulkLoad(url, now: now, into: db)
+                        let report = try Self.bulkLoad(url, now: now, into: db)
                         try db.execute("RELEASE bulk")
-                        return count
+                        return report
                     } catch is BulkLoadConflict {
                         try db.execute("ROLLBACK TO bulk; RELEASE bulk")
                     } catch {
@@ -41,12 +56,12 @@ extension Registry {
     /// The file names an id or a handle twice: not a bulk load after all.
     struct BulkLoadConflict: Error {}
 
-    private static func bulkLoad(_ url: URL, now: Date, into db: SQLiteDatabase) throws -> Int {
+    private static func bulkLoad(_ url: URL, now: Date, into db: SQLiteDatabase) throws -> ImportReport {
         try db.execute(dropIndexes + "CREATE TEMP TABLE import_tags(tag TEXT NOT NULL, device_rowid INTEGER NOT NULL);")
         let tag = try db.statement("INSERT INTO temp.import_tags(tag, device_rowid) VALUES(?, ?)")
         let insert = try db.statement("INSERT INTO devices(id, platform, handle, updated_at, lang, tags) VALUES(?, ?, ?, ?, ?, ?)")
         let stamp = now.timeIntervalSince1970
-        let count = try forEachRegistration(in: url) { r in
+        let report = try forEachRegistration(in: url) { r in
             let tags = r.tags.count < 2 ? r.tags : Array(Set(r.tags)).sorted()
             try insert.bind(.text(r.id ?? UUID().uuidString.lowercased()), at: 1)
             try insert.bind(.text(r.platform.rawValue), at: 2)
@@ -76,14 +91,14 @@ extension Registry {
             if db.lastErrorIsConstraint { throw BulkLoadConflict() }
             throw error
         }
-        return count
+        return report
     }
 
     /// Reads, decodes and validates every line, calling `body` with each registration; returns
-    /// how many there were. Errors name the line and the field. Reading and decoding run on a
-    /// thread of their own, a few thousand lines ahead (bounded), so they overlap the database
-    /// work `body` does.
-    private static func forEachRegistration(in url: URL, _ body: (Registration) throws -> Void) throws -> Int {
+    /// how many there were and which lines were refused (line number and field). Reading and
+    /// decoding run on a thread of their own, a few thousand lines ahead (bounded), so they
+    /// overlap the database work `body` does.
+    private static func forEachRegistration(in url: URL, _ body: (Registration) throws -> Void) throws -> ImportReport {
         let reader: LineReader
         do {
             reader = try LineReader(url: url)
@@ -97,6 +112,7 @@ extension Registry {
             var fast = RegistrationLine()
             var batch: [Registration] = []
             batch.reserveCapacity(BatchQueue.batchSize)
+            var report = ImportReport()
             do {
                 while let (number, line) = try reader.next() {
                     guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { continue }
@@ -106,16 +122,16 @@ extension Registry {
                         do throws(RegistryError) {
                             batch.append(try Self.registration(fromJSONLine: line))
                         } catch {
-                            throw RegistryError("line \(number): \(error.message)")
+                            report.refuse("line \(number): \(error.message)")
                         }
                     }
                     if batch.count == BatchQueue.batchSize {
-                        guard queue.put(.success(batch)) else { return }
+                        guard queue.put(.batch(batch)) else { return }
                         batch.removeAll(keepingCapacity: true)
                     }
                 }
-                if !batch.isEmpty, !queue.put(.success(batch)) { return }
-                _ = queue.put(.success([]))   // the end
+                if !batch.isEmpty, !queue.put(.batch(batch)) { return }
+                _ = queue.put(.end(report))
             } catch {
                 _ = queue.put(.failure(error))
             }
@@ -129,11 +145,17 @@ extension Registry {
         }
         var count = 0
         while true {
-            let registrations = try queue.take().get()
-            if registrations.isEmpty { return count }
-            for r in registrations {
-                try body(r)
-                count += 1
+            switch queue.take() {
+            case .batch(let registrations):
+                for r in registrations {
+                    try body(r)
+                    count += 1
+                }
+            case .end(var report):
+                report.imported = count
+                return report
+            case .failure(let error):
+                throw error
             }
         }
     }
@@ -142,14 +164,20 @@ extension Registry {
     /// them waiting (bounded memory whatever the file's size).
     final class BatchQueue: @unchecked Sendable {
         static let batchSize = 2048
-        private let items = Mutex<(queue: [Result<[Registration], any Error>], cancelled: Bool)>(([], false))
+        enum Item: Sendable {
+            case batch([Registration])
+            /// The file is read: what was refused on the way.
+            case end(ImportReport)
+            case failure(any Error)
+        }
+        private let items = Mutex<(queue: [Item], cancelled: Bool)>(([], false))
         private let free: DispatchSemaphore
         private let ready = DispatchSemaphore(value: 0)
 
         init(depth: Int) { free = DispatchSemaphore(value: depth) }
 
         /// False once the consumer has gone (stop producing).
-        func put(_ item: Result<[Registration], any Error>) -> Bool {
+        func put(_ item: Item) -> Bool {
             free.wait()
             let accepted = items.withLock { state in
                 if state.cancelled { return false }
@@ -160,7 +188,7 @@ extension Registry {
             return accepted
         }
 
-        func take() -> Result<[Registration], any Error> {
+        func take() -> Item {
             ready.wait()
             defer { free.signal() }
             return items.withLock { $0.queue.removeFirst() }
@@ -203,7 +231,7 @@ extension Registry {
         let id = try string("id")
         let platformName = try required("platform")
         guard let platform = Platform(name: platformName) else {
-            throw RegistryError("platform: unknown platform \(JSONValue.string(platformName).encodedString)")
+            throw RegistryError("platform: unknown platform \(JSONValue.string(platformName).encodedString) (expected \(Platform.acceptedNames))")
         }
         let handle = try required("handle")
         guard let tagsValue = value["tags"] else { throw RegistryError("tags: missing") }

@@ -197,6 +197,14 @@ import Testing
         #expect(try runPushspool(["run", "--once"] + spool).status == 0)
         let jobLine = dir.jsonLines("spool/results/bad.jsonl").first
         #expect(jobLine?["pns"] as? [String] == ["apns", "fcm"])
+        // A bad import line is named with its number and field; the good ones are imported.
+        dir.write("devices.jsonl", [#"{"platform":"fcm","handle":"ok-1","tags":[]}"#, #"{"platform":"ios","handle":"x","tags":[]}"#,
+                                    #"{"platform":"fcm","handle":"ok-2","tags":[]}"#].joined(separator: "\n"))
+        let imported = try runPushspool(["import", dir.path("devices.jsonl")] + spool)
+        #expect(imported.status == 65)
+        #expect(imported.stdout == "imported 2 devices, refused 1 lines\n")
+        #expect(imported.stderr.contains("line 2: platform: unknown platform \"ios\" (expected apns, fcm, gcm, wns)"))
+        #expect(try runPushspool(["devices", "--count", "--platform", "fcm"] + spool).stdout == "2\n")
         let check = try runPushspool(["config", "--check"], cwd: dir.url)
         #expect(check.stdout.contains("\"outbox\": \"\(dir.url.standardizedFileURL.path)/jobs/outbox\""), "\(check.stdout)")
     }

@@ -61,7 +61,7 @@ import PushspoolCore
         dir.write("devices.jsonl", jsonl)
 
         let started = Date()
-        let imported = try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("devices.jsonl"))
+        let imported = try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("devices.jsonl")).imported
         let importSeconds = Date().timeIntervalSince(started)
         #expect(imported == Self.deviceCount)
 

@@ -85,10 +85,10 @@ import PushspoolCore
         let file = dir.url.appendingPathComponent("devices.jsonl")
 
         let bulk = try Registry(path: dir.path("bulk.sqlite"))
-        #expect(try bulk.importJSONL(contentsOf: file) == lines.count)
+        #expect(try bulk.importJSONL(contentsOf: file).imported == lines.count)
         let rows = try Registry(path: dir.path("rows.sqlite"))
         try rows.upsert(RegistryFixture.reg("placeholder", .apns, "ph", ["p"]))
-        #expect(try rows.importJSONL(contentsOf: file) == lines.count)
+        #expect(try rows.importJSONL(contentsOf: file).imported == lines.count)
         try rows.remove(id: "placeholder")
 
         func withoutGeneratedID(_ s: (devices: [String], index: [String])) -> (devices: [String], index: [String]) {
@@ -108,7 +108,7 @@ import PushspoolCore
         }
         // The indexes exist after the bulk load: importing the same file again changes nothing
         // (the anonymous line finds its handle and keeps that device's id).
-        #expect(try bulk.importJSONL(contentsOf: file) == lines.count)
+        #expect(try bulk.importJSONL(contentsOf: file).imported == lines.count)
         #expect(try Self.snapshot(bulk).devices == (try Self.snapshot(bulk)).devices)
         #expect(try Self.snapshot(bulk).devices.count == 3001)
         bulk.close()
