@@ -107,7 +107,7 @@ import Testing
         ("register odd APNs token", #"{"kind":"register","platform":"apns","handle":"\#(apnsToken)0"}"#,
          ["handle: an APNs device token must be an even number (64 or more) of hex digits"]),
         ("register WNS handle not a URL", #"{"kind":"register","platform":"wns","handle":"channel-7"}"#,
-         ["handle: a WNS channel URI must be an absolute URL, e.g. https://….notify.windows.com/?token=…"]),
+         ["handle: a WNS channel URI must be an absolute https URL, e.g. https://….notify.windows.com/?token=…"]),
         ("register handle with space", #"{"kind":"register","platform":"fcm","handle":"a b"}"#,
          ["handle: must not contain spaces or control characters"]),
         ("register tags string", #"{"kind":"register","platform":"fcm","handle":"t","tags":"a"}"#,

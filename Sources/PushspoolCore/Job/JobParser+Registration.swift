@@ -108,20 +108,9 @@ extension JobParser {
             problems.add("handle", "must not contain spaces or control characters")
             return nil
         }
-        switch platform {
-        case .apns:
-            let hex = s.utf8.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) || ($0 >= 0x41 && $0 <= 0x46) }
-            guard hex, s.utf8.count >= 64, s.utf8.count % 2 == 0 else {
-                problems.add("handle", "an APNs device token must be an even number (64 or more) of hex digits")
-                return nil
-            }
-        case .wns:
-            guard let url = URL(string: s), url.scheme != nil, let host = url.host, !host.isEmpty else {
-                problems.add("handle", "a WNS channel URI must be an absolute URL, e.g. https://….notify.windows.com/?token=…")
-                return nil
-            }
-        case .fcm, nil:
-            break
+        if let platform, let problem = platform.handleProblem(s) {
+            problems.add("handle", problem)
+            return nil
         }
         return s
     }

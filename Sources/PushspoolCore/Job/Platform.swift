@@ -15,3 +15,39 @@ public enum Platform: String, Sendable, Hashable, CaseIterable, Comparable {
     /// The names accepted by `init(name:)`, for error messages.
     public static let acceptedNames = "apns, fcm, gcm, wns"
 }
+
+extension Platform {
+    /// Longest handle accepted on any platform (FCM tokens run to a few hundred characters, WNS
+    /// channel URIs stay well under 2 KiB).
+    public static let maxHandleBytes = 4096
+
+    /// Why `handle` cannot be a device handle on this platform, or nil. As strict as each service
+    /// documents and no stricter: APNs, an even number (64 or more: Apple says the length may
+    /// change) of hex digits; FCM, which publishes no format, only its character set and size;
+    /// WNS, an absolute https URI with a host.
+    public func handleProblem(_ handle: String) -> String? {
+        let bytes = handle.utf8
+        guard !bytes.isEmpty else { return "must not be empty" }
+        guard bytes.count <= Self.maxHandleBytes else { return "longer than \(Self.maxHandleBytes) bytes" }
+        switch self {
+        case .apns:
+            let hex = bytes.allSatisfy { ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) || ($0 >= 0x41 && $0 <= 0x46) }
+            guard hex, bytes.count >= 64, bytes.count % 2 == 0 else {
+                return "an APNs device token must be an even number (64 or more) of hex digits"
+            }
+        case .fcm:
+            let allowed = bytes.allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+                    || b == UInt8(ascii: "-") || b == UInt8(ascii: "_") || b == UInt8(ascii: ":") || b == UInt8(ascii: ".")
+            }
+            guard allowed else { return "an FCM registration token holds only letters, digits and - _ : ." }
+        case .wns:
+            let authority = bytes.dropFirst(8).prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") }
+            guard handle.hasPrefix("https://"), !authority.isEmpty, !authority.contains(UInt8(ascii: "@")),
+                  !bytes.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
+                return "a WNS channel URI must be an absolute https URL, e.g. https://….notify.windows.com/?token=…"
+            }
+        }
+        return nil
+    }
+}

@@ -10,6 +10,7 @@ enum RegistryCommands {
             throw CLIError(.usage, "register: --platform: unknown platform \"\(name)\" (expected \(Platform.acceptedNames))")
         }
         guard let handle = args.value("handle"), !handle.isEmpty else { throw CLIError(.usage, "register: --handle is required") }
+        if let problem = platform.handleProblem(handle) { throw CLIError(.dataError, "register: --handle: \(problem)") }
         for tag in args.values("tag") where !TagExpression.isValidTag(Substring(tag)) {
             throw CLIError(.dataError, "register: --tag \"\(tag)\" is not a valid tag ([A-Za-z0-9_@#.:-], 1–120 characters)")
         }

@@ -234,6 +234,7 @@ extension Registry {
             throw RegistryError("platform: unknown platform \(JSONValue.string(platformName).encodedString) (expected \(Platform.acceptedNames))")
         }
         let handle = try required("handle")
+        if let problem = platform.handleProblem(handle) { throw RegistryError("handle: \(problem)") }
         guard let tagsValue = value["tags"] else { throw RegistryError("tags: missing") }
         guard case .array(let items) = tagsValue else {
             throw RegistryError("tags: expected an array of strings, got \(tagsValue.typeName)")

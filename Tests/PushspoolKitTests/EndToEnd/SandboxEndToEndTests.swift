@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import PushspoolCore
+import PushspoolKit
 
 /// The real `pushspool` binary against the sandbox provider, in a fresh directory.
 @Suite struct SandboxEndToEndTests {
@@ -209,6 +211,39 @@ import Testing
         #expect(check.stdout.contains("\"outbox\": \"\(dir.url.standardizedFileURL.path)/jobs/outbox\""), "\(check.stdout)")
     }
 
+    /// Handles are checked at registration as the services check them, and the sandbox refuses
+    /// what the real provider would, with the same outcome: a rehearsal is not kinder than the run.
+    @Test func registrationAndSandboxRefuseWhatTheServicesWould() throws {
+        let dir = TempDir("pushspool-e2e")
+        let spool = ["--spool", dir.path("spool")]
+        try initSpool(spool)
+        let notHex = try runPushspool(["register", "--platform", "apns", "--handle", "not-hex"] + spool)
+        #expect(notHex.status == 65)
+        #expect(notHex.stderr == "pushspool: register: --handle: an APNs device token must be an even number (64 or more) of hex digits\n")
+        let plain = try runPushspool(["register", "--platform", "wns", "--handle", "http://evil.example.com/x"] + spool)
+        #expect(plain.status == 65)
+        #expect(plain.stderr.contains("a WNS channel URI must be an absolute https URL"))
+        #expect(try runPushspool(["register", "--platform", "fcm", "--handle", "bad token!"] + spool).status == 65)
+        #expect(try runPushspool(["devices", "--count"] + spool).stdout == "0\n")
+        // Devices written before these checks existed: the sandbox answers as the services would.
+        let registry = try Registry(path: dir.path("spool/registry.sqlite"))
+        try registry.upsert(Registration(id: "old-apns", platform: .apns, handle: "ab12", tags: ["t"]))
+        try registry.upsert(Registration(id: "old-wns", platform: .wns, handle: "http://evil.example.com/x", tags: ["t"]))
+        try registry.upsert(Registration(id: "good", platform: .apns, handle: String(repeating: "ab", count: 32), tags: ["t"]))
+        registry.close()
+        #expect(try runPushspool(["submit", "--to-tag", "t", "--pns", "apns,wns", "--message", "m", "--id", "rehearsal"] + spool).status == 0)
+        #expect(try runPushspool(["run", "--once"] + spool).status == 0)
+        let lines = dir.jsonLines("spool/results/rehearsal.jsonl").filter { $0["type"] as? String == "delivery" }
+        let byDevice = Dictionary(uniqueKeysWithValues: lines.map { ($0["device"] as? String ?? "", $0) })
+        #expect(byDevice["old-apns"]?["status"] as? String == "unregistered")
+        #expect(byDevice["old-apns"]?["reason"] as? String == "BadDeviceToken")
+        #expect(byDevice["old-wns"]?["status"] as? String == "failed")
+        #expect(byDevice["old-wns"]?["code"] as? String == "host-not-allowed")
+        #expect(byDevice["good"]?["status"] as? String == "delivered")
+        #expect(dir.jsonLines("spool/outbox/apns.jsonl").count == 1)
+        #expect(try runPushspool(["devices", "--count"] + spool).stdout == "2\n", "the bad APNs token was pruned, as APNs would have it")
+    }
+
     @Test("config --check validates without creating anything")
     func configCheckCreatesNothing() throws {
         let dir = TempDir("pushspool-e2e")
@@ -233,7 +268,7 @@ import Testing
         let dir = TempDir("pushspool-e2e")
         let spool = ["--spool", dir.path("spool")]
         try initSpool(spool)
-        #expect(try runPushspool(["register", "--platform", "apns", "--handle", "ab12", "--tag", "t"] + spool).status == 0)
+        #expect(try runPushspool(["register", "--platform", "apns", "--handle", String(repeating: "ab", count: 32), "--tag", "t"] + spool).status == 0)
         let p = Process()
         p.executableURL = Paths.binary
         p.arguments = ["run"] + spool

@@ -55,7 +55,12 @@ import PushspoolCore
             for (tag, p) in Self.vocabulary where Double(rng.next() % 1_000_000) / 1_000_000 < p { tags.insert(tag) }
             devices.append((platform, tags))
             let tagList = tags.sorted().map { "\"\($0)\"" }.joined(separator: ",")
-            jsonl += #"{"id":"d\#(i)","platform":"\#(platform.rawValue)","handle":"h\#(i)","tags":[\#(tagList)]}"# + "\n"
+            let handle = switch platform {
+            case .apns: String(format: "%064x", i)
+            case .fcm: "h\(i)"
+            case .wns: "https://db5.notify.windows.com/?token=h\(i)"
+            }
+            jsonl += #"{"id":"d\#(i)","platform":"\#(platform.rawValue)","handle":"\#(handle)","tags":[\#(tagList)]}"# + "\n"
         }
         let (dir, registry) = try RegistryFixture.make()
         dir.write("devices.jsonl", jsonl)

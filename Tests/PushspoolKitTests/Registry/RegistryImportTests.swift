@@ -7,12 +7,12 @@ import PushspoolCore
     @Test func importsEveryLineInOneGo() throws {
         let (dir, registry) = try RegistryFixture.make()
         dir.write("devices.jsonl", """
-            {"id":"a","platform":"apns","handle":"aa01","tags":["username:alice","follows_RedSox"]}
+            {"id":"a","platform":"apns","handle":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","tags":["username:alice","follows_RedSox"]}
 
             {"platform":"gcm","handle":"fcm-token-1","tags":[]}\r
                \t
             {"id":"w","platform":"wns","handle":"https://db5.notify.windows.com/?token=x","tags":["username:bob"]}
-            {"id":"a","platform":"apns","handle":"aa01","tags":["username:alice"]}
+            {"id":"a","platform":"apns","handle":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","tags":["username:alice"]}
             """)
         let now = Date(timeIntervalSince1970: 1_700_000_000)
         let n = try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("devices.jsonl"), now: now)
@@ -27,17 +27,19 @@ import PushspoolCore
     /// imported, into an empty registry (bulk load) or not (line by line).
     @Test(arguments: [false, true]) func badLinesAreRefusedAndTheRestImported(startEmpty: Bool) throws {
         let (dir, registry) = try RegistryFixture.make()
-        if !startEmpty { try registry.upsert(RegistryFixture.reg("keep", .apns, "k1", ["before"])) }
+        if !startEmpty { try registry.upsert(RegistryFixture.reg("keep", .fcm, "k1", ["before"])) }
         var lines = (0..<6).map { #"{"id":"n\#($0)","platform":"fcm","handle":"t\#($0)","tags":["x"]}"# }
         lines.append(#"{"id":"bad","platform":"ios","handle":"t9","tags":[]}"#)
-        lines.append(#"{"id":"keep","platform":"apns","handle":"k1","tags":["after"]}"#)
-        lines.append(#"{"id":"worse","platform":"apns","handle":"k2","tags":["a b"]}"#)
+        lines.append(#"{"id":"keep","platform":"fcm","handle":"k1","tags":["after"]}"#)
+        lines.append(#"{"id":"worse","platform":"fcm","handle":"k2","tags":["a b"]}"#)
+        lines.append(#"{"id":"short","platform":"apns","handle":"ab12","tags":[]}"#)
         dir.write("devices.jsonl", lines.joined(separator: "\n") + "\n")
         let report = try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("devices.jsonl"))
         #expect(report.imported == 7)
-        #expect(report.refusedCount == 2)
+        #expect(report.refusedCount == 3)
         #expect(report.refused == [#"line 7: platform: unknown platform "ios" (expected apns, fcm, gcm, wns)"#,
-                                   #"line 9: tags[0]: invalid tag "a b" (1-120 characters of A-Z a-z 0-9 _ @ # . : -)"#])
+                                   #"line 9: tags[0]: invalid tag "a b" (1-120 characters of A-Z a-z 0-9 _ @ # . : -)"#,
+                                   "line 10: handle: an APNs device token must be an even number (64 or more) of hex digits"])
         #expect(try registry.count(platforms: Set(Platform.allCases), matching: nil) == 7)
         #expect(try registry.device(id: "keep")?.tags == ["after"])
         #expect(try registry.device(id: "bad") == nil)
@@ -48,28 +50,28 @@ import PushspoolCore
 
     /// One bad line after a good one → the message, with line 2 named.
     static let badLines: [(String, String)] = [
-        (#"{"platform":"apns","handle":"h"}"#, "tags: missing"),
+        (#"{"platform":"fcm","handle":"h"}"#, "tags: missing"),
         (#"{"handle":"h","tags":[]}"#, "platform: missing"),
-        (#"{"platform":"apns","tags":[]}"#, "handle: missing"),
+        (#"{"platform":"fcm","tags":[]}"#, "handle: missing"),
         (#"{"platform":7,"handle":"h","tags":[]}"#, "platform: expected a string, got number"),
-        (#"{"platform":"apns","handle":null,"tags":[]}"#, "handle: expected a string, got null"),
-        (#"{"id":1,"platform":"apns","handle":"h","tags":[]}"#, "id: expected a string, got number"),
-        (#"{"id":"","platform":"apns","handle":"h","tags":[]}"#, "id: must not be empty"),
-        (#"{"platform":"apns","handle":"","tags":[]}"#, "handle: must not be empty"),
-        (#"{"platform":"apns","handle":"h","tags":"a"}"#, "tags: expected an array of strings, got string"),
-        (#"{"platform":"apns","handle":"h","tags":["a",3]}"#, "tags[1]: expected a string, got number"),
-        (#"{"platform":"apns","handle":"h","tags":["a b"]}"#,
+        (#"{"platform":"fcm","handle":null,"tags":[]}"#, "handle: expected a string, got null"),
+        (#"{"id":1,"platform":"fcm","handle":"h","tags":[]}"#, "id: expected a string, got number"),
+        (#"{"id":"","platform":"fcm","handle":"h","tags":[]}"#, "id: must not be empty"),
+        (#"{"platform":"fcm","handle":"","tags":[]}"#, "handle: must not be empty"),
+        (#"{"platform":"fcm","handle":"h","tags":"a"}"#, "tags: expected an array of strings, got string"),
+        (#"{"platform":"fcm","handle":"h","tags":["a",3]}"#, "tags[1]: expected a string, got number"),
+        (#"{"platform":"fcm","handle":"h","tags":["a b"]}"#,
          #"tags[0]: invalid tag "a b" (1-120 characters of A-Z a-z 0-9 _ @ # . : -)"#),
-        (#"{"platform":"apns","handle":"h","tags":[],"tag":"x"}"#, #"unknown field "tag""#),
-        (#"["apns","h"]"#, "expected a JSON object, got array"),
-        (#"{"platform":"apns","handle":"h","tags":[]"#, "invalid JSON at byte 41: unexpected end of input in object"),
-        (#"{"platform":"apns","platform":"fcm","handle":"h","tags":[]}"#, #"invalid JSON at byte 19: duplicate key "platform""#),
+        (#"{"platform":"fcm","handle":"h","tags":[],"tag":"x"}"#, #"unknown field "tag""#),
+        (#"["fcm","h"]"#, "expected a JSON object, got array"),
+        (#"{"platform":"fcm","handle":"h","tags":[]"#, "invalid JSON at byte 40: unexpected end of input in object"),
+        (#"{"platform":"fcm","platform":"fcm","handle":"h","tags":[]}"#, #"invalid JSON at byte 18: duplicate key "platform""#),
     ]
 
     @Test(arguments: badLines)
     func namesTheLineAndField(line: String, message: String) throws {
         let (dir, registry) = try RegistryFixture.make()
-        dir.write("devices.jsonl", #"{"platform":"apns","handle":"good","tags":["t"]}"# + "\n" + line + "\n")
+        dir.write("devices.jsonl", #"{"platform":"fcm","handle":"good","tags":["t"]}"# + "\n" + line + "\n")
         let report = try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("devices.jsonl"))
         #expect(report.refused == ["line 2: " + message])
         #expect(report.imported == 1)
@@ -93,10 +95,10 @@ import PushspoolCore
     @Test func linesSpanningReadChunksAreReassembled() throws {
         // 64 KiB chunks: 3000 lines of ~70 bytes cross several chunk boundaries mid-line.
         let (dir, registry) = try RegistryFixture.make()
-        let lines = (0..<3000).map { #"{"id":"i\#($0)","platform":"apns","handle":"h\#($0)","tags":["t\#($0 % 7)"]}"# }
+        let lines = (0..<3000).map { #"{"id":"i\#($0)","platform":"fcm","handle":"h\#($0)","tags":["t\#($0 % 7)"]}"# }
         dir.write("many.jsonl", lines.joined(separator: "\n"))   // no final newline
         #expect(try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("many.jsonl")).imported == 3000)
-        #expect(try registry.count(platforms: [.apns], matching: .tag("t3")) == 3000 / 7 + 1)
+        #expect(try registry.count(platforms: [.fcm], matching: .tag("t3")) == 3000 / 7 + 1)
         #expect(try registry.device(id: "i2999")?.handle == "h2999")
     }
 }

@@ -74,7 +74,8 @@ import PushspoolCore
         for i in 0..<3000 {
             let p = ["apns", "fcm", "gcm", "wns"][i % 4]
             let lang = i % 5 == 0 ? #","lang":"pt-br""# : ""
-            lines.append(#"{"id":"d\#(i)","platform":"\#(p)","handle":"h-\#(i)","tags":["t\#(i % 7)","u\#(i)","t\#(i % 7)"]\#(lang)}"#)
+            let handle = p == "apns" ? String(format: "%064x", i) : p == "wns" ? "https://db5.notify.windows.com/?t=\(i)" : "h-\(i)"
+            lines.append(#"{"id":"d\#(i)","platform":"\#(p)","handle":"\#(handle)","tags":["t\#(i % 7)","u\#(i)","t\#(i % 7)"]\#(lang)}"#)
         }
         lines.append(#"{"platform":"fcm","handle":"anonymous","tags":[]}"#)
         if withDuplicates {
@@ -118,7 +119,7 @@ import PushspoolCore
     /// The fast decoder accepts only what the general path accepts, and decodes it the same.
     @Test func fastLineDecoderAgreesWithTheGeneralPath() throws {
         let lines = [
-            #"{"id":"a","platform":"apns","handle":"aa01","tags":["username:alice","x"],"lang":"pt-br"}"#,
+            #"{"id":"a","platform":"apns","handle":"\#(String(repeating: "a0", count: 32))","tags":["username:alice","x"],"lang":"pt-br"}"#,
             #"  { "platform" : "gcm" , "handle":"t","tags":[ ] }  "#,
             #"{"tags":["a"],"handle":"h","platform":"wns","id":"w"}"#,
             #"{"id":"a\"b","platform":"apns","handle":"h","tags":[]}"#,         // escape: general path

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+@testable import PushspoolKit
+import PushspoolCore
 
 /// The real binary against the fake WNS (client-credentials token endpoint + channels), which
 /// verifies the bearer token, X-WNS-Type, Content-Type/Length, sizes and well-formed toast XML.
@@ -50,8 +52,13 @@ struct WNSIntegrationTests {
         let h = try PushCloudHarness(wnsArgs: [:])
         let evil = try FakeServer("wns", args: [:], dir: h.dir)
         try h.register([("w-good", "wns", Self.channel(h.wns, "ok-1")),
-                        ("w-evil", "wns", "https://localhost:\(evil.port)/ch/ok-1?token=x"),
-                        ("w-plain", "wns", "http://127.0.0.1:\(evil.port)/ch/ok-2?token=x")])
+                        ("w-evil", "wns", "https://localhost:\(evil.port)/ch/ok-1?token=x")])
+        // Registration refuses a plain-http channel now; one already in the registry (written
+        // before that check existed) is still refused at send time.
+        let registry = try Registry(path: h.dir.path("spool/registry.sqlite"))
+        try registry.upsert(Registration(id: "w-plain", platform: .wns, handle: "http://127.0.0.1:\(evil.port)/ch/ok-2?token=x",
+                                         tags: ["username:alice"]))
+        registry.close()
         try h.submit("mixed", #"{"to_tag": "username:alice", "pns": "wns", "message": "hi"}"#)
         let run = try h.runOnce()
         #expect(run.status == 0, "\(run.stderr)")

@@ -25,6 +25,10 @@ public final class SandboxProvider: PushProvider {
     }
 
     public func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {
+        if case .device(let device) = request.recipient, let refusal = Self.refusal(device.platform, handle: device.handle) {
+            completion(refusal)
+            return
+        }
         let line = Self.outboxLine(request, at: Date())
         do {
             let fd = try files.withLock { files in
@@ -44,6 +48,19 @@ public final class SandboxProvider: PushProvider {
         } catch {
             // A full disk or unwritable outbox is transient from the job's point of view.
             completion(ProviderResult(.retry(after: nil), code: "io", reason: "outbox write failed: \(error)"))
+        }
+    }
+
+    /// A rehearsal refuses what the real service would, with the outcome its provider gives: a
+    /// malformed APNs token is `BadDeviceToken` (the device is pruned), a malformed FCM token the
+    /// 400 `INVALID_ARGUMENT` FCM answers (pruned too), a WNS channel that is not an https URL is
+    /// never posted to.
+    static func refusal(_ platform: Platform, handle: String) -> ProviderResult? {
+        guard platform.handleProblem(handle) != nil else { return nil }
+        switch platform {
+        case .apns: return ProviderResult(.deviceGone(since: nil), code: "local", reason: APNsReason.badDeviceToken.rawValue)
+        case .fcm: return ProviderResult(.deviceGone(since: nil), code: "400", reason: "INVALID_ARGUMENT: not a valid FCM registration token")
+        case .wns: return ProviderResult(.rejected, code: "host-not-allowed", reason: "channel URI is not an https URL")
         }
     }
 
