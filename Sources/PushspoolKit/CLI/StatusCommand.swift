@@ -18,15 +18,25 @@ enum StatusCommand {
         }
         var active: [JSONValue] = []
         for name in spool.jobs(in: .active) {
-            let id = jobID(spool, .active, name)
-            let log = ResultLogContents.read(spool.resultURL(jobID: id))
             // A live dispatcher holds the job file's lock; a free one waits for the next run.
+            // Asked first: whatever is read next, this must describe now.
             var running = false
             do { _ = try JobFile(path: spool.url(.active, name).path) } catch { running = error == .busy }
+            let id = jobID(spool, .active, name)
+            // The checkpoint a sending job keeps (a few bytes); else the result log, when small
+            // enough to read at once; a million-line log is not read for a status line.
+            var progress = ProgressCheckpoint.read(ProgressCheckpoint.url(in: spool, jobID: id))
+            if progress == nil, let size = try? FileManager.default.attributesOfItem(atPath: spool.resultURL(jobID: id).path)[.size] as? Int,
+               size <= 4 << 20, let log = ResultLogContents.read(spool.resultURL(jobID: id)) {
+                progress = ProgressCheckpoint(targets: log.targets, finished: log.finished.count, delivered: log.delivered,
+                                              failed: log.failed, unregistered: log.unregistered, updatedAt: now)
+            }
             active.append(.object([
                 ("id", .string(id)), ("file", .string(name)), ("running", .bool(running)),
-                ("finished", .int(Int64(log?.finished.count ?? 0))),
-                ("targets", log?.targets.map { .int(Int64($0)) } ?? .null),
+                ("finished", progress.map { .int(Int64($0.finished)) } ?? .null),
+                ("targets", progress?.targets.map { .int(Int64($0)) } ?? .null),
+                ("delivered", progress.map { .int(Int64($0.delivered)) } ?? .null),
+                ("failed", progress.map { .int(Int64($0.failed)) } ?? .null),
             ]))
         }
         var failures: [JSONValue] = []
@@ -51,9 +61,15 @@ enum StatusCommand {
             print("  \(name.padding(toLength: 9, withPad: " ", startingAt: 0)) \(count)\(age)")
         }
         for a in active {
-            let t = a["targets"].flatMap { if case .int(let n) = $0 { return "/\(n)" } else { return nil } } ?? ""
             let state = a["running"] == .bool(true) ? "running" : "waiting to resume"
-            print("  \(state) \(a["id"]?.stringValue ?? "?"): \(a["finished"].map { $0.encodedString } ?? "0")\(t) targets final")
+            var line = "  \(state) \(a["id"]?.stringValue ?? "?")"
+            if case .int(let finished)? = a["finished"] {
+                line += ": \(finished)"
+                if case .int(let targets)? = a["targets"] { line += "/\(targets)" }
+                line += " targets final"
+                if case .int(let failed)? = a["failed"], failed > 0 { line += ", \(failed) failed" }
+            }
+            print(line)
         }
         for p in PauseRecord.all(in: spool) {
             print("  provider \(p["provider"]?.stringValue ?? "?") last paused (10 min) at \(p["at"]?.stringValue ?? "?"): \(p["reason"]?.stringValue ?? "")")

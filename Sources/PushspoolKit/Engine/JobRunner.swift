@@ -105,11 +105,16 @@ final class JobRunner: Sendable {
         let outcome: JobReport.Outcome
         switch job.kind {
         case .send(let send):
+            var targets = prior.targets
             if !prior.hasJobLine {
-                resultLog.append(ResultLine.job(job, file: name, receivedAt: receivedAt(name), pns: send.platforms,
-                                                targets: plan.targetCount(send, registry: env.registry)))
+                let count = plan.targetCount(send, registry: env.registry)
+                targets = count
+                resultLog.append(ResultLine.job(job, file: name, receivedAt: receivedAt(name), pns: send.platforms, targets: count))
             }
-            let tally = SendRun(env: env, job: job, send: send, plan: plan, log: resultLog, prior: prior).execute()
+            let progress = ProgressCheckpoint.url(in: env.spool, jobID: job.id)
+            let tally = SendRun(env: env, job: job, send: send, plan: plan, log: resultLog, prior: prior,
+                                progress: (progress, targets)).execute()
+            try? FileManager.default.removeItem(at: progress)
             if let why = tally.interruption {
                 outcome = .interrupted(why)
             } else {

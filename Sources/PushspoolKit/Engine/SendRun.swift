@@ -13,6 +13,8 @@ struct SendRun {
     let plan: SendPlan
     let log: ResultLog
     let prior: ResultLogContents
+    /// Where to keep the progress checkpoint `status` reads, and the targets planned.
+    let progress: (url: URL, targets: Int?)
 
     final class Tally: Sendable {
         struct Counts { var delivered = 0, failed = 0, unregistered = 0, retries = 0 }
@@ -45,6 +47,8 @@ struct SendRun {
         let inFlight = DispatchGroup()
         var interruption: String?
         var matched = 0
+        let checkpoints = Checkpoints(run: self, tally: tally)
+        defer { checkpoints.stop() }
 
         for hubSend in plan.hubSends {
             let recipient = Recipient.hub(hubSend.audience)
@@ -80,6 +84,33 @@ struct SendRun {
         let c = tally.counts.withLock { $0 }
         return Result(delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, retries: c.retries,
                       matched: plan.direct.isEmpty ? nil : matched, interruption: interruption)
+    }
+
+    /// Rewrites the progress checkpoint once a second while the job sends; after `stop()`
+    /// returns, nothing writes it again (the runner removes it).
+    final class Checkpoints: @unchecked Sendable {   // the timer is only touched in init and stop
+        private let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        private let stopped = Mutex(false)
+
+        init(run: SendRun, tally: Tally) {
+            timer.schedule(deadline: .now(), repeating: 1, leeway: .milliseconds(200))
+            timer.setEventHandler { [self] in
+                stopped.withLock { done in if !done { run.writeCheckpoint(tally) } }
+            }
+            timer.resume()
+        }
+
+        func stop() {
+            stopped.withLock { $0 = true }
+            timer.cancel()
+        }
+    }
+
+    func writeCheckpoint(_ tally: Tally) {
+        let c = tally.counts.withLock { $0 }
+        ProgressCheckpoint(targets: progress.targets, finished: c.delivered + c.failed + c.unregistered,
+                           delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, updatedAt: Date())
+            .write(to: progress.url)
     }
 
     private func dispatch(platform: Platform, recipient: Recipient, notification: RenderedNotification, tally: Tally,

@@ -38,4 +38,13 @@ public enum Timestamp {
             return 24
         }
     }
+
+    /// Parses what `rfc3339` writes (and RFC 3339 without fractional seconds).
+    public static func parse(_ text: String) -> Date? {
+        let f = ISO8601DateFormatter()
+        f.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        if let d = f.date(from: text) { return d }
+        f.formatOptions = [.withInternetDateTime]
+        return f.date(from: text)
+    }
 }

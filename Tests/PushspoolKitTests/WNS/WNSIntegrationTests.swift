@@ -144,4 +144,41 @@ struct WNSIntegrationTests {
         #expect(r.stdout.contains("<redacted>"))
         #expect(!(r.stdout + r.stderr).contains(PushCloudHarness.clientSecret))
     }
+
+    /// `status` while a campaign runs: "running" (its dispatcher is alive) with the progress from
+    /// the checkpoint the job keeps, text and JSON alike; the checkpoint is gone once it is done.
+    @Test func statusShowsARunningCampaignAndItsProgress() throws {
+        let h = try PushCloudHarness(wnsArgs: ["delay-ms": "700"])
+        // WNS is HTTP/1.1 with 8 connections: 100 channels answering after 700 ms take ~9 s.
+        try h.register((0..<100).map { ("w\($0)", "wns", Self.channel(h.wns, "ok-\($0)")) })
+        try h.submit("slow", #"{"to_tag": "username:alice", "pns": "wns", "message": "hi"}"#)
+        let p = Process()
+        p.executableURL = Paths.binary
+        p.arguments = ["run", "--once", "--config", h.configPath]
+        p.currentDirectoryURL = h.dir.url
+        p.environment = ["TEST_WNS_SECRET": PushCloudHarness.clientSecret]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        var waited = 0.0
+        while !FileManager.default.fileExists(atPath: h.dir.path("spool/results/.slow.progress")) && waited < 20 {
+            Thread.sleep(forTimeInterval: 0.05)
+            waited += 0.05
+        }
+        Thread.sleep(forTimeInterval: 1.2)
+        let text = try h.cli(["status"])
+        let json = try h.cli(["status", "--json"])
+        p.waitUntilExit()
+        #expect(text.stdout.contains("running slow: "), "\(text.stdout)")
+        #expect(text.stdout.contains("/100 targets final"))
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        let active = try #require((doc["active"] as? [[String: Any]])?.first)
+        #expect(active["running"] as? Bool == true)
+        #expect(active["targets"] as? Int == 100)
+        let finished = try #require(active["finished"] as? Int)
+        #expect(finished > 0 && finished < 100, "mid-campaign: \(finished)")
+        #expect(p.terminationStatus == 0)
+        #expect(!FileManager.default.fileExists(atPath: h.dir.path("spool/results/.slow.progress")))
+        #expect(h.dir.list("spool/done") == ["slow.json"])
+    }
 }

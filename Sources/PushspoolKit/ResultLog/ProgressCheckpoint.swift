@@ -1,0 +1,43 @@
+import Foundation
+import PushspoolCore
+
+/// A running job's progress in a few bytes, rewritten (tmp + rename) about once a second while it
+/// sends, so `status` answers at once whatever the campaign's size instead of reading a result log
+/// of a million lines. It lives beside the result log as `results/.<id>.progress` (hidden: not a
+/// log) and is removed when the job finishes.
+struct ProgressCheckpoint: Sendable, Equatable {
+    var targets: Int?
+    var finished: Int
+    var delivered: Int
+    var failed: Int
+    var unregistered: Int
+    var updatedAt: Date
+
+    static func url(in spool: Spool, jobID: String) -> URL {
+        spool.url(.results).appendingPathComponent(".\(jobID).progress")
+    }
+
+    func write(to url: URL) {
+        var w = JSONLineWriter(capacity: 160)
+        if let targets { w.field("targets", targets) }
+        w.field("finished", finished)
+        w.field("delivered", delivered)
+        w.field("failed", failed)
+        w.field("unregistered", unregistered)
+        w.field("updated_at", Timestamp.rfc3339(updatedAt))
+        let tmp = url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent + ".tmp")
+        // Not durable on purpose: a checkpoint lost in a crash is rewritten by the resumed job.
+        guard FileManager.default.createFile(atPath: tmp.path, contents: Data(w.line()), attributes: [.posixPermissions: 0o640]) else { return }
+        _ = rename(tmp.path, url.path)
+    }
+
+    static func read(_ url: URL) -> ProgressCheckpoint? {
+        guard let bytes = try? FileIO.readAll(url, limit: 4096), let v = try? JSONParser.parse(Array(bytes.dropLast())) else { return nil }
+        func int(_ k: String) -> Int? { if case .int(let n)? = v[k] { Int(n) } else { nil } }
+        guard let finished = int("finished") else { return nil }
+        let at: Date? = { if case .string(let s)? = v["updated_at"] { Timestamp.parse(s) } else { nil } }()
+        return ProgressCheckpoint(targets: int("targets"), finished: finished, delivered: int("delivered") ?? 0,
+                                  failed: int("failed") ?? 0, unregistered: int("unregistered") ?? 0,
+                                  updatedAt: at ?? .distantPast)
+    }
+}
