@@ -80,9 +80,11 @@ public enum CLI {
             """, valued: ["to-tag", "tags", "pns", "message", "from", "title", "id", "not-before"],
             switches: ["broadcast"], run: SubmitCommand.run),
         "validate": Command(help: """
-            usage: pushspool validate FILE...
+            usage: pushspool validate [--resolve] FILE...
               Check job files; print each problem with its field. Exit 65 if any file is invalid.
-            """, run: SubmitCommand.validate),
+              --resolve: a dry run of each send job against the registry: devices reached per
+              platform and exactly what each platform would receive, per language. Sends nothing.
+            """, switches: ["resolve"], run: SubmitCommand.validate),
         "register": Command(help: """
             usage: pushspool register --platform apns|fcm|wns --handle HANDLE [--tag TAG]... [--id ID] [--lang TAG]
               Add or update a device in the registry (upsert by installation id). --lang: the

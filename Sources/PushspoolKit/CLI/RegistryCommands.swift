@@ -113,7 +113,9 @@ enum RegistryCommands {
         let file = args.positionals[0]
         let report: Registry.ImportReport
         do {
-            report = try registry.importJSONL(contentsOf: URL(fileURLWithPath: file), now: started)
+            let line = ProgressLine(label: "import: reading \(file)", total: nil)
+            defer { line.finish() }
+            report = try registry.importJSONL(contentsOf: URL(fileURLWithPath: file), now: started) { line.update($0) }
         } catch {
             throw CLIError(.ioError, "import: \(file): \(error)")
         }

@@ -53,14 +53,58 @@ enum SubmitCommand {
                 unreadable += 1
                 continue
             }
+            let job: Job
             do {
-                let job = try JobParser.parse(bytes, fileName: url.lastPathComponent)
-                print("\(path): ok (id \(job.id))")
+                job = try JobParser.parse(bytes, fileName: url.lastPathComponent)
             } catch {
                 bad += 1
                 for problem in error.problems { print("\(path): \(problem.description)") }
+                continue
             }
+            print("\(path): ok (id \(job.id))")
+            if args.has("resolve"), case .send(let send) = job.kind { try resolve(send, path: path, args: args) }
         }
         return bad > 0 ? .dataError : unreadable > 0 ? .ioError : .ok
+    }
+
+    /// The dry run: who a send job would reach (per platform, from the registry; a hub-routed
+    /// platform's tags are resolved by the hub, so the local registry's count is an estimate) and
+    /// exactly what each platform would receive, in each language. Sends nothing.
+    static func resolve(_ send: SendJob, path: String, args: Arguments) throws(CLIError) {
+        let runtime = try Runtime(args)
+        let registry = try runtime.openRegistry()
+        defer { registry.close() }
+        for platform in send.platforms {
+            let route = runtime.config.routes[platform] ?? "sandbox"
+            let count: Int
+            do {
+                count = try registry.count(platforms: [platform], matching: send.audience.tagExpression)
+            } catch {
+                throw CLIError(.ioError, "validate: registry: \(error)")
+            }
+            let who = route == "azure"
+                ? "the hub resolves \(send.audience.hubTags ?? "everyone") (\(count) such devices in the local registry)"
+                : "\(count) devices"
+            print("\(path): \(platform.rawValue) via \(route): \(who)")
+            for language in [nil] + send.localized.keys.sorted() {
+                let text = language.map { send.message(in: $0) } ?? send.message
+                let payload: String
+                do {
+                    payload = preview(try PayloadRenderer.render(text, for: platform))
+                } catch {
+                    payload = "cannot render: \(error.description)"
+                }
+                print("\(path):   \(language.map { "[\($0.value)] " } ?? "")\(payload)")
+            }
+        }
+    }
+
+    /// A rendered notification as its service would receive the body.
+    static func preview(_ n: RenderedNotification) -> String {
+        switch n {
+        case .apns(let a): return String(decoding: a.payload, as: UTF8.self)
+        case .fcm(let f): return JSONValue.object([("message", f.message)]).encodedString
+        case .wns(let w): return String(decoding: w.body, as: UTF8.self)
+        }
     }
 }

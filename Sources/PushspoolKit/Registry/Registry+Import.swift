@@ -29,7 +29,8 @@ extension Registry {
     /// then every index built once, each from one sort. Should the file name an id or a handle
     /// twice (building a unique index fails), that attempt is rolled back and the file imported
     /// again line by line, with the upsert's handle-move rules.
-    public func importJSONL(contentsOf url: URL, now: Date = Date()) throws -> ImportReport {
+    /// `progress` is told how many lines were handled so far, a few times a second at most.
+    public func importJSONL(contentsOf url: URL, now: Date = Date(), progress: (@Sendable (Int) -> Void)? = nil) throws -> ImportReport {
         try locked { db in
             try db.transaction {
                 let probe = try db.statement("SELECT 1 FROM devices LIMIT 1")
@@ -38,7 +39,7 @@ extension Registry {
                 if empty {
                     try db.execute("SAVEPOINT bulk")
                     do {
-                        let report = try Self.bulkLoad(url, now: now, into: db)
+                        let report = try Self.bulkLoad(url, now: now, into: db, progress: progress)
                         try db.execute("RELEASE bulk")
                         return report
                     } catch is BulkLoadConflict {
@@ -48,7 +49,7 @@ extension Registry {
                         throw error
                     }
                 }
-                return try Self.forEachRegistration(in: url) { r in _ = try Self.upsert(r, now: now, in: db) }
+                return try Self.forEachRegistration(in: url, progress: progress) { r in _ = try Self.upsert(r, now: now, in: db) }
             }
         }
     }
@@ -56,12 +57,12 @@ extension Registry {
     /// The file names an id or a handle twice: not a bulk load after all.
     struct BulkLoadConflict: Error {}
 
-    private static func bulkLoad(_ url: URL, now: Date, into db: SQLiteDatabase) throws -> ImportReport {
+    private static func bulkLoad(_ url: URL, now: Date, into db: SQLiteDatabase, progress: (@Sendable (Int) -> Void)?) throws -> ImportReport {
         try db.execute(dropIndexes + "CREATE TEMP TABLE import_tags(tag TEXT NOT NULL, device_rowid INTEGER NOT NULL);")
         let tag = try db.statement("INSERT INTO temp.import_tags(tag, device_rowid) VALUES(?, ?)")
         let insert = try db.statement("INSERT INTO devices(id, platform, handle, updated_at, lang, tags) VALUES(?, ?, ?, ?, ?, ?)")
         let stamp = now.timeIntervalSince1970
-        let report = try forEachRegistration(in: url) { r in
+        let report = try forEachRegistration(in: url, progress: progress) { r in
             let tags = r.tags.count < 2 ? r.tags : Array(Set(r.tags)).sorted()
             try insert.bind(.text(r.id ?? UUID().uuidString.lowercased()), at: 1)
             try insert.bind(.text(r.platform.rawValue), at: 2)
@@ -98,7 +99,8 @@ extension Registry {
     /// how many there were and which lines were refused (line number and field). Reading and
     /// decoding run on a thread of their own, a few thousand lines ahead (bounded), so they
     /// overlap the database work `body` does.
-    private static func forEachRegistration(in url: URL, _ body: (Registration) throws -> Void) throws -> ImportReport {
+    private static func forEachRegistration(in url: URL, progress: (@Sendable (Int) -> Void)? = nil,
+                                            _ body: (Registration) throws -> Void) throws -> ImportReport {
         let reader: LineReader
         do {
             reader = try LineReader(url: url)
@@ -151,6 +153,7 @@ extension Registry {
                     try body(r)
                     count += 1
                 }
+                progress?(count)
             case .end(var report):
                 report.imported = count
                 return report

@@ -244,6 +244,27 @@ import PushspoolKit
         #expect(try runPushspool(["devices", "--count"] + spool).stdout == "2\n", "the bad APNs token was pruned, as APNs would have it")
     }
 
+    /// The dry run: who a job would reach and what each platform would receive; nothing sent.
+    @Test func validateResolveIsADryRun() throws {
+        let dir = TempDir("pushspool-e2e")
+        let spool = ["--spool", dir.path("spool")]
+        try initSpool(spool)
+        #expect(try runPushspool(["register", "--platform", "apns", "--handle", String(repeating: "ab", count: 32),
+                                  "--tag", "username:alice", "--lang", "fr"] + spool).status == 0)
+        dir.write("job.json", #"{"to_tag":"username:alice","pns":["apns","wns"],"from":"bob","message":"hi","localized":{"fr":{"message":"salut"}}}"#)
+        let r = try runPushspool(["validate", "--resolve", dir.path("job.json")] + spool)
+        #expect(r.status == 0, "\(r.stderr)")
+        let lines = r.stdout.split(separator: "\n").map { String($0.dropFirst(dir.path("job.json").count + 2)) }
+        #expect(lines == ["ok (id job)",
+                          "apns via sandbox: 1 devices",
+                          #"  {"aps":{"alert":"From bob: hi"}}"#,
+                          #"  [fr] {"aps":{"alert":"From bob: salut"}}"#,
+                          "wns via sandbox: 0 devices",
+                          #"  <toast><visual><binding template="ToastText01"><text id="1">From bob: hi</text></binding></visual></toast>"#,
+                          #"  [fr] <toast><visual><binding template="ToastText01"><text id="1">From bob: salut</text></binding></visual></toast>"#])
+        #expect(dir.list("spool/outbox").isEmpty && dir.list("spool/incoming").isEmpty && dir.list("spool/results").isEmpty)
+    }
+
     @Test("config --check validates without creating anything")
     func configCheckCreatesNothing() throws {
         let dir = TempDir("pushspool-e2e")
