@@ -265,6 +265,42 @@ import PushspoolKit
         #expect(dir.list("spool/outbox").isEmpty && dir.list("spool/incoming").isEmpty && dir.list("spool/results").isEmpty)
     }
 
+    /// On a terminal a long import shows a progress line (drawn in place with `\r`, cleared at
+    /// the end); piped, only the final line. `script` gives the command a real pseudo-terminal.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
+    func importShowsProgressOnATerminalOnly() throws {
+        let dir = TempDir("pushspool-e2e")
+        let spool = ["--spool", dir.path("spool")]
+        try initSpool(spool)
+        dir.write("devices.jsonl", (0..<6000).map { #"{"platform":"fcm","handle":"t\#($0)","tags":["a"]}"# }.joined(separator: "\n"))
+        let command = ([Paths.binary.path, "import", dir.path("devices.jsonl")] + spool).joined(separator: " ")
+        let tty = try runPushspoolVia("/usr/bin/script", ["-qec", command, "/dev/null"])
+        #expect(tty.status == 0)
+        #expect(tty.stdout.contains("\r\u{1B}[Kimport: reading \(dir.path("devices.jsonl")): 2048, "), "\(tty.stdout.debugDescription)")
+        #expect(tty.stdout.contains("imported 6000 devices"))
+        let piped = try runPushspool(["import", dir.path("devices.jsonl")] + spool)
+        #expect(piped.stdout == "imported 6000 devices\n")
+        #expect(piped.stderr.isEmpty)
+    }
+
+    /// The repository stands alone: its README points at nothing outside it.
+    @Test func readmeReferencesOnlyTheRepository() throws {
+        let readme = try String(contentsOf: Paths.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        for outside in ["../shared", "SPEC.md", "PROTOCOLS.md", "STYLE.md", "the SPEC", "SPEC "] {
+            #expect(!readme.contains(outside), "README mentions \(outside)")
+        }
+    }
+
+    /// An example config used in place points at `examples/config/jobs`, which only `init`
+    /// creates: run refuses it and writes nothing under `examples/`.
+    @Test func exampleConfigUsedInPlaceWritesNothing() throws {
+        let dir = try checkout()
+        let r = try runPushspool(["run", "--once", "--config", "examples/config/sandbox.json"], cwd: dir.url)
+        #expect(r.status == 78)
+        #expect(r.stderr.contains("no spool at"))
+        #expect(!FileManager.default.fileExists(atPath: dir.path("examples/config/jobs")))
+    }
+
     @Test("config --check validates without creating anything")
     func configCheckCreatesNothing() throws {
         let dir = TempDir("pushspool-e2e")

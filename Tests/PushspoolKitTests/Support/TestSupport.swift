@@ -69,6 +69,22 @@ struct RunResult {
 
 /// Runs the real `pushspool` binary.
 @discardableResult
+/// Runs another program (a wrapper such as `script`) the way `runPushspool` runs the binary.
+func runPushspoolVia(_ executable: String, _ args: [String]) throws -> RunResult {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: executable)
+    p.arguments = args
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    p.standardInput = FileHandle.nullDevice
+    try p.run()
+    let o = out.fileHandleForReading.readDataToEndOfFile()
+    let e = err.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return RunResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
+}
+
 /// `pushspool init`: what a user runs once before any other command touches a spool.
 func initSpool(_ args: [String], cwd: URL? = nil) throws {
     let r = try runPushspool(["init"] + args, cwd: cwd)
