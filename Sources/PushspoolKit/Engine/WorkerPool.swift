@@ -39,8 +39,10 @@ public final class WorkerPool: Sendable {
         }
         slots.wait()
         attempt(request, via: state, previous: nil) { [slots] outcome in
-            slots.signal()
+            // The outcome is recorded (its result-log line written) before the slot is given to
+            // the next target: after a crash, only requests in flight are sent again.
             finish(outcome)
+            slots.signal()
         }
     }
 

@@ -10,23 +10,19 @@ import Darwin
 /// The result log of one job, `results/<job-id>.jsonl` (SPEC "Result log"): a `job` line, one
 /// `delivery` line per target as it reaches a final outcome, a `summary` line.
 ///
-/// Lines are buffered and flushed every 250 ms (so a campaign can be tailed) and on
-/// `close`, which also fsyncs before the job may move to `done/`. The open file carries an
-/// exclusive advisory lock: it marks the job as owned by a live dispatcher, so a second dispatcher
-/// never resumes a job that is still running, while a crashed one's lock vanishes with it.
+/// Each line is written to the file as it is appended, before the target's slot is given to
+/// the next one: once a request has been answered, its line is in the kernel, so a crash (kill -9)
+/// resends only the requests that were in flight. `close` fsyncs before the job may move to
+/// `done/` (the durability a power loss needs). The open file carries an exclusive advisory lock:
+/// it marks the job as owned by a live dispatcher, so a second dispatcher never resumes a job that
+/// is still running, while a crashed one's lock vanishes with it.
 public final class ResultLog: Sendable {
     public let url: URL
     private let fd: Int32
-    private struct Buffer { var bytes: [UInt8] = []; var failure: String? }
-    private let buffer = Mutex<Buffer>(Buffer())
-    nonisolated(unsafe) private let timer: any DispatchSourceTimer  // only resumed/cancelled, both thread-safe
+    /// Set once a write failed (a full disk): nothing more is written, senders stop.
+    private let writeFailure = Mutex<String?>(nil)
 
     public enum OpenError: Error { case busy, io(String) }
-
-    /// Buffered lines reach the file at least this often. After a crash, targets whose lines were
-    /// still buffered are sent again (at-least-once): a short window keeps that set small, while
-    /// batching keeps write(2) calls far below one per notification.
-    public static let flushInterval = 0.25
 
     /// Opens (creating) the log for appending and takes its lock; `.busy` if another live
     /// dispatcher holds it. A torn last line from a crash is cut off first.
@@ -41,19 +37,11 @@ public final class ResultLog: Sendable {
         Self.truncateTornTail(fd)
         lseek(fd, 0, SEEK_END)
         self.fd = fd
-        let timer = DispatchSource.makeTimerSource(queue: DispatchQueue.global(qos: .utility))
-        self.timer = timer
-        timer.schedule(deadline: .now() + Self.flushInterval, repeating: Self.flushInterval, leeway: .milliseconds(50))
-        timer.setEventHandler { [weak self] in self?.flush() }
-        timer.resume()
     }
 
-    deinit {
-        timer.cancel()
-        FileIO.closeDescriptor(fd)
-    }
+    deinit { FileIO.closeDescriptor(fd) }
 
-    /// Appends one JSON line (buffered).
+    /// Appends one JSON line.
     public func append(_ line: JSONValue) {
         // Encoded outside the lock, appended under it once.
         var bytes: [UInt8] = []
@@ -63,37 +51,26 @@ public final class ResultLog: Sendable {
         append(line: bytes)
     }
 
-    /// Appends one encoded line (ending in a newline).
+    /// Appends one encoded line (ending in a newline): one write(2), under the lock so lines
+    /// never interleave. A failure (full disk) is remembered and reported by `close`.
     public func append(line bytes: [UInt8]) {
-        let full = buffer.withLock { b in
-            b.bytes.append(contentsOf: bytes)
-            return b.bytes.count >= 64 * 1024
-        }
-        if full { flush() }
-    }
-
-    /// Writes buffered lines. A write failure (full disk) is remembered and reported by `close`.
-    public func flush() {
-        buffer.withLock { b in
-            guard !b.bytes.isEmpty, b.failure == nil else { return }
+        writeFailure.withLock { failure in
+            guard failure == nil else { return }
             do {
-                try FileIO.writeAll(fd, b.bytes)
-                b.bytes.removeAll(keepingCapacity: true)
+                try FileIO.writeAll(fd, bytes)
             } catch {
-                b.failure = "\(error)"
+                failure = "\(error)"
             }
         }
     }
 
     /// Why lines could not be written (a full disk), once that happened; senders stop then.
-    public var failure: String? { buffer.withLock { $0.failure } }
+    public var failure: String? { writeFailure.withLock { $0 } }
 
-    /// Flushes, fsyncs and releases the lock. Throws if any line could not be written: the
-    /// caller then leaves the job in `active/` so that nothing is lost.
+    /// Fsyncs and releases the lock. Throws if any line could not be written: the caller then
+    /// leaves the job in `active/` so that nothing is lost.
     public func close() throws(FileIO.Failure) {
-        timer.cancel()
-        flush()
-        if let failure = buffer.withLock({ $0.failure }) { throw FileIO.Failure(description: "result log \(url.lastPathComponent): \(failure)") }
+        if let failure = writeFailure.withLock({ $0 }) { throw FileIO.Failure(description: "result log \(url.lastPathComponent): \(failure)") }
         if fsync(fd) != 0 { throw FileIO.Failure(description: "fsync \(url.lastPathComponent): \(FileIO.errnoText())") }
         _ = flock(fd, LOCK_UN)
     }
