@@ -52,6 +52,7 @@ struct APNsRound {
         let devicesFile = dir.appendingPathComponent("devices.jsonl")
         try devices.write(to: devicesFile, atomically: true, encoding: .utf8)
         let common = ["--spool", spool, "--config", config.path]
+        guard try measure(binary, ["init"] + common).status == 0 else { throw BenchError(description: "init failed") }
         let imported = try measure(binary, ["import"] + common + [devicesFile.path])
         guard imported.status == 0 else { throw BenchError(description: "import failed: \(imported.stderr)") }
         let submitted = try measure(binary, ["submit"] + common + ["--to-tag", "bench", "--pns", "apns", "--message", "hello", "--from", "bench", "--id", "bench"])

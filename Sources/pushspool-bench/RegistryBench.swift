@@ -66,6 +66,7 @@ struct RegistryRound {
         try csv.close(); try tagCSV.close()
         let common = ["--spool", dir.appendingPathComponent("spool").path]
 
+        guard try measure(binary, ["init"] + common).status == 0 else { throw BenchError(description: "init failed") }
         let imported = try measure(binary, ["import"] + common + [file.path])
         guard imported.status == 0 else { throw BenchError(description: "import failed: \(imported.stderr)") }
         let submitted = try measure(binary, ["submit"] + common + ["--broadcast", "--pns", "apns,fcm,wns", "--message", "hello", "--from", "bench", "--id", "everyone"])
