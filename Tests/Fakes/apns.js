@@ -13,7 +13,8 @@
 //   --hold-ms N (answer each stream N ms after its request ended, so many streams are open at once),
 //   --max-streams N (SETTINGS_MAX_CONCURRENT_STREAMS, default 1000 as Apple's),
 //   --refuse-every N (every Nth stream: RST_STREAM(REFUSED_STREAM) unprocessed, which a client may resend),
-//   --reset-every N (every Nth stream: RST_STREAM(INTERNAL_ERROR) with no answer: not delivered).
+//   --reset-every N (every Nth stream: RST_STREAM(INTERNAL_ERROR) with no answer: not delivered),
+//   --retry-after S (429 and 503 answers carry Retry-After: S).
 // Stats (--state FILE) are written at most every 100 ms while busy and at once when a session closes.
 'use strict';
 const http2 = require('http2');
@@ -32,6 +33,7 @@ const holdMs = Number(a['hold-ms'] || 0);
 const maxStreams = Number(a['max-streams'] || 1000);
 const refuseEvery = Number(a['refuse-every'] || 0);
 const resetEvery = Number(a['reset-every'] || 0);
+const retryAfter = a['retry-after'] || null;
 const pubKey = fs.readFileSync(path.join(fixtures, 'AuthKey_TESTKEY123.pub.pem'));
 const writeState = stateWriter(a.state);
 
@@ -138,7 +140,9 @@ function answer(stream, h, body) {
     stats.byStatus[status] = (stats.byStatus[status] || 0) + 1;
     stats.byReason[reason] = (stats.byReason[reason] || 0) + 1;
     const doc = timestamp === undefined ? { reason } : { reason, timestamp };
-    stream.respond({ ':status': status, 'apns-id': apnsID, 'content-type': 'application/json' });
+    const headers = { ':status': status, 'apns-id': apnsID, 'content-type': 'application/json' };
+    if (retryAfter && (status === 429 || status === 503)) headers['retry-after'] = retryAfter;
+    stream.respond(headers);
     stream.end(JSON.stringify(doc));
   } else {
     stats.byStatus[200] = (stats.byStatus[200] || 0) + 1;

@@ -17,7 +17,7 @@ struct SendRun {
     let progress: (url: URL, targets: Int?)
 
     final class Tally: Sendable {
-        struct Counts { var delivered = 0, failed = 0, unregistered = 0, retries = 0 }
+        struct Counts { var delivered = 0, failed = 0, unregistered = 0, retries = 0, abandoned = 0 }
         let counts: Mutex<Counts>
         init(_ prior: ResultLogContents) {
             counts = Mutex(Counts(delivered: prior.delivered, failed: prior.failed,
@@ -82,6 +82,8 @@ struct SendRun {
         }
         inFlight.wait()
         let c = tally.counts.withLock { $0 }
+        // A target left unsent by a stop keeps the job in active/ for the resume.
+        if interruption == nil && c.abandoned > 0 { interruption = "stopping" }
         return Result(delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, retries: c.retries,
                       matched: plan.direct.isEmpty ? nil : matched, interruption: interruption)
     }
@@ -120,6 +122,11 @@ struct SendRun {
         let registry = env.registry, log = self.log, appLog = env.log, jobID = job.id
         group.enter()
         env.pool.submit(request, via: state, isStopping: env.isStopping) { outcome in
+            // Left for the resumed job: not final, not logged, not counted.
+            if outcome.abandoned {
+                tally.counts.withLock { $0.abandoned += 1 }
+                return group.leave()
+            }
             if outcome.status == .unregistered, case .device(let device) = recipient,
                case .deviceGone(let since) = outcome.result.disposition {
                 do {

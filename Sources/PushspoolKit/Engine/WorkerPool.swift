@@ -7,6 +7,13 @@ public struct TargetOutcome: Sendable {
     public var status: DeliveryStatus
     public var attempts: Int
     public var result: ProviderResult
+    /// Not final: the dispatcher is stopping, so the target was not sent (or its retry was not
+    /// waited for). It is not logged, and the resumed job sends it.
+    public var abandoned = false
+
+    static let stopping = TargetOutcome(status: .failed, attempts: 0,
+                                        result: ProviderResult(.retry(after: nil), code: "stopping", reason: "the dispatcher is stopping"),
+                                        abandoned: true)
 }
 
 /// The Dispatch worker pool: at most `concurrency` notifications in flight across all jobs
@@ -29,7 +36,7 @@ public final class WorkerPool: Sendable {
     /// Blocks the calling producer until a slot is free (and the provider is not asking for
     /// quiet), then sends `request` with retries. `finish` runs exactly once, on any thread.
     public func submit(_ request: SendRequest, via state: ProviderState,
-                       isStopping: @Sendable () -> Bool = { false },
+                       isStopping: @escaping @Sendable () -> Bool = { false },
                        finish: @escaping @Sendable (TargetOutcome) -> Void) {
         // The service asked for quiet: wait, in short naps so that a stop is not held up.
         while !isStopping() {
@@ -38,7 +45,12 @@ public final class WorkerPool: Sendable {
             Thread.sleep(forTimeInterval: min(wait, 0.2))
         }
         slots.wait()
-        attempt(request, via: state, previous: nil) { [slots] outcome in
+        // Stopped while waiting for a slot: no new target starts after a stop.
+        if isStopping() {
+            slots.signal()
+            return finish(.stopping)
+        }
+        attempt(request, via: state, previous: nil, isStopping: isStopping) { [slots] outcome in
             // The outcome is recorded (its result-log line written) before the slot is given to
             // the next target: after a crash, only requests in flight are sent again.
             finish(outcome)
@@ -47,7 +59,7 @@ public final class WorkerPool: Sendable {
     }
 
     private func attempt(_ request: SendRequest, via state: ProviderState, previous: Disposition?,
-                         done: @escaping @Sendable (TargetOutcome) -> Void) {
+                         isStopping: @escaping @Sendable () -> Bool, done: @escaping @Sendable (TargetOutcome) -> Void) {
         if let reason = state.pausedReason {
             done(TargetOutcome(status: .failed, attempts: request.attempt - 1,
                                result: ProviderResult(.credentialsBroken, code: "paused", reason: "provider \(state.name) paused: \(reason)")))
@@ -70,12 +82,23 @@ public final class WorkerPool: Sendable {
                 }
                 var following = request
                 following.attempt += 1
-                let next = following
-                let resend: @Sendable () -> Void = { [self] in
-                    attempt(next, via: state, previous: result.disposition, done: done)
-                }
-                if after <= 0 { timers.async(execute: resend) } else { timers.asyncAfter(deadline: .now() + after, execute: resend) }
+                retry(following, via: state, previous: result.disposition, due: Date(timeIntervalSinceNow: max(0, after)),
+                      isStopping: isStopping, done: done)
             }
+        }
+    }
+
+    /// Sends `request` again at `due`, looking at most every 250 ms whether the dispatcher is
+    /// stopping: a retry waiting out a long Retry-After never holds up a stop.
+    private func retry(_ request: SendRequest, via state: ProviderState, previous: Disposition, due: Date,
+                       isStopping: @escaping @Sendable () -> Bool, done: @escaping @Sendable (TargetOutcome) -> Void) {
+        if isStopping() { return done(.stopping) }
+        let left = due.timeIntervalSinceNow
+        guard left > 0 else {
+            return timers.async { [self] in attempt(request, via: state, previous: previous, isStopping: isStopping, done: done) }
+        }
+        timers.asyncAfter(deadline: .now() + min(left, 0.25)) { [self] in
+            retry(request, via: state, previous: previous, due: due, isStopping: isStopping, done: done)
         }
     }
 }

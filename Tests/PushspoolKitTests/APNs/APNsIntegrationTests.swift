@@ -179,4 +179,32 @@ struct APNsIntegrationTests {
         #expect((state["goawaysSent"] as? Int ?? 0) >= 10)
         #expect(state["requests"] as? Int == 10_000, "every answered request answered once")
     }
+
+    /// SIGTERM during an outage (every answer 429 with Retry-After: 120): the dispatcher stops at
+    /// once. Retries waiting out the Retry-After are not waited for, no new target starts after
+    /// the signal, nothing unsent is logged as final, and the job stays in active/ for the resume.
+    @Test func sigtermDuringAnOutageStopsAtOnce() throws {
+        let s = try APNsSpool(fakeArgs: ["retry-after": "120"], concurrency: 2, maxAttempts: 6, maxDelayMs: 300_000)
+        for i in 0..<6 { try s.register(id: "d\(i)", handle: APNsSpool.token("429a", i)) }
+        s.drop("outage", #"{"id":"outage","to_tag":"username:alice","pns":["apns"],"message":"hi"}"#)
+        let p = Process()
+        p.executableURL = Paths.binary
+        p.arguments = ["run"] + s.common
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        var waited = 0.0
+        while (s.fake.state()["requests"] as? Int ?? 0) < 2 && waited < 20 { Thread.sleep(forTimeInterval: 0.05); waited += 0.05 }
+        Thread.sleep(forTimeInterval: 0.3)
+        let before = s.fake.state()["requests"] as? Int ?? 0
+        #expect(before == 2, "two targets in flight (concurrency 2), both waiting out Retry-After")
+        let signalled = Date()
+        p.terminate()
+        p.waitUntilExit()
+        #expect(Date().timeIntervalSince(signalled) < 5, "stopped \(Date().timeIntervalSince(signalled)) s after SIGTERM")
+        #expect(p.terminationStatus == 0)
+        #expect(s.dir.list("spool/active") == ["outage.json"])
+        #expect(s.deliveries("outage").isEmpty, "nothing unsent logged as final")
+        #expect(s.fake.state()["requests"] as? Int == before, "no new target after the signal")
+    }
 }

@@ -9,7 +9,7 @@ final class APNsSpool {
     var configPath: String { dir.path("pushspool.json") }
     var common: [String] { ["--spool", spool, "--config", configPath] }
 
-    init(fakeArgs: [String: String] = [:], concurrency: Int = 64, maxAttempts: Int = 3,
+    init(fakeArgs: [String: String] = [:], concurrency: Int = 64, maxAttempts: Int = 3, maxDelayMs: Int = 20,
          apns: String? = nil) throws {
         fake = try FakeServer("apns", args: fakeArgs, dir: dir)
         // The key is a credential: 0600, as pushspool asks of it.
@@ -20,7 +20,7 @@ final class APNsSpool {
             """
         dir.write("pushspool.json", """
             {"spool": "spool", "concurrency": \(concurrency),
-             "retry": {"max_attempts": \(maxAttempts), "base_delay_ms": 1, "max_delay_ms": 20},
+             "retry": {"max_attempts": \(maxAttempts), "base_delay_ms": 1, "max_delay_ms": \(maxDelayMs)},
              "routes": {"apns": "apns"},
              "providers": {"apns": \(section)},
              "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}}
