@@ -135,7 +135,7 @@ final class JobRunner: Sendable {
                 outcome = writeToHub(changes, platform: device.platform, log: resultLog)
                     ?? .registry("registered \(device.id) (\(device.platform.rawValue), \(device.tags.count) tags)")
             } catch {
-                outcome = .failed("registry update failed: \(error)")
+                outcome = Self.registryFailure(error)
             }
         case .unregister(let which):
             if !prior.hasJobLine { resultLog.append(ResultLine.job(job, file: name, receivedAt: receivedAt(name), pns: [], targets: 1)) }
@@ -160,7 +160,7 @@ final class JobRunner: Sendable {
                 }
                 outcome = hubFailure ?? .registry(removed ? "unregistered \(what)" : "no such device \(what)")
             } catch {
-                outcome = .failed("registry update failed: \(error)")
+                outcome = Self.registryFailure(error)
             }
         }
         return finish(name, job: job, log: resultLog, outcome: outcome, started: started, file: file)
@@ -215,6 +215,15 @@ final class JobRunner: Sendable {
             if case .failed = outcome { env.spool.quarantine(name) } else { env.spool.complete(name) }
         }
         return JobReport(id: job.id, file: name, outcome: outcome)
+    }
+
+    /// A registration that could not be written: while another process holds the registry (a large
+    /// import) the job waits in active/ for the next run, instead of failing for good.
+    static func registryFailure(_ error: any Error) -> JobReport.Outcome {
+        if let e = error as? RegistryError, e.isBusy {
+            return .interrupted("registry busy (another process is writing it, e.g. an import); the next run applies it")
+        }
+        return .failed("registry update failed: \(error)")
     }
 
     /// The platforms an invalid job file names in `pns`, as far as they can be read, for its

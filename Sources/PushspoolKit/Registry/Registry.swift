@@ -9,7 +9,7 @@ import Glibc
 /// every dispatcher thread and any other pushspool process on the spool.
 ///
 /// Thread safety: one connection behind a Mutex; every method may be called from any thread.
-/// Cross-process: WAL mode (readers never block the writer) and a 5 s busy timeout; writes take
+/// Cross-process: WAL mode (readers never block the writer) and a 30 s busy timeout; writes take
 /// the write lock up front (`BEGIN IMMEDIATE`).
 public final class Registry: Sendable {
     public let path: String
@@ -61,14 +61,16 @@ public final class Registry: Sendable {
         """
 
     /// Opens or creates the database (file mode 0600, parent folder created 0700), WAL mode,
-    /// busy_timeout 5 s, schema migration.
+    /// busy_timeout 30 s, schema migration.
     public init(path: String) throws {
         self.path = path
         try Self.prepareFile(path)
         let db = try SQLiteDatabase(path: path)
         do {
             // busy_timeout first: switching to WAL and migrating may wait for another process.
-            try db.execute("PRAGMA busy_timeout = 5000")
+            // 30 s: a writer waits out a bulk import of a million devices (a few seconds) rather
+            // than failing; readers never wait in WAL mode.
+            try db.execute("PRAGMA busy_timeout = 30000")
             // 16 KiB pages (default 4): a third of the B-tree pages and page writes for a
             // million short rows. Takes effect only on a new file (before WAL mode is set).
             try db.execute("PRAGMA page_size = 16384")

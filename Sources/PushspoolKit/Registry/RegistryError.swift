@@ -3,8 +3,14 @@
 /// field and never include handles, which are credentials of sorts.
 public struct RegistryError: Error, Sendable, CustomStringConvertible {
     public var message: String
+    /// Another process held the write lock past the busy timeout (a large import): worth trying
+    /// again later, not a verdict on the data.
+    public var isBusy = false
 
-    public init(_ message: String) { self.message = message }
+    public init(_ message: String, isBusy: Bool = false) {
+        self.message = message
+        self.isBusy = isBusy
+    }
 
     public var description: String { message }
 }

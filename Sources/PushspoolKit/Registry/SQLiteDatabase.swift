@@ -52,10 +52,11 @@ final class SQLiteDatabase {
     func execute(_ sql: String) throws(RegistryError) {
         let db = try connection()
         var err: UnsafeMutablePointer<CChar>?
-        guard sqlite3_exec(db, sql, nil, nil, &err) == SQLITE_OK else {
+        let rc = sqlite3_exec(db, sql, nil, nil, &err)
+        guard rc == SQLITE_OK else {
             let message = err.map { String(cString: $0) } ?? errorMessage
             sqlite3_free(err)
-            throw RegistryError("registry: \(message)")
+            throw RegistryError("registry: \(message)", isBusy: rc & 0xFF == SQLITE_BUSY || rc & 0xFF == SQLITE_LOCKED)
         }
     }
 
@@ -134,10 +135,10 @@ struct SQLiteStatement {
         switch sqlite3_step(stmt) {
         case SQLITE_ROW: return true
         case SQLITE_DONE: return false
-        default:
+        case let rc:
             let message = database.errorMessage
             sqlite3_reset(stmt)
-            throw RegistryError("registry: \(message)")
+            throw RegistryError("registry: \(message)", isBusy: rc & 0xFF == SQLITE_BUSY || rc & 0xFF == SQLITE_LOCKED)
         }
     }
 

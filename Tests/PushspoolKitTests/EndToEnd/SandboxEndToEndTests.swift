@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import PushspoolCore
-import PushspoolKit
+@testable import PushspoolKit
 
 /// The real `pushspool` binary against the sandbox provider, in a fresh directory.
 @Suite struct SandboxEndToEndTests {
@@ -299,6 +299,31 @@ import PushspoolKit
         #expect(r.status == 78)
         #expect(r.stderr.contains("no spool at"))
         #expect(!FileManager.default.fileExists(atPath: dir.path("examples/config/jobs")))
+    }
+
+    /// A registration job arriving while another process holds the registry's write lock longer
+    /// than the old 5 s busy timeout (a big import) waits for it instead of failing for good.
+    @Test func registrationWaitsOutALongWriteLock() throws {
+        let dir = TempDir("pushspool-e2e")
+        let spool = ["--spool", dir.path("spool")]
+        try initSpool(spool)
+        let holder = try SQLiteDatabase(path: dir.path("spool/registry.sqlite"))
+        try holder.execute("PRAGMA busy_timeout = 5000; BEGIN IMMEDIATE")
+        dir.write("spool/incoming/reg.json", #"{"kind":"register","id":"phone-1","platform":"fcm","handle":"tok-1","tags":["a"]}"#)
+        let p = Process()
+        p.executableURL = Paths.binary
+        p.arguments = ["run", "--once"] + spool
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        Thread.sleep(forTimeInterval: 6.5)
+        try holder.execute("COMMIT")
+        holder.close()
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+        #expect(dir.list("spool/done") == ["reg.json"])
+        #expect(dir.list("spool/failed").isEmpty)
+        #expect(try runPushspool(["devices", "--count"] + spool).stdout == "1\n")
     }
 
     @Test("config --check validates without creating anything")
