@@ -109,6 +109,8 @@ struct SendRun {
     }
 
     func writeCheckpoint(_ tally: Tally) {
+        // Once a second is also when a deleted result log (an `rm -rf results/`) is put back.
+        if let restored = log.restoreIfDeleted() { env.log.warning("job \(job.id): \(restored)") }
         let c = tally.counts.withLock { $0 }
         ProgressCheckpoint(targets: progress.targets, finished: c.delivered + c.failed + c.unregistered,
                            delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, updatedAt: Date())

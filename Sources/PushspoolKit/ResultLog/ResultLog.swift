@@ -18,9 +18,12 @@ import Darwin
 /// is still running, while a crashed one's lock vanishes with it.
 public final class ResultLog: Sendable {
     public let url: URL
-    private let fd: Int32
-    /// Set once a write failed (a full disk): nothing more is written, senders stop.
-    private let writeFailure = Mutex<String?>(nil)
+    private struct State {
+        var fd: Int32
+        /// Set once a write failed (a full disk): nothing more is written, senders stop.
+        var failure: String?
+    }
+    private let state: Mutex<State>
 
     public enum OpenError: Error { case busy, io(String) }
 
@@ -36,10 +39,10 @@ public final class ResultLog: Sendable {
         }
         Self.truncateTornTail(fd)
         lseek(fd, 0, SEEK_END)
-        self.fd = fd
+        state = Mutex(State(fd: fd))
     }
 
-    deinit { FileIO.closeDescriptor(fd) }
+    deinit { state.withLock { FileIO.closeDescriptor($0.fd) } }
 
     /// Appends one JSON line.
     public func append(_ line: JSONValue) {
@@ -54,23 +57,62 @@ public final class ResultLog: Sendable {
     /// Appends one encoded line (ending in a newline): one write(2), under the lock so lines
     /// never interleave. A failure (full disk) is remembered and reported by `close`.
     public func append(line bytes: [UInt8]) {
-        writeFailure.withLock { failure in
-            guard failure == nil else { return }
+        state.withLock { s in
+            guard s.failure == nil else { return }
             do {
-                try FileIO.writeAll(fd, bytes)
+                try FileIO.writeAll(s.fd, bytes)
             } catch {
-                failure = "\(error)"
+                s.failure = "\(error)"
             }
         }
     }
 
     /// Why lines could not be written (a full disk), once that happened; senders stop then.
-    public var failure: String? { writeFailure.withLock { $0 } }
+    public var failure: String? { state.withLock { $0.failure } }
+
+    /// Puts the log back if someone deleted it (or its folder) while the job runs: the open file
+    /// still holds every line, so they are copied to a new file at the log's path, which is then
+    /// written to and locked instead. Without this, a job would finish reporting its deliveries
+    /// with its record gone, and a re-drop with the same id would send them all again.
+    /// Returns what happened, for the job's log; nil when the file is where it should be.
+    @discardableResult
+    public func restoreIfDeleted() -> String? {
+        state.withLock { s -> String? in
+            var open = stat(), named = stat()
+            guard fstat(s.fd, &open) == 0 else { return nil }
+            if stat(url.path, &named) == 0, named.st_ino == open.st_ino, named.st_dev == open.st_dev { return nil }
+            let folder = url.deletingLastPathComponent().path
+            mkdir(folder, 0o750)
+            let fresh = Foundation.open(url.path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o640)
+            guard fresh >= 0 else {
+                s.failure = "result log \(url.lastPathComponent) was deleted and cannot be recreated: \(FileIO.errnoText())"
+                return s.failure
+            }
+            var buffer = [UInt8](repeating: 0, count: 1 << 16)
+            var offset: off_t = 0
+            while true {
+                let n = buffer.withUnsafeMutableBytes { pread(s.fd, $0.baseAddress, $0.count, offset) }
+                if n <= 0 { break }
+                do { try FileIO.writeAll(fresh, Array(buffer[0..<n])) } catch {
+                    s.failure = "result log \(url.lastPathComponent) was deleted; restoring it failed: \(error)"
+                    FileIO.closeDescriptor(fresh)
+                    return s.failure
+                }
+                offset += off_t(n)
+            }
+            _ = flock(fresh, LOCK_EX | LOCK_NB)
+            FileIO.closeDescriptor(s.fd)
+            s.fd = fresh
+            return "result log \(url.lastPathComponent) was deleted while the job ran; restored from the open file (\(offset) bytes)"
+        }
+    }
 
     /// Fsyncs and releases the lock. Throws if any line could not be written: the caller then
     /// leaves the job in `active/` so that nothing is lost.
     public func close() throws(FileIO.Failure) {
-        if let failure = writeFailure.withLock({ $0 }) { throw FileIO.Failure(description: "result log \(url.lastPathComponent): \(failure)") }
+        restoreIfDeleted()
+        let (fd, failure) = state.withLock { ($0.fd, $0.failure) }
+        if let failure { throw FileIO.Failure(description: "result log \(url.lastPathComponent): \(failure)") }
         if fsync(fd) != 0 { throw FileIO.Failure(description: "fsync \(url.lastPathComponent): \(FileIO.errnoText())") }
         _ = flock(fd, LOCK_UN)
     }

@@ -50,4 +50,35 @@ struct CrashResumeTests {
         let posts = s.int("posts") ?? 0
         #expect(posts >= count && posts <= count + 4, "posts \(posts)")
     }
+
+    /// `rm -rf results/` in the middle of a campaign: the running job puts its log back from the
+    /// open file, finishes with every line, and a re-drop of the same id is still a duplicate.
+    @Test func resultsDeletedMidCampaignAreRestored() throws {
+        let h = try PushCloudHarness(wnsArgs: ["delay-ms": "150"])
+        let count = 80
+        try h.register((0..<count).map { ("r\($0)", "wns", WNSIntegrationTests.channel(h.wns, "ok-\($0)")) })
+        try h.submit("campaign", #"{"to_tag": "username:alice", "pns": ["wns"], "message": "m"}"#)
+        let p = Process()
+        p.executableURL = Paths.binary
+        p.arguments = ["run", "--once", "--config", h.configPath]
+        p.currentDirectoryURL = h.dir.url
+        p.environment = ["TEST_WNS_SECRET": PushCloudHarness.clientSecret]
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        var waited = 0.0
+        while h.deliveries("campaign").count < 10 && waited < 30 { Thread.sleep(forTimeInterval: 0.02); waited += 0.02 }
+        try FileManager.default.removeItem(atPath: h.dir.path("spool/results"))
+        p.waitUntilExit()
+        #expect(p.terminationStatus == 0)
+        #expect(h.dir.list("spool/done") == ["campaign.json"])
+        let lines = h.results("campaign")
+        #expect(lines.filter { $0["type"] as? String == "job" }.count == 1)
+        #expect(lines.filter { $0["type"] as? String == "delivery" }.count == count)
+        #expect(h.summary("campaign")?.int("delivered") == count)
+        try h.submit("campaign", #"{"to_tag": "username:alice", "pns": ["wns"], "message": "m"}"#)
+        let again = try h.runOnce()
+        #expect(again.stdout.contains("job campaign: duplicate"))
+        #expect(try #require(h.wns).state().int("posts") == count)
+    }
 }
