@@ -12,7 +12,12 @@ enum RunCommand {
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
         let runtime = try Runtime(args, requireSecrets: true)
         let once = args.has("once")
-        let (reports, scheduled) = try dispatch(runtime, once: once) { print($0) }
+        let (reports, scheduled, lostSpool) = try dispatch(runtime, once: once) { print($0) }
+        if let lostSpool {
+            // systemd (Restart=on-failure) starts a dispatcher on whatever is at the path now.
+            FileHandle.standardError.write(Data("pushspool: run: \(lostSpool); stopped\n".utf8))
+            return .ioError
+        }
         if once {
             // cron mails what a job prints: say when there was nothing to do, and what waits.
             if reports.isEmpty { print("nothing due in \(runtime.spool.url(.incoming).path)") }
@@ -33,7 +38,7 @@ enum RunCommand {
     /// down, and returns the job reports and the jobs still waiting for their `not_before`.
     @discardableResult
     static func dispatch(_ runtime: Runtime, once: Bool, print: @escaping @Sendable (JobReport) -> Void) throws(CLIError)
-        -> (reports: [JobReport], scheduled: [(name: String, notBefore: Date)]) {
+        -> (reports: [JobReport], scheduled: [(name: String, notBefore: Date)], lostSpool: String?) {
         let log = Log.shared
         let registry = try runtime.openRegistry()
         let routes = try runtime.makeRoutes(log: log)
@@ -58,18 +63,66 @@ enum RunCommand {
             source.resume()
             signalSources.append(source)
         }
+        // A spool (or registry) deleted or moved away under a running dispatcher: it would go on
+        // sending to a registry nobody can change while new jobs wait at the path. Checked every
+        // 2 s; the dispatcher stops as on SIGTERM, and `run` exits 74.
+        let lost = Mutex<String?>(nil)
+        let identity = SpoolIdentity(runtime)
+        let guardTimer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        guardTimer.schedule(deadline: .now() + 2, repeating: 2)
+        guardTimer.setEventHandler {
+            guard let change = identity?.change() else { return }
+            let first = lost.withLock { l -> Bool in
+                if l != nil { return false }
+                l = change
+                return true
+            }
+            guard first else { return }
+            log.error(change)
+            stopFlag.set()
+            dispatcher.stop()
+        }
+        guardTimer.resume()
         if once {
             dispatcher.runOnce()
         } else {
             log.info("watching \(runtime.spool.url(.incoming).path)")
             dispatcher.runForever(watcher: SpoolWatcher(directory: runtime.spool.url(.incoming)))
         }
+        guardTimer.cancel()
         for p in Set(routes.values.map { ObjectIdentifier($0) }) {
             routes.values.first { ObjectIdentifier($0) == p }?.provider.shutdown()
         }
         registry.close()
         signalSources.forEach { $0.cancel() }
-        return (collected.all, dispatcher.scheduled)
+        return (collected.all, dispatcher.scheduled, lost.withLock { $0 })
+    }
+}
+
+/// What the spool folder and the registry file were when `run` started (device and inode).
+struct SpoolIdentity: Sendable {
+    let spool: String, registry: String
+    let spoolID: (UInt64, UInt64), registryID: (UInt64, UInt64)
+
+    init?(_ runtime: Runtime) {
+        spool = runtime.spool.root.path
+        registry = runtime.config.resolve(runtime.config.registryPath).path
+        guard let s = Self.id(spool), let r = Self.id(registry) else { return nil }
+        spoolID = s
+        registryID = r
+    }
+
+    static func id(_ path: String) -> (UInt64, UInt64)? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        return (UInt64(st.st_dev), UInt64(st.st_ino))
+    }
+
+    /// Why the spool or registry is no longer the one this dispatcher works on, or nil.
+    func change() -> String? {
+        if Self.id(spool).map({ $0 == spoolID }) != true { return "the spool \(spool) was deleted or replaced while running" }
+        if Self.id(registry).map({ $0 == registryID }) != true { return "the registry \(registry) was deleted or replaced while running" }
+        return nil
     }
 }
 

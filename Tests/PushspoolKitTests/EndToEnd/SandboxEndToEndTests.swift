@@ -326,6 +326,30 @@ import PushspoolCore
         #expect(try runPushspool(["devices", "--count"] + spool).stdout == "1\n")
     }
 
+    /// A spool moved away under a watching dispatcher: it stops (exit 74, saying why) instead of
+    /// sending to a registry nobody can reach while new jobs wait at the path.
+    @Test func aSpoolMovedAwayStopsTheDispatcher() throws {
+        let dir = TempDir("pushspool-e2e")
+        let spool = ["--spool", dir.path("spool")]
+        try initSpool(spool)
+        let p = Process()
+        p.executableURL = Paths.binary
+        p.arguments = ["run"] + spool
+        let err = Pipe()
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = err
+        try p.run()
+        Thread.sleep(forTimeInterval: 0.5)
+        try FileManager.default.moveItem(atPath: dir.path("spool"), toPath: dir.path("spool-old"))
+        try initSpool(spool)
+        let started = Date()
+        p.waitUntilExit()
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(p.terminationStatus == 74)
+        #expect(stderr.contains("the spool \(dir.path("spool")) was deleted or replaced while running; stopped"), "\(stderr)")
+    }
+
     @Test("config --check validates without creating anything")
     func configCheckCreatesNothing() throws {
         let dir = TempDir("pushspool-e2e")
