@@ -53,7 +53,8 @@ enum RunCommand {
         }
         // SIGINT/SIGTERM: stop claiming, let running jobs checkpoint, exit cleanly.
         var signalSources: [any DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM] {
+        // SIGHUP too (a closed terminal, a careless `kill -HUP`): a clean stop, never a crash.
+        for sig in [SIGINT, SIGTERM, SIGHUP] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler {

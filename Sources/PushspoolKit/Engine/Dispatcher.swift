@@ -32,6 +32,9 @@ public final class Dispatcher: Sendable {
         var backlog: [String] = []
         var onceMode = false
         var wake: (any DispatchSourceTimer)?
+        /// Incoming files that are not even whole JSON yet and changed moments ago: a writer that
+        /// skipped tmp/ + rename may still be writing them.
+        var settling: Set<String> = []
     }
     private let state = Mutex(State())
 
@@ -49,7 +52,7 @@ public final class Dispatcher: Sendable {
     public var scheduled: [(name: String, notBefore: Date)] {
         let now = Date()
         return state.withLock { s in
-            s.peeked.compactMap { name, seen in seen.1.flatMap { $0 > now ? (name, $0) : nil } }
+            s.peeked.compactMap { name, seen in s.settling.contains(name) ? nil : seen.1.flatMap { $0 > now ? (name, $0) : nil } }
         }.sorted { $0.notBefore < $1.notBefore }
     }
 
@@ -115,16 +118,23 @@ public final class Dispatcher: Sendable {
         }
         var nextDue: Date?
         var due: [String] = []
+        var settling: Set<String> = []
         var peeked: [String: (Double, Date?)] = [:]
         let known = state.withLock { $0.peeked }
         for name in spool.jobs(in: .incoming) {
             let path = spool.url(.incoming, name).path
             guard let mtime = FileIO.modificationTime(path) else { continue }
-            let notBefore: Date?
+            var notBefore: Date?
             if let (seen, date) = known[name], seen == mtime {
                 notBefore = date
             } else {
                 notBefore = Self.peekNotBefore(path, name: name)
+            }
+            // A file that is not whole JSON and changed in the last 2 s is looked at again 2 s
+            // after its last change, instead of being claimed half-written and quarantined.
+            if notBefore == nil, now.timeIntervalSince1970 - mtime < Self.settleSeconds, !Self.isWholeJSON(path) {
+                notBefore = Date(timeIntervalSince1970: mtime + Self.settleSeconds)
+                settling.insert(name)
             }
             peeked[name] = (mtime, notBefore)
             if let notBefore, notBefore > now {
@@ -134,6 +144,7 @@ public final class Dispatcher: Sendable {
             }
         }
         state.withLock { s in
+            s.settling = settling
             s.peeked = peeked           // forget files that are gone
             s.backlog = due
         }
@@ -189,6 +200,13 @@ public final class Dispatcher: Sendable {
 
     /// The `not_before` of an incoming job; nil when absent, or when the file is not a regular
     /// file or does not parse (it is then claimed and quarantined with its reason).
+    static let settleSeconds = 2.0
+
+    private static func isWholeJSON(_ path: String) -> Bool {
+        guard let bytes = JobFile.peek(path) else { return true }
+        return (try? JSONParser.parse(bytes)) != nil
+    }
+
     private static func peekNotBefore(_ path: String, name: String) -> Date? {
         guard let bytes = JobFile.peek(path), let job = try? JobParser.parse(bytes, fileName: name),
               case .send(let send) = job.kind else { return nil }

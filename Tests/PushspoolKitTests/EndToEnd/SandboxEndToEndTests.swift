@@ -350,6 +350,40 @@ import PushspoolCore
         #expect(stderr.contains("the spool \(dir.path("spool")) was deleted or replaced while running; stopped"), "\(stderr)")
     }
 
+    /// A job written in place (no tmp/ + rename) is not claimed half-written: it waits until it has
+    /// stopped changing, then runs. SIGHUP stops the dispatcher cleanly, as SIGTERM does.
+    @Test func inPlaceWritesWaitAndSIGHUPStopsCleanly() throws {
+        let dir = TempDir("pushspool-e2e")
+        let spool = ["--spool", dir.path("spool")]
+        try initSpool(spool)
+        #expect(try runPushspool(["register", "--platform", "fcm", "--handle", "tok-1", "--tag", "t"] + spool).status == 0)
+        let p = Process()
+        p.executableURL = Paths.binary
+        p.arguments = ["run"] + spool
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        Thread.sleep(forTimeInterval: 0.5)
+        let job = #"{"to_tag":"t","pns":"fcm","message":"written slowly"}"#
+        let path = dir.path("spool/incoming/slow.json")
+        FileManager.default.createFile(atPath: path, contents: Data(job.prefix(20).utf8))
+        Thread.sleep(forTimeInterval: 0.8)
+        let handle = try #require(FileHandle(forWritingAtPath: path))
+        handle.seekToEndOfFile()
+        handle.write(Data(job.dropFirst(20).utf8))
+        try handle.close()
+        var waited = 0.0
+        while dir.list("spool/done").isEmpty && dir.list("spool/failed").isEmpty && waited < 15 {
+            Thread.sleep(forTimeInterval: 0.05)
+            waited += 0.05
+        }
+        #expect(dir.list("spool/done") == ["slow.json"])
+        #expect(dir.list("spool/failed").isEmpty)
+        kill(p.processIdentifier, SIGHUP)
+        p.waitUntilExit()
+        #expect(p.terminationReason == .exit && p.terminationStatus == 0)
+    }
+
     @Test("config --check validates without creating anything")
     func configCheckCreatesNothing() throws {
         let dir = TempDir("pushspool-e2e")
