@@ -187,12 +187,7 @@ struct APNsIntegrationTests {
         let s = try APNsSpool(fakeArgs: ["retry-after": "120"], concurrency: 2, maxAttempts: 6, maxDelayMs: 300_000)
         for i in 0..<6 { try s.register(id: "d\(i)", handle: APNsSpool.token("429a", i)) }
         s.drop("outage", #"{"id":"outage","to_tag":"username:alice","pns":["apns"],"message":"hi"}"#)
-        let p = Process()
-        p.executableURL = Paths.binary
-        p.arguments = ["run"] + s.common
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let p = try startPushspool(["run"] + s.common)
         var waited = 0.0
         while (s.fake.state()["requests"] as? Int ?? 0) < 2 && waited < 20 { Thread.sleep(forTimeInterval: 0.05); waited += 0.05 }
         Thread.sleep(forTimeInterval: 0.3)

@@ -15,16 +15,7 @@ struct CrashResumeTests {
         h.dir.write("pushspool.json", (h.dir.read("pushspool.json") ?? "").replacingOccurrences(of: #""concurrency": 256"#, with: #""concurrency": 4"#))
         try h.submit("campaign", #"{"to_tag": "username:alice", "pns": ["wns"], "message": "m"}"#)
 
-        let p = Process()
-        p.executableURL = Paths.binary
-        p.arguments = ["run", "--once", "--config", h.configPath]
-        p.currentDirectoryURL = h.dir.url
-        var env = ProcessInfo.processInfo.environment
-        env["TEST_WNS_SECRET"] = PushCloudHarness.clientSecret
-        p.environment = env
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let p = try startPushspool(["run", "--once", "--config", h.configPath], cwd: h.dir.url, env: ["TEST_WNS_SECRET": PushCloudHarness.clientSecret])
         // Kill once a good part (but not all) of the campaign is logged.
         var waited = 0.0
         while h.deliveries("campaign").count < 30 && waited < 30 { Thread.sleep(forTimeInterval: 0.02); waited += 0.02 }
@@ -58,14 +49,7 @@ struct CrashResumeTests {
         let count = 80
         try h.register((0..<count).map { ("r\($0)", "wns", WNSIntegrationTests.channel(h.wns, "ok-\($0)")) })
         try h.submit("campaign", #"{"to_tag": "username:alice", "pns": ["wns"], "message": "m"}"#)
-        let p = Process()
-        p.executableURL = Paths.binary
-        p.arguments = ["run", "--once", "--config", h.configPath]
-        p.currentDirectoryURL = h.dir.url
-        p.environment = ["TEST_WNS_SECRET": PushCloudHarness.clientSecret]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let p = try startPushspool(["run", "--once", "--config", h.configPath], cwd: h.dir.url, env: ["TEST_WNS_SECRET": PushCloudHarness.clientSecret])
         var waited = 0.0
         while h.deliveries("campaign").count < 10 && waited < 30 { Thread.sleep(forTimeInterval: 0.02); waited += 0.02 }
         try FileManager.default.removeItem(atPath: h.dir.path("spool/results"))

@@ -310,12 +310,7 @@ import PushspoolCore
         let holder = try SQLiteDatabase(path: dir.path("spool/registry.sqlite"))
         try holder.execute("PRAGMA busy_timeout = 5000; BEGIN IMMEDIATE")
         dir.write("spool/incoming/reg.json", #"{"kind":"register","id":"phone-1","platform":"fcm","handle":"tok-1","tags":["a"]}"#)
-        let p = Process()
-        p.executableURL = Paths.binary
-        p.arguments = ["run", "--once"] + spool
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let p = try startPushspool(["run", "--once"] + spool)
         Thread.sleep(forTimeInterval: 6.5)
         try holder.execute("COMMIT")
         holder.close()
@@ -332,13 +327,8 @@ import PushspoolCore
         let dir = TempDir("pushspool-e2e")
         let spool = ["--spool", dir.path("spool")]
         try initSpool(spool)
-        let p = Process()
-        p.executableURL = Paths.binary
-        p.arguments = ["run"] + spool
         let err = Pipe()
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = err
-        try p.run()
+        let p = try startPushspool(["run"] + spool, stderr: err)
         Thread.sleep(forTimeInterval: 0.5)
         try FileManager.default.moveItem(atPath: dir.path("spool"), toPath: dir.path("spool-old"))
         try initSpool(spool)
@@ -357,12 +347,7 @@ import PushspoolCore
         let spool = ["--spool", dir.path("spool")]
         try initSpool(spool)
         #expect(try runPushspool(["register", "--platform", "fcm", "--handle", "tok-1", "--tag", "t"] + spool).status == 0)
-        let p = Process()
-        p.executableURL = Paths.binary
-        p.arguments = ["run"] + spool
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let p = try startPushspool(["run"] + spool)
         Thread.sleep(forTimeInterval: 0.5)
         let job = #"{"to_tag":"t","pns":"fcm","message":"written slowly"}"#
         let path = dir.path("spool/incoming/slow.json")
@@ -409,12 +394,7 @@ import PushspoolCore
         let spool = ["--spool", dir.path("spool")]
         try initSpool(spool)
         #expect(try runPushspool(["register", "--platform", "apns", "--handle", String(repeating: "ab", count: 32), "--tag", "t"] + spool).status == 0)
-        let p = Process()
-        p.executableURL = Paths.binary
-        p.arguments = ["run"] + spool
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let p = try startPushspool(["run"] + spool)
         #expect(try runPushspool(["submit", "--to-tag", "t", "--pns", "apns", "--message", "m", "--id", "w1"] + spool).status == 0)
         var waited = 0.0
         while dir.list("spool/done").isEmpty && waited < 20 { Thread.sleep(forTimeInterval: 0.05); waited += 0.05 }

@@ -85,6 +85,22 @@ func runPushspoolVia(_ executable: String, _ args: [String]) throws -> RunResult
     return RunResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
 }
 
+/// Starts the binary in the background (a dispatcher to signal, kill or wait for); its output
+/// is discarded unless `stderr` is given.
+func startPushspool(_ args: [String], cwd: URL? = nil, env: [String: String] = [:], stderr: Pipe? = nil) throws -> Process {
+    let p = Process()
+    p.executableURL = Paths.binary
+    p.arguments = args
+    if let cwd { p.currentDirectoryURL = cwd }
+    var environment = ProcessInfo.processInfo.environment
+    for (k, v) in env { environment[k] = v }
+    p.environment = environment
+    p.standardOutput = FileHandle.nullDevice
+    p.standardError = stderr ?? FileHandle.nullDevice
+    try p.run()
+    return p
+}
+
 /// `pushspool init`: what a user runs once before any other command touches a spool.
 func initSpool(_ args: [String], cwd: URL? = nil) throws {
     let r = try runPushspool(["init"] + args, cwd: cwd)

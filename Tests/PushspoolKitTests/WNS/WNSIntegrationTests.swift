@@ -152,14 +152,7 @@ struct WNSIntegrationTests {
         // WNS is HTTP/1.1 with 8 connections: 100 channels answering after 700 ms take ~9 s.
         try h.register((0..<100).map { ("w\($0)", "wns", Self.channel(h.wns, "ok-\($0)")) })
         try h.submit("slow", #"{"to_tag": "username:alice", "pns": "wns", "message": "hi"}"#)
-        let p = Process()
-        p.executableURL = Paths.binary
-        p.arguments = ["run", "--once", "--config", h.configPath]
-        p.currentDirectoryURL = h.dir.url
-        p.environment = ["TEST_WNS_SECRET": PushCloudHarness.clientSecret]
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = FileHandle.nullDevice
-        try p.run()
+        let p = try startPushspool(["run", "--once", "--config", h.configPath], cwd: h.dir.url, env: ["TEST_WNS_SECRET": PushCloudHarness.clientSecret])
         var waited = 0.0
         while !FileManager.default.fileExists(atPath: h.dir.path("spool/results/.slow.progress")) && waited < 20 {
             Thread.sleep(forTimeInterval: 0.05)
