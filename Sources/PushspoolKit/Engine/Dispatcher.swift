@@ -25,9 +25,9 @@ public final class Dispatcher: Sendable {
         var stopping = false
         var scanQueued = false
         var lastOrphanScan = Date.distantPast
-        /// What a peek found in each incoming file, by name → (modification time, `not_before`),
+        /// What a peek found in each incoming file, by name → (file version, `not_before`),
         /// so each file version is read once however often the folder is listed.
-        var peeked: [String: (Double, Date?)] = [:]
+        var peeked: [String: (FileIO.Version, Date?)] = [:]
         /// Due job names from the last listing, oldest first, not yet claimed.
         var backlog: [String] = []
         var onceMode = false
@@ -119,13 +119,14 @@ public final class Dispatcher: Sendable {
         var nextDue: Date?
         var due: [String] = []
         var settling: Set<String> = []
-        var peeked: [String: (Double, Date?)] = [:]
+        var peeked: [String: (FileIO.Version, Date?)] = [:]
         let known = state.withLock { $0.peeked }
         for name in spool.jobs(in: .incoming) {
             let path = spool.url(.incoming, name).path
-            guard let mtime = FileIO.modificationTime(path) else { continue }
+            guard let version = FileIO.version(path) else { continue }
+            let mtime = version.modified
             var notBefore: Date?
-            if let (seen, date) = known[name], seen == mtime {
+            if let (seen, date) = known[name], seen == version {
                 notBefore = date
             } else {
                 notBefore = Self.peekNotBefore(path, name: name)
@@ -136,7 +137,7 @@ public final class Dispatcher: Sendable {
                 notBefore = Date(timeIntervalSince1970: mtime + Self.settleSeconds)
                 settling.insert(name)
             }
-            peeked[name] = (mtime, notBefore)
+            peeked[name] = (version, notBefore)
             if let notBefore, notBefore > now {
                 nextDue = min(nextDue ?? notBefore, notBefore)
             } else {

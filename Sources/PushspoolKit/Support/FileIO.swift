@@ -26,6 +26,24 @@ public enum FileIO {
         return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
     }
 
+    /// Which version of a file is at `path`: its inode, size and modification time. A file
+    /// replaced by another with the same mtime (`cp -p`, then a rename) is still told apart.
+    public struct Version: Equatable, Sendable {
+        public var inode: UInt64, size: Int64
+        public var modified: Double
+    }
+
+    public static func version(_ path: String) -> Version? {
+        var st = stat()
+        guard stat(path, &st) == 0 else { return nil }
+        #if canImport(Darwin)
+        let t = st.st_mtimespec
+        #else
+        let t = st.st_mtim
+        #endif
+        return Version(inode: UInt64(st.st_ino), size: Int64(st.st_size), modified: Double(t.tv_sec) + Double(t.tv_nsec) / 1e9)
+    }
+
     static func errnoText() -> String { String(cString: strerror(errno)) }
 
     /// Writes `bytes` to a new file at `url` and fsyncs it before closing.

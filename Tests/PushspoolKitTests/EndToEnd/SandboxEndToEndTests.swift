@@ -369,6 +369,31 @@ import PushspoolCore
         #expect(p.terminationReason == .exit && p.terminationStatus == 0)
     }
 
+    /// A scheduled job replaced by a new version that keeps the old mtime (`cp -p`, then a
+    /// rename) is read again: the new `not_before` counts, not the remembered one.
+    @Test func aReplacedScheduledJobIsReadAgainWhateverItsMtime() throws {
+        let dir = TempDir("pushspool-e2e")
+        let spool = ["--spool", dir.path("spool")]
+        try initSpool(spool)
+        #expect(try runPushspool(["register", "--platform", "fcm", "--handle", "tok-1", "--tag", "t"] + spool).status == 0)
+        dir.write("spool/incoming/later.json", #"{"to_tag":"t","pns":"fcm","message":"m","not_before":"2030-01-01T00:00:00Z"}"#)
+        let p = try startPushspool(["run"] + spool)
+        defer { p.terminate(); p.waitUntilExit() }
+        Thread.sleep(forTimeInterval: 1)
+        #expect(dir.list("spool/incoming") == ["later.json"])
+        // The new version says "now" (a longer file, so not a same-size rewrite) and gets the old
+        // version's modification time before it is renamed over it.
+        var old = stat()
+        #expect(stat(dir.path("spool/incoming/later.json"), &old) == 0)
+        dir.write("spool/tmp/later.json", #"{"to_tag":"t","pns":"fcm","message":"m now","not_before":"2020-01-01T00:00:00Z"}"#)
+        var times = [old.st_atim, old.st_mtim]   // to the nanosecond, as `cp -p` does
+        #expect(utimensat(AT_FDCWD, dir.path("spool/tmp/later.json"), &times, 0) == 0)
+        rename(dir.path("spool/tmp/later.json"), dir.path("spool/incoming/later.json"))
+        var waited = 0.0
+        while dir.list("spool/done").isEmpty && waited < 10 { Thread.sleep(forTimeInterval: 0.05); waited += 0.05 }
+        #expect(dir.list("spool/done") == ["later.json"])
+    }
+
     @Test("config --check validates without creating anything")
     func configCheckCreatesNothing() throws {
         let dir = TempDir("pushspool-e2e")
