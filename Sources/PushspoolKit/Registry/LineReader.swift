@@ -1,41 +1,87 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
-/// Reads a file line by line in 64 KiB chunks, so importing a million registrations does not
+/// Reads a file line by line in 256 KiB chunks, so importing a million registrations does not
 /// hold the whole file in memory. Lines are numbered from 1; a trailing `\r` is dropped.
 final class LineReader: @unchecked Sendable {   // used by one thread at a time
-    private let handle: FileHandle
-    private var buffer: [UInt8] = []
+    private let fd: Int32
+    private var buffer: UnsafeMutablePointer<UInt8>
+    private var capacity = 1 << 18
     private var start = 0
+    private var end = 0
     private var eof = false
     private var number = 0
 
     init(url: URL) throws {
-        handle = try FileHandle(forReadingFrom: url)
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            throw RegistryError(String(cString: strerror(errno)))
+        }
+        var st = stat()
+        if fstat(fd, &st) == 0, (st.st_mode & S_IFMT) == S_IFDIR {
+            Glibc.close(fd)
+            throw RegistryError("is a directory")
+        }
+        self.fd = fd
+        buffer = .allocate(capacity: capacity)
     }
 
-    func close() { try? handle.close() }
+    deinit {
+        buffer.deallocate()
+    }
+
+    private var closed = false
+    func close() {
+        if !closed { Glibc.close(fd); closed = true }
+    }
 
     func next() throws -> (Int, [UInt8])? {
+        try withNextLine { number, line in (number, Array(line)) }
+    }
+
+    /// Calls `body` with the next line's number and bytes (valid during the call only); nil at the end.
+    func withNextLine<R>(_ body: (Int, UnsafeBufferPointer<UInt8>) throws -> R) throws -> R? {
         while true {
-            if let nl = buffer[start...].firstIndex(of: 0x0A) {
-                var line = Array(buffer[start..<nl])
-                start = nl + 1
-                if line.last == 0x0D { line.removeLast() }
-                number += 1
-                return (number, line)
+            if start < end, let nl = memchr(buffer + start, 0x0A, end - start) {
+                let lineEnd = UnsafeMutablePointer<UInt8>(nl.assumingMemoryBound(to: UInt8.self)) - buffer
+                let lineStart = start
+                start = lineEnd + 1
+                return try emit(lineStart, lineEnd, body)
             }
             if eof {
-                guard start < buffer.count else { return nil }
-                var line = Array(buffer[start...])
-                start = buffer.count
-                if line.last == 0x0D { line.removeLast() }
-                number += 1
-                return (number, line)
+                guard start < end else { return nil }
+                let lineStart = start
+                start = end
+                return try emit(lineStart, end, body)
             }
-            buffer.removeFirst(start)
-            start = 0
-            let chunk = try handle.read(upToCount: 1 << 16) ?? Data()
-            if chunk.isEmpty { eof = true } else { buffer += chunk }
+            // Keep the partial line, make room, read more.
+            if start > 0 {
+                if end > start { memmove(buffer, buffer + start, end - start) }
+                end -= start
+                start = 0
+            }
+            if end == capacity {
+                let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: capacity * 2)
+                bigger.update(from: buffer, count: end)
+                buffer.deallocate()
+                buffer = bigger
+                capacity *= 2
+            }
+            let n = read(fd, buffer + end, capacity - end)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw RegistryError(String(cString: strerror(errno)))
+            }
+            if n == 0 { eof = true } else { end += n }
         }
+    }
+
+    private func emit<R>(_ from: Int, _ to: Int, _ body: (Int, UnsafeBufferPointer<UInt8>) throws -> R) throws -> R {
+        var to = to
+        if to > from, buffer[to - 1] == 0x0D { to -= 1 }
+        number += 1
+        return try body(number, UnsafeBufferPointer(start: buffer + from, count: to - from))
     }
 }

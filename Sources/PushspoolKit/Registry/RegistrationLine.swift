@@ -10,6 +10,14 @@ struct RegistrationLine {
     /// Language tags seen so far: an import has a handful of distinct ones among a million lines.
     private var languages: [String: LanguageTag] = [:]
 
+    /// `LanguageTag(text)`, remembered (a handful of distinct ones in a file).
+    mutating func languageTag(_ text: String) -> LanguageTag? {
+        if let known = languages[text] { return known }
+        guard let parsed = LanguageTag(text) else { return nil }
+        if languages.count < 256 { languages[text] = parsed }
+        return parsed
+    }
+
     mutating func decode(_ line: [UInt8]) -> Registration? {
         line.withUnsafeBufferPointer { decode($0) }
     }

@@ -31,7 +31,8 @@ extension Registry {
     /// again line by line, with the upsert's handle-move rules.
     /// `progress` is told how many lines were handled so far, a few times a second at most.
     public func importJSONL(contentsOf url: URL, now: Date = Date(), progress: (@Sendable (Int) -> Void)? = nil) throws -> ImportReport {
-        try locked { db in
+        defer { trace("committed") }
+        return try locked { db in
             try db.transaction {
                 let probe = try db.statement("SELECT 1 FROM devices LIMIT 1")
                 let empty = try !probe.step()
@@ -41,6 +42,7 @@ extension Registry {
                     do {
                         let report = try Self.bulkLoad(url, now: now, into: db, progress: progress)
                         try db.execute("RELEASE bulk")
+                        trace("released")
                         return report
                     } catch is BulkLoadConflict {
                         try db.execute("ROLLBACK TO bulk; RELEASE bulk")
@@ -59,25 +61,90 @@ extension Registry {
 
     private static func bulkLoad(_ url: URL, now: Date, into db: SQLiteDatabase, progress: (@Sendable (Int) -> Void)?) throws -> ImportReport {
         try db.execute(dropIndexes + "CREATE TEMP TABLE import_tags(tag TEXT NOT NULL, device_rowid INTEGER NOT NULL);")
-        let tag = try db.statement("INSERT INTO temp.import_tags(tag, device_rowid) VALUES(?, ?)")
-        let insert = try db.statement("INSERT INTO devices(id, platform, handle, updated_at, lang, tags) VALUES(?, ?, ?, ?, ?, ?)")
+        // Several rows per statement (fewer steps, one VDBE run for many rows); `?1` is the
+        // import's timestamp, bound once. Rowids are given: the table is empty, so they are the
+        // ones SQLite would have chosen (1, 2, 3…), and the reading thread can pair each tag with
+        // its device without waiting for the insert.
+        let rowsPerInsert = 16, tagsPerInsert = 64
+        func devicesSQL(_ n: Int) -> String {
+            "INSERT INTO devices(rowid, id, platform, handle, updated_at, lang, tags) VALUES "
+                + (0..<n).map { r in
+                    let b = 1 + r * 6
+                    return "(?\(b + 1), ?\(b + 2), ?\(b + 3), ?\(b + 4), ?1, ?\(b + 5), ?\(b + 6))"
+                }.joined(separator: ", ")
+        }
+        func tagsSQL(_ n: Int) -> String {
+            "INSERT INTO temp.import_tags(tag, device_rowid) VALUES " + Array(repeating: "(?, ?)", count: n).joined(separator: ", ")
+        }
+        let many = try db.statement(devicesSQL(rowsPerInsert)), one = try db.statement(devicesSQL(1))
+        let manyTags = try db.statement(tagsSQL(tagsPerInsert)), oneTag = try db.statement(tagsSQL(1))
+        defer { for s in [many, one, manyTags, oneTag] { s.reset(); s.clearBindings() } }
         let stamp = now.timeIntervalSince1970
-        let report = try forEachRegistration(in: url, progress: progress) { r in
-            let tags = r.tags.count < 2 ? r.tags : Array(Set(r.tags)).sorted()
-            try insert.bind(.text(r.id ?? UUID().uuidString.lowercased()), at: 1)
-            try insert.bind(.text(r.platform.rawValue), at: 2)
-            try insert.bind(.text(r.handle), at: 3)
-            try insert.bind(.real(stamp), at: 4)
-            try insert.bind(r.lang.map { .text($0.value) } ?? .null, at: 5)
-            try insert.bind(.text(tagList(sortedUnique: tags)), at: 6)
-            try insert.run()
-            let rowid = db.lastInsertRowID
-            for t in tags {
-                try tag.bind(.text(t), at: 1)
-                try tag.bind(.integer(rowid), at: 2)
-                try tag.run()
+        try many.bind(.real(stamp), at: 1)
+        try one.bind(.real(stamp), at: 1)
+
+        let report = try forEachPackedBatch(in: url, progress: progress) { batch in
+            try batch.bytes.withUnsafeBufferPointer { arena in
+                let base = arena.baseAddress!
+                func text(_ stmt: SQLiteStatement, _ span: PackedBatch.Span, at index: Int32) throws(RegistryError) {
+                    if span.count < 0 {
+                        try stmt.bind(.null, at: index)
+                    } else {
+                        try stmt.bindStatic(base + Int(span.start), count: Int(span.count), at: index)
+                    }
+                }
+                func bindRow(_ stmt: SQLiteStatement, _ row: PackedBatch.Row, _ r: Int) throws(RegistryError) {
+                    let b = Int32(1 + r * 6)
+                    try stmt.bind(.integer(row.rowid), at: b + 1)
+                    try text(stmt, row.id, at: b + 2)
+                    try text(stmt, row.platform, at: b + 3)
+                    try text(stmt, row.handle, at: b + 4)
+                    try text(stmt, row.lang, at: b + 5)
+                    try text(stmt, row.tagList, at: b + 6)
+                }
+                let rows = batch.rows
+                var r = 0
+                while rows.count - r >= rowsPerInsert {
+                    for k in 0..<rowsPerInsert { try bindRow(many, rows[r + k], k) }
+                    try many.run()
+                    r += rowsPerInsert
+                }
+                while r < rows.count {
+                    try bindRow(one, rows[r], 0)
+                    try one.run()
+                    r += 1
+                }
+                var pending = 0
+                for row in rows {
+                    for t in 0..<Int(row.tagCount) {
+                        let span = batch.tags[Int(row.firstTag) + t]
+                        let i = Int32(pending * 2)
+                        try manyTags.bindStatic(base + Int(span.start), count: Int(span.count), at: i + 1)
+                        try manyTags.bind(.integer(row.rowid), at: i + 2)
+                        pending += 1
+                        if pending == tagsPerInsert {
+                            try manyTags.run()
+                            pending = 0
+                        }
+                    }
+                }
+                if pending > 0 {
+                    // The last few: the ones bound so far, again one per statement.
+                    var done = 0
+                    outer: for row in rows.reversed() {
+                        for t in (0..<Int(row.tagCount)).reversed() {
+                            guard done < pending else { break outer }
+                            let span = batch.tags[Int(row.firstTag) + t]
+                            try oneTag.bindStatic(base + Int(span.start), count: Int(span.count), at: 1)
+                            try oneTag.bind(.integer(row.rowid), at: 2)
+                            try oneTag.run()
+                            done += 1
+                        }
+                    }
+                }
             }
         }
+        trace("rows loaded")
         // The tag index, sorted first, so the clustered table is written in key order (appends,
         // not millions of random inserts).
         try db.execute("""
@@ -85,8 +152,10 @@ extension Registry {
             INSERT INTO device_tags(tag, device_rowid) SELECT tag, device_rowid FROM temp.import_tags ORDER BY 1, 2;
             DROP TABLE temp.import_tags;
             """)
+        trace("tags sorted")
         do {
             try db.execute(indexes)
+            trace("indexes built")
         } catch {
             // A duplicate id or handle in the file: the unique index refuses it.
             if db.lastErrorIsConstraint { throw BulkLoadConflict() }
@@ -95,44 +164,27 @@ extension Registry {
         return report
     }
 
-    /// Reads, decodes and validates every line, calling `body` with each registration; returns
-    /// how many there were and which lines were refused (line number and field). Reading and
-    /// decoding run on a thread of their own, a few thousand lines ahead (bounded), so they
-    /// overlap the database work `body` does.
-    private static func forEachRegistration(in url: URL, progress: (@Sendable (Int) -> Void)? = nil,
-                                            _ body: (Registration) throws -> Void) throws -> ImportReport {
-        let reader: LineReader
+    private static func openReader(_ url: URL) throws -> LineReader {
         do {
-            reader = try LineReader(url: url)
+            return try LineReader(url: url)
+        } catch let error as RegistryError {
+            throw RegistryError("cannot read \(url.path): \(error.message)")
         } catch {
             throw RegistryError("cannot read \(url.path): \(error.localizedDescription)")
         }
-        let queue = BatchQueue(depth: 4)
+    }
+
+    /// Runs `produce` on a thread of its own, a few batches ahead of `consume` (bounded), so
+    /// reading and decoding overlap the database work. `produce` returns what it refused.
+    private static func pipeline<Batch: Sendable>(_ reader: LineReader,
+                                                  produce: @escaping @Sendable (LineReader, (Batch) -> Bool) throws -> ImportReport,
+                                                  consume: (Batch) throws -> Int) throws -> ImportReport {
+        let queue = BatchQueue<Batch>(depth: 4)
         let producerDone = DispatchSemaphore(value: 0)
         let producer = Thread {
             defer { producerDone.signal() }
-            var fast = RegistrationLine()
-            var batch: [Registration] = []
-            batch.reserveCapacity(BatchQueue.batchSize)
-            var report = ImportReport()
             do {
-                while let (number, line) = try reader.next() {
-                    guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { continue }
-                    if let r = fast.decode(line) {
-                        batch.append(r)
-                    } else {
-                        do throws(RegistryError) {
-                            batch.append(try Self.registration(fromJSONLine: line))
-                        } catch {
-                            report.refuse("line \(number): \(error.message)")
-                        }
-                    }
-                    if batch.count == BatchQueue.batchSize {
-                        guard queue.put(.batch(batch)) else { return }
-                        batch.removeAll(keepingCapacity: true)
-                    }
-                }
-                if !batch.isEmpty, !queue.put(.batch(batch)) { return }
+                let report = try produce(reader) { queue.put(.batch($0)) }
                 _ = queue.put(.end(report))
             } catch {
                 _ = queue.put(.failure(error))
@@ -148,12 +200,8 @@ extension Registry {
         var count = 0
         while true {
             switch queue.take() {
-            case .batch(let registrations):
-                for r in registrations {
-                    try body(r)
-                    count += 1
-                }
-                progress?(count)
+            case .batch(let batch):
+                count += try consume(batch)
             case .end(var report):
                 report.imported = count
                 return report
@@ -163,12 +211,95 @@ extension Registry {
         }
     }
 
+    /// The bulk load's reader: every line decoded, validated and laid out in `PackedBatch`es
+    /// (rowids 1, 2, 3… in file order), refused lines reported with their number and field.
+    private static func forEachPackedBatch(in url: URL, progress: (@Sendable (Int) -> Void)?,
+                                           _ body: (PackedBatch) throws -> Void) throws -> ImportReport {
+        let reader = try openReader(url)
+        let batchRows = 4096
+        var count = 0
+        return try pipeline(reader, produce: { (reader: LineReader, put: (PackedBatch) -> Bool) throws -> ImportReport in
+            var fast = RegistrationLine()
+            var batch = PackedBatch(capacity: batchRows)
+            var report = ImportReport()
+            var rowid: Int64 = 0
+            var stopped = false
+            while !stopped, let _ = try reader.withNextLine({ (number: Int, line: UnsafeBufferPointer<UInt8>) -> Bool in
+                guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { return true }
+                if fast.pack(line, rowid: rowid + 1, into: &batch) {
+                    rowid += 1
+                } else {
+                    do throws(RegistryError) {
+                        let r = try Self.registration(fromJSONLine: Array(line))
+                        rowid += 1
+                        batch.append(r, rowid: rowid)
+                    } catch {
+                        report.refuse("line \(number): \(error.message)")
+                    }
+                }
+                if batch.count == batchRows {
+                    guard put(batch) else { stopped = true; return false }
+                    batch = PackedBatch(capacity: batchRows)
+                }
+                return true
+            }) {}
+            if stopped { return report }
+            if batch.count > 0, !put(batch) { return report }
+            return report
+        }, consume: { (batch: PackedBatch) throws -> Int in
+            try body(batch)
+            count += batch.count
+            progress?(count)
+            return batch.count
+        })
+    }
+
+    /// Reads, decodes and validates every line, calling `body` with each registration; returns
+    /// how many there were and which lines were refused (line number and field). Reading and
+    /// decoding run on a thread of their own, a few thousand lines ahead (bounded), so they
+    /// overlap the database work `body` does.
+    private static func forEachRegistration(in url: URL, progress: (@Sendable (Int) -> Void)? = nil,
+                                            _ body: (Registration) throws -> Void) throws -> ImportReport {
+        let reader = try openReader(url)
+        var count = 0
+        return try pipeline(reader, produce: { (reader: LineReader, put: ([Registration]) -> Bool) throws -> ImportReport in
+            var fast = RegistrationLine()
+            var batch: [Registration] = []
+            batch.reserveCapacity(2048)
+            var report = ImportReport()
+            while let (number, line) = try reader.next() {
+                guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { continue }
+                if let r = fast.decode(line) {
+                    batch.append(r)
+                } else {
+                    do throws(RegistryError) {
+                        batch.append(try Self.registration(fromJSONLine: line))
+                    } catch {
+                        report.refuse("line \(number): \(error.message)")
+                    }
+                }
+                if batch.count == 2048 {
+                    guard put(batch) else { return report }
+                    batch.removeAll(keepingCapacity: true)
+                }
+            }
+            if !batch.isEmpty, !put(batch) { return report }
+            return report
+        }, consume: { (registrations: [Registration]) throws -> Int in
+            for r in registrations {
+                try body(r)
+                count += 1
+            }
+            progress?(count)
+            return registrations.count
+        })
+    }
+
     /// Batches of decoded lines from the reading thread to the writing one, at most `depth` of
     /// them waiting (bounded memory whatever the file's size).
-    final class BatchQueue: @unchecked Sendable {
-        static let batchSize = 2048
+    final class BatchQueue<Batch: Sendable>: @unchecked Sendable {
         enum Item: Sendable {
-            case batch([Registration])
+            case batch(Batch)
             /// The file is read: what was refused on the way.
             case end(ImportReport)
             case failure(any Error)
@@ -257,5 +388,13 @@ extension Registry {
         let r = Registration(id: id, platform: platform, handle: handle, tags: tags, lang: lang)
         if let (field, message) = r.problem() { throw RegistryError("\(field): \(message)") }
         return r
+    }
+}
+
+let traceStart = DispatchTime.now()
+func trace(_ what: String) {
+    if ProcessInfo.processInfo.environment["TRACE"] != nil {
+        let t0 = traceStart.uptimeNanoseconds
+        FileHandle.standardError.write(Data("\(Double(DispatchTime.now().uptimeNanoseconds - t0)/1e9) \(what)\n".utf8))
     }
 }

@@ -130,6 +130,17 @@ struct SQLiteStatement {
         guard rc == SQLITE_OK else { throw RegistryError("registry: cannot bind parameter: \(database.errorMessage)") }
     }
 
+    /// Binds `count` bytes of UTF-8 at `text` without copying (`SQLITE_STATIC`): they must stay
+    /// valid and unchanged until the statement is stepped and the parameter bound again.
+    func bindStatic(_ text: UnsafePointer<UInt8>, count: Int, at index: Int32) throws(RegistryError) {
+        let rc = text.withMemoryRebound(to: CChar.self, capacity: count) {
+            sqlite3_bind_text(stmt, index, $0, Int32(count), nil)
+        }
+        guard rc == SQLITE_OK else { throw RegistryError("registry: cannot bind parameter: \(database.errorMessage)") }
+    }
+
+    func clearBindings() { sqlite3_clear_bindings(stmt) }
+
     /// Advances; true when a row is available.
     func step() throws(RegistryError) -> Bool {
         switch sqlite3_step(stmt) {

@@ -1,0 +1,263 @@
+import Foundation
+import PushspoolCore
+
+/// A batch of bulk-load rows in one byte arena: the reading thread decodes, validates and lays
+/// out each row (id, platform, handle, lang, tag list, rowid) and the writing thread only binds
+/// pointers into the arena (`SQLITE_STATIC`) and steps; no String or array per row on either side
+/// of the common path.
+struct PackedBatch: Sendable {
+    /// Offset and length of some bytes in `bytes`; `count < 0` is SQL NULL.
+    struct Span: Sendable {
+        var start: Int32
+        var count: Int32
+        static let null = Span(start: 0, count: -1)
+    }
+    struct Row: Sendable {
+        var rowid: Int64
+        var id: Span
+        var platform: Span
+        var handle: Span
+        var lang: Span
+        /// ` a b c `: sorted, deduplicated.
+        var tagList: Span
+        /// This row's entries in `tags` (each a span inside `tagList`).
+        var firstTag: Int32
+        var tagCount: Int32
+    }
+
+    var bytes: [UInt8] = []
+    var rows: [Row] = []
+    var tags: [Span] = []
+
+    init(capacity: Int) {
+        bytes.reserveCapacity(capacity * 160)
+        rows.reserveCapacity(capacity)
+        tags.reserveCapacity(capacity * 3)
+    }
+
+    var count: Int { rows.count }
+
+    mutating func removeAll() {
+        bytes.removeAll(keepingCapacity: true)
+        rows.removeAll(keepingCapacity: true)
+        tags.removeAll(keepingCapacity: true)
+    }
+
+    mutating func append(_ b: UnsafeBufferPointer<UInt8>) -> Span {
+        let start = bytes.count
+        bytes.append(contentsOf: b)
+        return Span(start: Int32(start), count: Int32(b.count))
+    }
+
+    mutating func append(_ s: String) -> Span {
+        var s = s
+        return s.withUTF8 { append($0) }
+    }
+
+    /// Appends the tag list ` a b c ` of `sorted` (sorted, deduplicated tags) and one `tags`
+    /// entry per tag; returns the list's span and the index of the first entry.
+    private mutating func appendTagList(count: Int, _ tag: (Int) -> UnsafeBufferPointer<UInt8>) -> (Span, Int32) {
+        let listStart = bytes.count
+        let first = Int32(tags.count)
+        bytes.append(0x20)
+        for i in 0..<count {
+            let t = tag(i)
+            tags.append(Span(start: Int32(bytes.count), count: Int32(t.count)))
+            bytes.append(contentsOf: t)
+            bytes.append(0x20)
+        }
+        return (Span(start: Int32(listStart), count: Int32(bytes.count - listStart)), first)
+    }
+
+    /// A registration that took the general path (already validated): laid out exactly as the
+    /// fast path lays out its rows.
+    mutating func append(_ r: Registration, rowid: Int64) {
+        let id = append(r.id ?? UUID().uuidString.lowercased())
+        let platform = append(r.platform.rawValue)
+        let handle = append(r.handle)
+        let lang = r.lang.map { append($0.value) } ?? .null
+        var tags = r.tags.count < 2 ? r.tags : Array(Set(r.tags)).sorted()
+        let (list, first) = tags.withUnsafeMutableBufferPointer { tags in
+            // Tags are ASCII (validated), so their UTF-8 is contiguous and native.
+            appendTagList(count: tags.count) { i in
+                tags[i].withUTF8 { UnsafeBufferPointer(start: $0.baseAddress, count: $0.count) }
+            }
+        }
+        rows.append(Row(rowid: rowid, id: id, platform: platform, handle: handle, lang: lang,
+                        tagList: list, firstTag: first, tagCount: Int32(tags.count)))
+    }
+
+    /// The fast path's row: spans of the line itself (`line`), tags already checked.
+    mutating func append(line: UnsafeBufferPointer<UInt8>, rowid: Int64, id: Range<Int>?, platform: Platform,
+                         handle: Range<Int>, lang: LanguageTag?, tags: UnsafeMutableBufferPointer<Range<Int>>) {
+        let idSpan: Span
+        if let id {
+            idSpan = append(UnsafeBufferPointer(rebasing: line[id]))
+        } else {
+            idSpan = append(UUID().uuidString.lowercased())
+        }
+        let platformSpan = append(platform.rawValue)
+        let handleSpan = append(UnsafeBufferPointer(rebasing: line[handle]))
+        let langSpan = lang.map { append($0.value) } ?? .null
+        // Sort (byte order is String order for ASCII) and deduplicate: a handful of tags.
+        var n = tags.count
+        if n > 1 {
+            func less(_ a: Range<Int>, _ b: Range<Int>) -> Bool {
+                let m = min(a.count, b.count)
+                let c = memcmp(line.baseAddress! + a.lowerBound, line.baseAddress! + b.lowerBound, m)
+                return c != 0 ? c < 0 : a.count < b.count
+            }
+            for i in 1..<n {
+                let x = tags[i]
+                var j = i
+                while j > 0, less(x, tags[j - 1]) { tags[j] = tags[j - 1]; j -= 1 }
+                tags[j] = x
+            }
+            var w = 1
+            for i in 1..<n where less(tags[w - 1], tags[i]) { tags[w] = tags[i]; w += 1 }
+            n = w
+        }
+        let (list, first) = appendTagList(count: n) { UnsafeBufferPointer(rebasing: line[tags[$0]]) }
+        rows.append(Row(rowid: rowid, id: idSpan, platform: platformSpan, handle: handleSpan, lang: langSpan,
+                        tagList: list, firstTag: first, tagCount: Int32(n)))
+    }
+}
+
+extension RegistrationLine {
+    /// `decode`'s rules checked on the line's bytes, the row appended to `batch`: false (nothing
+    /// appended) for anything `decode` would not take, which then goes the general way.
+    mutating func pack(_ b: UnsafeBufferPointer<UInt8>, rowid: Int64, into batch: inout PackedBatch) -> Bool {
+        var i = 0
+        @inline(__always) func skipSpace() { while i < b.count, b[i] == 0x20 || b[i] == 0x09 || b[i] == 0x0D { i += 1 } }
+        /// A string of printable ASCII with no escape (0x7F passes here, validation refuses it).
+        func string() -> Range<Int>? {
+            guard i < b.count, b[i] == UInt8(ascii: "\"") else { return nil }
+            let start = i + 1
+            var j = start
+            while j < b.count, b[j] != UInt8(ascii: "\"") {
+                guard b[j] >= 0x20, b[j] < 0x80, b[j] != UInt8(ascii: "\\") else { return nil }
+                j += 1
+            }
+            guard j < b.count else { return nil }
+            i = j + 1
+            return start..<j
+        }
+        func equals(_ r: Range<Int>, _ s: StaticString) -> Bool {
+            r.count == s.utf8CodeUnitCount && memcmp(b.baseAddress! + r.lowerBound, s.utf8Start, r.count) == 0
+        }
+
+        var id: Range<Int>?, platform: Range<Int>?, handle: Range<Int>?, lang: Range<Int>?
+        var sawTags = false
+        // Up to 16 tags on the stack; more go the general way.
+        return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: 16) { tagBuffer -> Bool in
+            var tagCount = 0
+            skipSpace()
+            guard i < b.count, b[i] == UInt8(ascii: "{") else { return false }
+            i += 1
+            skipSpace()
+            if i < b.count, b[i] == UInt8(ascii: "}") { return false }
+            while true {
+                skipSpace()
+                guard let key = string() else { return false }
+                skipSpace()
+                guard i < b.count, b[i] == UInt8(ascii: ":") else { return false }
+                i += 1
+                skipSpace()
+                if equals(key, "tags") {
+                    guard !sawTags, i < b.count, b[i] == UInt8(ascii: "[") else { return false }
+                    sawTags = true
+                    i += 1
+                    skipSpace()
+                    if i < b.count, b[i] == UInt8(ascii: "]") {
+                        i += 1
+                    } else {
+                        while true {
+                            skipSpace()
+                            guard let t = string(), tagCount < 16 else { return false }
+                            guard t.count >= 1, t.count <= TagExpression.maxTagLength,
+                                  b[t].allSatisfy(Self.isTagByte) else { return false }
+                            tagBuffer[tagCount] = t
+                            tagCount += 1
+                            skipSpace()
+                            guard i < b.count else { return false }
+                            if b[i] == UInt8(ascii: "]") { i += 1; break }
+                            guard b[i] == UInt8(ascii: ",") else { return false }
+                            i += 1
+                        }
+                    }
+                } else if equals(key, "id") {
+                    guard id == nil, let v = string() else { return false }
+                    id = v
+                } else if equals(key, "platform") {
+                    guard platform == nil, let v = string() else { return false }
+                    platform = v
+                } else if equals(key, "handle") {
+                    guard handle == nil, let v = string() else { return false }
+                    handle = v
+                } else if equals(key, "lang") {
+                    guard lang == nil, let v = string() else { return false }
+                    lang = v
+                } else {
+                    return false
+                }
+                skipSpace()
+                guard i < b.count else { return false }
+                if b[i] == UInt8(ascii: "}") { i += 1; break }
+                guard b[i] == UInt8(ascii: ",") else { return false }
+                i += 1
+            }
+            skipSpace()
+            guard i == b.count, sawTags, let platformRange = platform, let handle else { return false }
+            let p: Platform
+            if equals(platformRange, "apns") { p = .apns }
+            else if equals(platformRange, "fcm") || equals(platformRange, "gcm") { p = .fcm }
+            else if equals(platformRange, "wns") { p = .wns }
+            else { return false }
+            // Registration.problem(): id 1–256 bytes without a control character (the string
+            // scan left only DEL to refuse); handle non-empty, ≤ 4096 bytes, no space or control.
+            if let id {
+                guard !id.isEmpty, id.count <= Registration.maxIDLength, !b[id].contains(0x7F) else { return false }
+            }
+            guard !handle.isEmpty, handle.count <= Registration.maxHandleLength, handle.count <= Platform.maxHandleBytes,
+                  !b[handle].contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { return false }
+            // Platform.handleProblem on bytes.
+            let h = b[handle]
+            switch p {
+            case .apns:
+                guard h.count >= 64, h.count % 2 == 0,
+                      h.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) || ($0 >= 0x41 && $0 <= 0x46) })
+                else { return false }
+            case .fcm:
+                guard h.allSatisfy({ b in
+                    (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+                        || b == UInt8(ascii: "-") || b == UInt8(ascii: "_") || b == UInt8(ascii: ":") || b == UInt8(ascii: ".")
+                }) else { return false }
+            case .wns:
+                guard h.count >= 8, memcmp(b.baseAddress! + handle.lowerBound, "https://", 8) == 0 else { return false }
+                let authority = h.dropFirst(8).prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") }
+                guard !authority.isEmpty, !authority.contains(UInt8(ascii: "@")) else { return false }
+            }
+            var language: LanguageTag?
+            if let lang {
+                let text = String(decoding: UnsafeBufferPointer(rebasing: b[lang]), as: UTF8.self)
+                guard let parsed = languageTag(text) else { return false }
+                language = parsed
+            }
+            batch.append(line: b, rowid: rowid, id: id, platform: p, handle: handle, lang: language,
+                         tags: UnsafeMutableBufferPointer(rebasing: tagBuffer[0..<tagCount]))
+            return true
+        }
+    }
+
+    /// `[A-Za-z0-9_@#.:-]`, as `TagExpression.isValidTag`.
+    static func isTagByte(_ b: UInt8) -> Bool {
+        switch b {
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "_"), UInt8(ascii: "@"), UInt8(ascii: "#"),
+             UInt8(ascii: "."), UInt8(ascii: ":"), UInt8(ascii: "-"):
+            return true
+        default:
+            return false
+        }
+    }
+}
