@@ -3,12 +3,12 @@ import Foundation
 import Glibc
 #endif
 
-/// Reads a file line by line in 256 KiB chunks, so importing a million registrations does not
+/// Reads a file line by line in 64 KiB chunks (a longer line grows the buffer), so importing a million registrations does not
 /// hold the whole file in memory. Lines are numbered from 1; a trailing `\r` is dropped.
 final class LineReader: @unchecked Sendable {   // used by one thread at a time
     private let fd: Int32
     private var buffer: UnsafeMutablePointer<UInt8>
-    private var capacity = 1 << 18
+    private var capacity = 1 << 16
     private var start = 0
     private var end = 0
     private var eof = false

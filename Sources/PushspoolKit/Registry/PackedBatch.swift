@@ -76,15 +76,18 @@ struct PackedBatch: Sendable {
         let platform = append(r.platform.rawValue)
         let handle = append(r.handle)
         let lang = r.lang.map { append($0.value) } ?? .null
-        var tags = r.tags.count < 2 ? r.tags : Array(Set(r.tags)).sorted()
-        let (list, first) = tags.withUnsafeMutableBufferPointer { tags in
-            // Tags are ASCII (validated), so their UTF-8 is contiguous and native.
-            appendTagList(count: tags.count) { i in
-                tags[i].withUTF8 { UnsafeBufferPointer(start: $0.baseAddress, count: $0.count) }
-            }
+        let sorted = r.tags.count < 2 ? r.tags : Array(Set(r.tags)).sorted()
+        let listStart = bytes.count
+        let first = Int32(tags.count)
+        bytes.append(0x20)
+        for t in sorted {
+            tags.append(Span(start: Int32(bytes.count), count: Int32(t.utf8.count)))
+            bytes.append(contentsOf: t.utf8)
+            bytes.append(0x20)
         }
+        let list = Span(start: Int32(listStart), count: Int32(bytes.count - listStart))
         rows.append(Row(rowid: rowid, id: id, platform: platform, handle: handle, lang: lang,
-                        tagList: list, firstTag: first, tagCount: Int32(tags.count)))
+                        tagList: list, firstTag: first, tagCount: Int32(sorted.count)))
     }
 
     /// The fast path's row: spans of the line itself (`line`), tags already checked.

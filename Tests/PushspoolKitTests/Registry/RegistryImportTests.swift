@@ -101,4 +101,75 @@ import PushspoolCore
         #expect(try registry.count(platforms: [.fcm], matching: .tag("t3")) == 3000 / 7 + 1)
         #expect(try registry.device(id: "i2999")?.handle == "h2999")
     }
+
+    /// The bulk load's byte-level fast path takes exactly what the line-by-line import takes and
+    /// stores the same rows: an empty registry (bulk load) and a non-empty one (upserts) are fed
+    /// the same file, fast-path lines mixed with lines only the general parser takes.
+    @Test func bulkLoadStoresWhatUpsertsStore() throws {
+        let hex = String(repeating: "ab", count: 32)
+        var lines = [
+            #"{"id":"plain","platform":"apns","handle":"\#(hex)","tags":["b","a","b","c"],"lang":"en"}"#,
+            #"  {"tags":["z","y"] , "handle":"fcm-tok_1:x.y", "platform":"gcm","lang":"PT-br"}  "#,
+            #"{"id":"upper","platform":"apns","handle":"\#(hex.uppercased())","tags":[]}"#,
+            #"{"id":"esc","platform":"fcm","handle":"fcm-2","tags":["\u0041x","A"]}"#,
+            #"{"id":"caf\u00e9","platform":"wns","handle":"https://db5.notify.windows.com/?token=1","tags":["t"],"lang":null}"#,
+            #"{"id":"wns2","platform":"wns","handle":"https://h/p?token=2","tags":["username:u2","interest:2"],"lang":"de"}"#,
+            #"{"id":"many","platform":"fcm","handle":"fcm-3","tags":[\#((0..<20).map { "\"t\($0)\"" }.joined(separator: ","))]}"#,
+            #"{"id":"del\#u{7F}","platform":"fcm","handle":"fcm-4","tags":[]}"#,
+            #"{"id":"at","platform":"wns","handle":"https://u@h/?token=3","tags":[]}"#,
+            #"{"id":"odd","platform":"apns","handle":"\#(hex)a","tags":[]}"#,
+            #"{"id":"longtag","platform":"fcm","handle":"fcm-5","tags":["\#(String(repeating: "x", count: 121))"]}"#,
+            #"{"id":"badlang","platform":"fcm","handle":"fcm-6","tags":[],"lang":"e_n"}"#,
+            #"{"id":"sp ace","platform":"fcm","handle":"fcm-7","tags":[]}"#,
+            #"{"id":"","platform":"fcm","handle":"fcm-8","tags":[]}"#,
+            #"{"id":"emptytag","platform":"fcm","handle":"fcm-9","tags":[""]}"#,
+            #"{"id":"nohttps","platform":"wns","handle":"http://h/?token=4","tags":[]}"#,
+        ]
+        lines += (0..<5000).map { #"{"id":"n\#($0)","platform":"fcm","handle":"h\#($0)","tags":["t\#($0 % 7)","u\#($0)"]}"# }
+        func load(empty: Bool) throws -> (ImportReport: Registry.ImportReport, devices: [String: Device], generated: Int) {
+            let (dir, registry) = try RegistryFixture.make()
+            if !empty { try registry.upsert(RegistryFixture.reg("sentinel", .fcm, "sentinel")) }
+            dir.write("devices.jsonl", lines.joined(separator: "\n"))
+            let now = Date(timeIntervalSince1970: 1_700_000_000)
+            let report = try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("devices.jsonl"), now: now)
+            var devices: [String: Device] = [:]
+            var generated = 0
+            try registry.forEach(platforms: Set(Platform.allCases), matching: nil) { d in
+                if d.id == "sentinel" { return true }
+                if d.id.count == 36, d.id.filter({ $0 == "-" }).count == 4 {
+                    generated += 1
+                    devices["uuid:" + d.handle] = Device(id: "", platform: d.platform, handle: d.handle, tags: d.tags, lang: d.lang, updatedAt: d.updatedAt)
+                } else {
+                    devices[d.id] = d
+                }
+                return true
+            }
+            for (_, d) in devices {
+                #expect(try registry.device(handle: d.handle)?.handle == d.handle)
+                for t in d.tags { #expect(try registry.count(platforms: [d.platform], matching: .tag(t)) >= 1) }
+            }
+            return (report, devices, generated)
+        }
+        let bulk = try load(empty: true), upserted = try load(empty: false)
+        #expect(bulk.ImportReport.refused == upserted.ImportReport.refused)
+        #expect(bulk.ImportReport.imported == upserted.ImportReport.imported)
+        #expect(bulk.ImportReport.refusedCount == 9, "\(bulk.ImportReport.refused)")
+        #expect(bulk.generated == 1 && upserted.generated == 1)
+        #expect(bulk.devices == upserted.devices)
+        #expect(bulk.devices["plain"]?.tags == ["a", "b", "c"])
+        #expect(bulk.devices["uuid:fcm-tok_1:x.y"]?.lang?.value == "pt-BR")
+        #expect(bulk.devices["esc"]?.tags == ["A", "Ax"])
+        #expect(bulk.devices["many"]?.tags.count == 20)
+        #expect(bulk.devices.count == lines.count - 9)
+    }
+
+    @Test func aLineLongerThanTheReadBufferIsRead() throws {
+        let (dir, registry) = try RegistryFixture.make()
+        let tags = (0..<3000).map { "\"tag\($0)\"" }.joined(separator: ",")
+        dir.write("long.jsonl", #"{"id":"a","platform":"fcm","handle":"h1","tags":[\#(tags)]}"# + "\n"
+                  + #"{"id":"b","platform":"fcm","handle":"h2","tags":[]}"#)
+        #expect(try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("long.jsonl")).imported == 2)
+        #expect(try registry.device(id: "a")?.tags.count == 3000)
+        #expect(try registry.device(id: "b")?.handle == "h2")
+    }
 }
