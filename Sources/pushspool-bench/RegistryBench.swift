@@ -3,7 +3,8 @@ import Foundation
 /// One round of the registry figures on N devices (apns/fcm/wns, a user tag each, one of ten
 /// interest tags, a language), through the release binary: `import`, a broadcast through the
 /// sandbox (`submit --broadcast` + `run --once`: registry scan, rendering, outbox and result log),
-/// and a tag expression resolved over every device (`devices --count --tags`).
+/// a tag expression resolved over every device (`devices --count --tags`), and a campaign to that
+/// expression (`submit --tags` + `run --once`: resolution, rendering, sandbox for the ~20% matched).
 struct RegistryRound {
     struct Step {
         var seconds: Double
@@ -14,6 +15,7 @@ struct RegistryRound {
     var importing: Step
     var broadcast: Step
     var resolve: Step
+    var campaign: Step
     /// SQLite's own shell loading the same rows (CSV) into the same tables and building the same
     /// indexes: what the storage engine itself takes for this load on this machine.
     var sqliteShell: Step?
@@ -70,11 +72,16 @@ struct RegistryRound {
         let imported = try measure(binary, ["import"] + common + [file.path])
         guard imported.status == 0 else { throw BenchError(description: "import failed: \(imported.stderr)") }
         let submitted = try measure(binary, ["submit"] + common + ["--broadcast", "--pns", "apns,fcm,wns", "--message", "hello", "--from", "bench", "--id", "everyone"])
+        // The broadcast's figure is end to end: submit, then run.
         guard submitted.status == 0 else { throw BenchError(description: "submit failed: \(submitted.stderr)") }
         let sent = try measure(binary, ["run", "--once"] + common)
         guard sent.status == 0 else { throw BenchError(description: "run failed (\(sent.status)): \(sent.stderr)") }
         let counted = try measure(binary, ["devices", "--count", "--tags", expression] + common)
         guard counted.status == 0 else { throw BenchError(description: "devices --count failed: \(counted.stderr)") }
+        let campaignSubmitted = try measure(binary, ["submit"] + common + ["--tags", expression, "--pns", "apns,fcm,wns", "--message", "hello", "--from", "bench", "--id", "campaign"])
+        guard campaignSubmitted.status == 0 else { throw BenchError(description: "submit --tags failed: \(campaignSubmitted.stderr)") }
+        let campaignSent = try measure(binary, ["run", "--once"] + common)
+        guard campaignSent.status == 0 else { throw BenchError(description: "campaign run failed (\(campaignSent.status)): \(campaignSent.stderr)") }
         var peer: Step?
         if let shell {
             let script = dir.appendingPathComponent("load.sql")
@@ -98,8 +105,43 @@ struct RegistryRound {
             if loaded.status == 0 { peer = Step(seconds: loaded.seconds, peakRSS: loaded.peakRSS, rows: devices) }
         }
         return RegistryRound(importing: Step(seconds: imported.seconds, peakRSS: imported.peakRSS, rows: devices),
-                             broadcast: Step(seconds: sent.seconds, peakRSS: sent.peakRSS, rows: devices),
+                             broadcast: Step(seconds: submitted.seconds + sent.seconds, peakRSS: max(submitted.peakRSS, sent.peakRSS), rows: devices),
                              resolve: Step(seconds: counted.seconds, peakRSS: counted.peakRSS, rows: devices),
+                             campaign: Step(seconds: campaignSubmitted.seconds + campaignSent.seconds,
+                                            peakRSS: max(campaignSubmitted.peakRSS, campaignSent.peakRSS), rows: devices),
                              sqliteShell: peer)
+    }
+}
+
+extension RegistryRound {
+    /// `pushspool-bench registry`: R rounds, then one table row per step (median time and rate,
+    /// the largest peak RSS), each beside its target.
+    static func printRows(devices: Int, runs: Int) throws {
+        var rounds: [RegistryRound] = []
+        for i in 0..<runs {
+            FileHandle.standardError.write(Data("registry run \(i + 1)/\(runs) (\(devices) devices)…\n".utf8))
+            rounds.append(try RegistryRound.run(devices: devices))
+        }
+        func step(_ name: String, _ steps: [Step], peer: [Step] = [], target: String, met: ((Double, Double) -> Bool)?) {
+            let seconds = median(steps.map { $0.seconds })
+            let r = median(steps.map { $0.rate })
+            let rss = steps.map { $0.peakRSS }.max() ?? 0
+            var peerCell = "", ratio = ""
+            if !peer.isEmpty {
+                peerCell = String(format: "sqlite3 shell %.2f s", median(peer.map { $0.seconds }))
+                ratio = String(format: "%.2f× the shell's time", median(zip(steps, peer).map { $0.seconds / $1.seconds }))
+            }
+            let verdict = met.map { $0(seconds, r) && rss <= 64 << 20 ? "yes" : "no" } ?? (rss <= 64 << 20 ? "(RSS yes)" : "(RSS no)")
+            row([name + " (peak RSS \(mb(Double(rss))))", String(format: "%.2f s, %@", seconds, rate(r) as NSString),
+                 peerCell, ratio, target, verdict])
+        }
+        step("import \(devices) devices", rounds.map { $0.importing }, peer: rounds.compactMap { $0.sqliteShell },
+             target: "≤ 5 s, ≤ 64 MB") { s, _ in s <= 5 }
+        step("broadcast to \(devices) devices (submit + run --once, sandbox)", rounds.map { $0.broadcast },
+             target: "≤ 8 s, ≤ 64 MB") { s, _ in s <= 8 }
+        step("tag expression resolved over \(devices) devices (devices --count)", rounds.map { $0.resolve },
+             target: "≥ 1M rows/s, ≤ 64 MB") { _, r in r >= 1e6 }
+        step("campaign to that expression (submit + run --once, ~20% sent)", rounds.map { $0.campaign },
+             target: "≤ 64 MB", met: nil)
     }
 }

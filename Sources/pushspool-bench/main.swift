@@ -71,30 +71,7 @@ do {
              "node \(rounds.map { $0.node.delivered }.min() ?? -1) / \(rounds.map { $0.node.duplicates }.max() ?? -1) / 1 / \(rounds.map { $0.node.connections }.max() ?? -1)",
              "", "\(count) / 0 / 1", delivered == count && dups == 0 && jwts == 1 ? "yes" : "no"])
     }
-    if what != "apns" {
-        var rounds: [RegistryRound] = []
-        for i in 0..<runs {
-            FileHandle.standardError.write(Data("registry run \(i + 1)/\(runs) (\(devices) devices)…\n".utf8))
-            rounds.append(try RegistryRound.run(devices: devices))
-        }
-        func step(_ name: String, _ steps: [RegistryRound.Step], peer: [RegistryRound.Step] = [], target: String, met: (Double, Double) -> Bool) {
-            let seconds = median(steps.map { $0.seconds })
-            let r = median(steps.map { $0.rate })
-            let rss = steps.map { $0.peakRSS }.max() ?? 0
-            var peerCell = "", ratio = ""
-            if !peer.isEmpty {
-                let ps = median(peer.map { $0.seconds })
-                peerCell = String(format: "sqlite3 shell %.2f s, ", ps)
-                ratio = String(format: "%.2f× the shell's time", median(zip(steps, peer).map { $0.seconds / $1.seconds }))
-            }
-            row([name + " (peak RSS \(mb(Double(rss))))", String(format: "%.2f s, %@", seconds, rate(r) as NSString),
-                 peerCell.isEmpty ? "" : String(peerCell.dropLast(2)), ratio, target, met(seconds, r) && rss <= 64 << 20 ? "yes" : "no"])
-        }
-        step("import \(devices) devices", rounds.map { $0.importing }, peer: rounds.compactMap { $0.sqliteShell },
-             target: "≤ 5 s, ≤ 64 MB") { s, _ in s <= 5 }
-        step("broadcast to \(devices) devices (sandbox, end to end)", rounds.map { $0.broadcast }, target: "≤ 8 s, ≤ 64 MB") { s, _ in s <= 8 }
-        step("tag expression over \(devices) devices", rounds.map { $0.resolve }, target: "≥ 1M rows/s, ≤ 64 MB") { _, r in r >= 1e6 }
-    }
+    if what != "apns" { try RegistryRound.printRows(devices: devices, runs: runs) }
 } catch {
     FileHandle.standardError.write(Data("pushspool-bench: \(error)\n".utf8))
     exit(1)

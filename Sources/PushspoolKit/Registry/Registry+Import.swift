@@ -31,8 +31,7 @@ extension Registry {
     /// again line by line, with the upsert's handle-move rules.
     /// `progress` is told how many lines were handled so far, a few times a second at most.
     public func importJSONL(contentsOf url: URL, now: Date = Date(), progress: (@Sendable (Int) -> Void)? = nil) throws -> ImportReport {
-        defer { trace("committed") }
-        return try locked { db in
+        try locked { db in
             try db.transaction {
                 let probe = try db.statement("SELECT 1 FROM devices LIMIT 1")
                 let empty = try !probe.step()
@@ -42,7 +41,6 @@ extension Registry {
                     do {
                         let report = try Self.bulkLoad(url, now: now, into: db, progress: progress)
                         try db.execute("RELEASE bulk")
-                        trace("released")
                         return report
                     } catch is BulkLoadConflict {
                         try db.execute("ROLLBACK TO bulk; RELEASE bulk")
@@ -144,7 +142,6 @@ extension Registry {
                 }
             }
         }
-        trace("rows loaded")
         // The tag index, sorted first, so the clustered table is written in key order (appends,
         // not millions of random inserts).
         try db.execute("""
@@ -152,10 +149,8 @@ extension Registry {
             INSERT INTO device_tags(tag, device_rowid) SELECT tag, device_rowid FROM temp.import_tags ORDER BY 1, 2;
             DROP TABLE temp.import_tags;
             """)
-        trace("tags sorted")
         do {
             try db.execute(indexes)
-            trace("indexes built")
         } catch {
             // A duplicate id or handle in the file: the unique index refuses it.
             if db.lastErrorIsConstraint { throw BulkLoadConflict() }
@@ -391,10 +386,3 @@ extension Registry {
     }
 }
 
-let traceStart = DispatchTime.now()
-func trace(_ what: String) {
-    if ProcessInfo.processInfo.environment["TRACE"] != nil {
-        let t0 = traceStart.uptimeNanoseconds
-        FileHandle.standardError.write(Data("\(Double(DispatchTime.now().uptimeNanoseconds - t0)/1e9) \(what)\n".utf8))
-    }
-}
