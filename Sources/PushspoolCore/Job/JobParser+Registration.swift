@@ -102,8 +102,22 @@ extension JobParser {
 
     /// A device handle, checked lightly for its platform: the service is the judge of validity, but
     /// an obvious mix-up (a channel URI registered as an APNs token) is caught here.
+    /// A `web` handle is a PushSubscription, given as an object or as its JSON text, and comes
+    /// back in the registry's canonical form (compact JSON); an object handle with no platform
+    /// (unregister by handle) can only be one.
     static func registrationHandle(_ value: JSONValue, platform: Platform?, problems: inout Problems) -> String? {
+        if platform == .web || (platform == nil && value.typeName == "object") {
+            do {
+                return try WebPushSubscription.parse(value).canonicalJSON
+            } catch {
+                problems.add(error.field.isEmpty ? "handle" : "handle.\(error.field)", error.message)
+                return nil
+            }
+        }
         guard let s = string(value, "handle", problems: &problems) else { return nil }
+        if platform == nil, s.hasPrefix("{"), let subscription = try? WebPushSubscription.parse(text: s) {
+            return subscription.canonicalJSON
+        }
         guard !s.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 }) else {
             problems.add("handle", "must not contain spaces or control characters")
             return nil

@@ -1,6 +1,7 @@
-/// A push platform a job can target. `gcm` is FCM's retired name and parses as `.fcm`.
+/// A push platform a job can target. `gcm` is FCM's retired name and parses as `.fcm`; `web` is
+/// browsers (Web Push), whose handle is a PushSubscription.
 public enum Platform: String, Sendable, Hashable, CaseIterable, Comparable {
-    case apns, fcm, wns
+    case apns, fcm, wns, web
 
     /// Parses a platform name as written in jobs, configs and CLI flags (`gcm` → `.fcm`).
     public init?(name: String) {
@@ -13,7 +14,7 @@ public enum Platform: String, Sendable, Hashable, CaseIterable, Comparable {
     }
 
     /// The names accepted by `init(name:)`, for error messages.
-    public static let acceptedNames = "apns, fcm, gcm, wns"
+    public static let acceptedNames = "apns, fcm, gcm, wns, web"
 }
 
 extension Platform {
@@ -24,7 +25,8 @@ extension Platform {
     /// Why `handle` cannot be a device handle on this platform, or nil. As strict as each service
     /// documents and no stricter: APNs, an even number (64 or more: Apple says the length may
     /// change) of hex digits; FCM, which publishes no format, only its character set and size;
-    /// WNS, an absolute https URI with a host.
+    /// WNS, an absolute https URI with a host; web, a PushSubscription's JSON text (see
+    /// `WebPushSubscription`; `canonicalHandle` gives the form the registry stores).
     public func handleProblem(_ handle: String) -> String? {
         let bytes = handle.utf8
         guard !bytes.isEmpty else { return "must not be empty" }
@@ -47,7 +49,21 @@ extension Platform {
                   !bytes.contains(where: { $0 <= 0x20 || $0 == 0x7F }) else {
                 return "a WNS channel URI must be an absolute https URL, e.g. https://….notify.windows.com/?token=…"
             }
+        case .web:
+            do {
+                _ = try WebPushSubscription.parse(text: handle)
+            } catch {
+                return error.description
+            }
         }
         return nil
+    }
+
+    /// The form the registry stores `handle` in: compact JSON for a web subscription (so one
+    /// subscription is one handle however it was written), the handle itself elsewhere.
+    /// Call after `handleProblem` returned nil.
+    public func canonicalHandle(_ handle: String) -> String {
+        guard self == .web, let subscription = try? WebPushSubscription.parse(text: handle) else { return handle }
+        return subscription.canonicalJSON
     }
 }

@@ -8,6 +8,7 @@ public enum PayloadRenderer {
         case .apns: return .apns(try renderAPNs(message))
         case .fcm: return .fcm(try renderFCM(message))
         case .wns: return .wns(try renderWNS(message))
+        case .web: return .web(try renderWeb(message))
         }
     }
 

@@ -4,12 +4,14 @@ public enum RenderedNotification: Sendable, Equatable {
     case apns(APNsNotification)
     case fcm(FCMNotification)
     case wns(WNSNotification)
+    case web(WebPushNotification)
 
     public var platform: Platform {
         switch self {
         case .apns: return .apns
         case .fcm: return .fcm
         case .wns: return .wns
+        case .web: return .web
         }
     }
 
@@ -19,6 +21,7 @@ public enum RenderedNotification: Sendable, Equatable {
         case .apns(let n): return n.payload
         case .fcm(let n): return JSONValue.object([("message", n.message)]).encoded()
         case .wns(let n): return n.body
+        case .web(let n): return n.payload
         }
     }
 }
@@ -80,5 +83,33 @@ public struct WNSNotification: Sendable, Equatable {
         self.body = body
         self.type = type
         self.ttlSeconds = ttlSeconds
+    }
+}
+
+/// A Web Push message before encryption: the JSON the site's service worker reads with
+/// `event.data.json()`, and the RFC 8030 headers. Each device gets its own encryption of it.
+public struct WebPushNotification: Sendable, Equatable {
+    /// `{"title":…,"body":…,"data":{…}}`, at most `maxPlaintextBytes`.
+    public var payload: [UInt8]
+    /// `TTL` (seconds the push service keeps it for an offline browser). Required by RFC 8030.
+    public var ttlSeconds: Int
+    /// `Urgency`: `high` or `normal` (RFC 8030 also has `low` and `very-low`).
+    public var urgency: String
+    /// `Topic`: a newer message with the same topic replaces an undelivered one.
+    public var topic: String?
+
+    /// One aes128gcm record of 4096 bytes (what push services accept) less the 86-byte header
+    /// (salt 16, rs 4, idlen 1, keyid 65), the 16-byte tag and the padding delimiter.
+    public static let maxPlaintextBytes = 4096 - 86 - 16 - 1
+    /// Without `ttl_seconds`: four weeks, as FCM keeps a message by default.
+    public static let defaultTTLSeconds = 2_419_200
+    /// RFC 8030 §5.4: at most 32 characters of the base64url alphabet.
+    public static let maxTopicLength = 32
+
+    public init(payload: [UInt8], ttlSeconds: Int = defaultTTLSeconds, urgency: String = "normal", topic: String? = nil) {
+        self.payload = payload
+        self.ttlSeconds = ttlSeconds
+        self.urgency = urgency
+        self.topic = topic
     }
 }

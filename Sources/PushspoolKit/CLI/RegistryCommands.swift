@@ -9,8 +9,9 @@ enum RegistryCommands {
         guard let platform = Platform(name: name) else {
             throw CLIError(.usage, "register: --platform: unknown platform \"\(name)\" (expected \(Platform.acceptedNames))")
         }
-        guard let handle = args.value("handle"), !handle.isEmpty else { throw CLIError(.usage, "register: --handle is required") }
-        if let problem = platform.handleProblem(handle) { throw CLIError(.dataError, "register: --handle: \(problem)") }
+        guard let given = args.value("handle"), !given.isEmpty else { throw CLIError(.usage, "register: --handle is required") }
+        if let problem = platform.handleProblem(given) { throw CLIError(.dataError, "register: --handle: \(problem)") }
+        let handle = platform.canonicalHandle(given)
         for tag in args.values("tag") where !TagExpression.isValidTag(Substring(tag)) {
             throw CLIError(.dataError, "register: --tag \"\(tag)\" is not a valid tag ([A-Za-z0-9_@#.:-], 1–120 characters)")
         }
@@ -45,7 +46,9 @@ enum RegistryCommands {
     }
 
     static func unregister(_ args: Arguments) throws(CLIError) -> ExitCode {
-        let id = args.value("id"), handle = args.value("handle")
+        let id = args.value("id")
+        // A web handle is found by its canonical form, however the subscription JSON is spaced.
+        let handle = args.value("handle").map { h in h.hasPrefix("{") ? Platform.web.canonicalHandle(h) : h }
         guard (id == nil) != (handle == nil) else { throw CLIError(.usage, "unregister: give exactly one of --id, --handle") }
         let (runtime, hub) = try openForChange(args)
         defer { hub?.close() }
@@ -91,7 +94,10 @@ enum RegistryCommands {
             }
             try registry.forEach(platforms: platforms, matching: expression) { d in
                 // Handles are left out: they are delivery credentials of a sort.
-                print(JSONValue.object([("id", .string(d.id)), ("platform", .string(d.platform.rawValue)),
+                // A web subscription shows its push service's origin only (its keys and path are the credential).
+                let endpoint: [(String, JSONValue)] = d.platform == .web
+                    ? [("endpoint", .string(((try? WebPushSubscription.parse(text: d.handle))?.origin ?? "") + "…"))] : []
+                print(JSONValue.object([("id", .string(d.id)), ("platform", .string(d.platform.rawValue))] + endpoint + [
                                         ("tags", .array(d.tags.map(JSONValue.string)))] + (d.lang.map { [("lang", .string($0.value))] } ?? []) + [
                                         ("updated_at", .string(Timestamp.rfc3339(d.updatedAt)))]).encodedString)
                 return true

@@ -105,6 +105,7 @@ enum SubmitCommand {
         case .apns(let a): return String(decoding: a.payload, as: UTF8.self)
         case .fcm(let f): return JSONValue.object([("message", f.message)]).encodedString
         case .wns(let w): return String(decoding: w.body, as: UTF8.self)
+        case .web(let w): return String(decoding: w.payload, as: UTF8.self)
         }
     }
 }

@@ -239,6 +239,8 @@ extension RegistrationLine {
                 guard h.count >= 8, memcmp(b.baseAddress! + handle.lowerBound, "https://", 8) == 0 else { return false }
                 let authority = h.dropFirst(8).prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") }
                 guard !authority.isEmpty, !authority.contains(UInt8(ascii: "@")) else { return false }
+            case .web:
+                return false   // a PushSubscription is JSON: the general path parses it
             }
             var language: LanguageTag?
             if let lang {

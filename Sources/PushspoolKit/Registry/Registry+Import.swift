@@ -362,8 +362,19 @@ extension Registry {
         guard let platform = Platform(name: platformName) else {
             throw RegistryError("platform: unknown platform \(JSONValue.string(platformName).encodedString) (expected \(Platform.acceptedNames))")
         }
-        let handle = try required("handle")
-        if let problem = platform.handleProblem(handle) { throw RegistryError("handle: \(problem)") }
+        let handle: String
+        if platform == .web {
+            // A PushSubscription: an object or its JSON text, stored canonically.
+            guard let v = value["handle"] else { throw RegistryError("handle: missing") }
+            do {
+                handle = try WebPushSubscription.parse(v).canonicalJSON
+            } catch {
+                throw RegistryError(error.field.isEmpty ? "handle: \(error.message)" : "handle.\(error.field): \(error.message)")
+            }
+        } else {
+            handle = try required("handle")
+            if let problem = platform.handleProblem(handle) { throw RegistryError("handle: \(problem)") }
+        }
         guard let tagsValue = value["tags"] else { throw RegistryError("tags: missing") }
         guard case .array(let items) = tagsValue else {
             throw RegistryError("tags: expected an array of strings, got \(tagsValue.typeName)")

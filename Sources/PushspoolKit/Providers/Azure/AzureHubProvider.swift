@@ -72,6 +72,10 @@ public final class AzureHubProvider: PushProvider {
             completion(ProviderResult(.rejected, code: "not-hub-target", reason: "the azure route takes hub audiences, not devices"))
             return
         }
+        if case .web = request.notification {
+            completion(ProviderResult(.rejected, code: "unsupported", reason: "the azure route does not send Web Push"))
+            return
+        }
         if let why = audienceProblem(audience) {
             completion(ProviderResult(.rejected, code: "tag-limits", reason: why))
             return

@@ -61,6 +61,7 @@ public final class SandboxProvider: PushProvider {
         case .apns: return ProviderResult(.deviceGone(since: nil), code: "local", reason: APNsReason.badDeviceToken.rawValue)
         case .fcm: return ProviderResult(.deviceGone(since: nil), code: "400", reason: "INVALID_ARGUMENT: not a valid FCM registration token")
         case .wns: return ProviderResult(.rejected, code: "host-not-allowed", reason: "channel URI is not an https URL")
+        case .web: return ProviderResult(.rejected, code: "invalid-subscription", reason: "not a valid Web Push subscription")
         }
     }
 
@@ -100,6 +101,15 @@ public final class SandboxProvider: PushProvider {
             if let ttl = n.ttlSeconds { headers.append(("X-WNS-TTL", .string(String(ttl)))) }
             w.field("headers", .object(headers))
             w.field("payload", String(decoding: n.body, as: UTF8.self))
+        case .web(let n):
+            // What the push service would get, before encryption: the body is encrypted per
+            // device, so the outbox shows the plaintext and the RFC 8030 headers.
+            headers.append(("TTL", .string(String(n.ttlSeconds))))
+            headers.append(("Urgency", .string(n.urgency)))
+            if let topic = n.topic { headers.append(("Topic", .string(topic))) }
+            headers.append(("Content-Encoding", .string("aes128gcm")))
+            w.field("headers", .object(headers))
+            w.field("payload", json: n.payload)
         }
         w.field("at", Timestamp.rfc3339(date))
         return w.line()
