@@ -22,7 +22,7 @@ public struct CryptoError: Error, Sendable, CustomStringConvertible {
 public final class SigningKey: @unchecked Sendable {
     public enum Kind: Sendable { case ec, rsa }
 
-    private let pkey: OpaquePointer
+    let pkey: OpaquePointer
     public let kind: Kind
 
     public init(pem: String) throws {
