@@ -86,9 +86,10 @@ public enum CLI {
               platform and exactly what each platform would receive, per language. Sends nothing.
             """, switches: ["resolve"], run: SubmitCommand.validate),
         "register": Command(help: """
-            usage: pushspool register --platform apns|fcm|wns --handle HANDLE [--tag TAG]... [--id ID] [--lang TAG]
+            usage: pushspool register --platform apns|fcm|wns|web --handle HANDLE [--tag TAG]... [--id ID] [--lang TAG]
               Add or update a device in the registry (upsert by installation id). --lang: the
-              user's language (BCP 47, e.g. pt-BR) for localized jobs.
+              user's language (BCP 47, e.g. pt-BR) for localized jobs. For web, HANDLE is the
+              browser's PushSubscription JSON: '{"endpoint":"https://…","keys":{"p256dh":…,"auth":…}}'.
             """, valued: ["platform", "handle", "tag", "id", "lang"], run: RegistryCommands.register),
         "unregister": Command(help: """
             usage: pushspool unregister (--id ID | --handle HANDLE)
@@ -118,6 +119,12 @@ public enum CLI {
               installation (PUT /<hub>/installations/<id>: tags plus lang:<lang>). Idempotent; use it
               to move an existing registry onto a hub, or to repair after the hub was unreachable.
             """, run: HubCommands.run),
+        "webpush": Command(help: """
+            usage: pushspool webpush keygen [--out FILE]
+              Write a new VAPID key (EC P-256, PEM PKCS#8, mode 0600) to FILE (default vapid.pem;
+              never overwritten) and print its public key in base64url: the applicationServerKey
+              that the site's page passes to pushManager.subscribe.
+            """, valued: ["out"], run: WebPushCommands.run),
         "demo": Command(help: """
             usage: pushspool demo [--spool DIR]
               The zero-credential tour: seeds a sample registry from examples/, drops the sample jobs
@@ -140,6 +147,7 @@ public enum CLI {
           import FILE.jsonl   bulk-register devices
           status [--json]     queue depth, active jobs, paused providers, recent failures
           config --check      validate the configuration and credentials
+          webpush keygen      make a VAPID key for Web Push and print its public key
           hub sync            write every registration of hub-routed platforms to the hub
           demo                run the sample jobs through the sandbox, no credentials needed
 

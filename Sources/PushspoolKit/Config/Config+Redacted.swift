@@ -23,6 +23,11 @@ extension Config {
             providers.append(("azure", .object([("connection_string", "<redacted>"), ("hub", .string(z.hub)),
                                                 ("fcm_format", .string(z.fcmFormat)), ("api_version", opt(z.apiVersion))])))
         }
+        if let w = webpush {
+            providers.append(("webpush", .object([("vapid_private_key_file", .string(w.vapidPrivateKeyFile)),
+                                                  ("subject", .string(w.subject)),
+                                                  ("allowed_hosts", .array(w.allowedHosts.map(JSONValue.string)))])))
+        }
         providers.append(("sandbox", .object([("outbox", .string(resolve(outboxPath).path))])))
         return .object([
             ("spool", .string(spool)),

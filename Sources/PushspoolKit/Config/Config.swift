@@ -10,11 +10,12 @@ public struct Config: Sendable {
     public var concurrency: Int = 256
     public var retry = RetryPolicy()
     /// Platform → provider name (`apns`, `fcm`, `wns`, `azure`, `sandbox`).
-    public var routes: [Platform: String] = [.apns: "sandbox", .fcm: "sandbox", .wns: "sandbox"]
+    public var routes: [Platform: String] = [.apns: "sandbox", .fcm: "sandbox", .wns: "sandbox", .web: "sandbox"]
     public var apns: APNsConfig?
     public var fcm: FCMConfig?
     public var wns: WNSConfig?
     public var azure: AzureConfig?
+    public var webpush: WebPushConfig?
     public var sandbox = SandboxConfig()
     public var tls = TLSConfig()
     /// Where the file was read from (relative paths in it resolve against its folder).
@@ -63,6 +64,19 @@ public struct WNSConfig: Sendable {
     public var scope: String?
     /// Channel URIs are used only over https with a host ending in one of these.
     public var allowedHosts: [String] = ["notify.windows.com"]
+}
+
+public struct WebPushConfig: Sendable {
+    /// The VAPID private key (EC P-256, PEM), as `pushspool webpush keygen` writes it.
+    public var vapidPrivateKeyFile: String
+    /// The VAPID `sub` claim: a `mailto:` or `https:` contact for the push services.
+    public var subject: String
+    /// Endpoints are used only over https on a host equal to or ending in "." + one of these.
+    public var allowedHosts: [String] = WebPushConfig.defaultAllowedHosts
+
+    /// The push services of Chrome/Edge (FCM), Firefox, Windows and Safari.
+    public static let defaultAllowedHosts = ["fcm.googleapis.com", "updates.push.services.mozilla.com",
+                                             "notify.windows.com", "push.apple.com"]
 }
 
 public struct AzureConfig: Sendable {

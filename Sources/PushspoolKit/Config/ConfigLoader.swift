@@ -118,7 +118,7 @@ public enum ConfigLoader {
                 if let n = int(r["base_delay_ms"], "retry.base_delay_ms", range: 1...3_600_000) { c.retry.baseDelay = Double(n) / 1000 }
                 if let n = int(r["max_delay_ms"], "retry.max_delay_ms", range: 1...86_400_000) { c.retry.maxDelay = Double(n) / 1000 }
             }
-            if let p = object(top["providers"], "providers", allowed: ["apns", "fcm", "wns", "azure", "sandbox"]) {
+            if let p = object(top["providers"], "providers", allowed: ["apns", "fcm", "wns", "azure", "webpush", "sandbox"]) {
                 providers(p, into: &c)
             }
             if let t = object(top["tls"], "tls", allowed: ["ca_file"]) { c.tls.caFile = string(t["ca_file"], "tls.ca_file") }
@@ -126,7 +126,8 @@ public enum ConfigLoader {
             c.routes[.apns] = c.apns != nil ? "apns" : "sandbox"
             c.routes[.fcm] = c.fcm != nil ? "fcm" : "sandbox"
             c.routes[.wns] = c.wns != nil ? "wns" : "sandbox"
-            if let routes = object(top["routes"], "routes", allowed: ["apns", "fcm", "gcm", "wns"]) {
+            c.routes[.web] = c.webpush != nil ? "webpush" : "sandbox"
+            if let routes = object(top["routes"], "routes", allowed: ["apns", "fcm", "gcm", "wns", "web"]) {
                 for (name, value) in routes.sorted(by: { $0.key < $1.key }) {
                     let key = "routes.\(name)"
                     guard let provider = string(value, key) else { continue }
@@ -144,11 +145,15 @@ public enum ConfigLoader {
                 case "apns": configured = c.apns != nil && platform == .apns
                 case "fcm": configured = c.fcm != nil && platform == .fcm
                 case "wns": configured = c.wns != nil && platform == .wns
-                case "azure": configured = c.azure != nil
+                case "webpush": configured = c.webpush != nil && platform == .web
+                // The hub's browser (Web Push) format is not implemented: web goes direct.
+                case "azure": configured = c.azure != nil && platform != .web
                 default: configured = true
                 }
                 if !configured {
-                    let why = ["apns", "fcm", "wns"].contains(provider) && provider != platform.rawValue
+                    let direct: [String: Platform] = ["apns": .apns, "fcm": .fcm, "wns": .wns, "webpush": .web]
+                    let cannot = direct[provider].map { $0 != platform } ?? (provider == "azure" && platform == .web)
+                    let why = cannot
                         ? "provider \"\(provider)\" cannot deliver to \(platform.rawValue)"
                         : "provider \"\(provider)\" needs a providers.\(provider) section"
                     problem("routes.\(platform.rawValue)", why)
@@ -201,6 +206,18 @@ public enum ConfigLoader {
                 }
                 azure.apiVersion = string(z["api_version"], "providers.azure.api_version")
                 c.azure = azure
+            }
+            if let w = object(p["webpush"], "providers.webpush", allowed: ["vapid_private_key_file", "subject", "allowed_hosts"]) {
+                var webpush = WebPushConfig(vapidPrivateKeyFile: required(w["vapid_private_key_file"], "providers.webpush.vapid_private_key_file"),
+                                            subject: required(w["subject"], "providers.webpush.subject"))
+                if let hosts = w["allowed_hosts"] {
+                    if case .array(let items) = hosts, !items.isEmpty, items.allSatisfy({ $0.stringValue.map { !$0.isEmpty } ?? false }) {
+                        webpush.allowedHosts = items.compactMap(\.stringValue).map { $0.lowercased() }
+                    } else {
+                        problem("providers.webpush.allowed_hosts", "must be a non-empty array of host names")
+                    }
+                }
+                c.webpush = webpush
             }
             if let s = object(p["sandbox"], "providers.sandbox", allowed: ["outbox"]) {
                 c.sandbox.outbox = string(s["outbox"], "providers.sandbox.outbox")

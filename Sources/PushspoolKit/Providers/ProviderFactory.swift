@@ -9,7 +9,7 @@ public struct ProviderSetupError: Error, Sendable, CustomStringConvertible {
 
 /// Makes the providers named in `routes`, one instance per name, shared by its platforms.
 public enum ProviderFactory {
-    public static let knownNames = ["apns", "fcm", "wns", "azure", "sandbox"]
+    public static let knownNames = ["apns", "fcm", "wns", "webpush", "azure", "sandbox"]
 
     public static func make(name: String, context: ProviderContext) throws -> any PushProvider {
         let config = context.config
@@ -31,6 +31,11 @@ public enum ProviderFactory {
                 throw ProviderSetupError(["providers.wns: missing, but routes send a platform to wns"])
             }
             return try WNSProvider(config: wns, context: context)
+        case "webpush":
+            guard let webpush = config.webpush else {
+                throw ProviderSetupError(["providers.webpush: missing, but routes send a platform to webpush"])
+            }
+            return try WebPushProvider(config: webpush, context: context)
         case "azure":
             guard let azure = config.azure else {
                 throw ProviderSetupError(["providers.azure: missing, but routes send to \"azure\" (connection_string and hub are required)"])

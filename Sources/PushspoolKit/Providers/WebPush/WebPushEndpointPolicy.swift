@@ -1,0 +1,31 @@
+import PushspoolCore
+
+/// Which Web Push endpoints pushspool will POST to.
+///
+/// An endpoint comes from whoever registered the subscription, i.e. from a web page. Without
+/// this check a crafted subscription could make pushspool post (with a VAPID token) to any
+/// address, internal ones included. An endpoint is used only if it is https and its host equals
+/// an allowed name or ends with "." + that name; the authority is parsed strictly, as for WNS
+/// channels (`WNSChannelPolicy`, whose parser this shares).
+public struct WebPushEndpointPolicy: Sendable, Equatable {
+    private let hosts: WNSChannelPolicy
+
+    public init(allowedHosts: [String]) { hosts = WNSChannelPolicy(allowedHosts: allowedHosts) }
+
+    public var allowedHosts: [String] { hosts.allowedHosts }
+
+    /// Nil when `endpoint` may be posted to, else why not (naming at most the host).
+    public func denial(_ endpoint: String) -> String? {
+        switch hosts.check(endpoint) {
+        case .allowed: return nil
+        case .denied(let reason): return reason.replacingOccurrences(of: "channel URI", with: "endpoint")
+            .replacingOccurrences(of: "channel host", with: "endpoint host")
+        }
+    }
+
+    /// A problem line per unusable `allowed_hosts` entry.
+    public static func configProblems(_ hosts: [String]) -> [String] {
+        WNSChannelPolicy.configProblems(hosts).map { $0.replacingOccurrences(of: "providers.wns.", with: "providers.webpush.")
+            .replacingOccurrences(of: "no channel", with: "no endpoint") }
+    }
+}
