@@ -3,7 +3,7 @@
 // subscriptions it generated itself. HTTPS, HTTP/2 with HTTP/1.1 allowed.
 //
 // Subscriptions: `--subscriptions N --out FILE` writes N import lines
-//   {"id":"web-<i>","platform":"web","handle":{"endpoint":…,"keys":{…}},"tags":["campaign"]}
+//   {"id":"<--id-prefix, default web->i>","platform":"web","handle":{"endpoint":…,"keys":{…}},"tags":["campaign"]}
 // whose endpoints are `https://<--endpoint-host, default 127.0.0.1>:<port>/push/<i>-<random>`.
 // `--gone K`: the last K subscriptions are expired (410 Gone).
 // `--throttle N`: the first N requests get 429 with Retry-After: 1.
@@ -26,6 +26,7 @@ const count = Number(a.subscriptions || 0);
 const goneCount = Number(a.gone || 0);
 let throttleLeft = Number(a.throttle || 0);
 const endpointHost = a['endpoint-host'] || '127.0.0.1';
+const idPrefix = a['id-prefix'] || 'web-';
 
 const stats = {
   requests: 0, byStatus: {}, delivered: 0, duplicates: 0, gone: 0, problems: [],
@@ -145,7 +146,7 @@ server.on('listening', () => {
     ecdh.generateKeys();
     const auth = crypto.randomBytes(16);
     const token = i + '-' + crypto.randomBytes(12).toString('base64url');
-    const id = 'web-' + i;
+    const id = idPrefix + i;
     subscriptions.set(token, { id, ecdh, auth, gone: i >= count - goneCount });
     const handle = { endpoint: 'https://' + endpointHost + ':' + port + '/push/' + token,
                      keys: { p256dh: b64url(ecdh.getPublicKey()), auth: b64url(auth) } };
