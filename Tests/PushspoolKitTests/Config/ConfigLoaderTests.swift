@@ -11,7 +11,7 @@ import PushspoolCore
     @Test("no file: sandbox for every platform, SPEC defaults")
     func defaults() throws {
         let c = try parse("{}")
-        #expect(c.routes == [.apns: "sandbox", .fcm: "sandbox", .wns: "sandbox"])
+        #expect(c.routes == [.apns: "sandbox", .fcm: "sandbox", .wns: "sandbox", .web: "sandbox"])
         #expect(c.concurrency == 256)
         #expect(c.retry == RetryPolicy(maxAttempts: 6, baseDelay: 0.25, maxDelay: 300))
         #expect(c.spool == "jobs")
@@ -31,7 +31,7 @@ import PushspoolCore
                "sandbox": {"outbox": "out"}},
              "tls": {"ca_file": "ca.pem"}}
             """, env: ["WNS_SECRET": "s3cret", "NH": "Endpoint=sb://x/;SharedAccessKeyName=k;SharedAccessKey=v"])
-        #expect(c.routes == [.apns: "apns", .fcm: "azure", .wns: "wns"])
+        #expect(c.routes == [.apns: "apns", .fcm: "azure", .wns: "wns", .web: "sandbox"])
         #expect(c.apns?.baseURL == "https://api.sandbox.push.apple.com")
         #expect(c.wns?.clientSecret.value == "s3cret")
         #expect(c.retry.maxDelay == 5)
@@ -74,7 +74,7 @@ import PushspoolCore
 }
 
 @Suite struct ExampleConfigTests {
-    @Test("every example config parses", arguments: ["sandbox", "apns", "fcm", "wns", "azure", "mixed"])
+    @Test("every example config parses", arguments: ["sandbox", "apns", "fcm", "wns", "azure", "webpush", "mixed"])
     func parses(_ name: String) throws {
         let url = Paths.packageRoot.appendingPathComponent("examples/config/\(name).json")
         let json = try JSONParser.parse(Array(try Data(contentsOf: url)))
