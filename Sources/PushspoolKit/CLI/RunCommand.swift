@@ -42,14 +42,22 @@ enum RunCommand {
         let log = Log.shared
         let registry = try runtime.openRegistry()
         let routes = try runtime.makeRoutes(log: log)
-        let pool = WorkerPool(concurrency: runtime.config.concurrency, policy: runtime.config.retry)
+        let metrics = Metrics()
+        let activity = Activity()
+        let controls = JobControls(directory: runtime.spool.url(.control))
+        let pool = WorkerPool(concurrency: runtime.config.concurrency, policy: runtime.config.retry, metrics: metrics)
         let collected = ReportCollector()
         let stopFlag = StopFlag()
         let runner = JobRunner(JobRunner.Environment(spool: runtime.spool, registry: registry, pool: pool, routes: routes,
-                                                     log: log, isStopping: { stopFlag.isSet }))
+                                                     log: log, isStopping: { stopFlag.isSet }, controls: controls,
+                                                     activity: activity, metrics: metrics))
+        let providers = Array(Set(routes.values.map(ObjectIdentifier.init))).compactMap { id in routes.values.first { ObjectIdentifier($0) == id } }
+        let monitor = RunMonitor(activity: activity, metrics: metrics, spool: runtime.spool, providers: providers, controls: controls,
+                                 textfile: runtime.config.metrics.textfile.map { runtime.config.resolve($0).path },
+                                 intervalSeconds: runtime.config.metrics.intervalSeconds, log: log)
         let dispatcher = Dispatcher(spool: runtime.spool, runner: runner, log: log, maxJobs: 4) { report in
             collected.add(report)
-            print(report)
+            monitor.report(report) { print(report) }
         }
         // SIGINT/SIGTERM: stop claiming, let running jobs checkpoint, exit cleanly.
         var signalSources: [any DispatchSourceSignal] = []
@@ -91,9 +99,8 @@ enum RunCommand {
             dispatcher.runForever(watcher: SpoolWatcher(directory: runtime.spool.url(.incoming)))
         }
         guardTimer.cancel()
-        for p in Set(routes.values.map { ObjectIdentifier($0) }) {
-            routes.values.first { ObjectIdentifier($0) == p }?.provider.shutdown()
-        }
+        monitor.finish()
+        for p in providers { p.provider.shutdown() }
         registry.close()
         signalSources.forEach { $0.cancel() }
         return (collected.all, dispatcher.scheduled, lost.withLock { $0 })

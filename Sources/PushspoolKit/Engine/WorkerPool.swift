@@ -25,12 +25,15 @@ public final class WorkerPool: Sendable {
     private let slots: DispatchSemaphore
     private let timers = DispatchQueue(label: "pushspool.retry-timers", attributes: .concurrent)
     private let random: @Sendable () -> Double
+    private let metrics: Metrics?
 
-    public init(concurrency: Int, policy: RetryPolicy, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+    public init(concurrency: Int, policy: RetryPolicy, metrics: Metrics? = nil,
+                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         self.concurrency = max(1, concurrency)
         self.policy = policy
         self.slots = DispatchSemaphore(value: self.concurrency)
         self.random = random
+        self.metrics = metrics
     }
 
     /// Blocks the calling producer until a slot is free (and the provider is not asking for
@@ -45,8 +48,9 @@ public final class WorkerPool: Sendable {
             Thread.sleep(forTimeInterval: min(wait, 0.2))
         }
         slots.wait()
-        // Stopped while waiting for a slot: no new target starts after a stop.
-        if isStopping() {
+        // Stopped while waiting for a slot, or for the provider's rate cap: no new target
+        // starts after a stop (or a cancel or pause of its job).
+        if isStopping() || state.limiter.map({ !RateLimiter.wait(until: $0.reserve(), halted: isStopping) }) == true {
             slots.signal()
             return finish(.stopping)
         }
@@ -65,7 +69,9 @@ public final class WorkerPool: Sendable {
                                result: ProviderResult(.credentialsBroken, code: "paused", reason: "provider \(state.name) paused: \(reason)")))
             return
         }
+        let started = DispatchTime.now().uptimeNanoseconds
         state.provider.send(request) { [self] result in
+            metrics?.requestDuration(provider: state.name, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
             switch policy.decide(result.disposition, attempt: request.attempt, previous: previous, random: random) {
             case .finish(let status):
                 if status == .delivered { state.noteDelivery() }
@@ -75,6 +81,7 @@ public final class WorkerPool: Sendable {
                 state.pause(result.reason ?? result.code ?? "credentials rejected")
                 done(TargetOutcome(status: .failed, attempts: request.attempt, result: result))
             case .retry(let after):
+                metrics?.retry(provider: state.name)
                 switch result.disposition {
                 case .retry(_?): state.quiet(until: Date(timeIntervalSinceNow: after))
                 case .retry(nil), .reconnect: state.noteTransientFailure(policy)
@@ -89,16 +96,22 @@ public final class WorkerPool: Sendable {
     }
 
     /// Sends `request` again at `due`, looking at most every 250 ms whether the dispatcher is
-    /// stopping: a retry waiting out a long Retry-After never holds up a stop.
-    private func retry(_ request: SendRequest, via state: ProviderState, previous: Disposition, due: Date,
+    /// stopping: a retry waiting out a long Retry-After never holds up a stop. A retry counts
+    /// against the provider's rate cap like any request: once due, it reserves its turn.
+    private func retry(_ request: SendRequest, via state: ProviderState, previous: Disposition, due: Date, reserved: Bool = false,
                        isStopping: @escaping @Sendable () -> Bool, done: @escaping @Sendable (TargetOutcome) -> Void) {
         if isStopping() { return done(.stopping) }
+        var due = due, reserved = reserved
+        if !reserved, due.timeIntervalSinceNow <= 0, let limiter = state.limiter {
+            due = Date(timeIntervalSince1970: limiter.reserve())
+            reserved = true
+        }
         let left = due.timeIntervalSinceNow
         guard left > 0 else {
             return timers.async { [self] in attempt(request, via: state, previous: previous, isStopping: isStopping, done: done) }
         }
-        timers.asyncAfter(deadline: .now() + min(left, 0.25)) { [self] in
-            retry(request, via: state, previous: previous, due: due, isStopping: isStopping, done: done)
+        timers.asyncAfter(deadline: .now() + min(left, 0.25)) { [self, due, reserved] in
+            retry(request, via: state, previous: previous, due: due, reserved: reserved, isStopping: isStopping, done: done)
         }
     }
 }
