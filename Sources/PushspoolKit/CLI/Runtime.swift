@@ -50,11 +50,24 @@ struct Runtime {
         return config
     }
 
-    func openRegistry() throws(CLIError) -> Registry {
+    /// The registry `registry` names: a PostgreSQL URI (several hosts) or a SQLite file.
+    /// `migrate: false` only checks the schema (a newer one is refused either way).
+    func openRegistry(migrate: Bool = true, log: Log? = nil) throws(CLIError) -> any DeviceRegistry {
+        try Self.openRegistry(config, migrate: migrate, log: log)
+    }
+
+    static func openRegistry(_ config: Config, migrate: Bool = true, log: Log? = nil) throws(CLIError) -> any DeviceRegistry {
+        let value = config.registryPath
+        if value.hasPrefix("<env:") {
+            throw CLIError(.config, "registry: \(value.dropFirst().dropLast()) (it names the registry every command needs)")
+        }
         do {
-            return try Registry(path: config.resolve(config.registryPath).path)
+            if RegistryLocation.isPostgres(value) {
+                return try PostgresRegistry(uri: value, migrate: migrate, log: log)
+            }
+            return try Registry(path: config.resolve(value).path)
         } catch {
-            throw CLIError(.ioError, "registry \(config.registryPath): \(error)")
+            throw CLIError(.ioError, "registry \(RegistryLocation.redacted(value)): \(error)")
         }
     }
 

@@ -8,7 +8,7 @@ import Synchronization
 final class JobRunner: Sendable {
     struct Environment: Sendable {
         var spool: Spool
-        var registry: Registry
+        var registry: any DeviceRegistry
         var pool: WorkerPool
         /// Provider state per platform, from config `routes`.
         var routes: [Platform: ProviderState]

@@ -11,8 +11,9 @@ import Glibc
 /// Thread safety: one connection behind a Mutex; every method may be called from any thread.
 /// Cross-process: WAL mode (readers never block the writer) and a 30 s busy timeout; writes take
 /// the write lock up front (`BEGIN IMMEDIATE`).
-public final class Registry: Sendable {
+public final class Registry: DeviceRegistry {
     public let path: String
+    public var location: String { path }
     private let connection: Mutex<SQLiteDatabase>
 
     /// 1: devices and tags. 2: `devices.lang` (BCP 47, for localized jobs). 3: a device's tags
@@ -174,6 +175,11 @@ public final class Registry: Sendable {
 
     public func close() {
         connection.withLock { $0.close() }
+    }
+
+    /// One host, one spool: the result log tells duplicates apart, so every id is this owner's.
+    public func claimJob(id: String, owner: String) throws -> Bool {
+        try locked { _ in true }
     }
 
     // MARK: - Writes

@@ -104,7 +104,7 @@ final class PostgresCluster: @unchecked Sendable {
     func start() throws {
         guard let bin = Self.binDirectory else { return }
         let server = "\(bin)/postgres -D \(dir.path)/data -k \(dir.path) -p \(port) -c listen_addresses= "
-            + "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 "
+            + "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=400 "
             + "-c shared_buffers=128MB -c log_min_messages=fatal"
         // Stops the server when stdin closes (the test process ended or `stop()`); unless
         // `stop()` left a `keep` mark (a restart), the folder goes too.
