@@ -35,7 +35,10 @@ enum RegistryFixture {
     static func postgresDatabase() throws -> String {
         switch PostgresCluster.shared {
         case .success(let cluster): return try cluster.createDatabase()
-        case .failure(let error): try Test.cancel("PostgreSQL tests skipped: \(error.message)")
+        case .failure(let error):
+            // A cancelled test case prints nothing of its own: say what was skipped and why.
+            print("➜ \(Test.current?.name ?? "test") (postgres) skipped: \(error.message)")
+            try Test.cancel("PostgreSQL tests skipped: \(error.message)")
         }
     }
 

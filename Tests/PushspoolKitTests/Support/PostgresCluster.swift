@@ -12,7 +12,8 @@ import Glibc
 /// test process, even one that crashes.
 ///
 /// Tests that need PostgreSQL use `PostgresCluster.shared` and are skipped, with the reason from
-/// `unavailableReason`, when no `initdb` is found (`PUSHSPOOL_PG_BIN` may name its folder).
+/// `unavailableReason`, when no `initdb` is found (`PUSHSPOOL_PG_BIN` may name its folder; set
+/// empty, it turns them off).
 final class PostgresCluster: @unchecked Sendable {
     let dir: URL
     let port = 5432
@@ -24,8 +25,9 @@ final class PostgresCluster: @unchecked Sendable {
     /// `/usr/lib/postgresql/*/bin` (Debian), else the first `initdb` on PATH.
     static let binDirectory: String? = {
         let fm = FileManager.default
-        if let env = ProcessInfo.processInfo.environment["PUSHSPOOL_PG_BIN"], fm.isExecutableFile(atPath: env + "/initdb") {
-            return env
+        if let env = ProcessInfo.processInfo.environment["PUSHSPOOL_PG_BIN"] {
+            // Set: that folder or nothing (an empty value turns the PostgreSQL tests off).
+            return fm.isExecutableFile(atPath: env + "/initdb") ? env : nil
         }
         let versions = ((try? fm.contentsOfDirectory(atPath: "/usr/lib/postgresql")) ?? []).compactMap(Int.init).sorted()
         for v in versions.reversed() where fm.isExecutableFile(atPath: "/usr/lib/postgresql/\(v)/bin/initdb") {
@@ -48,7 +50,7 @@ final class PostgresCluster: @unchecked Sendable {
 
     static let shared: Result<PostgresCluster, ClusterError> = {
         guard binDirectory != nil else {
-            return .failure(ClusterError(message: "no PostgreSQL server binaries (initdb) found; install `postgresql` or set PUSHSPOOL_PG_BIN"))
+            return .failure(ClusterError(message: "no PostgreSQL server binaries (initdb) found; install `postgresql` or set PUSHSPOOL_PG_BIN to the folder holding initdb"))
         }
         do {
             let cluster = try PostgresCluster()
