@@ -109,6 +109,19 @@ public final class Registry: DeviceRegistry {
         FileIO.closeDescriptor(fd)
     }
 
+    /// Opens (creating or migrating) the file; returns the schema versions before and after.
+    public static func migrate(path: String) throws -> (from: Int, to: Int) {
+        try prepareFile(path)
+        let db = try SQLiteDatabase(path: path)
+        let stmt = try db.statement("PRAGMA user_version")
+        let from = try stmt.step() ? Int(stmt.int64(0)) : 0
+        stmt.reset()
+        db.close()
+        let registry = try Registry(path: path)
+        registry.close()
+        return (from, schemaVersion)
+    }
+
     private static func migrate(_ db: SQLiteDatabase) throws {
         try db.transaction {
             let stmt = try db.statement("PRAGMA user_version")

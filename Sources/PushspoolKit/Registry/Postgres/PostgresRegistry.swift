@@ -43,6 +43,18 @@ public final class PostgresRegistry: DeviceRegistry {
 
     public func close() { pool.close() }
 
+    /// Creates or migrates the schema at `uri`; returns the versions before and after.
+    public static func migrate(uri: String) throws -> (from: Int, to: Int) {
+        let pool = PostgresPool(uri: uri, maxConnections: 1)
+        defer { pool.close() }
+        do {
+            let from = try pool.withConnection { c in try PostgresSchema.migrate(c) }
+            return (from, max(from, PostgresSchema.version))
+        } catch let e as PostgresError {
+            throw RegistryError("registry: \(e)", isUnavailable: e.connectionLost)
+        }
+    }
+
     /// Runs `body` on a pooled connection; PostgreSQL errors become `RegistryError`s.
     func run<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         do {
