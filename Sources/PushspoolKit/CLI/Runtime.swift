@@ -71,6 +71,14 @@ struct Runtime {
         }
     }
 
+    /// Where short-lived credentials are shared: the PostgreSQL registry (every host), else the
+    /// spool's `.state/` (every process on it); with no spool, nowhere (memory only).
+    static func credentialStore(config: Config, spool: Spool?) -> (any CredentialStore)? {
+        guard let spool else { return nil }
+        if RegistryLocation.isPostgres(config.registryPath) { return PostgresCredentialStore(uri: config.registryPath) }
+        return FileCredentialStore(directory: spool.stateDirectory)
+    }
+
     /// One provider per distinct name in `routes`, shared by the platforms routed to it.
     /// Every setup problem of every provider is reported before giving up.
     func makeRoutes(log: Log) throws(CLIError) -> [Platform: ProviderState] {
@@ -93,7 +101,7 @@ struct Runtime {
         let extraCA = caPEM
         let context = ProviderContext(
             config: config,
-            credentials: CredentialCache(directory: spool?.stateDirectory),
+            credentials: CredentialCache(store: credentialStore(config: config, spool: spool)),
             log: log,
             makeHTTPClient: { options in
                 var options = options
