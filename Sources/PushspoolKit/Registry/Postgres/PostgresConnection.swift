@@ -177,8 +177,9 @@ final class PostgresConnection: @unchecked Sendable {
 
     static func trimmed(_ p: UnsafePointer<CChar>?) -> String {
         guard let p else { return "" }
-        return String(cString: p).trimmingCharacters(in: .whitespacesAndNewlines)
-            .replacingOccurrences(of: "\n", with: "; ")
+        // libpq's messages run over several lines, continuations indented with a tab.
+        return String(cString: p).split(whereSeparator: { $0 == "\n" })
+            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.joined(separator: " ")
     }
 }
 
