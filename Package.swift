@@ -1,7 +1,7 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// No package dependencies: the toolchain, system C libraries (SQLite, libcurl, OpenSSL, nghttp2)
+// No package dependencies: the toolchain, system C libraries (SQLite, libpq, libcurl, OpenSSL, nghttp2)
 // and a header-only OS shim.
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
@@ -15,6 +15,9 @@ let package = Package(
     targets: [
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3",
                        providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
+        // PostgreSQL's client library: the registry shared by dispatchers on several hosts.
+        .systemLibrary(name: "CLibpq", pkgConfig: "libpq",
+                       providers: [.apt(["libpq-dev"]), .brew(["libpq"])]),
         .systemLibrary(name: "CCurl", pkgConfig: "libcurl",
                        providers: [.apt(["libcurl4-openssl-dev"]), .brew(["curl"])]),
         .systemLibrary(name: "CCrypto", pkgConfig: "libcrypto",
@@ -31,7 +34,7 @@ let package = Package(
         .target(name: "PushspoolHTTP", dependencies: ["CTLS", "CNghttp2", "CCurl"], swiftSettings: strict),
         // Everything else that does I/O: spool, registry, engine, providers, CLI.
         .target(name: "PushspoolKit",
-                dependencies: ["PushspoolCore", "PushspoolHTTP", "CSQLite", "CCrypto", "CSystem"],
+                dependencies: ["PushspoolCore", "PushspoolHTTP", "CSQLite", "CLibpq", "CCrypto", "CSystem"],
                 swiftSettings: strict),
         .executableTarget(name: "pushspool", dependencies: ["PushspoolKit"], swiftSettings: strict),
         .executableTarget(name: "pushspool-bench", dependencies: ["PushspoolKit", "PushspoolHTTP"],

@@ -129,6 +129,13 @@ public enum CLI {
             usage: pushspool import FILE.jsonl
               Bulk-register devices from lines {"id"?, "platform", "handle", "tags": [...], "lang"?}, in one transaction.
             """, run: RegistryCommands.importFile),
+        "registry": Command(help: """
+            usage: pushspool registry migrate [--config FILE]
+              Create the registry's schema or bring it to this version of pushspool, and say from
+              which version. Other commands migrate on their own; with a PostgreSQL registry shared
+              by several hosts, run this once when upgrading. A schema newer than this binary's is
+              refused (upgrade this host), as `run` refuses it.
+            """, run: RegistryMigrateCommand.run),
         "status": Command(help: """
             usage: pushspool status [--json] [--spool DIR]
               Queue depth per folder (with the oldest job's age), active jobs with progress,
@@ -187,6 +194,7 @@ public enum CLI {
           unregister          remove a device
           devices             list or count devices (--tags EXPR, --count)
           import FILE.jsonl   bulk-register devices
+          registry migrate    create or upgrade the registry's schema
           status [--json]     queue depth, active jobs, paused providers, recent failures
           cancel|pause|resume ID   steer a waiting or running job
           config --check      validate the configuration and credentials

@@ -52,7 +52,7 @@ struct HubLink {
     /// Pushes every local registration of the hub-routed platforms (those updated at or after
     /// `since`, when given) with at most `concurrency` writes in flight, streaming the registry in
     /// bounded memory. Progress on a terminal; the counts at the end.
-    func push(from registry: Registry, since: Date? = nil, concurrency: Int = 32, label: String) throws -> Counts {
+    func push(from registry: any DeviceRegistry, since: Date? = nil, concurrency: Int = 32, label: String) throws -> Counts {
         let platforms = writer.platforms
         let total = since == nil ? ((try? registry.count(platforms: platforms, matching: nil)) ?? 0) : nil
         let counts = Mutex(Counts())

@@ -117,7 +117,7 @@ enum RegistryCommands {
         // Whole seconds, as stored: the hub push below selects this import's rows by it.
         let started = Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down))
         let file = args.positionals[0]
-        let report: Registry.ImportReport
+        let report: RegistryImportReport
         do {
             let line = ProgressLine(label: "import: reading \(file)", total: nil)
             defer { line.finish() }

@@ -114,7 +114,9 @@ struct SpoolIdentity: Sendable {
 
     init?(_ runtime: Runtime) {
         spool = runtime.spool.root.path
-        registry = runtime.config.resolve(runtime.config.registryPath).path
+        // A PostgreSQL registry is no file: only the spool is watched.
+        let value = runtime.config.registryPath
+        registry = RegistryLocation.isPostgres(value) ? spool : runtime.config.resolve(value).path
         guard let s = Self.id(spool), let r = Self.id(registry) else { return nil }
         spoolID = s
         registryID = r

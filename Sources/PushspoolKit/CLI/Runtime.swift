@@ -50,12 +50,33 @@ struct Runtime {
         return config
     }
 
-    func openRegistry() throws(CLIError) -> Registry {
-        do {
-            return try Registry(path: config.resolve(config.registryPath).path)
-        } catch {
-            throw CLIError(.ioError, "registry \(config.registryPath): \(error)")
+    /// The registry `registry` names: a PostgreSQL URI (several hosts) or a SQLite file.
+    /// `migrate: false` only checks the schema (a newer one is refused either way).
+    func openRegistry(migrate: Bool = true, log: Log? = Log.shared) throws(CLIError) -> any DeviceRegistry {
+        try Self.openRegistry(config, migrate: migrate, log: log)
+    }
+
+    static func openRegistry(_ config: Config, migrate: Bool = true, log: Log? = nil) throws(CLIError) -> any DeviceRegistry {
+        let value = config.registryPath
+        if value.hasPrefix("<env:") {
+            throw CLIError(.config, "registry: \(value.dropFirst().dropLast()) (it names the registry every command needs)")
         }
+        do {
+            if RegistryLocation.isPostgres(value) {
+                return try PostgresRegistry(uri: value, migrate: migrate, log: log)
+            }
+            return try Registry(path: config.resolve(value).path)
+        } catch {
+            throw CLIError(.ioError, "registry \(RegistryLocation.redacted(value)): \(error)")
+        }
+    }
+
+    /// Where short-lived credentials are shared: the PostgreSQL registry (every host), else the
+    /// spool's `.state/` (every process on it); with no spool, nowhere (memory only).
+    static func credentialStore(config: Config, spool: Spool?) -> (any CredentialStore)? {
+        guard let spool else { return nil }
+        if RegistryLocation.isPostgres(config.registryPath) { return PostgresCredentialStore(uri: config.registryPath) }
+        return FileCredentialStore(directory: spool.stateDirectory)
     }
 
     /// One provider per distinct name in `routes`, shared by the platforms routed to it.
@@ -80,7 +101,7 @@ struct Runtime {
         let extraCA = caPEM
         let context = ProviderContext(
             config: config,
-            credentials: CredentialCache(directory: spool?.stateDirectory),
+            credentials: CredentialCache(store: credentialStore(config: config, spool: spool)),
             log: log,
             makeHTTPClient: { options in
                 var options = options

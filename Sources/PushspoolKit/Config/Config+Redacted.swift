@@ -36,7 +36,7 @@ extension Config {
         }
         return .object([
             ("spool", .string(spool)),
-            ("registry", .string(registryPath)),
+            ("registry", .string(RegistryLocation.redacted(registryPath))),
             ("concurrency", .int(Int64(concurrency))),
             ("retry", .object([("max_attempts", .int(Int64(retry.maxAttempts))),
                                ("base_delay_ms", .int(Int64(retry.baseDelay * 1000))),

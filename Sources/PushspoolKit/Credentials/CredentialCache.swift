@@ -43,75 +43,124 @@ public struct RenewalPolicy: Sendable {
     }
 }
 
+/// Where credentials are shared between processes: files under the spool's `.state/` (one host,
+/// `FileCredentialStore`) or the PostgreSQL registry (several hosts, `PostgresCredentialStore`).
+/// `withLocked` runs `body` holding the key's cross-process lock, with the stored credential (nil
+/// when none); whatever `body` leaves in it is stored (nil: removed) before the lock is released.
+public protocol CredentialStore: Sendable {
+    func withLocked<T>(_ key: String, _ body: (inout CachedCredential?) throws -> T) throws -> T
+}
+
 /// One cache of credentials per key (e.g. `apns-<team>-<kid>`), shared by every connection and
-/// worker of this process and — through files under the spool's `.state/` (mode 0600, under an
-/// advisory lock) — by every pushspool process that shares the spool. The clock is injected so
-/// tests can move time.
+/// worker of this process and — through its `CredentialStore` — by every pushspool process that
+/// shares the spool or the PostgreSQL registry. The clock is injected so tests can move time.
+/// Should the store fail (the database unreachable), credentials are made and kept in memory
+/// only until it answers again: sending never stops for want of the shared copy.
 public final class CredentialCache: Sendable {
-    private let directory: URL?
+    private let store: (any CredentialStore)?
     private let clock: @Sendable () -> Date
     private let memory = Mutex<[String: CachedCredential]>([:])
-    /// Serialises renewals in this process (the file lock serialises them across processes).
+    /// Serialises renewals in this process (the store's lock serialises them across processes).
     private let renewing = Mutex<Void>(())
 
     /// `directory` nil keeps credentials in memory only.
-    public init(directory: URL?, clock: @escaping @Sendable () -> Date = { Date() }) {
-        self.directory = directory
+    public convenience init(directory: URL?, clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.init(store: directory.map { FileCredentialStore(directory: $0) }, clock: clock)
+    }
+
+    /// `store` nil keeps credentials in memory only.
+    public init(store: (any CredentialStore)?, clock: @escaping @Sendable () -> Date = { Date() }) {
+        self.store = store
         self.clock = clock
     }
 
     public var now: Date { clock() }
 
+    /// `make` failed: its error, told apart from the store's.
+    private struct MakeFailed: Error { var error: any Error }
+
     /// The current credential for `key`, made with `make` only when neither this process nor
-    /// another one sharing the spool holds a fresh one.
+    /// another one sharing the store holds a fresh one.
     public func credential(for key: String, policy: RenewalPolicy,
                            make: () throws -> CachedCredential) throws -> CachedCredential {
         if let c = memory.withLock({ $0[key] }), policy.isFresh(c, now: clock()) { return c }
         return try renewing.withLock { _ in
             if let c = memory.withLock({ $0[key] }), policy.isFresh(c, now: clock()) { return c }
-            return try withFileLock(key) {
-                if let c = readFile(key), policy.isFresh(c, now: clock()) {
+            if let store {
+                do {
+                    let c = try store.withLocked(key) { stored -> CachedCredential in
+                        if let c = stored, policy.isFresh(c, now: clock()) { return c }
+                        do { stored = try make() } catch { throw MakeFailed(error: error) }
+                        return stored!
+                    }
                     memory.withLock { $0[key] = c }
                     return c
+                } catch let failure as MakeFailed {
+                    throw failure.error
+                } catch {
+                    // The store is unreachable: this process makes its own until it is back.
                 }
-                let c = try make()
-                writeFile(key, c)
-                memory.withLock { $0[key] = c }
-                return c
             }
+            let c = try make()
+            memory.withLock { $0[key] = c }
+            return c
         }
     }
 
-    /// Reports that `token` was refused as stale. It is dropped (here and on disk) unless it is
-    /// younger than `policy.minInterval`. Returns whether it was dropped.
+    /// Reports that `token` was refused as stale. It is dropped (here and in the store) unless it
+    /// is younger than `policy.minInterval`. Returns whether it was dropped.
     @discardableResult
     public func invalidate(key: String, token: String, policy: RenewalPolicy) -> Bool {
         renewing.withLock { _ in
             let now = clock()
-            guard let c = memory.withLock({ $0[key] }) ?? readFile(key), c.token == token else { return true }
-            if now.timeIntervalSince(c.issuedAt) < policy.minInterval { return false }
-            memory.withLock { _ = $0.removeValue(forKey: key) }
-            (try? withFileLock(key) {
-                if let onDisk = readFile(key), onDisk.token == token, let url = fileURL(key, ext: "json") {
-                    try? FileManager.default.removeItem(at: url)
-                }
-            })
+            if let c = memory.withLock({ $0[key] }), c.token == token, now.timeIntervalSince(c.issuedAt) < policy.minInterval {
+                return false
+            }
+            let dropped = (try? store?.withLocked(key) { stored -> Bool in
+                guard let c = stored, c.token == token else { return true }
+                if now.timeIntervalSince(c.issuedAt) < policy.minInterval { return false }
+                stored = nil
+                return true
+            }) ?? true
+            guard dropped else { return false }
+            memory.withLock { m in if m[key]?.token == token { m.removeValue(forKey: key) } }
             return true
         }
     }
+}
 
-    // MARK: files
+/// Credentials in files under a folder (the spool's `.state/`): `<key>.json` (mode 0600) under
+/// an advisory lock on `<key>.lock`, for every process sharing the spool.
+public struct FileCredentialStore: CredentialStore {
+    public let directory: URL
 
-    private func fileURL(_ key: String, ext: String) -> URL? {
+    public init(directory: URL) { self.directory = directory }
+
+    public func withLocked<T>(_ key: String, _ body: (inout CachedCredential?) throws -> T) throws -> T {
+        try withFileLock(key) {
+            let before = readFile(key)
+            var value = before
+            let result = try body(&value)
+            if value != before {
+                if let value {
+                    writeFile(key, value)
+                } else {
+                    try? FileManager.default.removeItem(at: fileURL(key, ext: "json"))
+                }
+            }
+            return result
+        }
+    }
+
+    private func fileURL(_ key: String, ext: String) -> URL {
         let safe = String(key.map { $0.isLetter || $0.isNumber || "-_.".contains($0) ? $0 : "_" })
-        return directory?.appendingPathComponent("\(safe).\(ext)")
+        return directory.appendingPathComponent("\(safe).\(ext)")
     }
 
     private func withFileLock<T>(_ key: String, _ body: () throws -> T) throws -> T {
-        guard let dir = directory, let lockURL = fileURL(key, ext: "lock") else { return try body() }
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true,
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
-        let fd = open(lockURL.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let fd = open(fileURL(key, ext: "lock").path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return try body() }
         defer { close(fd) }
         _ = flock(fd, LOCK_EX)
@@ -120,7 +169,7 @@ public final class CredentialCache: Sendable {
     }
 
     private func readFile(_ key: String) -> CachedCredential? {
-        guard let url = fileURL(key, ext: "json"), let data = try? Data(contentsOf: url),
+        guard let data = try? Data(contentsOf: fileURL(key, ext: "json")),
               let obj = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
               let token = obj["token"] as? String,
               let iat = (obj["issued_at"] as? NSNumber)?.doubleValue,
@@ -131,7 +180,7 @@ public final class CredentialCache: Sendable {
     }
 
     private func writeFile(_ key: String, _ c: CachedCredential) {
-        guard let url = fileURL(key, ext: "json") else { return }
+        let url = fileURL(key, ext: "json")
         let doc = JSONValue.object([
             ("token", .string(c.token)),
             ("issued_at", .double(c.issuedAt.timeIntervalSince1970)),

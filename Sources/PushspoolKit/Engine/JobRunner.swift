@@ -8,7 +8,7 @@ import Synchronization
 final class JobRunner: Sendable {
     struct Environment: Sendable {
         var spool: Spool
-        var registry: Registry
+        var registry: any DeviceRegistry
         var pool: WorkerPool
         /// Provider state per platform, from config `routes`.
         var routes: [Platform: ProviderState]
@@ -31,8 +31,12 @@ final class JobRunner: Sendable {
     /// Registration changes of hub-routed platforms also go to the hub.
     let installations: InstallationWriter
 
+    /// Who claims job ids in a shared registry: this host and spool.
+    let claimOwner: String
+
     init(_ env: Environment) {
         self.env = env
+        claimOwner = JobClaimOwner.current(spool: env.spool)
         installations = InstallationWriter(routes: env.routes, retry: env.pool.policy, isStopping: env.isStopping)
     }
 
@@ -117,6 +121,7 @@ final class JobRunner: Sendable {
         case nil: break
         }
         let prior = existing ?? ResultLogContents()
+        if case .send = job.kind, let early = claim(job, name: name, log: resultLog, logURL: logURL, file: file) { return early }
 
         let outcome: JobReport.Outcome
         switch job.kind {
@@ -193,6 +198,25 @@ final class JobRunner: Sendable {
             }
         }
         return finish(name, job: job, log: resultLog, outcome: outcome, started: started, file: file)
+    }
+
+    /// Several hosts sharing a PostgreSQL registry: the first to claim a send job's id sends it,
+    /// the others report a duplicate (a single-host registry claims every id). nil: go on.
+    private func claim(_ job: Job, name: String, log: ResultLog, logURL: URL, file: JobFile) -> JobReport? {
+        do {
+            if try env.registry.claimJob(id: job.id, owner: claimOwner) { return nil }
+        } catch {
+            try? log.close()
+            return JobReport(id: job.id, file: name, outcome: .interrupted("registry: \(error)"))
+        }
+        try? log.close()
+        // The log this run opened stays empty: the job's log is on the host that sends it.
+        if let size = (try? FileManager.default.attributesOfItem(atPath: logURL.path))?[.size] as? Int, size == 0 {
+            try? FileManager.default.removeItem(at: logURL)
+        }
+        guard file.isAt(env.spool.url(.active, name).path) else { return JobReport(id: job.id, file: name, outcome: .skipped) }
+        env.spool.complete(name, as: "\(name.dropLast(5)).duplicate.json")
+        return JobReport(id: job.id, file: name, outcome: .duplicate)
     }
 
     /// Writes registration changes to the hub serving `platform` (nothing when none does), one

@@ -66,7 +66,7 @@ struct SendPlan: Sendable {
     }
 
     /// Targets planned at the start: matching devices of direct platforms plus every hub send.
-    func targetCount(_ send: SendJob, registry: Registry) -> Int {
+    func targetCount(_ send: SendJob, registry: any DeviceRegistry) -> Int {
         let devices = direct.isEmpty ? 0 : ((try? registry.count(platforms: Set(direct), matching: send.audience.tagExpression)) ?? 0)
         return devices + hubSends.count
     }

@@ -5,19 +5,7 @@ import Dispatch
 
 /// Bulk import of JSON Lines registrations (`pushspool import FILE.jsonl`).
 extension Registry {
-    /// What an import did: devices written, and the lines it refused (each with its line number
-    /// and the field at fault; the first `ImportReport.keptRefusals` are kept, all are counted).
-    public struct ImportReport: Sendable {
-        public var imported = 0
-        public var refused: [String] = []
-        public var refusedCount = 0
-        static let keptRefusals = 1000
-
-        mutating func refuse(_ message: String) {
-            refusedCount += 1
-            if refused.count < Self.keptRefusals { refused.append(message) }
-        }
-    }
+    public typealias ImportReport = RegistryImportReport
 
     /// JSON Lines `{"id"?, "platform", "handle", "tags": [...], "lang"?}` (blank lines skipped) in
     /// one transaction. A line that cannot be a registration is refused with its line number and
@@ -253,7 +241,7 @@ extension Registry {
     /// how many there were and which lines were refused (line number and field). Reading and
     /// decoding run on a thread of their own, a few thousand lines ahead (bounded), so they
     /// overlap the database work `body` does.
-    private static func forEachRegistration(in url: URL, progress: (@Sendable (Int) -> Void)? = nil,
+    static func forEachRegistration(in url: URL, progress: (@Sendable (Int) -> Void)? = nil,
                                             _ body: (Registration) throws -> Void) throws -> ImportReport {
         let reader = try openReader(url)
         var count = 0

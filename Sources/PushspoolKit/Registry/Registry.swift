@@ -11,8 +11,9 @@ import Glibc
 /// Thread safety: one connection behind a Mutex; every method may be called from any thread.
 /// Cross-process: WAL mode (readers never block the writer) and a 30 s busy timeout; writes take
 /// the write lock up front (`BEGIN IMMEDIATE`).
-public final class Registry: Sendable {
+public final class Registry: DeviceRegistry {
     public let path: String
+    public var location: String { path }
     private let connection: Mutex<SQLiteDatabase>
 
     /// 1: devices and tags. 2: `devices.lang` (BCP 47, for localized jobs). 3: a device's tags
@@ -108,6 +109,19 @@ public final class Registry: Sendable {
         FileIO.closeDescriptor(fd)
     }
 
+    /// Opens (creating or migrating) the file; returns the schema versions before and after.
+    public static func migrate(path: String) throws -> (from: Int, to: Int) {
+        try prepareFile(path)
+        let db = try SQLiteDatabase(path: path)
+        let stmt = try db.statement("PRAGMA user_version")
+        let from = try stmt.step() ? Int(stmt.int64(0)) : 0
+        stmt.reset()
+        db.close()
+        let registry = try Registry(path: path)
+        registry.close()
+        return (from, schemaVersion)
+    }
+
     private static func migrate(_ db: SQLiteDatabase) throws {
         try db.transaction {
             let stmt = try db.statement("PRAGMA user_version")
@@ -174,6 +188,11 @@ public final class Registry: Sendable {
 
     public func close() {
         connection.withLock { $0.close() }
+    }
+
+    /// One host, one spool: the result log tells duplicates apart, so every id is this owner's.
+    public func claimJob(id: String, owner: String) throws -> Bool {
+        try locked { _ in true }
     }
 
     // MARK: - Writes

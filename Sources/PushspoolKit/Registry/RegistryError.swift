@@ -6,10 +6,14 @@ public struct RegistryError: Error, Sendable, CustomStringConvertible {
     /// Another process held the write lock past the busy timeout (a large import): worth trying
     /// again later, not a verdict on the data.
     public var isBusy = false
+    /// The registry's database server cannot be reached (PostgreSQL restarting, network cut):
+    /// also worth trying again later. Implies `isBusy`.
+    public var isUnavailable = false
 
-    public init(_ message: String, isBusy: Bool = false) {
+    public init(_ message: String, isBusy: Bool = false, isUnavailable: Bool = false) {
         self.message = message
-        self.isBusy = isBusy
+        self.isBusy = isBusy || isUnavailable
+        self.isUnavailable = isUnavailable
     }
 
     public var description: String { message }

@@ -43,7 +43,8 @@ import PushspoolCore
         "!nonexistent",
     ]
 
-    @Test func countAgreesWithBruteForceOverAHundredThousandDevices() throws {
+    @Test(arguments: RegistryBackend.allCases)
+    func countAgreesWithBruteForceOverAHundredThousandDevices(backend: RegistryBackend) throws {
         var rng = SeededGenerator(state: 20_261_122)
         var devices: [(platform: Platform, tags: Set<String>)] = []
         devices.reserveCapacity(Self.deviceCount)
@@ -63,7 +64,7 @@ import PushspoolCore
             }
             jsonl += #"{"id":"d\#(i)","platform":"\#(platform.rawValue)","handle":"\#(handle)","tags":[\#(tagList)]}"# + "\n"
         }
-        let (dir, registry) = try RegistryFixture.make()
+        let (dir, registry) = try RegistryFixture.make(on: backend)
         dir.write("devices.jsonl", jsonl)
 
         let started = Date()
@@ -94,7 +95,7 @@ import PushspoolCore
             try registry.forEach(platforms: Set(Platform.allCases), matching: e) { streamed.append($0.id); return true }
             #expect(streamed == expected, "\(text)")
         }
-        print("registry acceptance: import \(Self.deviceCount) in \(String(format: "%.2f", importSeconds)) s, "
+        print("registry acceptance (\(backend.rawValue)): import \(Self.deviceCount) in \(String(format: "%.2f", importSeconds)) s, "
               + "\(Self.expressions.count) counts in \(String(format: "%.2f", querySeconds)) s, "
               + "total \(String(format: "%.2f", Date().timeIntervalSince(started))) s")
     }

@@ -18,8 +18,8 @@ import PushspoolCore
         ("d6", .apns, ["username:alice", "follows_RedSox"]),
     ]
 
-    func fixtureRegistry() throws -> (TempDir, Registry) {
-        let (dir, registry) = try RegistryFixture.make()
+    func fixtureRegistry(_ backend: RegistryBackend) throws -> (TempDir, any DeviceRegistry) {
+        let (dir, registry) = try RegistryFixture.make(on: backend)
         for (id, platform, tags) in Self.fixture {
             try registry.upsert(RegistryFixture.reg(id, platform, "handle-\(id)", tags))
         }
@@ -45,9 +45,10 @@ import PushspoolCore
         ("location_Boston || !location_Boston", [.wns], ["d3"]),
     ]
 
-    @Test(arguments: queries)
-    func forEachAndCountAgree(expression: String?, platforms: Set<Platform>, expected: [String]) throws {
-        let (_, registry) = try fixtureRegistry()
+    @Test(arguments: RegistryBackend.allCases, queries.indices)
+    func forEachAndCountAgree(backend: RegistryBackend, index: Int) throws {
+        let (expression, platforms, expected) = Self.queries[index]
+        let (_, registry) = try fixtureRegistry(backend)
         let e = try expression.map { try TagExpression.parse($0) }
         var ids: [String] = []
         try registry.forEach(platforms: platforms, matching: e, pageSize: 2) { ids.append($0.id); return true }
@@ -55,16 +56,16 @@ import PushspoolCore
         #expect(try registry.count(platforms: platforms, matching: e) == expected.count)
     }
 
-    @Test func noPlatformsSelectsNothing() throws {
-        let (_, registry) = try fixtureRegistry()
+    @Test(arguments: RegistryBackend.allCases) func noPlatformsSelectsNothing(backend: RegistryBackend) throws {
+        let (_, registry) = try fixtureRegistry(backend)
         var called = false
         try registry.forEach(platforms: [], matching: nil) { _ in called = true; return true }
         #expect(!called)
         #expect(try registry.count(platforms: [], matching: nil) == 0)
     }
 
-    @Test func streamedDevicesCarryAllTheirFields() throws {
-        let (_, registry) = try fixtureRegistry()
+    @Test(arguments: RegistryBackend.allCases) func streamedDevicesCarryAllTheirFields(backend: RegistryBackend) throws {
+        let (_, registry) = try fixtureRegistry(backend)
         var seen: [Device] = []
         try registry.forEach(platforms: [.apns], matching: .tag("username:alice")) { seen.append($0); return true }
         #expect(seen.map(\.handle) == ["handle-d6"])
@@ -82,9 +83,9 @@ import PushspoolCore
         }
     }
 
-    @Test(arguments: [1, 7, 5, 25, 1000])
-    func paginationCoversEveryDeviceOnce(pageSize: Int) throws {
-        let (_, registry) = try RegistryFixture.make()
+    @Test(arguments: RegistryBackend.allCases, [1, 7, 5, 25, 1000])
+    func paginationCoversEveryDeviceOnce(backend: RegistryBackend, pageSize: Int) throws {
+        let (_, registry) = try RegistryFixture.make(on: backend)
         for i in 0..<25 {
             try registry.upsert(RegistryFixture.reg("dev-\(i)", .fcm, "h\(i)", i % 2 == 0 ? ["even", "all"] : ["all"]))
         }
@@ -101,8 +102,8 @@ import PushspoolCore
         #expect(odd == stride(from: 1, to: 25, by: 2).map { "dev-\($0)" })
     }
 
-    @Test func returningFalseStopsTheStream() throws {
-        let (_, registry) = try RegistryFixture.make()
+    @Test(arguments: RegistryBackend.allCases) func returningFalseStopsTheStream(backend: RegistryBackend) throws {
+        let (_, registry) = try RegistryFixture.make(on: backend)
         for i in 0..<20 { try registry.upsert(RegistryFixture.reg("dev-\(i)", .apns, "h\(i)", ["t"])) }
         var calls = 0
         try registry.forEach(platforms: [.apns], matching: .tag("t"), pageSize: 3) { _ in
@@ -112,8 +113,8 @@ import PushspoolCore
         #expect(calls == 5)
     }
 
-    @Test func errorsThrownByTheBodyPropagate() throws {
-        let (_, registry) = try fixtureRegistry()
+    @Test(arguments: RegistryBackend.allCases) func errorsThrownByTheBodyPropagate(backend: RegistryBackend) throws {
+        let (_, registry) = try fixtureRegistry(backend)
         struct Stop: Error {}
         #expect(throws: Stop.self) {
             try registry.forEach(platforms: Self.all, matching: nil) { _ in throw Stop() }
@@ -124,8 +125,8 @@ import PushspoolCore
 
     /// The engine prunes gone devices and the CLI registers new ones while a job streams its
     /// audience; the body re-entering the registry would deadlock if the lock were held.
-    @Test func writesDuringAStreamDoNotDeadlock() throws {
-        let (_, registry) = try RegistryFixture.make()
+    @Test(arguments: RegistryBackend.allCases) func writesDuringAStreamDoNotDeadlock(backend: RegistryBackend) throws {
+        let (_, registry) = try RegistryFixture.make(on: backend)
         for i in 0..<50 { try registry.upsert(RegistryFixture.reg("dev-\(i)", .apns, "h\(i)", ["t"])) }
         let writer = DispatchGroup()
         DispatchQueue.global().async(group: writer) {
@@ -146,8 +147,8 @@ import PushspoolCore
         #expect(try registry.count(platforms: [.fcm], matching: .tag("t")) == 200)
     }
 
-    @Test func longOrChainsStayWithinSQLiteLimits() throws {
-        let (_, registry) = try fixtureRegistry()
+    @Test(arguments: RegistryBackend.allCases) func longOrChainsStayWithinSQLiteLimits(backend: RegistryBackend) throws {
+        let (_, registry) = try fixtureRegistry(backend)
         // 1200 operands would nest 1200 levels deep unflattened; SQLite's limit is 1000.
         let text = (0..<1200).map { "x\($0) || !(y\($0) && z\($0))" }.joined(separator: " || ")
         let e = try TagExpression.parse(text)
@@ -156,8 +157,8 @@ import PushspoolCore
         #expect(try registry.count(platforms: Self.all, matching: tagsOnly) == 1)
     }
 
-    @Test func manyThreadsShareOneRegistry() throws {
-        let (_, registry) = try RegistryFixture.make()
+    @Test(arguments: RegistryBackend.allCases) func manyThreadsShareOneRegistry(backend: RegistryBackend) throws {
+        let (_, registry) = try RegistryFixture.make(on: backend)
         let failures = RegistryTestFailures()
         DispatchQueue.concurrentPerform(iterations: 8) { worker in
             for i in 0..<50 {

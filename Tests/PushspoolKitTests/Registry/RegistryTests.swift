@@ -28,8 +28,8 @@ import PushspoolCore
         #expect(try reopened.device(id: "a")?.handle == "h1")
     }
 
-    @Test func upsertStoresSortedDistinctTagsAndTimestamp() throws {
-        let (_, registry) = try RegistryFixture.make()
+    @Test(arguments: RegistryBackend.allCases) func upsertStoresSortedDistinctTagsAndTimestamp(backend: RegistryBackend) throws {
+        let (_, registry) = try RegistryFixture.make(on: backend)
         let now = Date(timeIntervalSince1970: 1_700_000_000.25)
         let stored = try registry.upsert(RegistryFixture.reg("inst-1", .fcm, "tok-1", ["z", "a", "m", "a"]), now: now)
         #expect(stored == Device(id: "inst-1", platform: .fcm, handle: "tok-1", tags: ["a", "m", "z"], updatedAt: now))
@@ -37,14 +37,14 @@ import PushspoolCore
         #expect(try registry.device(id: "missing") == nil)
     }
 
-    @Test func deviceWithoutTagsReadsBackEmpty() throws {
-        let (_, registry) = try RegistryFixture.make()
+    @Test(arguments: RegistryBackend.allCases) func deviceWithoutTagsReadsBackEmpty(backend: RegistryBackend) throws {
+        let (_, registry) = try RegistryFixture.make(on: backend)
         try registry.upsert(RegistryFixture.reg("bare", .wns, "https://x.notify.windows.com/?token=1"))
         #expect(try registry.device(id: "bare")?.tags == [])
     }
 
-    @Test func generatedIDIsLowercaseUUIDAndReusedForTheSameHandle() throws {
-        let (_, registry) = try RegistryFixture.make()
+    @Test(arguments: RegistryBackend.allCases) func generatedIDIsLowercaseUUIDAndReusedForTheSameHandle(backend: RegistryBackend) throws {
+        let (_, registry) = try RegistryFixture.make(on: backend)
         let first = try registry.upsert(RegistryFixture.reg(nil, .apns, "aa11", ["x"]))
         #expect(UUID(uuidString: first.id) != nil)
         #expect(first.id == first.id.lowercased())
@@ -56,8 +56,8 @@ import PushspoolCore
         #expect(try registry.count(platforms: Set(Platform.allCases), matching: nil) == 2)
     }
 
-    @Test func handleRegisteredUnderAnotherIDMoves() throws {
-        let (_, registry) = try RegistryFixture.make()
+    @Test(arguments: RegistryBackend.allCases) func handleRegisteredUnderAnotherIDMoves(backend: RegistryBackend) throws {
+        let (_, registry) = try RegistryFixture.make(on: backend)
         try registry.upsert(RegistryFixture.reg("old", .apns, "shared-token", ["username:alice"]))
         try registry.upsert(RegistryFixture.reg("new", .apns, "shared-token", ["username:bob"]))
         #expect(try registry.device(id: "old") == nil)
@@ -67,8 +67,8 @@ import PushspoolCore
         #expect(try registry.count(platforms: [.apns], matching: .tag("username:bob")) == 1)
     }
 
-    @Test func handleMovesOntoAnExistingIDThatHadAnotherHandle() throws {
-        let (_, registry) = try RegistryFixture.make()
+    @Test(arguments: RegistryBackend.allCases) func handleMovesOntoAnExistingIDThatHadAnotherHandle(backend: RegistryBackend) throws {
+        let (_, registry) = try RegistryFixture.make(on: backend)
         try registry.upsert(RegistryFixture.reg("a", .apns, "h-a", ["ta"]))
         try registry.upsert(RegistryFixture.reg("b", .apns, "h-b", ["tb"]))
         let moved = try registry.upsert(RegistryFixture.reg("b", .fcm, "h-a", ["tc"]))
@@ -79,8 +79,8 @@ import PushspoolCore
         #expect(try registry.count(platforms: Set(Platform.allCases), matching: nil) == 1)
     }
 
-    @Test func upsertReplacesTagsAndPlatform() throws {
-        let (_, registry) = try RegistryFixture.make()
+    @Test(arguments: RegistryBackend.allCases) func upsertReplacesTagsAndPlatform(backend: RegistryBackend) throws {
+        let (_, registry) = try RegistryFixture.make(on: backend)
         try registry.upsert(RegistryFixture.reg("d", .apns, "h", ["one", "two"]), now: Date(timeIntervalSince1970: 10))
         try registry.upsert(RegistryFixture.reg("d", .wns, "h2", ["three"]), now: Date(timeIntervalSince1970: 20))
         let d = try #require(try registry.device(id: "d"))
@@ -89,8 +89,8 @@ import PushspoolCore
         #expect(try registry.count(platforms: Set(Platform.allCases), matching: .tag("one")) == 0)
     }
 
-    @Test func removeByIDAndByHandle() throws {
-        let (_, registry) = try RegistryFixture.make()
+    @Test(arguments: RegistryBackend.allCases) func removeByIDAndByHandle(backend: RegistryBackend) throws {
+        let (_, registry) = try RegistryFixture.make(on: backend)
         try registry.upsert(RegistryFixture.reg("a", .apns, "ha", ["t"]))
         try registry.upsert(RegistryFixture.reg("b", .fcm, "hb", ["t"]))
         #expect(try registry.remove(id: "a"))
@@ -98,7 +98,8 @@ import PushspoolCore
         #expect(try registry.remove(handle: "hb"))
         #expect(try !registry.remove(handle: "hb"))
         #expect(try registry.count(platforms: Set(Platform.allCases), matching: nil) == 0)
-        // Tags went with their devices (ON DELETE CASCADE): a re-registration starts clean.
+        // Tags went with their devices (the trigger): a re-registration starts clean.
+        guard let registry = registry as? Registry else { return }
         let tagRows = try registry.locked { db in
             let s = try db.statement("SELECT count(*) FROM device_tags")
             defer { s.reset() }
@@ -117,9 +118,10 @@ import PushspoolCore
         ("unknown id: nothing", "x", "h", nil, false),
     ]
 
-    @Test(arguments: goneCases)
-    func removeGoneHonoursTheTimestamp(label: String, id: String, handle: String, since: Double?, deleted: Bool) throws {
-        let (_, registry) = try RegistryFixture.make()
+    @Test(arguments: RegistryBackend.allCases, goneCases.indices)
+    func removeGoneHonoursTheTimestamp(backend: RegistryBackend, index: Int) throws {
+        let (label, id, handle, since, deleted) = Self.goneCases[index]
+        let (_, registry) = try RegistryFixture.make(on: backend)
         try registry.upsert(RegistryFixture.reg("d", .apns, "h", ["t"]), now: Date(timeIntervalSince1970: 1000))
         let result = try registry.removeGone(id: id, handle: handle, since: since.map(Date.init(timeIntervalSince1970:)))
         #expect(result == deleted, "\(label)")
@@ -137,16 +139,17 @@ import PushspoolCore
         (RegistryFixture.reg("a", .apns, "h", [""]), "tags[0]: invalid tag \"\" (1-120 characters of A-Z a-z 0-9 _ @ # . : -)"),
     ]
 
-    @Test(arguments: badRegistrations)
-    func rejectsInvalidRegistrations(registration: Registration, message: String) throws {
-        let (_, registry) = try RegistryFixture.make()
+    @Test(arguments: RegistryBackend.allCases, badRegistrations.indices)
+    func rejectsInvalidRegistrations(backend: RegistryBackend, index: Int) throws {
+        let (registration, message) = Self.badRegistrations[index]
+        let (_, registry) = try RegistryFixture.make(on: backend)
         let error = #expect(throws: RegistryError.self) { try registry.upsert(registration) }
         #expect(error?.message == message)
         #expect(try registry.count(platforms: Set(Platform.allCases), matching: nil) == 0)
     }
 
-    @Test func closedRegistryRefusesWork() throws {
-        let (_, registry) = try RegistryFixture.make()
+    @Test(arguments: RegistryBackend.allCases) func closedRegistryRefusesWork(backend: RegistryBackend) throws {
+        let (_, registry) = try RegistryFixture.make(on: backend)
         registry.close()
         registry.close()   // idempotent
         let error = #expect(throws: RegistryError.self) { try registry.device(id: "a") }
@@ -161,8 +164,8 @@ import PushspoolCore
         #expect(error?.message == "registry schema version 7 is newer than this pushspool supports (\(Registry.schemaVersion))")
     }
 
-    @Test func storesLanguageAndMigratesAVersion1Registry() throws {
-        let (dir, registry) = try RegistryFixture.make()
+    @Test(arguments: RegistryBackend.allCases) func storesLanguage(backend: RegistryBackend) throws {
+        let (_, registry) = try RegistryFixture.make(on: backend)
         var r = RegistryFixture.reg("a", .fcm, "tok", ["t"])
         r.lang = LanguageTag("pt-br")
         #expect(try registry.upsert(r).lang?.value == "pt-BR")
@@ -170,7 +173,11 @@ import PushspoolCore
         r.lang = nil
         try registry.upsert(r)
         #expect(try registry.device(id: "a")?.lang == nil)
-        registry.close()
+    }
+
+    @Test func migratesAVersion1Registry() throws {
+        let dir = TempDir("registry")
+        var r = RegistryFixture.reg("a", .fcm, "tok", ["t"])
 
         // A registry written by schema version 1 (no lang column) is migrated in place.
         let v1 = dir.path("v1.sqlite")

@@ -1,0 +1,98 @@
+import Foundation
+import PushspoolCore
+
+/// The device registry's contract, the same on every backend: `Registry` (one SQLite file, one
+/// host) and `PostgresRegistry` (one PostgreSQL database shared by dispatchers on several hosts).
+/// The shared registry suite runs against both.
+///
+/// - Thread safety: every method may be called from any thread, concurrently.
+/// - Registrations: `upsert` by installation id; a nil id reuses the id already holding the
+///   handle, else a new lowercase UUID; a handle registered under another id moves (that row is
+///   deleted, never duplicated); tags are stored sorted and deduplicated.
+/// - Pruning: `removeGone` deletes only a device that still has that handle and was not updated
+///   after `since`.
+/// - Audiences: `forEach` streams in a stable order, a bounded page at a time (keyset
+///   pagination), holding nothing locked while `body` runs; `count` agrees with it.
+/// - `close` is idempotent; afterwards every call throws `registry is closed`.
+public protocol DeviceRegistry: AnyObject, Sendable {
+    /// Where it lives, for messages (a path, or a URI without its password).
+    var location: String { get }
+
+    @discardableResult
+    func upsert(_ r: Registration, now: Date) throws -> Device
+    /// `upsert`, also telling which other installation id held this handle before (moved here).
+    func upsertReportingMove(_ r: Registration, now: Date) throws -> (device: Device, movedFrom: String?)
+    @discardableResult
+    func remove(id: String) throws -> Bool
+    @discardableResult
+    func remove(handle: String) throws -> Bool
+    @discardableResult
+    func removeGone(id: String, handle: String, since: Date?) throws -> Bool
+    func device(id: String) throws -> Device?
+    func device(handle: String) throws -> Device?
+    func forEach(platforms: Set<Platform>, matching: TagExpression?, pageSize: Int, _ body: (Device) throws -> Bool) throws
+    func count(platforms: Set<Platform>, matching: TagExpression?) throws -> Int
+    /// JSON Lines registrations in one transaction; bad lines refused with their number and field.
+    func importJSONL(contentsOf url: URL, now: Date, progress: (@Sendable (Int) -> Void)?) throws -> RegistryImportReport
+    /// Claims a send job's id for `owner` (a host and spool). True: this owner has it (claimed
+    /// now, or earlier by the same owner: a resume). False: another owner claimed it first, so
+    /// this copy is a duplicate. A single-host registry claims every id (the spool's result log
+    /// already tells duplicates apart there).
+    func claimJob(id: String, owner: String) throws -> Bool
+    func close()
+}
+
+extension DeviceRegistry {
+    @discardableResult
+    public func upsert(_ r: Registration) throws -> Device { try upsert(r, now: Date()) }
+    public func upsertReportingMove(_ r: Registration) throws -> (device: Device, movedFrom: String?) {
+        try upsertReportingMove(r, now: Date())
+    }
+    public func forEach(platforms: Set<Platform>, matching: TagExpression?, _ body: (Device) throws -> Bool) throws {
+        try forEach(platforms: platforms, matching: matching, pageSize: 1000, body)
+    }
+    public func importJSONL(contentsOf url: URL, now: Date = Date()) throws -> RegistryImportReport {
+        try importJSONL(contentsOf: url, now: now, progress: nil)
+    }
+}
+
+/// What an import did: devices written, and the lines it refused (each with its line number and
+/// the field at fault; the first `keptRefusals` are kept, all are counted).
+public struct RegistryImportReport: Sendable {
+    public var imported = 0
+    public var refused: [String] = []
+    public var refusedCount = 0
+    static let keptRefusals = 1000
+
+    mutating func refuse(_ message: String) {
+        refusedCount += 1
+        if refused.count < Self.keptRefusals { refused.append(message) }
+    }
+}
+
+/// Opens the registry a `registry` config value names: a `postgresql://` or `postgres://` URI
+/// (or a libpq `key=value` string starting with `host=`/`dbname=`), else a SQLite file path.
+public enum RegistryLocation {
+    public static func isPostgres(_ value: String) -> Bool {
+        value.hasPrefix("postgresql://") || value.hasPrefix("postgres://")
+    }
+
+    /// The value with any password replaced by `<redacted>`, for printing.
+    public static func redacted(_ value: String) -> String {
+        guard isPostgres(value), let scheme = value.range(of: "://") else { return value }
+        let rest = value[scheme.upperBound...]
+        let authority = rest.prefix { $0 != "/" && $0 != "?" }
+        var out = String(value[..<scheme.upperBound])
+        if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
+            out += authority[..<colon] + ":<redacted>" + authority[at...]
+        } else {
+            out += authority
+        }
+        var tail = String(rest.dropFirst(authority.count))
+        // `?password=…` in the query string too.
+        if let range = tail.range(of: #"password=[^&]*"#, options: .regularExpression) {
+            tail.replaceSubrange(range, with: "password=<redacted>")
+        }
+        return out + tail
+    }
+}

@@ -1,0 +1,94 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// A few PostgreSQL connections shared by every thread of one process. A thread borrows one for
+/// the length of `withConnection` (waiting while all are lent); connections are opened on demand
+/// and one the server dropped is discarded, so the next borrower reconnects: a database restart
+/// costs the statements that were running at that moment, nothing more.
+final class PostgresPool: Sendable {
+    let uri: String
+    let maxConnections: Int
+    private let state = Mutex<State>(State())
+    private let slots: DispatchSemaphore
+    /// Told once when the database becomes unreachable and once when it answers again.
+    private let onAvailabilityChange: @Sendable (_ reachable: Bool, _ detail: String) -> Void
+
+    private struct State {
+        var idle: [PostgresConnection] = []
+        var closed = false
+        var unreachable = false
+    }
+
+    init(uri: String, maxConnections: Int = 4,
+         onAvailabilityChange: @escaping @Sendable (Bool, String) -> Void = { _, _ in }) {
+        self.uri = uri
+        self.maxConnections = max(1, maxConnections)
+        slots = DispatchSemaphore(value: self.maxConnections)
+        self.onAvailabilityChange = onAvailabilityChange
+    }
+
+    /// Runs `body` with a connection of its own. A connection the server dropped during `body`
+    /// is closed rather than returned.
+    func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        slots.wait()
+        defer { slots.signal() }
+        let reused = try state.withLock { s throws(RegistryError) -> PostgresConnection? in
+            if s.closed { throw RegistryError("registry is closed") }
+            return s.idle.popLast()
+        }
+        let connection: PostgresConnection
+        if let reused {
+            connection = reused
+        } else {
+            do {
+                connection = try PostgresConnection(uri: uri)
+            } catch {
+                noteReachable(false, error.message)
+                throw error
+            }
+        }
+        do {
+            let value = try body(connection)
+            giveBack(connection)
+            noteReachable(true, "")
+            return value
+        } catch {
+            if connection.isHealthy {
+                giveBack(connection)
+            } else {
+                connection.close()
+                noteReachable(false, (error as? PostgresError)?.message ?? "\(error)")
+            }
+            throw error
+        }
+    }
+
+    private func giveBack(_ connection: PostgresConnection) {
+        let keep = state.withLock { s -> Bool in
+            if s.closed { return false }
+            s.idle.append(connection)
+            return true
+        }
+        if !keep { connection.close() }
+    }
+
+    private func noteReachable(_ reachable: Bool, _ detail: String) {
+        let changed = state.withLock { s -> Bool in
+            guard s.unreachable == reachable else { return false }
+            s.unreachable = !reachable
+            return true
+        }
+        if changed { onAvailabilityChange(reachable, detail) }
+    }
+
+    /// Closes idle connections; borrowed ones close when given back. Idempotent.
+    func close() {
+        let idle = state.withLock { s -> [PostgresConnection] in
+            s.closed = true
+            defer { s.idle.removeAll() }
+            return s.idle
+        }
+        idle.forEach { $0.close() }
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import PushspoolCore
+
+/// Bulk import into PostgreSQL: every valid line streamed through `COPY … FROM STDIN` into a
+/// temporary table, then merged into `devices` by a few set-based statements, all in one
+/// transaction. Other hosts keep reading (and sending) the registry as it was until the commit;
+/// their registrations wait for it (the table is locked against writes for the import's length).
+extension PostgresRegistry {
+    public func importJSONL(contentsOf url: URL, now: Date = Date(),
+                            progress: (@Sendable (Int) -> Void)? = nil) throws -> RegistryImportReport {
+        let stamp = "\(now.timeIntervalSince1970)"
+        return try transaction { c in
+            try c.execute("""
+                LOCK TABLE devices IN SHARE ROW EXCLUSIVE MODE;
+                CREATE TEMP TABLE import_devices(line bigint NOT NULL, id text, platform text NOT NULL,
+                    handle text NOT NULL, lang text, tags text[] NOT NULL) ON COMMIT DROP;
+                """)
+            let report = try Self.copy(url, into: c, progress: progress)
+            let duplicated = try c.query("""
+                SELECT EXISTS(SELECT 1 FROM import_devices WHERE id IS NOT NULL GROUP BY id HAVING count(*) > 1)
+                    OR EXISTS(SELECT 1 FROM import_devices GROUP BY handle HAVING count(*) > 1)
+                """)
+            if duplicated.text(0, 0) == "t" {
+                // The file names an id or a handle twice: line by line, in file order, with the
+                // upsert's handle-move rules (as the SQLite registry does).
+                try c.execute("DROP TABLE import_devices")
+                return try Self.upsertLineByLine(url, stamp: stamp, into: c, progress: progress)
+            }
+            try c.execute("""
+                ANALYZE import_devices;
+                UPDATE import_devices i SET id = d.id FROM devices d WHERE i.id IS NULL AND d.handle = i.handle;
+                UPDATE import_devices SET id = gen_random_uuid()::text WHERE id IS NULL;
+                DELETE FROM devices d USING import_devices i WHERE d.handle = i.handle AND d.id <> i.id;
+                """)
+            try c.query("""
+                INSERT INTO devices(id, platform, handle, updated_at, lang, tags)
+                    SELECT id, platform, handle, $1::float8, lang, tags FROM import_devices ORDER BY line
+                ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
+                    updated_at = excluded.updated_at, lang = excluded.lang, tags = excluded.tags
+                """, [stamp])
+            return report
+        }
+    }
+
+    /// COPY of every valid line into `import_devices` (text format, 256 KiB per message).
+    private static func copy(_ url: URL, into c: PostgresConnection,
+                             progress: (@Sendable (Int) -> Void)?) throws -> RegistryImportReport {
+        var report = RegistryImportReport()
+        try c.copyIn("COPY import_devices(line, id, platform, handle, lang, tags) FROM STDIN") { send in
+            var buffer: [UInt8] = []
+            buffer.reserveCapacity(300_000)
+            var line = 0
+            report = try Registry.forEachRegistration(in: url, progress: progress) { r in
+                line += 1
+                Self.appendDecimal(line, to: &buffer)
+                buffer.append(0x09)
+                if let id = r.id { Self.appendEscaped(id, to: &buffer) } else { buffer += [0x5C, 0x4E] }   // \N
+                buffer.append(0x09)
+                buffer += r.platform.rawValue.utf8
+                buffer.append(0x09)
+                Self.appendEscaped(r.handle, to: &buffer)
+                buffer.append(0x09)
+                if let lang = r.lang { buffer += lang.value.utf8 } else { buffer += [0x5C, 0x4E] }
+                buffer.append(0x09)
+                // `{"a","b"}`: tags hold no quote, backslash, comma, tab or newline.
+                buffer.append(0x7B)
+                var first = true
+                for tag in r.tags.count < 2 ? r.tags : Array(Set(r.tags)).sorted() {
+                    if !first { buffer.append(0x2C) }
+                    first = false
+                    buffer.append(0x22)
+                    buffer += tag.utf8
+                    buffer.append(0x22)
+                }
+                buffer += [0x7D, 0x0A]
+                if buffer.count >= 256 * 1024 {
+                    try buffer.withUnsafeBytes { try send($0) }
+                    buffer.removeAll(keepingCapacity: true)
+                }
+            }
+            try buffer.withUnsafeBytes { try send($0) }
+        }
+        return report
+    }
+
+    private static func upsertLineByLine(_ url: URL, stamp: String, into c: PostgresConnection,
+                                         progress: (@Sendable (Int) -> Void)?) throws -> RegistryImportReport {
+        try Registry.forEachRegistration(in: url, progress: progress) { r in
+            let tags = Array(Set(r.tags)).sorted()
+            let holder = try c.query("SELECT id FROM devices WHERE handle = $1", [r.handle])
+            let previous = holder.count > 0 ? holder.text(0, 0) : nil
+            let id = r.id ?? previous ?? UUID().uuidString.lowercased()
+            if let previous, previous != id { try c.query("DELETE FROM devices WHERE handle = $1", [r.handle]) }
+            try c.query("""
+                INSERT INTO devices(id, platform, handle, updated_at, lang, tags) VALUES($1, $2, $3, $4::float8, $5, $6::text[])
+                ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
+                    updated_at = excluded.updated_at, lang = excluded.lang, tags = excluded.tags
+                """, [id, r.platform.rawValue, r.handle, stamp, r.lang?.value, arrayLiteral(tags)])
+        }
+    }
+
+    /// COPY text format: a backslash, tab, newline or carriage return in a value is escaped.
+    private static func appendEscaped(_ s: String, to buffer: inout [UInt8]) {
+        for b in s.utf8 {
+            switch b {
+            case 0x5C: buffer += [0x5C, 0x5C]
+            case 0x09: buffer += [0x5C, 0x74]
+            case 0x0A: buffer += [0x5C, 0x6E]
+            case 0x0D: buffer += [0x5C, 0x72]
+            default: buffer.append(b)
+            }
+        }
+    }
+
+    private static func appendDecimal(_ n: Int, to buffer: inout [UInt8]) {
+        var digits: [UInt8] = []
+        var v = n
+        repeat {
+            digits.append(UInt8(0x30 + v % 10))
+            v /= 10
+        } while v > 0
+        buffer += digits.reversed()
+    }
+}

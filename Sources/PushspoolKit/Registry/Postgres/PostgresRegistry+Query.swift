@@ -1,0 +1,112 @@
+import PushspoolCore
+
+/// Audience queries on PostgreSQL: a tag expression compiled to SQL over the row's tag array
+/// (`d.tags @> ARRAY[$n]`, which the GIN index serves), every tag a parameter.
+extension PostgresRegistry {
+    /// Streams devices in `seq` order, `pageSize` rows per query (keyset pagination: bounded
+    /// memory however large the audience). No connection is held while `body` runs; each page
+    /// sees the registry as of its own query.
+    public func forEach(platforms: Set<Platform>, matching: TagExpression?, pageSize: Int = 1000,
+                        _ body: (Device) throws -> Bool) throws {
+        guard !platforms.isEmpty else { return }
+        let query = PostgresAudienceQuery(platforms: platforms, expression: matching)
+        let limit = max(1, pageSize)
+        var after: Int64 = 0
+        var languages: [String: LanguageTag] = [:]
+        while true {
+            let (page, last, seen): ([Device], Int64, [String: LanguageTag]) = try run { c in
+                let rows = try c.queryOnce(query.pageSQL, query.pageParameters(after: after, limit: limit))
+                var known = languages
+                var devices: [Device] = []
+                devices.reserveCapacity(rows.count)
+                for i in 0..<rows.count { devices.append(try Self.device(from: rows, row: i, languages: &known)) }
+                return (devices, rows.count > 0 ? rows.int64(rows.count - 1, 0) : after, known)
+            }
+            languages = seen
+            for device in page where try !body(device) { return }
+            guard page.count == limit else { return }
+            after = last
+        }
+    }
+
+    public func count(platforms: Set<Platform>, matching: TagExpression?) throws -> Int {
+        guard !platforms.isEmpty else { return 0 }
+        let query = PostgresAudienceQuery(platforms: platforms, expression: matching)
+        return try run { c in Int(try c.queryOnce(query.countSQL, query.parameters).int64(0, 0)) }
+    }
+}
+
+/// The SQL of one audience on PostgreSQL: `$1`… numbered in text order.
+struct PostgresAudienceQuery {
+    private(set) var parameters: [String?] = []
+    private var conditions: [String] = []
+
+    init(platforms: Set<Platform>, expression: TagExpression?) {
+        if platforms.count < Platform.allCases.count {
+            parameters.append(PostgresRegistry.arrayLiteral(platforms.map(\.rawValue).sorted()))
+            conditions.append("d.platform = ANY($\(parameters.count)::text[])")
+        }
+        if let expression { conditions.append(sql(for: expression)) }
+    }
+
+    private mutating func parameter(_ value: String) -> String {
+        parameters.append(value)
+        return "$\(parameters.count)"
+    }
+
+    /// Runs of one operator are flattened and joined as a balanced tree, so a thousand-tag OR
+    /// stays shallow for the parser.
+    private mutating func sql(for e: TagExpression) -> String {
+        switch e {
+        case .tag(let t):
+            return "d.tags @> ARRAY[\(parameter(t))::text]"
+        case .not(let inner):
+            return "NOT " + sql(for: inner)
+        case .and:
+            var parts: [String] = []
+            for operand in Self.flatten(e, and: true) { parts.append(sql(for: operand)) }
+            return Self.balanced(parts[...], "AND")
+        case .or:
+            var parts: [String] = []
+            for operand in Self.flatten(e, and: false) { parts.append(sql(for: operand)) }
+            return Self.balanced(parts[...], "OR")
+        }
+    }
+
+    private static func balanced(_ parts: ArraySlice<String>, _ op: String) -> String {
+        if parts.count == 1, let only = parts.first { return "(" + only + ")" }
+        let mid = parts.startIndex + parts.count / 2
+        return "(" + balanced(parts[..<mid], op) + " \(op) " + balanced(parts[mid...], op) + ")"
+    }
+
+    private static func flatten(_ e: TagExpression, and: Bool) -> [TagExpression] {
+        var out: [TagExpression] = []
+        var stack = [e]
+        while let top = stack.popLast() {
+            switch (top, and) {
+            case (.and(let a, let b), true), (.or(let a, let b), false):
+                stack.append(b)
+                stack.append(a)
+            default:
+                out.append(top)
+            }
+        }
+        return out
+    }
+
+    var countSQL: String {
+        "SELECT count(*) FROM devices d" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
+    }
+
+    /// The cursor and limit come after the audience's own parameters.
+    var pageSQL: String {
+        let n = parameters.count
+        return "SELECT \(PostgresRegistry.deviceColumns) FROM devices d WHERE "
+            + (conditions + ["d.seq > $\(n + 1)::bigint"]).joined(separator: " AND ")
+            + " ORDER BY d.seq LIMIT $\(n + 2)::bigint"
+    }
+
+    func pageParameters(after: Int64, limit: Int) -> [String?] {
+        parameters + ["\(after)", "\(limit)"]
+    }
+}

@@ -1,0 +1,196 @@
+import Foundation
+import PushspoolCore
+
+/// The device registry in a PostgreSQL database (`registry: "postgresql://user@host:5432/db"`),
+/// shared by dispatchers on several hosts: the same contract as the SQLite `Registry`
+/// (`DeviceRegistry`), plus job-id claims and shared credentials.
+///
+/// Thread safety: a small pool of connections (`PostgresPool`); every method borrows one for its
+/// statements and gives it back, so any number of threads may call. Values always travel as
+/// statement parameters, never in SQL text. A lost connection fails the statement with a
+/// `RegistryError` that `isUnavailable`; the next call reconnects.
+public final class PostgresRegistry: DeviceRegistry {
+    public let location: String
+    let pool: PostgresPool
+
+    /// Connects (failing now if the server cannot be reached), then creates or migrates the
+    /// schema (`migrate: true`) or only checks it; either way a schema newer than this binary's
+    /// is refused.
+    public init(uri: String, maxConnections: Int = 4, migrate: Bool = true, log: Log? = nil) throws {
+        location = RegistryLocation.redacted(uri)
+        let shown = location
+        pool = PostgresPool(uri: uri, maxConnections: maxConnections) { reachable, detail in
+            if reachable {
+                log?.info("registry \(shown): PostgreSQL answers again")
+            } else {
+                log?.error("registry \(shown): PostgreSQL unreachable (\(detail)); jobs that need it wait in active/ and resume when it answers")
+            }
+        }
+        do {
+            try run { c in
+                if migrate {
+                    try PostgresSchema.migrate(c)
+                } else {
+                    let found = try PostgresSchema.currentVersion(c)
+                    if found > PostgresSchema.version { throw PostgresSchema.newerError(found) }
+                }
+            }
+        } catch {
+            pool.close()
+            throw error
+        }
+    }
+
+    public func close() { pool.close() }
+
+    /// Creates or migrates the schema at `uri`; returns the versions before and after.
+    public static func migrate(uri: String) throws -> (from: Int, to: Int) {
+        let pool = PostgresPool(uri: uri, maxConnections: 1)
+        defer { pool.close() }
+        do {
+            let from = try pool.withConnection { c in try PostgresSchema.migrate(c) }
+            return (from, max(from, PostgresSchema.version))
+        } catch let e as PostgresError {
+            throw RegistryError("registry: \(e)", isUnavailable: e.connectionLost)
+        }
+    }
+
+    /// Runs `body` on a pooled connection; PostgreSQL errors become `RegistryError`s.
+    func run<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        do {
+            return try pool.withConnection(body)
+        } catch let e as PostgresError {
+            throw RegistryError("registry: \(e)", isUnavailable: e.connectionLost)
+        }
+    }
+
+    /// Runs `body` in a transaction, again (up to 5 times) when it lost a race with another
+    /// host: a unique violation (the same handle registered at the same moment), a
+    /// serialization failure or a deadlock.
+    func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                return try pool.withConnection { c in try c.transaction { try body(c) } }
+            } catch let e as PostgresError where (e.isUniqueViolation || e.isTransient) && attempt < 5 {
+                continue
+            } catch let e as PostgresError {
+                throw RegistryError("registry: \(e)", isUnavailable: e.connectionLost)
+            }
+        }
+    }
+
+    // MARK: - Writes
+
+    @discardableResult
+    public func upsert(_ r: Registration, now: Date = Date()) throws -> Device {
+        try upsertReportingMove(r, now: now).device
+    }
+
+    public func upsertReportingMove(_ r: Registration, now: Date = Date()) throws -> (device: Device, movedFrom: String?) {
+        if let (field, message) = r.problem() { throw RegistryError("\(field): \(message)") }
+        let now = Date(timeIntervalSince1970: now.timeIntervalSince1970)
+        let tags = Array(Set(r.tags)).sorted()
+        return try transaction { c in
+            let holder = try c.query("SELECT id FROM devices WHERE handle = $1 FOR UPDATE", [r.handle])
+            let previous = holder.count > 0 ? holder.text(0, 0) : nil
+            let id = r.id ?? previous ?? UUID().uuidString.lowercased()
+            if let previous, previous != id {
+                // The token moved to another installation: one device, one row.
+                try c.query("DELETE FROM devices WHERE handle = $1", [r.handle])
+            }
+            try c.query("""
+                INSERT INTO devices(id, platform, handle, updated_at, lang, tags) VALUES($1, $2, $3, $4::float8, $5, $6::text[])
+                ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
+                    updated_at = excluded.updated_at, lang = excluded.lang, tags = excluded.tags
+                """, [id, r.platform.rawValue, r.handle, "\(now.timeIntervalSince1970)", r.lang?.value, Self.arrayLiteral(tags)])
+            let device = Device(id: id, platform: r.platform, handle: r.handle, tags: tags, lang: r.lang, updatedAt: now)
+            return (device, previous == id ? nil : previous)
+        }
+    }
+
+    /// A text[] parameter: `{"a","b"}`. Tags hold no quote, backslash or comma (hub tag syntax),
+    /// and quoting each element keeps a tag named `NULL` a string.
+    static func arrayLiteral(_ tags: [String]) -> String {
+        "{" + tags.map { "\"\($0)\"" }.joined(separator: ",") + "}"
+    }
+
+    @discardableResult
+    public func remove(id: String) throws -> Bool {
+        try run { c in try c.query("DELETE FROM devices WHERE id = $1", [id]).affected > 0 }
+    }
+
+    @discardableResult
+    public func remove(handle: String) throws -> Bool {
+        try run { c in try c.query("DELETE FROM devices WHERE handle = $1", [handle]).affected > 0 }
+    }
+
+    @discardableResult
+    public func removeGone(id: String, handle: String, since: Date?) throws -> Bool {
+        try run { c in
+            if let since {
+                return try c.query("DELETE FROM devices WHERE id = $1 AND handle = $2 AND updated_at <= $3::float8",
+                                   [id, handle, "\(since.timeIntervalSince1970)"]).affected > 0
+            }
+            return try c.query("DELETE FROM devices WHERE id = $1 AND handle = $2", [id, handle]).affected > 0
+        }
+    }
+
+    // MARK: - Reads
+
+    /// Columns read by `device(from:row:)`.
+    static let deviceColumns = "d.seq, d.id, d.platform, d.handle, d.updated_at, array_to_string(d.tags, ' '), d.lang"
+
+    public func device(id: String) throws -> Device? {
+        try run { c in
+            let rows = try c.query("SELECT \(Self.deviceColumns) FROM devices d WHERE d.id = $1", [id])
+            return rows.count > 0 ? try Self.device(from: rows, row: 0) : nil
+        }
+    }
+
+    public func device(handle: String) throws -> Device? {
+        try run { c in
+            let rows = try c.query("SELECT \(Self.deviceColumns) FROM devices d WHERE d.handle = $1", [handle])
+            return rows.count > 0 ? try Self.device(from: rows, row: 0) : nil
+        }
+    }
+
+    static func device(from rows: PostgresRows, row: Int) throws -> Device {
+        var languages: [String: LanguageTag] = [:]
+        return try device(from: rows, row: row, languages: &languages)
+    }
+
+    static func device(from rows: PostgresRows, row i: Int, languages: inout [String: LanguageTag]) throws -> Device {
+        let id = rows.text(i, 1) ?? ""
+        let raw = rows.text(i, 2) ?? ""
+        guard let platform = Platform(rawValue: raw) else {
+            throw RegistryError("registry: device \(id) has unknown platform \"\(raw)\"")
+        }
+        let tags = (rows.text(i, 5) ?? "").split(separator: " ").map(String.init)
+        var lang: LanguageTag?
+        if let text = rows.text(i, 6) {
+            if let known = languages[text] {
+                lang = known
+            } else {
+                lang = LanguageTag(text)
+                if languages.count < 256, let lang { languages[text] = lang }
+            }
+        }
+        return Device(id: id, platform: platform, handle: rows.text(i, 3) ?? "", tags: tags, lang: lang,
+                      updatedAt: Date(timeIntervalSince1970: rows.double(i, 4)))
+    }
+
+    // MARK: - Job claims
+
+    public func claimJob(id: String, owner: String) throws -> Bool {
+        try run { c in
+            let inserted = try c.query("INSERT INTO job_claims(job_id, owner) VALUES($1, $2) ON CONFLICT (job_id) DO NOTHING",
+                                       [id, owner]).affected
+            if inserted > 0 { return true }
+            // Claimed before: by this owner (a resume after a crash or a lost connection) or another.
+            let holder = try c.query("SELECT owner FROM job_claims WHERE job_id = $1", [id])
+            return holder.count > 0 && holder.text(0, 0) == owner
+        }
+    }
+}

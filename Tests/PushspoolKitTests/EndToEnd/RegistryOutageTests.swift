@@ -1,0 +1,82 @@
+import Foundation
+import Testing
+import PushspoolCore
+@testable import PushspoolKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The PostgreSQL registry goes away in the middle of a campaign: what is in flight finishes,
+/// the job waits in active/, and once the database answers again the dispatcher resumes it;
+/// every device gets the notification exactly once.
+@Suite(.enabled(if: PostgresCluster.isAvailable, "\(PostgresCluster.unavailableReason ?? "")"))
+struct RegistryOutageTests {
+    @Test func aCampaignWaitsOutADatabaseRestart() throws {
+        // A cluster of its own: this test stops it.
+        let cluster = try PostgresCluster()
+        try cluster.start()
+        let uri = try cluster.createDatabase("outage")
+        let dir = TempDir("pg-outage")
+        dir.write("pushspool.json", #"{"spool": "spool", "registry": "env:PUSHSPOOL_TEST_REGISTRY", "concurrency": 64}"#)
+        let env = ["PUSHSPOOL_TEST_REGISTRY": uri]
+        let config = ["--config", dir.path("pushspool.json")]
+        #expect(try runPushspool(["init"] + config, env: env).status == 0)
+        let n = 100_000
+        var jsonl = ""
+        for i in 0..<n { jsonl += #"{"id":"d\#(i)","platform":"fcm","handle":"tok-\#(i)","tags":["all"]}"# + "\n" }
+        dir.write("devices.jsonl", jsonl)
+        let imported = try runPushspool(["import", dir.path("devices.jsonl")] + config, env: env)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        try Spool(root: dir.url.appendingPathComponent("spool"))
+            .submit(Array(#"{"id":"campaign","broadcast":true,"pns":["fcm"],"message":"hello"}"#.utf8), name: "campaign.json")
+
+        // The dispatcher, its stderr in a file we can read while it runs.
+        let errPath = dir.path("dispatcher.err")
+        FileManager.default.createFile(atPath: errPath, contents: nil)
+        let errFile = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
+        let p = Process()
+        p.executableURL = Paths.binary
+        p.arguments = ["run"] + config
+        p.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = errFile
+        try p.run()
+        defer { if p.isRunning { p.terminate() }; p.waitUntilExit() }
+
+        func outboxLines() -> Int { (dir.read("spool/outbox/fcm.jsonl") ?? "").utf8.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) } }
+        func wait(_ what: String, seconds: Double, _ condition: () -> Bool) -> Bool {
+            let deadline = Date().addingTimeInterval(seconds)
+            while !condition() {
+                if Date() > deadline { Issue.record("timed out waiting for \(what)"); return false }
+                usleep(20_000)
+            }
+            return true
+        }
+        guard wait("the campaign to start sending", seconds: 60, { outboxLines() >= 5000 }) else { return }
+        cluster.stop()
+        let sentBeforeOutage = outboxLines()
+        guard wait("the dispatcher to notice", seconds: 30, { (dir.read("dispatcher.err") ?? "").contains("PostgreSQL unreachable") }) else { return }
+        // In-flight work finished and nothing more goes out while the registry is away.
+        usleep(1_500_000)
+        let sentDuringOutage = outboxLines()
+        usleep(1_000_000)
+        #expect(outboxLines() == sentDuringOutage)
+        #expect(dir.list("spool/active") == ["campaign.json"])
+        #expect(sentDuringOutage < n)
+
+        try cluster.start()
+        guard wait("the campaign to finish after the restart", seconds: 90, { dir.list("spool/done").contains("campaign.json") }) else { return }
+        p.terminate()
+        p.waitUntilExit()
+
+        let devices = dir.jsonLines("spool/outbox/fcm.jsonl").compactMap { $0["device"] as? String }
+        #expect(devices.count == n, "sent \(devices.count) of \(n)")
+        #expect(Set(devices).count == n, "a device got the campaign twice")
+        let summary = dir.jsonLines("spool/results/campaign.jsonl").last { $0["type"] as? String == "summary" }
+        #expect(summary?["delivered"] as? Int == n && summary?["status"] as? String == "done")
+        let log = dir.read("dispatcher.err") ?? ""
+        #expect(log.contains("PostgreSQL answers again"), "\(log)")
+        print("registry outage: \(sentBeforeOutage) sent before the database stopped, \(sentDuringOutage) by the time in-flight work finished, "
+              + "\(devices.count) in all after the restart; dispatcher log:\n" + log.split(separator: "\n").prefix(6).joined(separator: "\n"))
+    }
+}
