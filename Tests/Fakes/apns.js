@@ -48,7 +48,7 @@ const stats = {
 };
 const jwtCache = new Map();          // jwt -> verdict (each distinct token is verified once)
 const attempts = new Map();          // device token -> requests seen
-const delivered = new Set();         // device tokens answered 200
+const delivered = new Set();         // token/apns-id pairs answered 200
 
 let dirty = false, timer = null;
 function flush() { timer = null; if (dirty) { dirty = false; writeState(stats); } }
@@ -150,7 +150,10 @@ function answer(stream, h, body) {
     stream.end(JSON.stringify(doc));
   } else {
     stats.byStatus[200] = (stats.byStatus[200] || 0) + 1;
-    if (delivered.has(token)) stats.duplicateDeliveries++; else { delivered.add(token); stats.tokensDelivered++; }
+    // One notification = one device and one apns-id (pushspool's is stable per job and device,
+    // so a resend after a crash is a duplicate, while the next job to the same device is not).
+    const key = token + '/' + (h['apns-id'] || '');
+    if (delivered.has(key)) stats.duplicateDeliveries++; else { delivered.add(key); stats.tokensDelivered++; }
     stream.respond({ ':status': 200, 'apns-id': apnsID }, { endStream: true });
   }
   touch();

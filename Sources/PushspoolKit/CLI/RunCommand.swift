@@ -62,12 +62,21 @@ enum RunCommand {
         // SIGINT/SIGTERM: stop claiming, let running jobs checkpoint, exit cleanly.
         var signalSources: [any DispatchSourceSignal] = []
         // SIGHUP too (a closed terminal, a careless `kill -HUP`): a clean stop, never a crash.
+        // A second signal, or requests still unanswered `stopGrace` seconds after the first,
+        // end the process at once. That is safe: every outcome is written through before its slot
+        // is freed, so the jobs left in active/ resume without resending what their logs record.
+        let signals = Mutex(0)
         for sig in [SIGINT, SIGTERM, SIGHUP] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler {
+                let n = signals.withLock { n in n += 1; return n }
+                if n > 1 { exitNow("a second signal: stopping now; unfinished jobs stay in active/ and resume where their result logs end") }
                 stopFlag.set()
                 dispatcher.stop()
+                DispatchQueue.global().asyncAfter(deadline: .now() + stopGrace) {
+                    exitNow("requests still in flight \(Int(stopGrace)) s after the stop signal; stopping now: unfinished jobs stay in active/ and resume where their result logs end")
+                }
             }
             source.resume()
             signalSources.append(source)
@@ -105,6 +114,16 @@ enum RunCommand {
         signalSources.forEach { $0.cancel() }
         return (collected.all, dispatcher.scheduled, lost.withLock { $0 })
     }
+}
+
+/// How long a stopping dispatcher waits for requests in flight (systemd's unit allows 60 s).
+let stopGrace = 30.0
+
+/// Ends the process at once, after one log line (exit 0: the stop was asked for, and nothing is lost).
+func exitNow(_ why: String) -> Never {
+    Log.shared.warning(why)
+    Log.shared.flushRepeats()
+    _exit(0)
 }
 
 /// What the spool folder and the registry file were when `run` started (device and inode).

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import PushspoolCore
+import Synchronization
 
 /// The final outcome of one target after all its attempts.
 public struct TargetOutcome: Sendable {
@@ -16,13 +17,14 @@ public struct TargetOutcome: Sendable {
                                         abandoned: true)
 }
 
-/// The Dispatch worker pool: at most `concurrency` notifications in flight across all jobs
-/// (a counting semaphore), each driven through the one retry policy. Retries keep their slot
-/// while they wait, so a struggling service slows intake instead of piling up work.
+/// The Dispatch worker pool: at most `concurrency` notifications in flight per provider across
+/// all jobs (a counting semaphore each), each driven through the one retry policy. Retries keep
+/// their slot while they wait, so a struggling service slows intake instead of piling up work —
+/// its own intake only: a throttled FCM fills FCM's slots, never APNs's.
 public final class WorkerPool: Sendable {
     public let concurrency: Int
     public let policy: RetryPolicy
-    private let slots: DispatchSemaphore
+    private let slotsByProvider = Mutex<[ObjectIdentifier: DispatchSemaphore]>([:])
     private let timers = DispatchQueue(label: "pushspool.retry-timers", attributes: .concurrent)
     private let random: @Sendable () -> Double
     private let metrics: Metrics?
@@ -31,7 +33,6 @@ public final class WorkerPool: Sendable {
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         self.concurrency = max(1, concurrency)
         self.policy = policy
-        self.slots = DispatchSemaphore(value: self.concurrency)
         self.random = random
         self.metrics = metrics
     }
@@ -47,6 +48,7 @@ public final class WorkerPool: Sendable {
             if wait <= 0 { break }
             Thread.sleep(forTimeInterval: min(wait, 0.2))
         }
+        let slots = slots(for: state)
         slots.wait()
         // Stopped while waiting for a slot, or for the provider's rate cap: no new target
         // starts after a stop (or a cancel or pause of its job).
@@ -59,6 +61,15 @@ public final class WorkerPool: Sendable {
             // the next target: after a crash, only requests in flight are sent again.
             finish(outcome)
             slots.signal()
+        }
+    }
+
+    private func slots(for state: ProviderState) -> DispatchSemaphore {
+        slotsByProvider.withLock { all in
+            if let s = all[ObjectIdentifier(state)] { return s }
+            let s = DispatchSemaphore(value: concurrency)
+            all[ObjectIdentifier(state)] = s
+            return s
         }
     }
 
