@@ -49,6 +49,8 @@ import Testing
         ("1.", 2, "bad number"),
         ("-", 1, "bad number"),
         ("1e", 2, "bad number"),
+        ("1e400", 0, "number out of range"),     // found by the JSON fuzz target
+        ("-1e400", 0, "number out of range"),
         ("+1", 0, "unexpected character '+'"),
         ("tru", 0, "invalid literal"),
         ("nul", 0, "invalid literal"),

@@ -183,6 +183,8 @@ public enum JSONParser {
             let text = String(decoding: bytes[start..<i], as: UTF8.self)
             if isInt, let v = Int64(text) { return .int(v) }
             guard let d = Double(text) else { throw Error(offset: start, message: "bad number") }
+            // 1e400 reads as infinity, which JSON cannot write back (found by fuzzing).
+            guard d.isFinite else { throw Error(offset: start, message: "number out of range") }
             return .double(d)
         }
     }
