@@ -38,7 +38,7 @@ let package = Package(
                 swiftSettings: strict),
         .executableTarget(name: "pushspool", dependencies: ["PushspoolKit"], swiftSettings: strict),
         .executableTarget(name: "pushspool-bench", dependencies: ["PushspoolKit", "PushspoolHTTP"],
-                          exclude: ["peer-node-client.js", "README.md"], swiftSettings: strict),
+                          exclude: ["peer-node-client.js", "peer-node-webpush.js", "README.md"], swiftSettings: strict),
         .testTarget(name: "PushspoolCoreTests", dependencies: ["PushspoolCore"], swiftSettings: strict),
         .testTarget(name: "PushspoolKitTests",
                     dependencies: ["PushspoolKit", "PushspoolHTTP", "pushspool"],

@@ -12,6 +12,7 @@ enum BenchPaths {
     static let fakes = root.appendingPathComponent("Tests/Fakes")
     static let fixtures = root.appendingPathComponent("Tests/Fixtures")
     static let peer = root.appendingPathComponent("Sources/pushspool-bench/peer-node-client.js")
+    static let webPushPeer = root.appendingPathComponent("Sources/pushspool-bench/peer-node-webpush.js")
     /// `pushspool`, built next to this binary (`swift run -c release pushspool-bench` builds both).
     static var binary: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pushspool")
@@ -20,18 +21,20 @@ enum BenchPaths {
 
 struct BenchError: Error, CustomStringConvertible { var description: String }
 
-/// The fake APNs under Node (no per-token detail: cheap); stops when its stdin closes.
+/// A fake provider under Node (by default the fake APNs, without per-token detail: cheap); stops
+/// when its stdin closes. It announces its port once ready (the web push fake after writing its
+/// subscriptions).
 final class BenchFake {
     let process = Process()
     let port: Int
     let stateFile: URL
     private let input = Pipe()
 
-    init(dir: URL, name: String) throws {
+    init(dir: URL, name: String, script: String = "apns.js", arguments: [String] = ["--track-limit", "0"]) throws {
         stateFile = dir.appendingPathComponent("\(name)-state.json")
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["node", BenchPaths.fakes.appendingPathComponent("apns.js").path,
-                             "--state", stateFile.path, "--track-limit", "0"]
+        process.arguments = ["node", BenchPaths.fakes.appendingPathComponent(script).path,
+                             "--state", stateFile.path] + arguments
         let out = Pipe()
         process.standardOutput = out
         process.standardInput = input

@@ -1,7 +1,9 @@
-// pushspool-bench [apns|registry|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY]
+// pushspool-bench [apns|webpush|registry|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY]
 //
 // Prints one table: the median of R runs (default 3) of each figure, beside its peer measured in
 // the same run. `apns`: pushspool vs Node's http2 client vs h2load on the same fake APNs.
+// `webpush`: pushspool vs Node's crypto + http2 client (RFC 8291 encryption, VAPID) on the same
+// fake push service.
 // `registry`: import, a sandbox broadcast and a tag-expression resolution over N devices.
 // README.md next to this file explains each figure and how it is measured.
 import Foundation
@@ -18,11 +20,13 @@ func option(_ name: String, default value: Int) -> Int {
 
 let args = CommandLine.arguments
 let what = args.count >= 2 && !args[1].hasPrefix("--") ? args[1] : "all"
-guard ["apns", "registry", "all"].contains(what) else {
-    print("usage: pushspool-bench [apns|registry|all] [--count N] [--concurrency C] [--devices N] [--runs R]")
+guard ["apns", "webpush", "registry", "all"].contains(what) else {
+    print("usage: pushspool-bench [apns|webpush|registry|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY]")
     exit(64)
 }
 let count = option("count", default: 30_000)
+/// Web Push costs two ECDH per notification (ours and the fake's decryption): fewer by default.
+let webCount = option("count", default: 20_000)
 let concurrency = option("concurrency", default: 256)
 let devices = option("devices", default: 1_000_000)
 let runs = option("runs", default: 3)
@@ -42,7 +46,7 @@ do {
     print("")
     row(["figure", "pushspool", "peer", "ratio", "target", "met"])
     row(["---", "---", "---", "---", "---", "---"])
-    if what != "registry" {
+    if what == "apns" || what == "all" {
         var rounds: [APNsRound] = []
         for i in 0..<runs {
             FileHandle.standardError.write(Data("apns run \(i + 1)/\(runs)…\n".utf8))
@@ -87,7 +91,8 @@ do {
                  String(format: "%.3f×", median(rounds.map { $0.pushspool.cpuMicrosPerRequest / $0.baseline!.cpuMicrosPerRequest })), "", ""])
         }
     }
-    if what != "apns" { try RegistryRound.printRows(devices: devices, runs: runs) }
+    if what == "webpush" || what == "all" { try WebPushRound.printRows(count: webCount, concurrency: concurrency, runs: runs) }
+    if what == "registry" || what == "all" { try RegistryRound.printRows(devices: devices, runs: runs) }
 } catch {
     FileHandle.standardError.write(Data("pushspool-bench: \(error)\n".utf8))
     exit(1)

@@ -11,9 +11,16 @@
 // k, aud = this server's origin, exp in the future and at most 24 h ahead, sub mailto:/https:),
 // `Content-Encoding: aes128gcm`, a `TTL` header, a body of at most 4096 bytes that decrypts with
 // the subscription's keys. Failures answer 401/403 (VAPID), 400 (headers, decryption) or 413.
-// Stats (--state FILE), rewritten after every request: {requests, byStatus, delivered,
+// Stats (--state FILE), rewritten after every request: {requests, answered, byStatus, delivered,
 // duplicates, gone, problems, plaintexts: {id: [text…]}, headers: {id: {ttl, urgency, topic}},
-// vapid: {aud, sub, exp, k}, httpVersions}.
+// vapid: {aud, sub, exp, k}, httpVersions, tlsConnections, openSessions}.
+// For the benchmark (every request is still checked and decrypted the same way):
+//   --track-limit N  plaintexts and headers only for the first N subscriptions delivered to
+//                    (default: all; duplicates are counted for every subscription either way),
+//   --flush-ms N     the state file at most every N ms while busy and at once when a connection
+//                    closes, instead of after every request,
+//   --verify-once    an Authorization header whose signature already verified is not verified
+//                    again (its exp is still checked on every request), as the fake APNs does.
 'use strict';
 const http2 = require('http2');
 const crypto = require('crypto');
@@ -27,21 +34,34 @@ const goneCount = Number(a.gone || 0);
 let throttleLeft = Number(a.throttle || 0);
 const endpointHost = a['endpoint-host'] || '127.0.0.1';
 const idPrefix = a['id-prefix'] || 'web-';
+const trackLimit = a['track-limit'] === undefined ? Infinity : Number(a['track-limit']);
+const flushMs = Number(a['flush-ms'] || 0);
+const verified = a['verify-once'] ? new Map() : null;   // Authorization -> claims that verified
 
 const stats = {
-  requests: 0, byStatus: {}, delivered: 0, duplicates: 0, gone: 0, problems: [],
-  plaintexts: {}, headers: {}, vapid: null, httpVersions: {},
+  requests: 0, answered: 0, byStatus: {}, delivered: 0, duplicates: 0, gone: 0, problems: [],
+  plaintexts: {}, headers: {}, vapid: null, httpVersions: {}, tlsConnections: 0, openSessions: 0,
 };
-const subscriptions = new Map();     // path token -> {id, ecdh, auth, gone}
+const subscriptions = new Map();     // path token -> {id, ecdh, auth, gone, deliveries}
+let tracked = 0;                     // subscriptions with plaintexts/headers in the stats
+
+let dirty = false, timer = null;
+function flush() { timer = null; if (dirty) { dirty = false; writeState(stats); } }
+function touch() {
+  if (flushMs <= 0) { writeState(stats); return; }
+  dirty = true;
+  if (!timer) timer = setTimeout(flush, flushMs);
+}
 
 function b64url(buf) { return Buffer.from(buf).toString('base64url'); }
 function problem(text) { if (stats.problems.length < 50) stats.problems.push(text); }
 
 function answer(res, status, headers = {}) {
   stats.byStatus[status] = (stats.byStatus[status] || 0) + 1;
+  stats.answered++;
   res.writeHead(status, headers);
   res.end();
-  writeState(stats);
+  touch();
 }
 
 function hkdf(salt, ikm, info, length) {
@@ -77,6 +97,8 @@ function decrypt(body, sub) {
 
 // RFC 8292 §3: `vapid t=<JWT>, k=<uncompressed P-256 key, base64url>`.
 function checkVAPID(header, origin) {
+  const known = verified && verified.get(header);
+  if (known) return checkTimes(known);
   const m = /^vapid\s+(.*)$/i.exec(header || '');
   if (!m) return { status: 401, why: 'no vapid Authorization' };
   const params = {};
@@ -99,12 +121,19 @@ function checkVAPID(header, origin) {
   const sig = Buffer.from(parts[2], 'base64url');
   const ok = sig.length === 64 && crypto.verify('sha256', Buffer.from(parts[0] + '.' + parts[1]), { key, dsaEncoding: 'ieee-p1363' }, sig);
   if (!ok) return { status: 403, why: 'VAPID signature does not verify with k' };
-  const now = Math.floor(Date.now() / 1000);
   if (claims.aud !== origin) return { status: 403, why: 'aud ' + claims.aud + ' is not ' + origin };
+  if (typeof claims.sub !== 'string' || !/^(mailto:|https:)/.test(claims.sub)) return { status: 403, why: 'sub ' + claims.sub };
+  const times = checkTimes(claims);
+  if (times) return times;
+  stats.vapid = { aud: claims.aud, sub: claims.sub, exp: claims.exp, k: params.k };
+  if (verified) verified.set(header, claims);
+  return null;
+}
+
+function checkTimes(claims) {
+  const now = Math.floor(Date.now() / 1000);
   if (typeof claims.exp !== 'number' || claims.exp <= now) return { status: 403, why: 'exp missing or past' };
   if (claims.exp > now + 24 * 3600) return { status: 403, why: 'exp more than 24 h ahead' };
-  if (typeof claims.sub !== 'string' || !/^(mailto:|https:)/.test(claims.sub)) return { status: 403, why: 'sub ' + claims.sub };
-  stats.vapid = { aud: claims.aud, sub: claims.sub, exp: claims.exp, k: params.k };
   return null;
 }
 
@@ -127,16 +156,23 @@ function handle(req, res, port) {
     if (body.length > 4096) { problem(sub.id + ': body of ' + body.length + ' bytes'); return answer(res, 413); }
     let text;
     try { text = decrypt(body, sub); } catch (e) { problem(sub.id + ': cannot decrypt: ' + e.message); return answer(res, 400); }
-    const list = stats.plaintexts[sub.id] || (stats.plaintexts[sub.id] = []);
-    if (list.length > 0) stats.duplicates++;
-    list.push(text);
-    stats.headers[sub.id] = { ttl: req.headers.ttl, urgency: req.headers.urgency || null, topic: req.headers.topic || null };
+    if (sub.deliveries++ > 0) stats.duplicates++;
+    let list = stats.plaintexts[sub.id];
+    if (!list && tracked < trackLimit) { tracked++; list = stats.plaintexts[sub.id] = []; }
+    if (list) {
+      list.push(text);
+      stats.headers[sub.id] = { ttl: req.headers.ttl, urgency: req.headers.urgency || null, topic: req.headers.topic || null };
+    }
     stats.delivered++;
     answer(res, 201, { location: 'https://' + endpointHost + ':' + port + '/message/' + crypto.randomUUID() });
   });
 }
 
 const server = http2.createSecureServer(Object.assign({ allowHTTP1: true }, tlsOptions()));
+server.on('secureConnection', (socket) => {
+  stats.tlsConnections++; stats.openSessions++; touch();
+  socket.on('close', () => { stats.openSessions--; dirty = true; flush(); });
+});
 server.on('listening', () => {
   const port = server.address().port;
   server.on('request', (req, res) => handle(req, res, port));
@@ -147,7 +183,7 @@ server.on('listening', () => {
     const auth = crypto.randomBytes(16);
     const token = i + '-' + crypto.randomBytes(12).toString('base64url');
     const id = idPrefix + i;
-    subscriptions.set(token, { id, ecdh, auth, gone: i >= count - goneCount });
+    subscriptions.set(token, { id, ecdh, auth, gone: i >= count - goneCount, deliveries: 0 });
     const handle = { endpoint: 'https://' + endpointHost + ':' + port + '/push/' + token,
                      keys: { p256dh: b64url(ecdh.getPublicKey()), auth: b64url(auth) } };
     lines.push(JSON.stringify({ id, platform: 'web', handle, tags: ['campaign'] }));

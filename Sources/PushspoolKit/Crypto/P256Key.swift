@@ -6,36 +6,49 @@ import Foundation
 public final class P256Key: @unchecked Sendable {
     let pkey: OpaquePointer
 
-    /// DER SubjectPublicKeyInfo prefix of an uncompressed P-256 point (id-ecPublicKey, prime256v1,
-    /// BIT STRING of 66 bytes): prefix ‖ 0x04 ‖ X ‖ Y is a complete SPKI.
-    private static let spkiPrefix: [UInt8] = [0x30, 0x59, 0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01,
-                                              0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00]
-
     init(owning pkey: OpaquePointer) { self.pkey = pkey }
 
     deinit { EVP_PKEY_free(pkey) }
 
+    /// The P-256 domain parameters alone (no key), made once: the template every generated key
+    /// and every public point is made from. Web Push makes two keys per message, and OpenSSL 3
+    /// would otherwise look the algorithm up by name for each (`EVP_PKEY_CTX_new_from_name`) or
+    /// run its whole decoder machinery on a DER SubjectPublicKeyInfo (`d2i_PUBKEY`, ~130 µs).
+    private static let parameters: P256Key? = {
+        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { return nil }
+        defer { EVP_PKEY_CTX_free(ctx) }
+        var params: OpaquePointer?
+        guard EVP_PKEY_paramgen_init(ctx) == 1, EVP_PKEY_CTX_set_group_name(ctx, "P-256") == 1,
+              EVP_PKEY_generate(ctx, &params) == 1, let params else { return nil }
+        return P256Key(owning: params)
+    }()
+
+    private static func template() throws -> OpaquePointer {
+        guard let parameters else { throw CryptoError("P-256 parameters") }
+        return parameters.pkey
+    }
+
     /// A fresh random key pair.
     public static func generate() throws -> P256Key {
-        guard let ctx = EVP_PKEY_CTX_new_from_name(nil, "EC", nil) else { throw CryptoError("EC context") }
+        guard let ctx = EVP_PKEY_CTX_new(try template(), nil) else { throw CryptoError("EC context") }
         defer { EVP_PKEY_CTX_free(ctx) }
-        guard EVP_PKEY_keygen_init(ctx) == 1, EVP_PKEY_CTX_set_group_name(ctx, "P-256") == 1 else {
-            throw CryptoError("EC keygen init")
-        }
+        guard EVP_PKEY_keygen_init(ctx) == 1 else { throw CryptoError("EC keygen init") }
         var key: OpaquePointer?
         guard EVP_PKEY_generate(ctx, &key) == 1, let key else { throw CryptoError("EC keygen") }
         return P256Key(owning: key)
     }
 
-    /// A public key from its uncompressed point (65 bytes, 0x04 ‖ X ‖ Y); refuses points not on the curve.
+    /// A public key from its uncompressed point (65 bytes, 0x04 ‖ X ‖ Y); refuses points not on
+    /// the curve (OpenSSL decodes the point with an on-curve check).
     public convenience init(publicKey point: [UInt8]) throws {
         guard point.count == 65, point[0] == 0x04 else { throw CryptoError("not an uncompressed P-256 point") }
-        let der = Self.spkiPrefix + point
-        let key: OpaquePointer? = der.withUnsafeBufferPointer { buf in
-            var p: UnsafePointer<UInt8>? = buf.baseAddress
-            return d2i_PUBKEY(nil, &p, buf.count)
+        let template = try Self.template()
+        guard let key = EVP_PKEY_new() else { throw CryptoError("EVP_PKEY") }
+        guard EVP_PKEY_copy_parameters(key, template) == 1,
+              EVP_PKEY_set1_encoded_public_key(key, point, point.count) == 1 else {
+            EVP_PKEY_free(key)
+            throw CryptoError("not a P-256 public key")
         }
-        guard let key else { throw CryptoError("not a P-256 public key") }
         self.init(owning: key)
     }
 
@@ -65,10 +78,15 @@ public final class P256Key: @unchecked Sendable {
     }
 
     /// ECDH: the 32-byte X coordinate of our private key times `peer`'s public point.
+    ///
+    /// The peer is not validated again here: every P256Key's point was checked to be on the curve
+    /// when it was decoded (or is one we generated), and P-256 has cofactor 1, so that is the whole
+    /// check. `EVP_PKEY_derive_set_peer` would repeat it and add a scalar multiplication by the
+    /// group order, doubling the cost of the derivation.
     public func sharedSecret(with peer: P256Key) throws -> [UInt8] {
         guard let ctx = EVP_PKEY_CTX_new(pkey, nil) else { throw CryptoError("ECDH context") }
         defer { EVP_PKEY_CTX_free(ctx) }
-        guard EVP_PKEY_derive_init(ctx) == 1, EVP_PKEY_derive_set_peer(ctx, peer.pkey) == 1 else {
+        guard EVP_PKEY_derive_init(ctx) == 1, EVP_PKEY_derive_set_peer_ex(ctx, peer.pkey, 0) == 1 else {
             throw CryptoError("ECDH init")
         }
         var len = 0
