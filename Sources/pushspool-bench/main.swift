@@ -1,8 +1,9 @@
-// pushspool-bench [apns|registry|all] [--count N] [--concurrency C] [--devices N] [--runs R]
+// pushspool-bench [apns|registry|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--postgres URI]
 //
 // Prints one table: the median of R runs (default 3) of each figure, beside its peer measured in
 // the same run. `apns`: pushspool vs Node's http2 client vs h2load on the same fake APNs.
-// `registry`: import, a sandbox broadcast and a tag-expression resolution over N devices.
+// `registry`: import, a sandbox broadcast and a tag-expression resolution over N devices; with
+// `--postgres URI`, also on a PostgreSQL registry (a database of its own: its tables are dropped).
 // README.md next to this file explains each figure and how it is measured.
 import Foundation
 import PushspoolHTTP
@@ -19,13 +20,14 @@ func option(_ name: String, default value: Int) -> Int {
 let args = CommandLine.arguments
 let what = args.count >= 2 && !args[1].hasPrefix("--") ? args[1] : "all"
 guard ["apns", "registry", "all"].contains(what) else {
-    print("usage: pushspool-bench [apns|registry|all] [--count N] [--concurrency C] [--devices N] [--runs R]")
+    print("usage: pushspool-bench [apns|registry|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--postgres URI]")
     exit(64)
 }
 let count = option("count", default: 30_000)
 let concurrency = option("concurrency", default: 256)
 let devices = option("devices", default: 1_000_000)
 let runs = option("runs", default: 3)
+let postgres: String? = args.firstIndex(of: "--postgres").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
 
 func mb(_ bytes: Double) -> String { String(format: "%.0f MB", bytes / 1_048_576) }
 func rate(_ r: Double) -> String { r >= 1e6 ? String(format: "%.2fM/s", r / 1e6) : String(format: "%.0f/s", r) }
@@ -71,7 +73,10 @@ do {
              "node \(rounds.map { $0.node.delivered }.min() ?? -1) / \(rounds.map { $0.node.duplicates }.max() ?? -1) / 1 / \(rounds.map { $0.node.connections }.max() ?? -1)",
              "", "\(count) / 0 / 1", delivered == count && dups == 0 && jwts == 1 ? "yes" : "no"])
     }
-    if what != "apns" { try RegistryRound.printRows(devices: devices, runs: runs) }
+    if what != "apns" {
+        try RegistryRound.printRows(devices: devices, runs: runs)
+        if let postgres { try PostgresRegistryRound.printRows(devices: devices, runs: runs, uri: postgres) }
+    }
 } catch {
     FileHandle.standardError.write(Data("pushspool-bench: \(error)\n".utf8))
     exit(1)
