@@ -32,6 +32,30 @@ struct SharedStateTests {
         #expect(counts.count == 50 && counts.values.allSatisfy { $0 == 1 })
     }
 
+    /// Two hosts register the same token under different installation ids at the same moment:
+    /// the loser of the race retries, and one row holds the handle in the end.
+    @Test func concurrentRegistrationsOfOneHandleLeaveOneRow() throws {
+        let uri = try RegistryFixture.postgresDatabase()
+        let hosts = try (0..<2).map { _ in try PostgresRegistry(uri: uri) }
+        let failures = Failures()
+        DispatchQueue.concurrentPerform(iterations: 8) { i in
+            for round in 0..<25 {
+                do {
+                    try hosts[i % 2].upsert(RegistryFixture.reg("inst-\(i)", .fcm, "shared-\(round)", ["t\(i)"]))
+                } catch {
+                    failures.add("\(error)")
+                }
+            }
+        }
+        #expect(failures.all.isEmpty)
+        // Each installation ends on its last handle, shared-24, or lost it to another one since.
+        let holder = try #require(try hosts[1].device(handle: "shared-24"))
+        #expect(holder.id.hasPrefix("inst-"))
+        let c = try PostgresConnection(uri: uri)
+        let rows = try c.query("SELECT count(*), count(DISTINCT handle), count(DISTINCT id) FROM devices")
+        #expect(rows.int64(0, 0) == rows.int64(0, 1) && rows.int64(0, 0) == rows.int64(0, 2) && rows.int64(0, 0) <= 8)
+    }
+
     @Test func aSingleHostRegistryClaimsEveryID() throws {
         let (_, registry) = try RegistryFixture.make()
         #expect(try registry.claimJob(id: "j", owner: "a"))
