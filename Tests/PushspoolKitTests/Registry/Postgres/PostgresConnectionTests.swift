@@ -6,8 +6,7 @@ import Testing
 @Suite(.enabled(if: PostgresCluster.isAvailable, "\(PostgresCluster.unavailableReason ?? "")"))
 struct PostgresConnectionTests {
     func connect() throws -> PostgresConnection {
-        let cluster = try PostgresCluster.shared.get()
-        return try PostgresConnection(uri: try cluster.createDatabase())
+        try PostgresConnection(uri: try RegistryFixture.postgresDatabase())
     }
 
     @Test func parametersAreValuesNeverSQL() throws {
@@ -66,8 +65,7 @@ struct PostgresConnectionTests {
     }
 
     @Test func poolLendsConnectionsToManyThreads() throws {
-        let cluster = try PostgresCluster.shared.get()
-        let pool = PostgresPool(uri: try cluster.createDatabase(), maxConnections: 3)
+        let pool = PostgresPool(uri: try RegistryFixture.postgresDatabase(), maxConnections: 3)
         defer { pool.close() }
         try pool.withConnection { try $0.execute("CREATE TABLE t(n int)") }
         DispatchQueue.concurrentPerform(iterations: 40) { i in
