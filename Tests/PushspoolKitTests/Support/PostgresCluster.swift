@@ -151,7 +151,7 @@ final class PostgresCluster: @unchecked Sendable {
     /// Stops the server (fast shutdown: connections are cut) and waits for it to exit.
     func stop() {
         guard let (p, stdin) = process.withLock({ v in defer { v = nil }; return v }) else { return }
-        FileManager.default.createFile(atPath: dir.appendingPathComponent("keep").path, contents: nil)
+        _ = FileManager.default.createFile(atPath: dir.appendingPathComponent("keep").path, contents: nil)
         try? stdin.fileHandleForWriting.close()
         p.waitUntilExit()
     }

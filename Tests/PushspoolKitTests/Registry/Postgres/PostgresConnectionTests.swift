@@ -36,7 +36,7 @@ struct PostgresConnectionTests {
     @Test func transactionsCommitOrRollBack() throws {
         let c = try connect()
         try c.execute("CREATE TABLE t(k text PRIMARY KEY)")
-        try c.transaction { try c.query("INSERT INTO t VALUES($1)", ["kept"]) }
+        _ = try c.transaction { try c.query("INSERT INTO t VALUES($1)", ["kept"]) }
         struct Boom: Error {}
         #expect(throws: Boom.self) { try c.transaction { try c.query("INSERT INTO t VALUES($1)", ["lost"]); throw Boom() } }
         #expect(try c.query("SELECT string_agg(k, ',') FROM t").text(0, 0) == "kept")
@@ -69,7 +69,7 @@ struct PostgresConnectionTests {
         defer { pool.close() }
         try pool.withConnection { try $0.execute("CREATE TABLE t(n int)") }
         DispatchQueue.concurrentPerform(iterations: 40) { i in
-            try? pool.withConnection { c in try c.query("INSERT INTO t VALUES($1)", ["\(i)"]) }
+            _ = try? pool.withConnection { c in try c.query("INSERT INTO t VALUES($1)", ["\(i)"]) }
         }
         #expect(try pool.withConnection { try $0.query("SELECT count(*), count(DISTINCT n) FROM t").int64(0, 1) } == 40)
     }
