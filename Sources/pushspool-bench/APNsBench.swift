@@ -3,8 +3,10 @@ import PushspoolKit
 
 /// One round of the APNs comparison: the same N notifications to a fresh instance of the same
 /// fake APNs, sent by `pushspool run --once` (the whole pipeline: process start, registry scan,
-/// JWT, HTTP/2, result log), by Node's own http2 client (one session, the same streams in flight),
-/// and by h2load (nghttp2's load generator: the fake's ceiling, no work besides HTTP/2).
+/// JWT, HTTP/2, result log, with the metrics file, JSON log events and the control watch on), by
+/// Node's own http2 client (one session, the same streams in flight), by h2load (nghttp2's load
+/// generator: the fake's ceiling, no work besides HTTP/2) and, with `--baseline`, by an earlier
+/// pushspool binary with none of the observing switched on.
 struct APNsRound {
     struct Client {
         var rate: Double
@@ -20,10 +22,12 @@ struct APNsRound {
     var pushspool: Client
     var node: Client
     var h2load: Client?
+    /// `--baseline BINARY`: an earlier pushspool, run the same way against a fresh fake.
+    var baseline: Client?
 
     static let payload = #"{"aps":{"alert":"From bench: hello"}}"#
 
-    static func run(count: Int, concurrency: Int) throws -> APNsRound {
+    static func run(count: Int, concurrency: Int, baseline: String? = nil) throws -> APNsRound {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushspool-bench-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -37,32 +41,44 @@ struct APNsRound {
         }
         guard let node = which("node") else { throw BenchError(description: "node is not on PATH") }
 
-        // pushspool
-        let fake = try BenchFake(dir: dir, name: "fake-pushspool")
-        let config = dir.appendingPathComponent("pushspool.json")
-        let spool = dir.appendingPathComponent("spool").path
-        try """
-        {"spool": "spool", "concurrency": \(concurrency), "routes": {"apns": "apns"},
-         "providers": {"apns": {"team_id": "TEAMID1234", "key_id": "TESTKEY123", "key_file": "AuthKey_TESTKEY123.p8",
-                                "topic": "com.example.app", "environment": "production", "endpoint": "https://127.0.0.1:\(fake.port)"}},
-         "tls": {"ca_file": "\(ca)"}}
-        """.write(to: config, atomically: true, encoding: .utf8)
         var devices = ""
         for i in 0..<count { devices += #"{"id":"d\#(i)","platform":"apns","handle":"\#(String(format: "%064x", i))","tags":["bench"]}"# + "\n" }
         let devicesFile = dir.appendingPathComponent("devices.jsonl")
         try devices.write(to: devicesFile, atomically: true, encoding: .utf8)
-        let common = ["--spool", spool, "--config", config.path]
-        guard try measure(binary, ["init"] + common).status == 0 else { throw BenchError(description: "init failed") }
-        let imported = try measure(binary, ["import"] + common + [devicesFile.path])
-        guard imported.status == 0 else { throw BenchError(description: "import failed: \(imported.stderr)") }
-        let submitted = try measure(binary, ["submit"] + common + ["--to-tag", "bench", "--pns", "apns", "--message", "hello", "--from", "bench", "--id", "bench"])
-        guard submitted.status == 0 else { throw BenchError(description: "submit failed: \(submitted.stderr)") }
-        let fakeCPU0 = fake.cpuSeconds
-        let ours = try measure(binary, ["run", "--once"] + common)
-        let ourState = fake.settledState(expecting: count)
-        let ourFake = (fake.cpuSeconds - fakeCPU0) / Double(count) * 1e6
-        fake.stop()
-        guard ours.status == 0 else { throw BenchError(description: "pushspool run failed (\(ours.status)): \(ours.stderr)") }
+
+        /// One `pushspool run --once` of the campaign with `binary` on a fresh spool and fake.
+        /// `observed`: with everything an operator watches switched on (metrics file every
+        /// second, JSON log events, a pending pause request for another job).
+        func pushspoolRun(_ binary: String, name: String, observed: Bool) throws -> (Measured, [String: Any], Double) {
+            let fake = try BenchFake(dir: dir, name: "fake-\(name)")
+            defer { fake.stop() }
+            let config = dir.appendingPathComponent("\(name).json")
+            let spool = dir.appendingPathComponent("spool-\(name)").path
+            let metrics = observed ? #", "metrics": {"textfile": "spool-\#(name)/pushspool.prom", "interval_seconds": 1}"# : ""
+            try """
+            {"spool": "spool-\(name)", "concurrency": \(concurrency), "routes": {"apns": "apns"},
+             "providers": {"apns": {"team_id": "TEAMID1234", "key_id": "TESTKEY123", "key_file": "AuthKey_TESTKEY123.p8",
+                                    "topic": "com.example.app", "environment": "production", "endpoint": "https://127.0.0.1:\(fake.port)"}},
+             "tls": {"ca_file": "\(ca)"}\(metrics)}
+            """.write(to: config, atomically: true, encoding: .utf8)
+            let common = ["--spool", spool, "--config", config.path]
+            guard try measure(binary, ["init"] + common).status == 0 else { throw BenchError(description: "init failed") }
+            let imported = try measure(binary, ["import"] + common + [devicesFile.path])
+            guard imported.status == 0 else { throw BenchError(description: "import failed: \(imported.stderr)") }
+            let submitted = try measure(binary, ["submit"] + common + ["--to-tag", "bench", "--pns", "apns", "--message", "hello", "--from", "bench", "--id", "bench"])
+            guard submitted.status == 0 else { throw BenchError(description: "submit failed: \(submitted.stderr)") }
+            if observed {
+                try #"{"request":"pause","id":"another-job"}"#.write(toFile: spool + "/control/another-job.pause", atomically: true, encoding: .utf8)
+            }
+            let fakeCPU0 = fake.cpuSeconds
+            let run = try measure(binary, ["run", "--once"] + common + (observed ? ["--log-format", "json"] : []))
+            let state = fake.settledState(expecting: count)
+            let fakeCPU = (fake.cpuSeconds - fakeCPU0) / Double(count) * 1e6
+            guard run.status == 0 else { throw BenchError(description: "\(name) run failed (\(run.status)): \(run.stderr)") }
+            return (run, state, fakeCPU)
+        }
+        let (ours, ourState, ourFake) = try pushspoolRun(binary, name: "pushspool", observed: true)
+        let earlier = try baseline.map { try pushspoolRun($0, name: "baseline", observed: false) }
 
         // Node's http2 client, same fake code, fresh instance
         let peerFake = try BenchFake(dir: dir, name: "fake-node")
@@ -117,6 +133,7 @@ struct APNsRound {
                    delivered: s["tokensDelivered"] as? Int ?? -1, duplicates: s["duplicateDeliveries"] as? Int ?? -1,
                    connections: s["tlsConnections"] as? Int ?? -1, jwts: s["jwts"] as? Int ?? -1, fakeMicrosPerRequest: fake)
         }
-        return APNsRound(pushspool: client(ours, ourState, fake: ourFake), node: client(peer, peerState, fake: peerFakeCPU), h2load: ceiling)
+        return APNsRound(pushspool: client(ours, ourState, fake: ourFake), node: client(peer, peerState, fake: peerFakeCPU), h2load: ceiling,
+                         baseline: earlier.map { client($0.0, $0.1, fake: $0.2) })
     }
 }

@@ -1,4 +1,5 @@
-// pushspool-bench [apns|registry|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--postgres URI]
+// pushspool-bench [apns|registry|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY]
+//                 [--postgres URI]
 //
 // Prints one table: the median of R runs (default 3) of each figure, beside its peer measured in
 // the same run. `apns`: pushspool vs Node's http2 client vs h2load on the same fake APNs.
@@ -20,14 +21,21 @@ func option(_ name: String, default value: Int) -> Int {
 let args = CommandLine.arguments
 let what = args.count >= 2 && !args[1].hasPrefix("--") ? args[1] : "all"
 guard ["apns", "registry", "all"].contains(what) else {
-    print("usage: pushspool-bench [apns|registry|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--postgres URI]")
+    print("usage: pushspool-bench [apns|registry|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY] [--postgres URI]")
     exit(64)
 }
 let count = option("count", default: 30_000)
 let concurrency = option("concurrency", default: 256)
 let devices = option("devices", default: 1_000_000)
 let runs = option("runs", default: 3)
-let postgres: String? = args.firstIndex(of: "--postgres").flatMap { $0 + 1 < args.count ? args[$0 + 1] : nil }
+
+func stringOption(_ name: String) -> String? {
+    let args = CommandLine.arguments
+    guard let i = args.firstIndex(of: "--\(name)"), i + 1 < args.count else { return nil }
+    return args[i + 1]
+}
+
+let postgres = stringOption("postgres")
 
 func mb(_ bytes: Double) -> String { String(format: "%.0f MB", bytes / 1_048_576) }
 func rate(_ r: Double) -> String { r >= 1e6 ? String(format: "%.2fM/s", r / 1e6) : String(format: "%.0f/s", r) }
@@ -42,7 +50,7 @@ do {
         var rounds: [APNsRound] = []
         for i in 0..<runs {
             FileHandle.standardError.write(Data("apns run \(i + 1)/\(runs)…\n".utf8))
-            rounds.append(try APNsRound.run(count: count, concurrency: concurrency))
+            rounds.append(try APNsRound.run(count: count, concurrency: concurrency, baseline: stringOption("baseline")))
         }
         let ours = median(rounds.map { $0.pushspool.rate })
         let node = median(rounds.map { $0.node.rate })
@@ -72,6 +80,16 @@ do {
         row(["delivered / duplicates / JWTs / TLS connections (worst run)", "\(delivered) / \(dups) / \(jwts) / \(conns)",
              "node \(rounds.map { $0.node.delivered }.min() ?? -1) / \(rounds.map { $0.node.duplicates }.max() ?? -1) / 1 / \(rounds.map { $0.node.connections }.max() ?? -1)",
              "", "\(count) / 0 / 1", delivered == count && dups == 0 && jwts == 1 ? "yes" : "no"])
+        if rounds.allSatisfy({ $0.baseline != nil }) {
+            // The same run with the earlier binary, round by round: what observing costs.
+            let vsBase = median(rounds.map { $0.pushspool.rate / $0.baseline!.rate })
+            row(["same, metrics file (1 s) + JSON events + control watch on, vs --baseline binary",
+                 rate(ours), "baseline " + rate(median(rounds.map { $0.baseline!.rate })),
+                 String(format: "%.3f×", vsBase), "≥ 0.97×", vsBase >= 0.97 ? "yes" : "no"])
+            row(["CPU per notification vs --baseline binary", String(format: "%.1f µs", ourCPU),
+                 String(format: "baseline %.1f µs", median(rounds.map { $0.baseline!.cpuMicrosPerRequest })),
+                 String(format: "%.3f×", median(rounds.map { $0.pushspool.cpuMicrosPerRequest / $0.baseline!.cpuMicrosPerRequest })), "", ""])
+        }
     }
     if what != "apns" {
         try RegistryRound.printRows(devices: devices, runs: runs)

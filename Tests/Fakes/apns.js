@@ -15,6 +15,9 @@
 //   --refuse-every N (every Nth stream: RST_STREAM(REFUSED_STREAM) unprocessed, which a client may resend),
 //   --reset-every N (every Nth stream: RST_STREAM(INTERNAL_ERROR) with no answer: not delivered),
 //   --retry-after S (429 and 503 answers carry Retry-After: S).
+// Arrival times of requests (when each request's body has arrived) are kept as counts per second
+// (stats.arrivals: {first, last (ms since the epoch), perSecond: {unix second: requests}}),
+// so tests can check rate caps, pacing and how soon a cancel stops new requests.
 // Stats (--state FILE) are written at most every 100 ms while busy and at once when a session closes.
 'use strict';
 const http2 = require('http2');
@@ -41,10 +44,11 @@ const stats = {
   requests: 0, answered: 0, byStatus: {}, byReason: {}, tlsConnections: 0, sessions: 0, closedSessions: 0, openSessions: 0,
   nonH2Rejected: 0, goawaysSent: 0, refusedAfterGoaway: 0, refused: 0, resets: 0, jwts: 0, badJWTs: 0, tokensDelivered: 0, duplicateDeliveries: 0,
   maxStreamsOpen: 0, perToken: {}, lastHeaders: {}, problems: [],
+  arrivals: { first: null, last: null, perSecond: {} },
 };
 const jwtCache = new Map();          // jwt -> verdict (each distinct token is verified once)
 const attempts = new Map();          // device token -> requests seen
-const delivered = new Set();         // device tokens answered 200
+const delivered = new Set();         // token/apns-id pairs answered 200
 
 let dirty = false, timer = null;
 function flush() { timer = null; if (dirty) { dirty = false; writeState(stats); } }
@@ -146,7 +150,10 @@ function answer(stream, h, body) {
     stream.end(JSON.stringify(doc));
   } else {
     stats.byStatus[200] = (stats.byStatus[200] || 0) + 1;
-    if (delivered.has(token)) stats.duplicateDeliveries++; else { delivered.add(token); stats.tokensDelivered++; }
+    // One notification = one device and one apns-id (pushspool's is stable per job and device,
+    // so a resend after a crash is a duplicate, while the next job to the same device is not).
+    const key = token + '/' + (h['apns-id'] || '');
+    if (delivered.has(key)) stats.duplicateDeliveries++; else { delivered.add(key); stats.tokensDelivered++; }
     stream.respond({ ':status': 200, 'apns-id': apnsID }, { endStream: true });
   }
   touch();
@@ -205,6 +212,11 @@ server.on('session', (session) => {
     const chunks = [];
     stream.on('data', (c) => chunks.push(c));
     stream.on('end', () => {
+      const now = Date.now();
+      if (stats.arrivals.first === null) stats.arrivals.first = now;
+      stats.arrivals.last = now;
+      const second = Math.floor(now / 1000);
+      stats.arrivals.perSecond[second] = (stats.arrivals.perSecond[second] || 0) + 1;
       if (holdMs > 0) setTimeout(() => { if (!stream.closed) answer(stream, headers, Buffer.concat(chunks)); }, holdMs);
       else answer(stream, headers, Buffer.concat(chunks));
     });

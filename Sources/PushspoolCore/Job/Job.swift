@@ -59,14 +59,17 @@ public struct SendJob: Sendable, Equatable {
     /// Per-language texts (`localized`): a device whose `lang` best-matches a key gets that text,
     /// every other device `message`.
     public var localized: [LanguageTag: LocalizedText]
+    /// Pacing (`spread_over_seconds`): the targets are sent evenly over this many seconds.
+    public var spreadOverSeconds: Int?
 
     public init(audience: Audience, platforms: [Platform], message: Message, notBefore: Date? = nil,
-                localized: [LanguageTag: LocalizedText] = [:]) {
+                localized: [LanguageTag: LocalizedText] = [:], spreadOverSeconds: Int? = nil) {
         self.audience = audience
         self.platforms = platforms
         self.message = message
         self.notBefore = notBefore
         self.localized = localized
+        self.spreadOverSeconds = spreadOverSeconds
     }
 
     /// The message in `language` (a key of `localized`), or the job's own message for nil.

@@ -4,6 +4,7 @@ enum Fields {
     static let send: Set<String> = [
         "id", "kind", "to_tag", "tags", "broadcast", "pns", "message", "from", "title", "badge", "sound",
         "data", "ttl_seconds", "priority", "collapse_id", "payload", "not_before", "localized",
+        "spread_over_seconds",
     ]
     static let register: Set<String> = ["id", "kind", "platform", "handle", "tags", "lang"]
     static let unregister: Set<String> = ["id", "kind", "handle"]

@@ -21,6 +21,7 @@ extension JobParser {
         var text: String?
         var message = Message(text: "")
         var notBefore: Date?
+        var spread: Int?
         var localized: [LanguageTag: LocalizedText] = [:]
         for (key, value) in pairs {
             switch key {
@@ -52,6 +53,9 @@ extension JobParser {
                                         problems: &problems)
             case "data":
                 message.data = data(value, platforms: listed, problems: &problems)
+            case "spread_over_seconds":
+                spread = integer(value, "spread_over_seconds", in: 1...604_800,
+                                 expected: "an integer from 1 to 604800 (7 days)", problems: &problems)
             case "ttl_seconds":
                 message.ttlSeconds = integer(value, "ttl_seconds", in: 0...2_419_200,
                                              expected: "an integer from 0 to 2419200 (28 days)", problems: &problems)
@@ -108,7 +112,8 @@ extension JobParser {
         }
         guard problems.isEmpty, let pns, audiences.count == 1, let audience = audiences[0].audience else { return nil }
         message.text = text ?? ""
-        let send = SendJob(audience: audience, platforms: pns, message: message, notBefore: notBefore, localized: localized)
+        let send = SendJob(audience: audience, platforms: pns, message: message, notBefore: notBefore, localized: localized,
+                           spreadOverSeconds: spread)
         // Every text the job can send is rendered once here, so size limits are found now.
         for language in [nil] + send.localized.keys.sorted() {
             for platform in pns {

@@ -8,12 +8,16 @@ public enum CLI {
     public static func main(_ arguments: [String]) -> Never {
         csystem_line_buffer_stdout()
         let args = Array(arguments.dropFirst())
+        let code: ExitCode
         do {
-            exit(try run(args).rawValue)
+            code = try run(args)
         } catch {
+            Log.shared.flushRepeats()
             FileHandle.standardError.write(Data("pushspool: \(error.description)\n".utf8))
             exit(error.code.rawValue)
         }
+        Log.shared.flushRepeats()
+        exit(code.rawValue)
     }
 
     static func run(_ args: [String]) throws(CLIError) -> ExitCode {
@@ -35,11 +39,31 @@ public enum CLI {
         }
         let parsed: Arguments
         do {
-            parsed = try Arguments(rest, valued: spec.valued.union(["spool", "config"]), switches: spec.switches)
+            parsed = try Arguments(rest, valued: spec.valued.union(["spool", "config", "log-format", "log-level"]), switches: spec.switches)
         } catch {
             throw CLIError(.usage, "\(command): \(error.description)\n\n\(spec.help)")
         }
+        try configureLog(parsed, command: command)
         return try spec.run(parsed)
+    }
+
+    /// `--log-format text|logfmt|json` and `--log-level debug|info|warning|error`.
+    static func configureLog(_ args: Arguments, command: String) throws(CLIError) {
+        var format: StreamLogHandler.Format?
+        if let f = args.value("log-format") {
+            guard let known = StreamLogHandler.Format(rawValue: f) else {
+                throw CLIError(.usage, "\(command): --log-format: unknown format \"\(f)\" (expected text, logfmt, json)")
+            }
+            format = known
+        }
+        var level: Log.Level?
+        if let l = args.value("log-level") {
+            guard let known = Log.Level(label: l) else {
+                throw CLIError(.usage, "\(command): --log-level: unknown level \"\(l)\" (expected debug, info, warning, error)")
+            }
+            level = known
+        }
+        Log.shared.configure(handler: format.map { StreamLogHandler(format: $0) }, minimum: level)
     }
 
     public static let version = "0.1.0"
@@ -50,6 +74,8 @@ public enum CLI {
           Every command also takes:
             --config FILE   the configuration (default ./pushspool.json, else built in: all platforms to the sandbox)
             --spool DIR     the spool (default: the config's "spool", else ./jobs; `pushspool init` creates it)
+            --log-format text|logfmt|json   how log lines on stderr look (default text)
+            --log-level debug|info|warning|error   the least severe level logged (default info)
         """
 
     struct Command: Sendable {
@@ -115,6 +141,22 @@ public enum CLI {
               Queue depth per folder (with the oldest job's age), active jobs with progress,
               paused providers and recent failures.
             """, switches: ["json"], run: StatusCommand.run),
+        "cancel": Command(help: """
+            usage: pushspool cancel ID [--spool DIR]
+              Cancel a job waiting in incoming/ (even one waiting for its not_before) or running.
+              A running dispatcher acts within a second: requests in flight finish, nothing more
+              is sent, the job moves to done/ with summary status "cancelled" and "not_sent".
+              Without a running dispatcher, the next `run` does it.
+            """, run: ControlCommands.cancel),
+        "pause": Command(help: """
+            usage: pushspool pause ID [--spool DIR]
+              Pause a waiting or running job: no new request starts (in-flight ones finish), and
+              the job stays in active/, across restarts, until `pushspool resume ID`.
+            """, run: ControlCommands.pause),
+        "resume": Command(help: """
+            usage: pushspool resume ID [--spool DIR]
+              Resume a paused job: it continues where it stopped, never sending a target twice.
+            """, run: ControlCommands.resume),
         "config": Command(help: """
             usage: pushspool config --check [--config FILE]
               Validate the configuration and credentials; print the effective config with secrets
@@ -154,6 +196,7 @@ public enum CLI {
           import FILE.jsonl   bulk-register devices
           registry migrate    create or upgrade the registry's schema
           status [--json]     queue depth, active jobs, paused providers, recent failures
+          cancel|pause|resume ID   steer a waiting or running job
           config --check      validate the configuration and credentials
           webpush keygen      make a VAPID key for Web Push and print its public key
           hub sync            write every registration of hub-routed platforms to the hub

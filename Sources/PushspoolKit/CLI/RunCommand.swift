@@ -42,24 +42,41 @@ enum RunCommand {
         let log = Log.shared
         let registry = try runtime.openRegistry(log: log)
         let routes = try runtime.makeRoutes(log: log)
-        let pool = WorkerPool(concurrency: runtime.config.concurrency, policy: runtime.config.retry)
+        let metrics = Metrics()
+        let activity = Activity()
+        let controls = JobControls(directory: runtime.spool.url(.control))
+        let pool = WorkerPool(concurrency: runtime.config.concurrency, policy: runtime.config.retry, metrics: metrics)
         let collected = ReportCollector()
         let stopFlag = StopFlag()
         let runner = JobRunner(JobRunner.Environment(spool: runtime.spool, registry: registry, pool: pool, routes: routes,
-                                                     log: log, isStopping: { stopFlag.isSet }))
+                                                     log: log, isStopping: { stopFlag.isSet }, controls: controls,
+                                                     activity: activity, metrics: metrics))
+        let providers = Array(Set(routes.values.map(ObjectIdentifier.init))).compactMap { id in routes.values.first { ObjectIdentifier($0) == id } }
+        let monitor = RunMonitor(activity: activity, metrics: metrics, spool: runtime.spool, providers: providers, controls: controls,
+                                 textfile: runtime.config.metrics.textfile.map { runtime.config.resolve($0).path },
+                                 intervalSeconds: runtime.config.metrics.intervalSeconds, log: log)
         let dispatcher = Dispatcher(spool: runtime.spool, runner: runner, log: log, maxJobs: 4) { report in
             collected.add(report)
-            print(report)
+            monitor.report(report) { print(report) }
         }
         // SIGINT/SIGTERM: stop claiming, let running jobs checkpoint, exit cleanly.
         var signalSources: [any DispatchSourceSignal] = []
         // SIGHUP too (a closed terminal, a careless `kill -HUP`): a clean stop, never a crash.
+        // A second signal, or requests still unanswered `stopGrace` seconds after the first,
+        // end the process at once. That is safe: every outcome is written through before its slot
+        // is freed, so the jobs left in active/ resume without resending what their logs record.
+        let signals = Mutex(0)
         for sig in [SIGINT, SIGTERM, SIGHUP] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler {
+                let n = signals.withLock { n in n += 1; return n }
+                if n > 1 { exitNow("a second signal: stopping now; unfinished jobs stay in active/ and resume where their result logs end") }
                 stopFlag.set()
                 dispatcher.stop()
+                DispatchQueue.global().asyncAfter(deadline: .now() + stopGrace) {
+                    exitNow("requests still in flight \(Int(stopGrace)) s after the stop signal; stopping now: unfinished jobs stay in active/ and resume where their result logs end")
+                }
             }
             source.resume()
             signalSources.append(source)
@@ -91,13 +108,22 @@ enum RunCommand {
             dispatcher.runForever(watcher: SpoolWatcher(directory: runtime.spool.url(.incoming)))
         }
         guardTimer.cancel()
-        for p in Set(routes.values.map { ObjectIdentifier($0) }) {
-            routes.values.first { ObjectIdentifier($0) == p }?.provider.shutdown()
-        }
+        monitor.finish()
+        for p in providers { p.provider.shutdown() }
         registry.close()
         signalSources.forEach { $0.cancel() }
         return (collected.all, dispatcher.scheduled, lost.withLock { $0 })
     }
+}
+
+/// How long a stopping dispatcher waits for requests in flight (systemd's unit allows 60 s).
+let stopGrace = 30.0
+
+/// Ends the process at once, after one log line (exit 0: the stop was asked for, and nothing is lost).
+func exitNow(_ why: String) -> Never {
+    Log.shared.warning(why)
+    Log.shared.flushRepeats()
+    _exit(0)
 }
 
 /// What the spool folder and the registry file were when `run` started (device and inode).

@@ -110,19 +110,23 @@ struct Runtime {
             })
         var byName: [String: ProviderState] = [:]
         var routes: [Platform: ProviderState] = [:]
+        var broken: Set<String> = []     // each provider's problems are reported once, whatever routes to it
         for platform in Platform.allCases {
             let name = config.routes[platform] ?? "sandbox"
+            if broken.contains(name) { continue }
             if byName[name] == nil {
                 do {
                     let provider = try ProviderFactory.make(name: name, context: context)
-                    byName[name] = ProviderState(provider: provider, onPause: { [spool] reason in
+                    byName[name] = ProviderState(provider: provider, maxPerSecond: config.maxPerSecond[name], onPause: { [spool] reason in
                         if let spool { PauseRecord.write(provider: name, reason: reason, in: spool) }
                     })
                 } catch let error as ProviderSetupError {
                     problems += error.problems
+                    broken.insert(name)
                     continue
                 } catch {
                     problems.append("providers.\(name): \(error)")
+                    broken.insert(name)
                     continue
                 }
             }

@@ -5,7 +5,9 @@ enum StatusCommand {
     /// `status`: what is queued where and for how long, what is running and how far it got,
     /// which providers were paused, and the latest failures.
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
-        let spool = try Runtime(args, createSpool: false).spool
+        let runtime = try Runtime(args, createSpool: false)
+        let spool = runtime.spool
+        let controls = JobControls(directory: spool.url(.control))
         let now = Date()
         var folders: [(String, JSONValue)] = []
         for folder in [Spool.Folder.incoming, .active, .done, .failed] {
@@ -31,8 +33,24 @@ enum StatusCommand {
                 progress = ProgressCheckpoint(targets: log.targets, finished: log.finished.count, delivered: log.delivered,
                                               failed: log.failed, unregistered: log.unregistered, updatedAt: now)
             }
+            // What an operator asked of it, and whether a dispatcher has acted on it yet.
+            let state: String = switch (controls.request(for: id), running) {
+            case (.cancel?, _): "cancelling"
+            case (.pause?, true): "pausing"
+            case (.pause?, false): "paused"
+            case (nil, true): "running"
+            case (nil, false): "waiting to resume"
+            }
+            let rate = running ? progress?.rate : nil
+            let eta: Int? = {
+                guard let p = progress, let t = p.targets, let rate, rate > 0, t > p.finished else { return nil }
+                return Int((Double(t - p.finished) / rate).rounded(.up))
+            }()
             active.append(.object([
-                ("id", .string(id)), ("file", .string(name)), ("running", .bool(running)),
+                ("id", .string(id)), ("file", .string(name)), ("running", .bool(running)), ("state", .string(state)),
+                ("rate_per_s", rate.map { .int(Int64($0.rounded())) } ?? .null),
+                ("eta_s", eta.map { .int(Int64($0)) } ?? .null),
+                ("spread_over_seconds", progress?.spreadOverSeconds.map { .int(Int64($0)) } ?? .null),
                 ("finished", progress.map { .int(Int64($0.finished)) } ?? .null),
                 ("targets", progress?.targets.map { .int(Int64($0)) } ?? .null),
                 ("delivered", progress.map { .int(Int64($0.delivered)) } ?? .null),
@@ -48,6 +66,8 @@ enum StatusCommand {
             ("folders", .object(folders)),
             ("active", .array(active)),
             ("paused_providers", .array(PauseRecord.all(in: spool))),
+            ("rate_limits", .object(runtime.config.maxPerSecond.sorted { $0.key < $1.key }.map { ($0.key, .double($0.value)) })),
+            ("requests", .object(ControlRequest.allCases.map { ($0.rawValue, .array(controls.ids($0).sorted().map(JSONValue.string))) })),
             ("recent_failures", .array(failures)),
         ])
         if args.has("json") {
@@ -61,15 +81,20 @@ enum StatusCommand {
             print("  \(name.padding(toLength: 9, withPad: " ", startingAt: 0)) \(count)\(age)")
         }
         for a in active {
-            let state = a["running"] == .bool(true) ? "running" : "waiting to resume"
-            var line = "  \(state) \(a["id"]?.stringValue ?? "?")"
+            var line = "  \(a["state"]?.stringValue ?? "?") \(a["id"]?.stringValue ?? "?")"
             if case .int(let finished)? = a["finished"] {
                 line += ": \(finished)"
                 if case .int(let targets)? = a["targets"] { line += "/\(targets)" }
                 line += " targets final"
                 if case .int(let failed)? = a["failed"], failed > 0 { line += ", \(failed) failed" }
             }
+            if case .int(let rate)? = a["rate_per_s"] { line += ", \(rate)/s" }
+            if case .int(let eta)? = a["eta_s"] { line += ", \(RunMonitor.duration(Double(eta))) left" }
+            if case .int(let spread)? = a["spread_over_seconds"] { line += ", paced over \(RunMonitor.duration(Double(spread)))" }
             print(line)
+        }
+        for (provider, limit) in runtime.config.maxPerSecond.sorted(by: { $0.key < $1.key }) {
+            print("  provider \(provider) capped at \(Metrics.number(limit))/s")
         }
         for p in PauseRecord.all(in: spool) {
             print("  provider \(p["provider"]?.stringValue ?? "?") last paused (10 min) at \(p["at"]?.stringValue ?? "?"): \(p["reason"]?.stringValue ?? "")")

@@ -29,6 +29,11 @@ extension Config {
                                                   ("allowed_hosts", .array(w.allowedHosts.map(JSONValue.string)))])))
         }
         providers.append(("sandbox", .object([("outbox", .string(resolve(outboxPath).path))])))
+        // The rate caps go into their provider's object.
+        providers = providers.map { name, value in
+            guard let limit = maxPerSecond[name], case .object(let pairs) = value else { return (name, value) }
+            return (name, .object(pairs + [("max_per_second", limit == limit.rounded() ? .int(Int64(limit)) : .double(limit))]))
+        }
         return .object([
             ("spool", .string(spool)),
             ("registry", .string(RegistryLocation.redacted(registryPath))),
@@ -39,6 +44,8 @@ extension Config {
             ("routes", .object(Platform.allCases.map { ($0.rawValue, .string(routes[$0] ?? "sandbox")) })),
             ("providers", .object(providers)),
             ("tls", .object([("ca_file", opt(tls.caFile))])),
+            ("metrics", .object([("textfile", opt(metrics.textfile.map { resolve($0).path })),
+                                 ("interval_seconds", .int(Int64(metrics.intervalSeconds)))])),
         ])
     }
 }

@@ -18,6 +18,9 @@ public struct Config: Sendable {
     public var webpush: WebPushConfig?
     public var sandbox = SandboxConfig()
     public var tls = TLSConfig()
+    /// `providers.<name>.max_per_second`: each provider's request rate cap, by provider name.
+    public var maxPerSecond: [String: Double] = [:]
+    public var metrics = MetricsConfig()
     /// Where the file was read from (relative paths in it resolve against its folder).
     public var baseDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
 
@@ -102,4 +105,11 @@ public struct Secret: Sendable, CustomStringConvertible, Equatable {
     public let value: String
     public init(_ value: String) { self.value = value }
     public var description: String { "<redacted>" }
+}
+
+/// `metrics`: the Prometheus textfile (node_exporter's textfile collector reads it).
+public struct MetricsConfig: Sendable {
+    /// Where to write it; nil: no metrics file.
+    public var textfile: String?
+    public var intervalSeconds: Int = 5
 }

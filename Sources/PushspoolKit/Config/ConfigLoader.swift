@@ -106,7 +106,7 @@ public enum ConfigLoader {
 
         mutating func config(_ json: JSONValue) -> Config {
             var c = Config()
-            guard let top = object(json, "", allowed: ["spool", "registry", "concurrency", "retry", "routes", "providers", "tls"]) else {
+            guard let top = object(json, "", allowed: ["spool", "registry", "concurrency", "retry", "routes", "providers", "tls", "metrics"]) else {
                 if case .object = json {} else { problem("config", "must be a JSON object") }
                 return c
             }
@@ -122,6 +122,10 @@ public enum ConfigLoader {
                 providers(p, into: &c)
             }
             if let t = object(top["tls"], "tls", allowed: ["ca_file"]) { c.tls.caFile = string(t["ca_file"], "tls.ca_file") }
+            if let m = object(top["metrics"], "metrics", allowed: ["textfile", "interval_seconds"]) {
+                c.metrics.textfile = string(m["textfile"], "metrics.textfile")
+                if let n = int(m["interval_seconds"], "metrics.interval_seconds", range: 1...3600) { c.metrics.intervalSeconds = n }
+            }
             // Default route: the provider of the same name when configured, else the sandbox.
             c.routes[.apns] = c.apns != nil ? "apns" : "sandbox"
             c.routes[.fcm] = c.fcm != nil ? "fcm" : "sandbox"
@@ -163,7 +167,18 @@ public enum ConfigLoader {
         }
 
         mutating func providers(_ p: [String: JSONValue], into c: inout Config) {
-            if let a = object(p["apns"], "providers.apns", allowed: ["team_id", "key_id", "key_file", "topic", "environment", "endpoint"]) {
+            // Every provider takes `max_per_second`: its request rate cap across all jobs.
+            for (name, value) in p {
+                guard case .object(let pairs) = value, let limit = pairs.first(where: { $0.0 == "max_per_second" })?.1 else { continue }
+                let key = "providers.\(name).max_per_second"
+                switch limit {
+                case .int(let n) where n >= 1 && n <= 1_000_000: c.maxPerSecond[name] = Double(n)
+                case .double(let d) where d >= 0.01 && d <= 1_000_000: c.maxPerSecond[name] = d
+                case .null: break
+                default: problem(key, "must be a number of requests per second from 0.01 to 1000000")
+                }
+            }
+            if let a = object(p["apns"], "providers.apns", allowed: ["team_id", "key_id", "key_file", "topic", "environment", "endpoint", "max_per_second"]) {
                 var apns = APNsConfig(teamID: required(a["team_id"], "providers.apns.team_id"),
                                       keyID: required(a["key_id"], "providers.apns.key_id"),
                                       keyFile: required(a["key_file"], "providers.apns.key_file"),
@@ -178,11 +193,11 @@ public enum ConfigLoader {
                 apns.endpoint = string(a["endpoint"], "providers.apns.endpoint")
                 c.apns = apns
             }
-            if let f = object(p["fcm"], "providers.fcm", allowed: ["service_account_file", "endpoint"]) {
+            if let f = object(p["fcm"], "providers.fcm", allowed: ["service_account_file", "endpoint", "max_per_second"]) {
                 c.fcm = FCMConfig(serviceAccountFile: required(f["service_account_file"], "providers.fcm.service_account_file"),
                                   endpoint: string(f["endpoint"], "providers.fcm.endpoint"))
             }
-            if let w = object(p["wns"], "providers.wns", allowed: ["client_id", "client_secret", "token_endpoint", "scope", "allowed_hosts"]) {
+            if let w = object(p["wns"], "providers.wns", allowed: ["client_id", "client_secret", "token_endpoint", "scope", "allowed_hosts", "max_per_second"]) {
                 var wns = WNSConfig(clientID: required(w["client_id"], "providers.wns.client_id"),
                                     clientSecret: Secret(required(w["client_secret"], "providers.wns.client_secret")),
                                     tokenEndpoint: string(w["token_endpoint"], "providers.wns.token_endpoint"),
@@ -196,7 +211,7 @@ public enum ConfigLoader {
                 }
                 c.wns = wns
             }
-            if let z = object(p["azure"], "providers.azure", allowed: ["connection_string", "hub", "fcm_format", "api_version"]) {
+            if let z = object(p["azure"], "providers.azure", allowed: ["connection_string", "hub", "fcm_format", "api_version", "max_per_second"]) {
                 var azure = AzureConfig(connectionString: Secret(required(z["connection_string"], "providers.azure.connection_string")),
                                         hub: required(z["hub"], "providers.azure.hub"))
                 if let format = string(z["fcm_format"], "providers.azure.fcm_format") {
@@ -207,7 +222,7 @@ public enum ConfigLoader {
                 azure.apiVersion = string(z["api_version"], "providers.azure.api_version")
                 c.azure = azure
             }
-            if let w = object(p["webpush"], "providers.webpush", allowed: ["vapid_private_key_file", "subject", "allowed_hosts"]) {
+            if let w = object(p["webpush"], "providers.webpush", allowed: ["vapid_private_key_file", "subject", "allowed_hosts", "max_per_second"]) {
                 var webpush = WebPushConfig(vapidPrivateKeyFile: required(w["vapid_private_key_file"], "providers.webpush.vapid_private_key_file"),
                                             subject: required(w["subject"], "providers.webpush.subject"))
                 if let hosts = w["allowed_hosts"] {
@@ -219,7 +234,7 @@ public enum ConfigLoader {
                 }
                 c.webpush = webpush
             }
-            if let s = object(p["sandbox"], "providers.sandbox", allowed: ["outbox"]) {
+            if let s = object(p["sandbox"], "providers.sandbox", allowed: ["outbox", "max_per_second"]) {
                 c.sandbox.outbox = string(s["outbox"], "providers.sandbox.outbox")
             }
         }

@@ -25,9 +25,9 @@ public final class Dispatcher: Sendable {
         var stopping = false
         var scanQueued = false
         var lastOrphanScan = Date.distantPast
-        /// What a peek found in each incoming file, by name → (file version, `not_before`),
-        /// so each file version is read once however often the folder is listed.
-        var peeked: [String: (FileIO.Version, Date?)] = [:]
+        /// What a peek found in each incoming file, by name, so each file version is read once
+        /// however often the folder is listed.
+        var peeked: [String: Peeked] = [:]
         /// Due job names from the last listing, oldest first, not yet claimed.
         var backlog: [String] = []
         var onceMode = false
@@ -46,26 +46,47 @@ public final class Dispatcher: Sendable {
         self.report = report
     }
 
+    private var controls: JobControls? { runner.env.controls }
+
+    /// Watches `control/` (inotify): a cancel or pause reaches running jobs at once (they ask
+    /// `controls` before each target); a cancelled or resumed job that is not running is
+    /// started now (cancel also overrides `not_before`).
+    private func watchControls() -> SpoolWatcher? {
+        guard let controls else { return nil }
+        let watcher = SpoolWatcher(directory: controls.directory, removals: true)
+        watcher.start { [weak self] in
+            guard let self, controls.refresh() else { return }
+            state.withLock { $0.lastOrphanScan = .distantPast }
+            requestScan()
+        }
+        // A request written between the runner's first look and the watch.
+        if controls.refresh() { state.withLock { $0.lastOrphanScan = .distantPast } }
+        return watcher
+    }
+
     public var isStopping: Bool { state.withLock { $0.stopping } }
 
     /// Jobs seen in `incoming/` at the last listing whose `not_before` is still ahead, soonest first.
     public var scheduled: [(name: String, notBefore: Date)] {
         let now = Date()
         return state.withLock { s in
-            s.peeked.compactMap { name, seen in s.settling.contains(name) ? nil : seen.1.flatMap { $0 > now ? (name, $0) : nil } }
+            s.peeked.compactMap { name, seen in s.settling.contains(name) ? nil : seen.notBefore.flatMap { $0 > now ? (name, $0) : nil } }
         }.sorted { $0.notBefore < $1.notBefore }
     }
 
     /// Processes what is due now (orphans first), waits for it, returns. For cron: `run --once`.
     public func runOnce() {
         state.withLock { $0.onceMode = true }
+        let controlWatcher = watchControls()
         requestScan()
         idle.wait()
+        controlWatcher?.stop()
     }
 
     /// Watches the spool until `stop()`; then finishes or checkpoints running jobs and returns.
     public func runForever(watcher: SpoolWatcher) {
         watcher.start { [weak self] in self?.requestScan() }
+        let controlWatcher = watchControls()
         let tick = DispatchSource.makeTimerSource(queue: control)
         tick.schedule(deadline: .now() + 30, repeating: 30)
         tick.setEventHandler { [weak self] in self?.requestScan() }   // orphans, missed events
@@ -74,6 +95,7 @@ public final class Dispatcher: Sendable {
         idle.wait()
         tick.cancel()
         watcher.stop()
+        controlWatcher?.stop()
     }
 
     /// Stops claiming; running jobs stop producing targets, finish what is in flight and stay in
@@ -111,7 +133,9 @@ public final class Dispatcher: Sendable {
             return true
         }
         if orphanScanDue {
-            for name in spool.jobs(in: .active) where !isRunning(name) {
+            let paused = controls?.ids(.pause).subtracting(controls?.ids(.cancel) ?? []) ?? []
+            // (A paused job is left alone; one whose file name is not its id is looked at and left.)
+            for name in spool.jobs(in: .active) where !isRunning(name) && !paused.contains(String(name.dropLast(5))) {
                 guard hasRoom() else { break }
                 start(name, origin: .orphan)
             }
@@ -119,25 +143,31 @@ public final class Dispatcher: Sendable {
         var nextDue: Date?
         var due: [String] = []
         var settling: Set<String> = []
-        var peeked: [String: (FileIO.Version, Date?)] = [:]
+        var peeked: [String: Peeked] = [:]
         let known = state.withLock { $0.peeked }
         for name in spool.jobs(in: .incoming) {
             let path = spool.url(.incoming, name).path
             guard let version = FileIO.version(path) else { continue }
             let mtime = version.modified
-            var notBefore: Date?
-            if let (seen, date) = known[name], seen == version {
-                notBefore = date
-            } else {
-                notBefore = Self.peekNotBefore(path, name: name)
+            var seen = known[name].flatMap { $0.version == version ? $0 : nil } ?? Self.peek(path, name: name, version: version)
+            var notBefore = seen.notBefore
+            // Operators' requests: a paused job waits where it is; a cancelled one is taken now
+            // (whatever its not_before) to be ended as cancelled.
+            switch seen.id.flatMap({ controls?.request(for: $0) }) {
+            case .pause?:
+                peeked[name] = seen
+                continue
+            case .cancel?: notBefore = nil
+            case nil: break
             }
             // A file that is not whole JSON and changed in the last 2 s is looked at again 2 s
             // after its last change, instead of being claimed half-written and quarantined.
             if notBefore == nil, now.timeIntervalSince1970 - mtime < Self.settleSeconds, !Self.isWholeJSON(path) {
                 notBefore = Date(timeIntervalSince1970: mtime + Self.settleSeconds)
+                seen.notBefore = notBefore
                 settling.insert(name)
             }
-            peeked[name] = (version, notBefore)
+            peeked[name] = seen
             if let notBefore, notBefore > now {
                 nextDue = min(nextDue ?? notBefore, notBefore)
             } else {
@@ -199,8 +229,6 @@ public final class Dispatcher: Sendable {
         thread.start()
     }
 
-    /// The `not_before` of an incoming job; nil when absent, or when the file is not a regular
-    /// file or does not parse (it is then claimed and quarantined with its reason).
     static let settleSeconds = 2.0
 
     private static func isWholeJSON(_ path: String) -> Bool {
@@ -208,10 +236,18 @@ public final class Dispatcher: Sendable {
         return (try? JSONParser.parse(bytes)) != nil
     }
 
-    private static func peekNotBefore(_ path: String, name: String) -> Date? {
-        guard let bytes = JobFile.peek(path), let job = try? JobParser.parse(bytes, fileName: name),
-              case .send(let send) = job.kind else { return nil }
-        return send.notBefore
+    struct Peeked: Sendable {
+        var version: FileIO.Version
+        var notBefore: Date?
+        var id: String?
+    }
+
+    private static func peek(_ path: String, name: String, version: FileIO.Version) -> Peeked {
+        guard let bytes = JobFile.peek(path), let job = try? JobParser.parse(bytes, fileName: name) else {
+            return Peeked(version: version, notBefore: nil, id: nil)
+        }
+        if case .send(let send) = job.kind { return Peeked(version: version, notBefore: send.notBefore, id: job.id) }
+        return Peeked(version: version, notBefore: nil, id: job.id)
     }
 
     /// Wakes the scanner when the earliest scheduled job is due (no busy-waiting).

@@ -13,6 +13,10 @@ public struct JobReport: Error, Sendable, CustomStringConvertible {
         case duplicate
         /// Left in `active/` to be resumed (interrupted by a stop, or an I/O error such as a full disk).
         case interrupted(String)
+        /// An operator cancelled it: the targets not yet sent never will be; moved to `done/`.
+        case cancelled(delivered: Int, failed: Int, unregistered: Int, retries: Int, notSent: Int, durationMS: Int)
+        /// An operator paused it: it stays in `active/` until `pushspool resume`.
+        case paused
         /// Another live dispatcher owns this job, or a job with this id, right now.
         case busy
         /// Gone before it could be taken (another dispatcher finished it): nothing to report.
@@ -35,6 +39,9 @@ public struct JobReport: Error, Sendable, CustomStringConvertible {
         case let .done(d, f, u, r, _, ms):
             return "job \(id): done — delivered \(d), failed \(f), unregistered \(u), retries \(r) (\(ms) ms)"
         case .registry(let what): return "job \(id): done — \(what)"
+        case let .cancelled(d, f, u, _, n, ms):
+            return "job \(id): cancelled — delivered \(d), failed \(f), unregistered \(u), not sent \(n) (\(ms) ms)"
+        case .paused: return "job \(id): paused — left in active/ until `pushspool resume \(id)`"
         case .failed(let why): return "job \(id): failed — \(why) (moved to failed/\(file))"
         case .duplicate: return "job \(id): duplicate of a completed job, not sent again (file \(file) moved to done/)"
         case .interrupted(let why): return "job \(id): left in active/ to resume — \(why)"

@@ -14,7 +14,16 @@ final class JobRunner: Sendable {
         var routes: [Platform: ProviderState]
         var log: Log
         var isStopping: @Sendable () -> Bool
+        /// Operators' cancel and pause requests (`control/`).
+        var controls: JobControls? = nil
+        /// Running jobs' progress, for the progress lines and metrics.
+        var activity: Activity? = nil
+        var metrics: Metrics? = nil
     }
+
+    /// Interruption reasons that are operators' requests, not failures.
+    static let cancelled = "cancelled"
+    static let paused = "paused"
 
     enum Origin { case incoming, orphan }
 
@@ -65,6 +74,13 @@ final class JobRunner: Sendable {
             return quarantine(name, id: fallbackID, error: error.description, pns: Self.declaredPlatforms(bytes), file: file)
         }
 
+        let kind = switch job.kind { case .send: "send"; case .register: "register"; case .unregister: "unregister" }
+        env.log.log(env.log.isStructured ? .info : .debug, "job started", [("job", job.id), ("file", name), ("kind", kind)])
+
+        // A paused job stays where it is, untouched, until it is resumed (or cancelled).
+        let request = env.controls?.request(for: job.id)
+        if request == .pause { return JobReport(id: job.id, file: name, outcome: origin == .incoming ? .paused : .skipped) }
+
         // Prepare everything that can fail for the whole job before anything is sent.
         var plan = SendPlan()
         if case .send(let send) = job.kind {
@@ -83,7 +99,7 @@ final class JobRunner: Sendable {
         let isRegistryChange: Bool
         if case .send = job.kind { isRegistryChange = false } else { isRegistryChange = true }
         switch existing?.summaryStatus {
-        case "done" where !isRegistryChange:
+        case "done" where !isRegistryChange, "cancelled" where !isRegistryChange:
             try? resultLog.close()
             guard file.isAt(activePath) else { return JobReport(id: job.id, file: name, outcome: .skipped) }
             if origin == .incoming {
@@ -117,10 +133,20 @@ final class JobRunner: Sendable {
                 resultLog.append(ResultLine.job(job, file: name, receivedAt: receivedAt(name), pns: send.platforms, targets: count))
             }
             let progress = ProgressCheckpoint.url(in: env.spool, jobID: job.id)
-            let tally = SendRun(env: env, job: job, send: send, plan: plan, log: resultLog, prior: prior,
-                                progress: (progress, targets)).execute()
+            let tally = request == .cancel
+                ? SendRun.Result(delivered: prior.delivered, failed: prior.failed, unregistered: prior.unregistered,
+                                 retries: prior.retries, interruption: Self.cancelled)
+                : SendRun(env: env, job: job, send: send, plan: plan, log: resultLog, prior: prior,
+                          progress: (progress, targets)).execute()
             try? FileManager.default.removeItem(at: progress)
-            if let why = tally.interruption {
+            if tally.interruption == Self.cancelled {
+                let finished = tally.delivered + tally.failed + tally.unregistered
+                outcome = .cancelled(delivered: tally.delivered, failed: tally.failed, unregistered: tally.unregistered,
+                                     retries: tally.retries, notSent: max(0, (targets ?? finished) - finished),
+                                     durationMS: Int(Date().timeIntervalSince(started) * 1000))
+            } else if tally.interruption == Self.paused {
+                outcome = .paused
+            } else if let why = tally.interruption {
                 outcome = .interrupted(why)
             } else {
                 outcome = .done(delivered: tally.delivered, failed: tally.failed, unregistered: tally.unregistered,
@@ -130,6 +156,9 @@ final class JobRunner: Sendable {
                     env.log.warning("job \(job.id): no registered device matches its audience on \(plan.direct.map(\.rawValue).joined(separator: ", ")): nothing was sent")
                 }
             }
+        case .register where request == .cancel, .unregister where request == .cancel:
+            if !prior.hasJobLine { resultLog.append(ResultLine.job(job, file: name, receivedAt: receivedAt(name), pns: [], targets: 1)) }
+            outcome = .cancelled(delivered: 0, failed: 0, unregistered: 0, retries: 0, notSent: 1, durationMS: 0)
         case .register(let registration):
             if !prior.hasJobLine { resultLog.append(ResultLine.job(job, file: name, receivedAt: receivedAt(name), pns: [registration.platform], targets: 1)) }
             do {
@@ -221,9 +250,11 @@ final class JobRunner: Sendable {
                         file: JobFile) -> JobReport {
         let ms = Int(Date().timeIntervalSince(started) * 1000)
         switch outcome {
-        case .interrupted:
+        case .interrupted, .paused:
             try? resultLog.close()
             return JobReport(id: job.id, file: name, outcome: outcome)
+        case .cancelled:
+            resultLog.append(ResultLine.summary(id: job.id, status: "cancelled", tally: outcome, durationMS: ms, error: nil))
         case .failed(let why):
             resultLog.append(ResultLine.summary(id: job.id, status: "failed", tally: nil, durationMS: ms, error: why))
         default:
@@ -238,6 +269,8 @@ final class JobRunner: Sendable {
         if file.isAt(env.spool.url(.active, name).path) {
             if case .failed = outcome { env.spool.quarantine(name) } else { env.spool.complete(name) }
         }
+        // Requests about a job that has ended are moot (a pause that came as it finished).
+        if let controls = env.controls, controls.request(for: job.id) != nil { controls.clear(job.id) }
         return JobReport(id: job.id, file: name, outcome: outcome)
     }
 

@@ -28,9 +28,13 @@ public final class ProviderState: Sendable {
     private let state = Mutex(State())
     private let onPause: @Sendable (String) -> Void
 
-    public init(provider: any PushProvider, pauseDuration: Double = 600,
+    /// `max_per_second`: every request of this provider (first attempts and retries) takes its turn.
+    public let limiter: RateLimiter?
+
+    public init(provider: any PushProvider, pauseDuration: Double = 600, maxPerSecond: Double? = nil,
                 onPause: @escaping @Sendable (String) -> Void = { _ in }) {
         self.provider = provider
+        limiter = maxPerSecond.map { RateLimiter(perSecond: $0) }
         self.pauseDuration = pauseDuration
         self.onPause = onPause
     }

@@ -47,8 +47,16 @@ struct SendRun {
         let inFlight = DispatchGroup()
         var interruption: String?
         var matched = 0
+        var sentThisRun = 0
+        let activity = env.activity, jobID = job.id
+        activity?.begin(Activity.Progress(id: jobID, targets: progress.targets, finished: prior.finished.count, failed: prior.failed,
+                                          finishedThisRun: 0, started: Date(), spreadOverSeconds: send.spreadOverSeconds)) {
+            tally.counts.withLock { ($0.delivered + $0.failed + $0.unregistered, $0.failed) }
+        }
+        defer { activity?.end(jobID) }
         let checkpoints = Checkpoints(run: self, tally: tally)
         defer { checkpoints.stop() }
+        let pacing = Pacing(spread: send.spreadOverSeconds, targets: progress.targets)
 
         for hubSend in plan.hubSends {
             let recipient = Recipient.hub(hubSend.audience)
@@ -58,8 +66,8 @@ struct SendRun {
         if !plan.direct.isEmpty {
             do {
                 try env.registry.forEach(platforms: Set(plan.direct), matching: send.audience.tagExpression) { device in
-                    if env.isStopping() {
-                        interruption = "stopping"
+                    if let why = halt() {
+                        interruption = why
                         return false
                     }
                     // Unlogged deliveries would be sent again on resume: stop while the log
@@ -71,7 +79,14 @@ struct SendRun {
                     matched += 1
                     let recipient = Recipient.device(device)
                     if prior.finished.contains(ResultLogContents.key(platform: device.platform, recipient: recipient)) { return true }
+                    // Pacing: the i-th target sent in this run goes at start + i × window / targets
+                    // (a resumed job goes on at the same pace, without waiting for what it sent before).
+                    if let due = pacing.due(sentThisRun), !RateLimiter.wait(until: due, halted: { halt() != nil }) {
+                        interruption = halt() ?? "stopping"
+                        return false
+                    }
                     guard let notification = plan.renditions[device.platform]?.notification(for: device.lang) else { return true }
+                    sentThisRun += 1
                     dispatch(platform: device.platform, recipient: recipient, notification: notification, tally: tally, group: inFlight)
                     return true
                 }
@@ -83,9 +98,38 @@ struct SendRun {
         inFlight.wait()
         let c = tally.counts.withLock { $0 }
         // A target left unsent by a stop keeps the job in active/ for the resume.
-        if interruption == nil && c.abandoned > 0 { interruption = "stopping" }
+        if interruption == nil && c.abandoned > 0 { interruption = halt() ?? "stopping" }
         return Result(delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, retries: c.retries,
                       matched: plan.direct.isEmpty ? nil : matched, interruption: interruption)
+    }
+
+    /// Why the job must stop producing targets now: the dispatcher is stopping, or an operator
+    /// cancelled or paused this job (`control/`). Targets in flight finish either way.
+    func halt() -> String? {
+        if env.isStopping() { return "stopping" }
+        switch env.controls?.request(for: job.id) {
+        case .cancel?: return JobRunner.cancelled
+        case .pause?: return JobRunner.paused
+        case nil: return nil
+        }
+    }
+
+    /// `spread_over_seconds`: the i-th target of n is due at start + i × window / n, so the job
+    /// sends evenly over the window without holding its targets in memory.
+    struct Pacing {
+        let start = Date().timeIntervalSince1970
+        let step: Double?
+
+        init(spread: Int?, targets: Int?) {
+            guard let spread, let targets, targets > 1 else { step = nil; return }
+            step = Double(spread) / Double(targets)
+        }
+
+        func due(_ index: Int) -> Double? {
+            guard let step, index > 0 else { return nil }
+            let at = start + Double(index) * step
+            return at > Date().timeIntervalSince1970 ? at : nil
+        }
     }
 
     /// Rewrites the progress checkpoint once a second while the job sends; after `stop()`
@@ -93,11 +137,23 @@ struct SendRun {
     final class Checkpoints: @unchecked Sendable {   // the timer is only touched in init and stop
         private let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
         private let stopped = Mutex(false)
+        /// The previous sample (time, finished), for the rate over the last second or so.
+        private let last = Mutex<(Double, Int)?>(nil)
 
         init(run: SendRun, tally: Tally) {
             timer.schedule(deadline: .now(), repeating: 1, leeway: .milliseconds(200))
             timer.setEventHandler { [self] in
-                stopped.withLock { done in if !done { run.writeCheckpoint(tally) } }
+                stopped.withLock { done in
+                    guard !done else { return }
+                    let now = Date().timeIntervalSince1970
+                    let finished = tally.counts.withLock { $0.delivered + $0.failed + $0.unregistered }
+                    let rate = last.withLock { l -> Double? in
+                        defer { l = (now, finished) }
+                        guard let (t, n) = l, now - t > 0.2 else { return nil }
+                        return Double(finished - n) / (now - t)
+                    }
+                    run.writeCheckpoint(tally, rate: rate)
+                }
             }
             timer.resume()
         }
@@ -108,12 +164,13 @@ struct SendRun {
         }
     }
 
-    func writeCheckpoint(_ tally: Tally) {
+    func writeCheckpoint(_ tally: Tally, rate: Double?) {
         // Once a second is also when a deleted result log (an `rm -rf results/`) is put back.
         if let restored = log.restoreIfDeleted() { env.log.warning("job \(job.id): \(restored)") }
         let c = tally.counts.withLock { $0 }
         ProgressCheckpoint(targets: progress.targets, finished: c.delivered + c.failed + c.unregistered,
-                           delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, updatedAt: Date())
+                           delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, updatedAt: Date(),
+                           rate: rate, spreadOverSeconds: send.spreadOverSeconds)
             .write(to: progress.url)
     }
 
@@ -123,7 +180,8 @@ struct SendRun {
         let request = SendRequest(jobID: job.id, platform: platform, recipient: recipient, notification: notification)
         let registry = env.registry, log = self.log, appLog = env.log, jobID = job.id
         group.enter()
-        env.pool.submit(request, via: state, isStopping: env.isStopping) { outcome in
+        let metrics = env.metrics
+        env.pool.submit(request, via: state, isStopping: { halt() != nil }) { outcome in
             // Left for the resumed job: not final, not logged, not counted.
             if outcome.abandoned {
                 tally.counts.withLock { $0.abandoned += 1 }
@@ -140,6 +198,7 @@ struct SendRun {
             }
             log.append(line: ResultLine.delivery(platform: platform, provider: state.name, recipient: recipient, outcome: outcome))
             tally.add(outcome)
+            metrics?.delivery(platform: platform.rawValue, provider: state.name, status: outcome.status.rawValue)
             group.leave()
         }
     }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import PushspoolCore
+import Synchronization
 
 /// The final outcome of one target after all its attempts.
 public struct TargetOutcome: Sendable {
@@ -16,21 +17,24 @@ public struct TargetOutcome: Sendable {
                                         abandoned: true)
 }
 
-/// The Dispatch worker pool: at most `concurrency` notifications in flight across all jobs
-/// (a counting semaphore), each driven through the one retry policy. Retries keep their slot
-/// while they wait, so a struggling service slows intake instead of piling up work.
+/// The Dispatch worker pool: at most `concurrency` notifications in flight per provider across
+/// all jobs (a counting semaphore each), each driven through the one retry policy. Retries keep
+/// their slot while they wait, so a struggling service slows intake instead of piling up work —
+/// its own intake only: a throttled FCM fills FCM's slots, never APNs's.
 public final class WorkerPool: Sendable {
     public let concurrency: Int
     public let policy: RetryPolicy
-    private let slots: DispatchSemaphore
+    private let slotsByProvider = Mutex<[ObjectIdentifier: DispatchSemaphore]>([:])
     private let timers = DispatchQueue(label: "pushspool.retry-timers", attributes: .concurrent)
     private let random: @Sendable () -> Double
+    private let metrics: Metrics?
 
-    public init(concurrency: Int, policy: RetryPolicy, random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+    public init(concurrency: Int, policy: RetryPolicy, metrics: Metrics? = nil,
+                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         self.concurrency = max(1, concurrency)
         self.policy = policy
-        self.slots = DispatchSemaphore(value: self.concurrency)
         self.random = random
+        self.metrics = metrics
     }
 
     /// Blocks the calling producer until a slot is free (and the provider is not asking for
@@ -44,9 +48,11 @@ public final class WorkerPool: Sendable {
             if wait <= 0 { break }
             Thread.sleep(forTimeInterval: min(wait, 0.2))
         }
+        let slots = slots(for: state)
         slots.wait()
-        // Stopped while waiting for a slot: no new target starts after a stop.
-        if isStopping() {
+        // Stopped while waiting for a slot, or for the provider's rate cap: no new target
+        // starts after a stop (or a cancel or pause of its job).
+        if isStopping() || state.limiter.map({ !RateLimiter.wait(until: $0.reserve(), halted: isStopping) }) == true {
             slots.signal()
             return finish(.stopping)
         }
@@ -58,6 +64,15 @@ public final class WorkerPool: Sendable {
         }
     }
 
+    private func slots(for state: ProviderState) -> DispatchSemaphore {
+        slotsByProvider.withLock { all in
+            if let s = all[ObjectIdentifier(state)] { return s }
+            let s = DispatchSemaphore(value: concurrency)
+            all[ObjectIdentifier(state)] = s
+            return s
+        }
+    }
+
     private func attempt(_ request: SendRequest, via state: ProviderState, previous: Disposition?,
                          isStopping: @escaping @Sendable () -> Bool, done: @escaping @Sendable (TargetOutcome) -> Void) {
         if let reason = state.pausedReason {
@@ -65,7 +80,9 @@ public final class WorkerPool: Sendable {
                                result: ProviderResult(.credentialsBroken, code: "paused", reason: "provider \(state.name) paused: \(reason)")))
             return
         }
+        let started = DispatchTime.now().uptimeNanoseconds
         state.provider.send(request) { [self] result in
+            metrics?.requestDuration(provider: state.name, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
             switch policy.decide(result.disposition, attempt: request.attempt, previous: previous, random: random) {
             case .finish(let status):
                 if status == .delivered { state.noteDelivery() }
@@ -75,6 +92,7 @@ public final class WorkerPool: Sendable {
                 state.pause(result.reason ?? result.code ?? "credentials rejected")
                 done(TargetOutcome(status: .failed, attempts: request.attempt, result: result))
             case .retry(let after):
+                metrics?.retry(provider: state.name)
                 switch result.disposition {
                 case .retry(_?): state.quiet(until: Date(timeIntervalSinceNow: after))
                 case .retry(nil), .reconnect: state.noteTransientFailure(policy)
@@ -89,16 +107,22 @@ public final class WorkerPool: Sendable {
     }
 
     /// Sends `request` again at `due`, looking at most every 250 ms whether the dispatcher is
-    /// stopping: a retry waiting out a long Retry-After never holds up a stop.
-    private func retry(_ request: SendRequest, via state: ProviderState, previous: Disposition, due: Date,
+    /// stopping: a retry waiting out a long Retry-After never holds up a stop. A retry counts
+    /// against the provider's rate cap like any request: once due, it reserves its turn.
+    private func retry(_ request: SendRequest, via state: ProviderState, previous: Disposition, due: Date, reserved: Bool = false,
                        isStopping: @escaping @Sendable () -> Bool, done: @escaping @Sendable (TargetOutcome) -> Void) {
         if isStopping() { return done(.stopping) }
+        var due = due, reserved = reserved
+        if !reserved, due.timeIntervalSinceNow <= 0, let limiter = state.limiter {
+            due = Date(timeIntervalSince1970: limiter.reserve())
+            reserved = true
+        }
         let left = due.timeIntervalSinceNow
         guard left > 0 else {
             return timers.async { [self] in attempt(request, via: state, previous: previous, isStopping: isStopping, done: done) }
         }
-        timers.asyncAfter(deadline: .now() + min(left, 0.25)) { [self] in
-            retry(request, via: state, previous: previous, due: due, isStopping: isStopping, done: done)
+        timers.asyncAfter(deadline: .now() + min(left, 0.25)) { [self, due, reserved] in
+            retry(request, via: state, previous: previous, due: due, reserved: reserved, isStopping: isStopping, done: done)
         }
     }
 }

@@ -12,6 +12,10 @@ struct ProgressCheckpoint: Sendable, Equatable {
     var failed: Int
     var unregistered: Int
     var updatedAt: Date
+    /// Targets per second over the last second (nil before there is one).
+    var rate: Double? = nil
+    /// The job's pacing window, when it has one.
+    var spreadOverSeconds: Int? = nil
 
     static func url(in spool: Spool, jobID: String) -> URL {
         spool.url(.results).appendingPathComponent(".\(jobID).progress")
@@ -25,6 +29,8 @@ struct ProgressCheckpoint: Sendable, Equatable {
         w.field("failed", failed)
         w.field("unregistered", unregistered)
         w.field("updated_at", Timestamp.rfc3339(updatedAt))
+        if let rate { w.field("rate", Int(rate.rounded())) }
+        if let spreadOverSeconds { w.field("spread_over_seconds", spreadOverSeconds) }
         let tmp = url.deletingLastPathComponent().appendingPathComponent(url.lastPathComponent + ".tmp")
         // Not durable on purpose: a checkpoint lost in a crash is rewritten by the resumed job.
         guard FileManager.default.createFile(atPath: tmp.path, contents: Data(w.line()), attributes: [.posixPermissions: 0o640]) else { return }
@@ -38,6 +44,7 @@ struct ProgressCheckpoint: Sendable, Equatable {
         let at: Date? = { if case .string(let s)? = v["updated_at"] { Timestamp.parse(s) } else { nil } }()
         return ProgressCheckpoint(targets: int("targets"), finished: finished, delivered: int("delivered") ?? 0,
                                   failed: int("failed") ?? 0, unregistered: int("unregistered") ?? 0,
-                                  updatedAt: at ?? .distantPast)
+                                  updatedAt: at ?? .distantPast, rate: int("rate").map(Double.init),
+                                  spreadOverSeconds: int("spread_over_seconds"))
     }
 }

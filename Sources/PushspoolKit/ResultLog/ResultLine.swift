@@ -47,8 +47,13 @@ enum ResultLine {
     static func summary(id: String, status: String, tally: JobReport.Outcome?, durationMS: Int, error: String?) -> JSONValue {
         var d = 0, f = 0, u = 0, r = 0
         var matched: Int?
-        if case let .done(delivered, failed, unregistered, retries, m, _) = tally {
+        var notSent: Int?
+        switch tally {
+        case let .done(delivered, failed, unregistered, retries, m, _)?:
             (d, f, u, r, matched) = (delivered, failed, unregistered, retries, m)
+        case let .cancelled(delivered, failed, unregistered, retries, n, _)?:
+            (d, f, u, r, notSent) = (delivered, failed, unregistered, retries, n)
+        default: break
         }
         var pairs: [(String, JSONValue)] = [
             ("type", "summary"), ("id", .string(id)), ("status", .string(status)),
@@ -59,6 +64,7 @@ enum ResultLine {
             pairs.append(("matched", .int(Int64(matched))))
             if matched == 0 { pairs.append(("warning", "no registered device matches the audience: nothing was sent")) }
         }
+        if let notSent { pairs.append(("not_sent", .int(Int64(notSent)))) }
         if let error { pairs.append(("error", .string(error))) }
         return .object(pairs)
     }

@@ -18,6 +18,8 @@ import Darwin
 public final class Spool: Sendable {
     public enum Folder: String, CaseIterable, Sendable {
         case tmp, incoming, active, done, failed, results, outbox
+        /// Operators' requests about a job by id: `<id>.cancel`, `<id>.pause`.
+        case control
     }
 
     public let root: URL
@@ -37,8 +39,9 @@ public final class Spool: Sendable {
             for folder in Folder.allCases {
                 let url = self.root.appendingPathComponent(folder.rawValue)
                 if !fm.fileExists(atPath: url.path) {
-                    // Writers (other services in the spool's group) need tmp/ and incoming/.
-                    let mode = folder == .tmp || folder == .incoming ? 0o770 : 0o750
+                    // Writers (other services in the spool's group) need tmp/ and incoming/, and
+                    // operators steering jobs control/.
+                    let mode = [.tmp, .incoming, .control].contains(folder) ? 0o770 : 0o750
                     try fm.createDirectory(at: url, withIntermediateDirectories: false, attributes: [.posixPermissions: mode])
                 }
             }

@@ -16,19 +16,22 @@ import Darwin
 public final class SpoolWatcher: Sendable {
     private let directory: URL
     private let pollInterval: Double
+    /// Also report names leaving the folder (control/: `resume` deletes a pause request).
+    private let removals: Bool
     private let queue = DispatchQueue(label: "pushspool.watcher")
     private let lock = Mutex<Void>(())
     /// Guarded by `lock` (Dispatch sources are not Sendable, but their cancel is thread-safe).
     nonisolated(unsafe) private var sources: [any DispatchSourceProtocol] = []
 
-    public init(directory: URL, pollInterval: Double = 2) {
+    public init(directory: URL, pollInterval: Double = 2, removals: Bool = false) {
         self.directory = directory
         self.pollInterval = pollInterval
+        self.removals = removals
     }
 
     /// Starts watching; `onChange` runs on a private queue.
     public func start(_ onChange: @escaping @Sendable () -> Void) {
-        let source = Self.makeNativeSource(directory, queue: queue, onChange) ?? makePollSource(onChange)
+        let source = Self.makeNativeSource(directory, removals: removals, queue: queue, onChange) ?? makePollSource(onChange)
         lock.withLock { _ in sources.append(source) }
     }
 
@@ -48,10 +51,11 @@ public final class SpoolWatcher: Sendable {
     }
 
     #if os(Linux)
-    private static func makeNativeSource(_ dir: URL, queue: DispatchQueue, _ onChange: @escaping @Sendable () -> Void) -> (any DispatchSourceProtocol)? {
+    private static func makeNativeSource(_ dir: URL, removals: Bool, queue: DispatchQueue, _ onChange: @escaping @Sendable () -> Void) -> (any DispatchSourceProtocol)? {
         let fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else { return nil }
-        guard inotify_add_watch(fd, dir.path, UInt32(IN_MOVED_TO | IN_CLOSE_WRITE)) >= 0 else {
+        let mask = UInt32(IN_MOVED_TO | IN_CLOSE_WRITE) | (removals ? UInt32(IN_DELETE | IN_MOVED_FROM) : 0)
+        guard inotify_add_watch(fd, dir.path, mask) >= 0 else {
             close(fd)
             return nil
         }
@@ -68,7 +72,7 @@ public final class SpoolWatcher: Sendable {
         return source
     }
     #elseif canImport(Darwin)
-    private static func makeNativeSource(_ dir: URL, queue: DispatchQueue, _ onChange: @escaping @Sendable () -> Void) -> (any DispatchSourceProtocol)? {
+    private static func makeNativeSource(_ dir: URL, removals: Bool, queue: DispatchQueue, _ onChange: @escaping @Sendable () -> Void) -> (any DispatchSourceProtocol)? {
         let fd = open(dir.path, O_EVTONLY)
         guard fd >= 0 else { return nil }
         let source = DispatchSource.makeFileSystemObjectSource(fileDescriptor: fd, eventMask: [.write, .rename], queue: queue)
@@ -78,6 +82,6 @@ public final class SpoolWatcher: Sendable {
         return source
     }
     #else
-    private static func makeNativeSource(_ dir: URL, queue: DispatchQueue, _ onChange: @escaping @Sendable () -> Void) -> (any DispatchSourceProtocol)? { nil }
+    private static func makeNativeSource(_ dir: URL, removals: Bool, queue: DispatchQueue, _ onChange: @escaping @Sendable () -> Void) -> (any DispatchSourceProtocol)? { nil }
     #endif
 }

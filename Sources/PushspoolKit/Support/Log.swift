@@ -1,29 +1,227 @@
 import Foundation
+import PushspoolCore
 import Synchronization
 
-/// Line-oriented logging to stderr. Never pass credentials (tokens, keys, secrets, handles) here.
+/// One log event: a level, a message and metadata (job id, provider, platform, counts…).
+/// Never put credentials (tokens, keys, secrets, device handles) in either.
+public struct LogEvent: Sendable {
+    public var time: Date
+    public var level: Log.Level
+    public var message: String
+    public var metadata: [(String, String)]
+}
+
+/// Where events go: a stream (stderr in a given format) or, in tests, a collector. In the spirit
+/// of swift-log's `LogHandler`, without the dependency.
+public protocol LogHandler: Sendable {
+    func emit(_ event: LogEvent)
+}
+
+/// The dispatcher's logger: levels, metadata, a swappable handler, and repeated events counted
+/// instead of repeated (an episode of one refusal across 10,000 targets is one line, then a
+/// count). A `Log` is cheap to derive with more metadata: `log.with("job", id)`.
 public final class Log: Sendable {
-    public enum Level: Int, Sendable, Comparable {
+    public enum Level: Int, Sendable, Comparable, CaseIterable {
         case debug, info, warning, error
         public static func < (a: Level, b: Level) -> Bool { a.rawValue < b.rawValue }
-        var label: String { ["debug", "info", "warning", "error"][rawValue] }
+        public var label: String { ["debug", "info", "warning", "error"][rawValue] }
+        public init?(label: String) {
+            guard let l = Level.allCases.first(where: { $0.label == label }) else { return nil }
+            self = l
+        }
     }
 
-    public let minimum: Level
-    private let lock = Mutex<Void>(())
+    /// The handler and level, shared by every logger derived from one root.
+    final class Sink: Sendable {
+        struct Setup { var handler: any LogHandler; var minimum: Level }
+        let setup: Mutex<Setup>
+        let repeats: RepeatFilter
+        init(_ handler: any LogHandler, minimum: Level, window: Double) {
+            setup = Mutex(Setup(handler: handler, minimum: minimum))
+            repeats = RepeatFilter(window: window)
+        }
+    }
 
-    public init(minimum: Level = .info) { self.minimum = minimum }
+    private let sink: Sink
+    public let metadata: [(String, String)]
 
+    public init(minimum: Level = .info, handler: any LogHandler = StreamLogHandler(format: .text),
+                repeatWindow: Double = 60) {
+        sink = Sink(handler, minimum: minimum, window: repeatWindow)
+        metadata = []
+    }
+
+    private init(sink: Sink, metadata: [(String, String)]) {
+        self.sink = sink
+        self.metadata = metadata
+    }
+
+    /// The process's logger: text on stderr, `info` and up (`debug` with PUSHSPOOL_DEBUG set),
+    /// until the CLI applies `--log-format` / `--log-level`.
     public static let shared = Log(minimum: ProcessInfo.processInfo.environment["PUSHSPOOL_DEBUG"] != nil ? .debug : .info)
 
-    public func log(_ level: Level, _ message: @autoclosure () -> String) {
-        guard level >= minimum else { return }
-        let line = "pushspool: \(level.label): \(message())\n"
-        lock.withLock { _ in FileHandle.standardError.write(Data(line.utf8)) }
+    /// A logger whose events carry `key=value` too.
+    public func with(_ key: String, _ value: String) -> Log {
+        Log(sink: sink, metadata: metadata + [(key, value)])
     }
 
-    public func debug(_ m: @autoclosure () -> String) { log(.debug, m()) }
-    public func info(_ m: @autoclosure () -> String) { log(.info, m()) }
-    public func warning(_ m: @autoclosure () -> String) { log(.warning, m()) }
-    public func error(_ m: @autoclosure () -> String) { log(.error, m()) }
+    public var minimum: Level { sink.setup.withLock { $0.minimum } }
+
+    /// Whether lines go to a log collector (logfmt, json) rather than a person (text, tests).
+    public var isStructured: Bool {
+        sink.setup.withLock { ($0.handler as? StreamLogHandler).map { $0.format != .text } ?? false }
+    }
+
+    public func configure(handler: (any LogHandler)? = nil, minimum: Level? = nil) {
+        sink.setup.withLock { s in
+            if let handler { s.handler = handler }
+            if let minimum { s.minimum = minimum }
+        }
+    }
+
+    public func log(_ level: Level, _ message: @autoclosure () -> String, _ extra: [(String, String)] = []) {
+        let (handler, minimum) = sink.setup.withLock { ($0.handler, $0.minimum) }
+        guard level >= minimum else { return }
+        let event = LogEvent(time: Date(), level: level, message: message(), metadata: metadata + extra)
+        // Debug events are for tracing: every one is wanted. Others are counted when repeated.
+        guard level == .debug else {
+            for e in sink.repeats.admit(event) { handler.emit(e) }
+            return
+        }
+        handler.emit(event)
+    }
+
+    public func debug(_ m: @autoclosure () -> String, _ extra: [(String, String)] = []) { log(.debug, m(), extra) }
+    public func info(_ m: @autoclosure () -> String, _ extra: [(String, String)] = []) { log(.info, m(), extra) }
+    public func warning(_ m: @autoclosure () -> String, _ extra: [(String, String)] = []) { log(.warning, m(), extra) }
+    public func error(_ m: @autoclosure () -> String, _ extra: [(String, String)] = []) { log(.error, m(), extra) }
+
+    /// Emits the counts of events held back as repeats (at exit, and before a summary line).
+    public func flushRepeats() {
+        let handler = sink.setup.withLock { $0.handler }
+        for e in sink.repeats.drain() { handler.emit(e) }
+    }
+}
+
+/// The first of a run of identical events (same level, message and metadata) goes through; the
+/// rest within `window` seconds are counted, and the count is its own event when the window ends
+/// (at the next occurrence after it) or at `drain()`.
+final class RepeatFilter: Sendable {
+    private struct Seen { var first: LogEvent; var since: Date; var suppressed: Int }
+    private let seen = Mutex<[String: Seen]>([:])
+    let window: Double
+
+    init(window: Double) { self.window = window }
+
+    private static func key(_ e: LogEvent) -> String {
+        "\(e.level.rawValue)\u{1}\(e.message)\u{1}" + e.metadata.map { "\($0.0)=\($0.1)" }.joined(separator: "\u{1}")
+    }
+
+    func admit(_ event: LogEvent) -> [LogEvent] {
+        guard window > 0 else { return [event] }
+        let key = Self.key(event)
+        return seen.withLock { seen -> [LogEvent] in
+            // Keep the table small: forget quiet entries that have nothing to report.
+            if seen.count > 1024 { seen = seen.filter { $0.value.suppressed > 0 } }
+            guard var s = seen[key] else {
+                seen[key] = Seen(first: event, since: event.time, suppressed: 0)
+                return [event]
+            }
+            if event.time.timeIntervalSince(s.since) < window {
+                s.suppressed += 1
+                seen[key] = s
+                return []
+            }
+            let summary = s.suppressed > 0 ? [Self.summary(s, at: event.time)] : []
+            seen[key] = Seen(first: event, since: event.time, suppressed: 0)
+            return summary + [event]
+        }
+    }
+
+    func drain() -> [LogEvent] {
+        let now = Date()
+        return seen.withLock { seen -> [LogEvent] in
+            let out = seen.values.filter { $0.suppressed > 0 }.sorted { $0.since < $1.since }.map { Self.summary($0, at: now) }
+            seen.removeAll()
+            return out
+        }
+    }
+
+    private static func summary(_ s: Seen, at time: Date) -> LogEvent {
+        var e = s.first
+        e.time = time
+        e.message = "(repeated \(s.suppressed) more time\(s.suppressed == 1 ? "" : "s") in \(Int(time.timeIntervalSince(s.since).rounded())) s) " + e.message
+        e.metadata.append(("repeated", String(s.suppressed)))
+        return e
+    }
+}
+
+/// Writes one line per event to stderr: `text` for people (`pushspool: warning: message
+/// key=value`), `logfmt` and `json` for log collectors.
+public struct StreamLogHandler: LogHandler {
+    public enum Format: String, Sendable, CaseIterable { case text, logfmt, json }
+    public let format: Format
+    private let write: @Sendable (String) -> Void
+
+    public init(format: Format, write: (@Sendable (String) -> Void)? = nil) {
+        self.format = format
+        // Stderr's own lines go above the live progress lines, if any are on screen.
+        self.write = write ?? { line in TerminalBoard.shared.above { FileHandle.standardError.write(Data(line.utf8)) } }
+    }
+
+    public func emit(_ event: LogEvent) { write(Self.render(event, format) + "\n") }
+
+    public static func render(_ e: LogEvent, _ format: Format) -> String {
+        switch format {
+        case .text:
+            let meta = e.metadata.map { " \($0.0)=\(logfmtValue($0.1))" }.joined()
+            return "pushspool: \(e.level.label): \(oneLine(e.message))\(meta)"
+        case .logfmt:
+            let fields = [("time", Timestamp.rfc3339(e.time)), ("level", e.level.label), ("msg", e.message)] + e.metadata
+            return fields.map { "\($0.0)=\(logfmtValue($0.1))" }.joined(separator: " ")
+        case .json:
+            var fields: [(String, JSONValue)] = [("time", .string(Timestamp.rfc3339(e.time))),
+                                                 ("level", .string(e.level.label)), ("msg", .string(e.message))]
+            for (k, v) in e.metadata where !["time", "level", "msg"].contains(k) {
+                fields.append((k, Int(v).map { .int(Int64($0)) } ?? .string(v)))
+            }
+            return JSONValue.object(fields).encodedString
+        }
+    }
+
+    /// A logfmt value: bare when it is one plain word, else quoted with `"` and `\` escaped and
+    /// control characters as `\n`, `\t`, `\u{…}`.
+    static func logfmtValue(_ v: String) -> String {
+        let plain = !v.isEmpty && v.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7f && $0 != "\"" && $0 != "=" && $0 != "\\" }
+        if plain { return v }
+        return "\"" + escaped(v) + "\""
+    }
+
+    static func oneLine(_ s: String) -> String {
+        s.unicodeScalars.contains { $0.properties.generalCategory == .control } ? escaped(s, quotes: false) : s
+    }
+
+    private static func escaped(_ v: String, quotes: Bool = true) -> String {
+        var out = ""
+        for u in v.unicodeScalars {
+            switch u {
+            case "\"" where quotes: out += "\\\""
+            case "\\" where quotes: out += "\\\\"
+            case "\n": out += "\\n"
+            case "\t": out += "\\t"
+            case "\r": out += "\\r"
+            default:
+                if u.properties.generalCategory == .control { out += "\\u{\(String(u.value, radix: 16))}" } else { out.unicodeScalars.append(u) }
+            }
+        }
+        return out
+    }
+}
+
+/// Collects events in memory (tests).
+public final class CollectingLogHandler: LogHandler {
+    private let store = Mutex<[LogEvent]>([])
+    public init() {}
+    public func emit(_ event: LogEvent) { store.withLock { $0.append(event) } }
+    public var events: [LogEvent] { store.withLock { $0 } }
 }

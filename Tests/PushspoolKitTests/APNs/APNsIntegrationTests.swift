@@ -202,4 +202,31 @@ struct APNsIntegrationTests {
         #expect(s.deliveries("outage").isEmpty, "nothing unsent logged as final")
         #expect(s.fake.state()["requests"] as? Int == before, "no new target after the signal")
     }
+
+    /// The first SIGTERM waits for requests in flight (here held 4 s by the service); a second
+    /// one ends the process at once, exit 0, and the resumed job notifies each device, resending
+    /// at most what was in flight.
+    @Test func aSecondSignalStopsAtOnceAndSafely() throws {
+        let s = try APNsSpool(fakeArgs: ["hold-ms": "4000"], concurrency: 16)
+        for i in 0..<16 { try s.register(id: "d\(i)", handle: APNsSpool.token("0000", i)) }
+        s.drop("held", #"{"id":"held","to_tag":"username:alice","pns":["apns"],"message":"hi"}"#)
+        let p = try startPushspool(["run"] + s.common)
+        #expect(CampaignControlTests.until(20) { CampaignControlTests.arrivals(s.fake.state()).perSecond.reduce(0, +) == 16 })
+        p.terminate()
+        usleep(500_000)
+        #expect(p.isRunning, "the first signal waits for the requests in flight")
+        let second = Date()
+        p.terminate()
+        p.waitUntilExit()
+        #expect(Date().timeIntervalSince(second) < 1, "stopped \(Date().timeIntervalSince(second)) s after the second signal")
+        #expect(p.terminationStatus == 0)
+        #expect(s.dir.list("spool/active") == ["held.json"])
+
+        let resumed = try s.runOnce()
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        #expect(s.deliveries("held").count == 16)
+        let state = waitForIdle(s.fake, answered: 16)
+        #expect(state["tokensDelivered"] as? Int == 16)
+        #expect((state["duplicateDeliveries"] as? Int ?? 99) <= 16)
+    }
 }

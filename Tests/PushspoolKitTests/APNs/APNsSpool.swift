@@ -10,20 +10,20 @@ final class APNsSpool {
     var common: [String] { ["--spool", spool, "--config", configPath] }
 
     init(fakeArgs: [String: String] = [:], concurrency: Int = 64, maxAttempts: Int = 3, maxDelayMs: Int = 20,
-         apns: String? = nil) throws {
+         apns: String? = nil, apnsExtra: String = "", extraConfig: String = "") throws {
         fake = try FakeServer("apns", args: fakeArgs, dir: dir)
         // The key is a credential: 0600, as pushspool asks of it.
         dir.write("AuthKey_TESTKEY123.p8", try String(contentsOf: Paths.fixture("AuthKey_TESTKEY123.p8"), encoding: .utf8), mode: 0o600)
         let section = apns ?? """
             {"team_id": "TEAMID1234", "key_id": "TESTKEY123", "key_file": "AuthKey_TESTKEY123.p8",
-             "topic": "com.example.app", "environment": "production", "endpoint": "\(fake.url)"}
+             "topic": "com.example.app", "environment": "production", "endpoint": "\(fake.url)"\(apnsExtra)}
             """
         dir.write("pushspool.json", """
             {"spool": "spool", "concurrency": \(concurrency),
              "retry": {"max_attempts": \(maxAttempts), "base_delay_ms": 1, "max_delay_ms": \(maxDelayMs)},
              "routes": {"apns": "apns"},
              "providers": {"apns": \(section)},
-             "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}}
+             "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}\(extraConfig)}
             """)
         try initSpool(common)
     }

@@ -66,3 +66,52 @@ struct CrashResumeTests {
         #expect(try #require(h.wns).state().int("posts") == count)
     }
 }
+
+/// kill -9 at random points of a 10,000-device campaign to a fake APNs that holds each answer,
+/// from the first milliseconds (the claim) to the end (the final move), each followed by a
+/// resume: every device is notified, a crash resends at most the requests in flight
+/// (≤ `concurrency`), each device has exactly one final line, and the job ends in `done/`.
+@Suite(.enabled(if: Paths.nodeAvailable), .serialized)
+struct KillNineTests {
+    @Test func killedAtRandomPointsThenResumed() throws {
+        let concurrency = 128
+        let devices = 10_000
+        let s = try APNsSpool(fakeArgs: ["hold-ms": "25", "track-limit": "0"], concurrency: concurrency)
+        try s.importDevices(devices, tag: "all")
+        // One full run first, to know how long a campaign takes here (a debug build is slower).
+        s.drop("warmup", #"{"id":"warmup","to_tag":"all","pns":["apns"],"message":"m"}"#)
+        let started = Date()
+        #expect(try s.runOnce().status == 0)
+        let campaign = Date().timeIntervalSince(started)
+        let warm = waitForIdle(s.fake, answered: devices)
+        #expect(warm["tokensDelivered"] as? Int == devices && warm["duplicateDeliveries"] as? Int == 0)
+
+        var generator = SystemRandomNumberGenerator()
+        let points = [0.005, 0.05] + (0..<3).map { _ in Double.random(in: 0.1...0.9, using: &generator) } + [0.98]
+        for (k, fraction) in points.enumerated() {
+            let id = "c\(k)"
+            s.drop(id, #"{"id":"\#(id)","to_tag":"all","pns":["apns"],"message":"m\#(k)"}"#)
+            let before = s.fake.state()
+            let p = try startPushspool(["run", "--once"] + s.common)
+            usleep(useconds_t(campaign * fraction * 1_000_000))
+            kill(p.processIdentifier, SIGKILL)
+            p.waitUntilExit()
+            let resumed = try s.runOnce()
+            #expect(resumed.status == 0, "\(resumed.stderr)")
+            let after = waitForIdle(s.fake, answered: 0)
+            // The fake counts a device twice across jobs too: compare with this job's share.
+            let newDeliveries = (after["tokensDelivered"] as? Int ?? 0) - (before["tokensDelivered"] as? Int ?? 0)
+            let newDuplicates = (after["duplicateDeliveries"] as? Int ?? 0) - (before["duplicateDeliveries"] as? Int ?? 0)
+            #expect(newDeliveries == devices, "kill at \(Int(fraction * 100))%: every device received it")
+            #expect(newDuplicates <= concurrency, "kill at \(Int(fraction * 100))%: \(newDuplicates) resent, more than the \(concurrency) in flight")
+            let finals = s.results(id).filter { $0["type"] as? String == "delivery" }
+            let perDevice = Dictionary(grouping: finals, by: { $0["device"] as? String ?? "" })
+            #expect(finals.count == devices, "kill at \(Int(fraction * 100))%: \(finals.count) final lines")
+            #expect(perDevice.count == devices && perDevice.values.allSatisfy { $0.count == 1 }, "one final line per device")
+            #expect(finals.allSatisfy { $0["status"] as? String == "delivered" })
+            #expect(s.results(id).last?["status"] as? String == "done")
+            #expect(FileManager.default.fileExists(atPath: s.dir.path("spool/done/\(id).json")))
+            #expect(s.dir.list("spool/active").isEmpty)
+        }
+    }
+}

@@ -148,7 +148,7 @@ import PushspoolCore
         let created = try runPushspool(["init", "--spool", missing], cwd: dir.url)
         #expect(created.status == 0)
         #expect(created.stdout.hasPrefix("created spool \(missing)"))
-        #expect(dir.list("nope-spool") == [".state", "active", "done", "failed", "incoming", "outbox", "registry.sqlite", "results", "tmp"])
+        #expect(dir.list("nope-spool") == [".state", "active", "control", "done", "failed", "incoming", "outbox", "registry.sqlite", "results", "tmp"])
         let again = try runPushspool(["init", "--spool", missing], cwd: dir.url)
         #expect(again.status == 0)
         #expect(again.stdout.contains("already exists"))

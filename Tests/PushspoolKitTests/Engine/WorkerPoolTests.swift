@@ -19,6 +19,23 @@ import PushspoolCore
         return (box.wait(), provider)
     }
 
+    /// A service that is slow to answer (or throttled) fills its own slots only: another
+    /// provider's targets go through at once.
+    @Test func eachProviderHasItsOwnSlots() {
+        let pool = WorkerPool(concurrency: 2, policy: RetryPolicy(maxAttempts: 1, baseDelay: 0.001, maxDelay: 0.01), random: { 0.5 })
+        let slow = ProviderState(provider: ScriptedProvider(name: "slow", delay: 3))
+        let fast = ProviderState(provider: ScriptedProvider(name: "fast"))
+        let device = Device(id: "d1", platform: .apns, handle: "h", tags: [], updatedAt: Date())
+        let request = SendRequest(jobID: "j", platform: .apns, recipient: .device(device),
+                                  notification: .apns(APNsNotification(payload: Array("{}".utf8))))
+        for _ in 0..<2 { pool.submit(request, via: slow) { _ in } }     // slow's two slots are taken
+        let started = Date()
+        let box = ResultBox<TargetOutcome>()
+        pool.submit(request, via: fast) { box.set($0) }                 // would block with one shared pool
+        #expect(box.wait().status == .delivered)
+        #expect(Date().timeIntervalSince(started) < 1)
+    }
+
     @Test("retries transient failures, then delivers, counting attempts")
     func retryThenDeliver() {
         let (o, p) = outcome([ProviderResult(.retry(after: nil), code: "503"), ProviderResult(.reconnect, code: "transport"),

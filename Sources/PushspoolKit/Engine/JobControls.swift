@@ -1,0 +1,76 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What an operator asked of a job: `control/<id>.cancel`, `control/<id>.pause`.
+public enum ControlRequest: String, Sendable, CaseIterable {
+    case cancel, pause
+}
+
+/// The operators' requests in `control/`, as of the last `refresh()`: the dispatcher refreshes it
+/// on every inotify event of that folder, and each running job asks it before each target, so a
+/// request takes effect within moments (no polling). Cancel wins over pause.
+public final class JobControls: Sendable {
+    public let directory: URL
+    private let requests = Mutex<[String: Set<ControlRequest>]>([:])
+
+    public init(directory: URL) {
+        self.directory = directory
+        refresh()
+    }
+
+    /// Reads the folder again; true when anything changed.
+    @discardableResult
+    public func refresh() -> Bool {
+        var found: [String: Set<ControlRequest>] = [:]
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [] where !name.hasPrefix(".") {
+            guard let dot = name.lastIndex(of: "."), let kind = ControlRequest(rawValue: String(name[name.index(after: dot)...])) else { continue }
+            found[String(name[..<dot]), default: []].insert(kind)
+        }
+        return requests.withLock { r in
+            defer { r = found }
+            return r != found
+        }
+    }
+
+    /// The request in force for `id`: cancel before pause.
+    public func request(for id: String) -> ControlRequest? {
+        requests.withLock { r in
+            guard let set = r[id] else { return nil }
+            return set.contains(.cancel) ? .cancel : .pause
+        }
+    }
+
+    public var isEmpty: Bool { requests.withLock { $0.isEmpty } }
+
+    /// Ids with a request of `kind`.
+    public func ids(_ kind: ControlRequest) -> Set<String> {
+        requests.withLock { r in Set(r.compactMap { $0.value.contains(kind) ? $0.key : nil }) }
+    }
+
+    /// Removes the requests about `id` (its job finished: they are moot).
+    public func clear(_ id: String) {
+        for kind in ControlRequest.allCases { unlink(url(id, kind).path) }
+        requests.withLock { _ = $0.removeValue(forKey: id) }
+    }
+
+    public func url(_ id: String, _ kind: ControlRequest) -> URL {
+        directory.appendingPathComponent("\(id).\(kind.rawValue)")
+    }
+
+    /// Writes a request atomically (a hidden temporary file renamed into place).
+    public func write(_ kind: ControlRequest, id: String, now: Date = Date()) throws {
+        let line = #"{"request":"\#(kind.rawValue)","id":"\#(id)","requested_at":"\#(Timestamp.rfc3339(now))"}"# + "\n"
+        let tmp = directory.appendingPathComponent(".\(id).\(kind.rawValue).\(getpid()).tmp")
+        try FileIO.writeDurably(Array(line.utf8), to: tmp, mode: 0o660)
+        guard rename(tmp.path, url(id, kind).path) == 0 else {
+            let why = String(cString: strerror(errno))
+            unlink(tmp.path)
+            throw SpoolError("cannot write \(url(id, kind).path): \(why)")
+        }
+    }
+}

@@ -1,0 +1,126 @@
+import Foundation
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// The dispatcher's counters and histograms, rendered in the Prometheus text exposition format
+/// (what node_exporter's textfile collector reads). Counting costs one uncontended lock per
+/// delivery and per request; rendering happens every `interval_seconds` on a timer.
+public final class Metrics: Sendable {
+    /// Request durations, seconds: upper bounds of the histogram buckets (`+Inf` is implied).
+    public static let durationBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+
+    struct Histogram {
+        var buckets = [Int](repeating: 0, count: Metrics.durationBuckets.count)
+        var count = 0
+        var sum = 0.0
+    }
+
+    private struct State {
+        /// deliveries by (platform, provider, status)
+        var deliveries: [Labels: Int] = [:]
+        var retries: [String: Int] = [:]
+        var jobs: [String: Int] = [:]
+        var durations: [String: Histogram] = [:]
+    }
+    private let state = Mutex(State())
+
+    public init() {}
+
+    struct Labels: Hashable { var platform: String, provider: String, status: String }
+
+    public func delivery(platform: String, provider: String, status: String) {
+        state.withLock { $0.deliveries[Labels(platform: platform, provider: provider, status: status), default: 0] += 1 }
+    }
+
+    public func retry(provider: String) {
+        state.withLock { $0.retries[provider, default: 0] += 1 }
+    }
+
+    public func job(status: String) {
+        state.withLock { $0.jobs[status, default: 0] += 1 }
+    }
+
+    public func requestDuration(provider: String, seconds: Double) {
+        let bucket = Self.durationBuckets.firstIndex { seconds <= $0 }
+        state.withLock { s in
+            var h = s.durations[provider] ?? Histogram()
+            if let bucket { h.buckets[bucket] += 1 }
+            h.count += 1
+            h.sum += seconds
+            s.durations[provider] = h
+        }
+    }
+
+    /// Gauges read when the file is written.
+    public struct Gauges: Sendable {
+        public var queue: [(folder: String, jobs: Int)] = []
+        public var targetsRemaining = 0
+        public var providers: [(name: String, paused: Bool)] = []
+        public init() {}
+    }
+
+    /// The exposition text: each family once, with HELP and TYPE, label values escaped,
+    /// histogram buckets cumulative and ending with `+Inf`, then `_sum` and `_count`.
+    public func render(_ gauges: Gauges) -> String {
+        let s = state.withLock { $0 }
+        var out = ""
+        func family(_ name: String, _ type: String, _ help: String) {
+            out += "# HELP \(name) \(help)\n# TYPE \(name) \(type)\n"
+        }
+        func sample(_ name: String, _ labels: [(String, String)], _ value: String) {
+            let l = labels.isEmpty ? "" : "{" + labels.map { "\($0.0)=\"\(Self.escape($0.1))\"" }.joined(separator: ",") + "}"
+            out += "\(name)\(l) \(value)\n"
+        }
+        family("pushspool_deliveries_total", "counter", "Targets that reached a final outcome, by platform, provider and status.")
+        for (k, v) in s.deliveries.sorted(by: { ($0.key.platform, $0.key.provider, $0.key.status) < ($1.key.platform, $1.key.provider, $1.key.status) }) {
+            sample("pushspool_deliveries_total", [("platform", k.platform), ("provider", k.provider), ("status", k.status)], String(v))
+        }
+        family("pushspool_retries_total", "counter", "Requests retried after a transient failure, by provider.")
+        for (k, v) in s.retries.sorted(by: { $0.key < $1.key }) { sample("pushspool_retries_total", [("provider", k)], String(v)) }
+        family("pushspool_jobs_total", "counter", "Jobs this dispatcher ended, by status.")
+        for (k, v) in s.jobs.sorted(by: { $0.key < $1.key }) { sample("pushspool_jobs_total", [("status", k)], String(v)) }
+        family("pushspool_queue_jobs", "gauge", "Job files in each spool folder.")
+        for q in gauges.queue { sample("pushspool_queue_jobs", [("folder", q.folder)], String(q.jobs)) }
+        family("pushspool_targets_remaining", "gauge", "Targets of running jobs not yet at a final outcome.")
+        sample("pushspool_targets_remaining", [], String(gauges.targetsRemaining))
+        family("pushspool_provider_paused", "gauge", "1 while a provider is paused after its credentials were refused.")
+        for p in gauges.providers { sample("pushspool_provider_paused", [("provider", p.name)], p.paused ? "1" : "0") }
+        family("pushspool_provider_request_duration_seconds", "histogram", "Time from sending a request to its answer, by provider.")
+        for (provider, h) in s.durations.sorted(by: { $0.key < $1.key }) {
+            var cumulative = 0
+            for (i, bound) in Self.durationBuckets.enumerated() {
+                cumulative += h.buckets[i]
+                sample("pushspool_provider_request_duration_seconds_bucket", [("provider", provider), ("le", Self.number(bound))], String(cumulative))
+            }
+            sample("pushspool_provider_request_duration_seconds_bucket", [("provider", provider), ("le", "+Inf")], String(h.count))
+            sample("pushspool_provider_request_duration_seconds_sum", [("provider", provider)], Self.number(h.sum))
+            sample("pushspool_provider_request_duration_seconds_count", [("provider", provider)], String(h.count))
+        }
+        return out
+    }
+
+    /// Writes `text` to `path` atomically (a temporary file in the same folder, renamed), so the
+    /// collector never reads half a file.
+    public static func write(_ text: String, to path: String) throws {
+        let url = URL(fileURLWithPath: path)
+        let tmp = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
+        try FileIO.writeDurably(Array(text.utf8), to: tmp, mode: 0o644)
+        guard rename(tmp.path, path) == 0 else {
+            let why = String(cString: strerror(errno))
+            unlink(tmp.path)
+            throw SpoolError("cannot write \(path): \(why)")
+        }
+    }
+
+    static func escape(_ v: String) -> String {
+        v.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
+    }
+
+    static func number(_ d: Double) -> String {
+        d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : String(d)
+    }
+}
