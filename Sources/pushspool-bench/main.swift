@@ -1,10 +1,12 @@
 // pushspool-bench [apns|webpush|registry|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY]
+//                 [--postgres URI]
 //
 // Prints one table: the median of R runs (default 3) of each figure, beside its peer measured in
 // the same run. `apns`: pushspool vs Node's http2 client vs h2load on the same fake APNs.
 // `webpush`: pushspool vs Node's crypto + http2 client (RFC 8291 encryption, VAPID) on the same
 // fake push service.
-// `registry`: import, a sandbox broadcast and a tag-expression resolution over N devices.
+// `registry`: import, a sandbox broadcast and a tag-expression resolution over N devices; with
+// `--postgres URI`, also on a PostgreSQL registry (a database of its own: its tables are dropped).
 // README.md next to this file explains each figure and how it is measured.
 import Foundation
 import PushspoolHTTP
@@ -21,7 +23,7 @@ func option(_ name: String, default value: Int) -> Int {
 let args = CommandLine.arguments
 let what = args.count >= 2 && !args[1].hasPrefix("--") ? args[1] : "all"
 guard ["apns", "webpush", "registry", "all"].contains(what) else {
-    print("usage: pushspool-bench [apns|webpush|registry|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY]")
+    print("usage: pushspool-bench [apns|webpush|registry|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY] [--postgres URI]")
     exit(64)
 }
 let count = option("count", default: 30_000)
@@ -36,6 +38,8 @@ func stringOption(_ name: String) -> String? {
     guard let i = args.firstIndex(of: "--\(name)"), i + 1 < args.count else { return nil }
     return args[i + 1]
 }
+
+let postgres = stringOption("postgres")
 
 func mb(_ bytes: Double) -> String { String(format: "%.0f MB", bytes / 1_048_576) }
 func rate(_ r: Double) -> String { r >= 1e6 ? String(format: "%.2fM/s", r / 1e6) : String(format: "%.0f/s", r) }
@@ -92,7 +96,10 @@ do {
         }
     }
     if what == "webpush" || what == "all" { try WebPushRound.printRows(count: webCount, concurrency: concurrency, runs: runs) }
-    if what == "registry" || what == "all" { try RegistryRound.printRows(devices: devices, runs: runs) }
+    if what == "registry" || what == "all" {
+        try RegistryRound.printRows(devices: devices, runs: runs)
+        if let postgres { try PostgresRegistryRound.printRows(devices: devices, runs: runs, uri: postgres) }
+    }
 } catch {
     FileHandle.standardError.write(Data("pushspool-bench: \(error)\n".utf8))
     exit(1)

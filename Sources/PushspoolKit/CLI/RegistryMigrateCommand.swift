@@ -24,6 +24,9 @@ enum RegistryMigrateCommand {
                 throw CLIError(.ioError, "registry migrate: \(shown): \(error)")
             }
         }
+        // A SQLite registry lives with its spool: as every other command, refuse a missing one
+        // rather than create a registry nobody's spool uses.
+        _ = try Runtime(args)
         let path = config.resolve(value).path
         do {
             let (from, to) = try Registry.migrate(path: path)

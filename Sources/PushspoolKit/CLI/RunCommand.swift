@@ -40,7 +40,7 @@ enum RunCommand {
     static func dispatch(_ runtime: Runtime, once: Bool, print: @escaping @Sendable (JobReport) -> Void) throws(CLIError)
         -> (reports: [JobReport], scheduled: [(name: String, notBefore: Date)], lostSpool: String?) {
         let log = Log.shared
-        let registry = try runtime.openRegistry()
+        let registry = try runtime.openRegistry(log: log)
         let routes = try runtime.makeRoutes(log: log)
         let metrics = Metrics()
         let activity = Activity()

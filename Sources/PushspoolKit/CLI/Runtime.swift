@@ -52,7 +52,7 @@ struct Runtime {
 
     /// The registry `registry` names: a PostgreSQL URI (several hosts) or a SQLite file.
     /// `migrate: false` only checks the schema (a newer one is refused either way).
-    func openRegistry(migrate: Bool = true, log: Log? = Log.shared) throws(CLIError) -> any DeviceRegistry {
+    func openRegistry(migrate: Bool = true, log: Log? = nil) throws(CLIError) -> any DeviceRegistry {
         try Self.openRegistry(config, migrate: migrate, log: log)
     }
 

@@ -5,12 +5,40 @@ import Glibc
 import Darwin
 #endif
 
-/// The owner recorded with a job id claimed in a shared registry: this host's name and the
-/// spool's path. The same host resuming the job (after a crash, a restart, a lost database
-/// connection) is the same owner; a copy of the job on another host's spool is not.
+/// The owner recorded with a job id claimed in a shared registry: this host's name, the spool's
+/// path and the spool's own random identity (`.state/spool-id`, made once). The same spool
+/// resuming the job (after a crash, a restart, a lost database connection) is the same owner; a
+/// copy of the job on another host's spool is not, even on hosts cloned with the same name and
+/// the same spool path.
 enum JobClaimOwner {
     static func current(spool: Spool) -> String {
-        "\(hostName) \(spool.root.standardizedFileURL.path)"
+        "\(hostName) \(spool.root.standardizedFileURL.path) \(spoolID(spool) ?? "-")"
+    }
+
+    /// The spool's identity, created on first use (O_EXCL: two processes starting together on a
+    /// new spool agree on one).
+    static func spoolID(_ spool: Spool) -> String? {
+        let url = spool.stateDirectory.appendingPathComponent("spool-id")
+        if let existing = read(url) { return existing }
+        try? FileManager.default.createDirectory(at: spool.stateDirectory, withIntermediateDirectories: true,
+                                                 attributes: [.posixPermissions: 0o700])
+        let id = UUID().uuidString.lowercased()
+        let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd >= 0 {
+            let bytes = Array((id + "\n").utf8)
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            _ = fsync(fd)
+            close(fd)
+            if written == bytes.count { return id }
+        }
+        usleep(10_000)   // another process is writing it
+        return read(url)
+    }
+
+    private static func read(_ url: URL) -> String? {
+        guard let bytes = try? FileIO.readAll(url, limit: 4096) else { return nil }
+        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.count == 36 ? text : nil
     }
 
     static let hostName: String = {

@@ -74,11 +74,11 @@ import PushspoolCore
 }
 
 @Suite struct ExampleConfigTests {
-    @Test("every example config parses", arguments: ["sandbox", "apns", "fcm", "wns", "azure", "webpush", "mixed"])
+    @Test("every example config parses", arguments: ["sandbox", "apns", "fcm", "wns", "azure", "webpush", "mixed", "several-hosts"])
     func parses(_ name: String) throws {
         let url = Paths.packageRoot.appendingPathComponent("examples/config/\(name).json")
         let json = try JSONParser.parse(Array(try Data(contentsOf: url)))
-        let config = try ConfigLoader.parse(json, environment: ["WNS_CLIENT_SECRET": "x", "NH_CONNECTION_STRING": "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=k;SharedAccessKey=v"])
+        let config = try ConfigLoader.parse(json, environment: ["PUSHSPOOL_REGISTRY": "postgresql://pushspool@db/pushspool", "WNS_CLIENT_SECRET": "x", "NH_CONNECTION_STRING": "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=k;SharedAccessKey=v"])
         #expect(!config.routes.isEmpty)
     }
 }

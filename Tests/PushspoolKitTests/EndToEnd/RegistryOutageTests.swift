@@ -32,7 +32,7 @@ struct RegistryOutageTests {
 
         // The dispatcher, its stderr in a file we can read while it runs.
         let errPath = dir.path("dispatcher.err")
-        FileManager.default.createFile(atPath: errPath, contents: nil)
+        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
         let errFile = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
         let p = Process()
         p.executableURL = Paths.binary

@@ -84,6 +84,47 @@ struct TwoHostsTests {
         print("two hosts: 100 jobs on both spools, sent by a: \(sentBy["a"]!), by b: \(sentBy["b"]!), duplicates: \(duplicates)")
     }
 
+    /// Both hosts send to the fake APNs with one key: one provider token between them (each
+    /// spool's `.state/` would have given two), verified by the fake.
+    @Test(.enabled(if: Paths.nodeAvailable)) func bothHostsUseOneAPNsToken() throws {
+        let uri = try RegistryFixture.postgresDatabase()
+        let dir = TempDir("two-hosts-apns")
+        let fake = try FakeServer("apns", dir: dir)
+        dir.write("AuthKey_TESTKEY123.p8", try String(contentsOf: Paths.fixture("AuthKey_TESTKEY123.p8"), encoding: .utf8), mode: 0o600)
+        let env = ["PUSHSPOOL_TEST_REGISTRY": uri]
+        for host in ["a", "b"] {
+            dir.write("\(host).json", """
+                {"spool": "\(host)", "registry": "env:PUSHSPOOL_TEST_REGISTRY", "concurrency": 32,
+                 "routes": {"apns": "apns"},
+                 "providers": {"apns": {"team_id": "TEAMID1234", "key_id": "TESTKEY123", "key_file": "AuthKey_TESTKEY123.p8",
+                                        "topic": "com.example.app", "environment": "production", "endpoint": "\(fake.url)"}},
+                 "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}}
+                """)
+            #expect(try runPushspool(["init", "--config", dir.path("\(host).json")], env: env).status == 0)
+        }
+        var lines = ""
+        for i in 0..<100 { lines += #"{"id":"d\#(i)","platform":"apns","handle":"\#(String(format: "%064x", i))","tags":["all"]}"# + "\n" }
+        dir.write("devices.jsonl", lines)
+        #expect(try runPushspool(["import", dir.path("devices.jsonl"), "--config", dir.path("a.json")], env: env).status == 0)
+        for host in ["a", "b"] {
+            try Spool(root: dir.url.appendingPathComponent(host))
+                .submit(Array(#"{"id":"from-\#(host)","to_tag":"all","pns":["apns"],"message":"hi"}"#.utf8), name: "from-\(host).json")
+        }
+        let a = try startPushspool(["run", "--once", "--config", dir.path("a.json")], env: env)
+        let b = try startPushspool(["run", "--once", "--config", dir.path("b.json")], env: env)
+        a.waitUntilExit()
+        b.waitUntilExit()
+        #expect(a.terminationStatus == 0 && b.terminationStatus == 0)
+        fake.stop()
+        let state = fake.state()
+        // 100 devices, two jobs (one per host): each device got each job's notification once.
+        #expect(state["answered"] as? Int == 200 && state["tokensDelivered"] as? Int == 200, "\(state)")
+        #expect(state["duplicateDeliveries"] as? Int == 0, "\(state)")
+        #expect(state["jwts"] as? Int == 1, "\(state)")
+        #expect(state["badJWTs"] as? Int == 0)
+        #expect(dir.list("a/.state").filter { $0.hasSuffix(".json") }.isEmpty, "the token is kept in the database, not the spool")
+    }
+
     @Test func aCampaignOnOneHostWhileTheOtherImports() throws {
         let hosts = try Hosts(uri: try RegistryFixture.postgresDatabase())
         let first = try runPushspool(["import", hosts.devices("first.jsonl", from: 0, count: 50_000).path] + hosts.config("a"), env: hosts.env)

@@ -167,6 +167,34 @@ import PushspoolCore
         #expect(bulk.devices.count == lines.count - 9)
     }
 
+    /// Into a registry that already has devices: a line without an id keeps the id holding its
+    /// handle, a line naming another id moves the handle there, a known id is updated in place.
+    @Test(arguments: RegistryBackend.allCases) func importFollowsTheUpsertRulesOnAFilledRegistry(backend: RegistryBackend) throws {
+        let (dir, registry) = try RegistryFixture.make(on: backend)
+        try registry.upsert(RegistryFixture.reg("keeps", .fcm, "h1", ["old"]))
+        try registry.upsert(RegistryFixture.reg("loses", .fcm, "h2", ["old"]))
+        try registry.upsert(RegistryFixture.reg("updated", .fcm, "h3", ["old"]))
+        try registry.upsert(RegistryFixture.reg("untouched", .fcm, "h4", ["old"]))
+        dir.write("devices.jsonl", """
+            {"platform":"fcm","handle":"h1","tags":["new"]}
+            {"id":"gains","platform":"fcm","handle":"h2","tags":["new"]}
+            {"id":"updated","platform":"wns","handle":"https://db5.notify.windows.com/?token=5","tags":["new"],"lang":"fr"}
+            {"id":"fresh","platform":"fcm","handle":"h6","tags":["new"]}
+            """)
+        let now = Date(timeIntervalSince1970: 1_700_000_123)
+        let report = try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("devices.jsonl"), now: now)
+        #expect(report.imported == 4 && report.refusedCount == 0)
+        #expect(try registry.device(id: "keeps")?.tags == ["new"])
+        #expect(try registry.device(id: "loses") == nil)
+        #expect(try registry.device(handle: "h2")?.id == "gains")
+        let updated = try registry.device(id: "updated")
+        #expect(updated?.platform == .wns && updated?.lang?.value == "fr" && updated?.updatedAt == now)
+        #expect(try registry.device(handle: "h3") == nil)
+        #expect(try registry.device(id: "untouched")?.tags == ["old"])
+        #expect(try registry.count(platforms: Set(Platform.allCases), matching: nil) == 5)
+        #expect(try registry.count(platforms: Set(Platform.allCases), matching: .tag("new")) == 4)
+    }
+
     @Test(arguments: RegistryBackend.allCases) func aLineLongerThanTheReadBufferIsRead(backend: RegistryBackend) throws {
         let (dir, registry) = try RegistryFixture.make(on: backend)
         let tags = (0..<3000).map { "\"tag\($0)\"" }.joined(separator: ",")

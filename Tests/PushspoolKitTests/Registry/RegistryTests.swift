@@ -199,6 +199,20 @@ import PushspoolCore
         migrated.close()
     }
 
+    @Test func migrateCommandOnASQLiteRegistry() throws {
+        let dir = TempDir("registry-migrate")
+        let missing = try runPushspool(["registry", "migrate", "--spool", dir.path("new")])
+        #expect(missing.status == 78 && missing.stderr.contains("no spool at"), "\(missing.stderr)")
+        try initSpool(["--spool", dir.path("new")])
+        try FileManager.default.removeItem(atPath: dir.path("new/registry.sqlite"))
+        let fresh = try runPushspool(["registry", "migrate", "--spool", dir.path("new")])
+        #expect(fresh.status == 0 && fresh.stdout.contains("schema migrated from version 0 to \(Registry.schemaVersion)"), "\(fresh.stdout)\(fresh.stderr)")
+        let again = try runPushspool(["registry", "migrate", "--spool", dir.path("new")])
+        #expect(again.stdout.contains("schema version \(Registry.schemaVersion), nothing to migrate"), "\(again.stdout)")
+        let wrong = try runPushspool(["registry", "vacuum", "--spool", dir.path("new")])
+        #expect(wrong.status == 64 && wrong.stderr.contains("the only subcommand is `registry migrate`"))
+    }
+
     @Test func twoConnectionsShareTheFile() throws {
         let (dir, first) = try RegistryFixture.make()
         let second = try Registry(path: dir.path("registry.sqlite"))

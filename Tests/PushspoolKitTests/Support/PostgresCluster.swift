@@ -63,9 +63,16 @@ final class PostgresCluster: @unchecked Sendable {
         }
     }()
 
-    /// Why PostgreSQL tests are skipped, or nil when they can run.
+    /// Why PostgreSQL tests are skipped, or nil when they can run. Cheap (no cluster is started:
+    /// suites' traits read it even in runs filtered to other tests); a cluster that then fails to
+    /// start skips the tests that needed it, with its own reason (`RegistryFixture`).
     static var unavailableReason: String? {
-        if case .failure(let e) = shared { return "PostgreSQL tests skipped: \(e.message)" }
+        if binDirectory == nil {
+            return "PostgreSQL tests skipped: no PostgreSQL server binaries (initdb) found; install `postgresql` or set PUSHSPOOL_PG_BIN to the folder holding initdb"
+        }
+        if getuid() == 0 && unprivilegedUser == nil {
+            return "PostgreSQL tests skipped: running as root and no unprivileged user (postgres, pushspool-test, nobody) to run the server as"
+        }
         return nil
     }
 
@@ -144,7 +151,7 @@ final class PostgresCluster: @unchecked Sendable {
     /// Stops the server (fast shutdown: connections are cut) and waits for it to exit.
     func stop() {
         guard let (p, stdin) = process.withLock({ v in defer { v = nil }; return v }) else { return }
-        FileManager.default.createFile(atPath: dir.appendingPathComponent("keep").path, contents: nil)
+        _ = FileManager.default.createFile(atPath: dir.appendingPathComponent("keep").path, contents: nil)
         try? stdin.fileHandleForWriting.close()
         p.waitUntilExit()
     }

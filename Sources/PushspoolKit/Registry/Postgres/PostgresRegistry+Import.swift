@@ -1,65 +1,116 @@
 import Foundation
 import PushspoolCore
 
-/// Bulk import into PostgreSQL: every valid line streamed through `COPY … FROM STDIN` into a
-/// temporary table, then merged into `devices` by a few set-based statements, all in one
-/// transaction. Other hosts keep reading (and sending) the registry as it was until the commit;
-/// their registrations wait for it (the table is locked against writes for the import's length).
+/// Bulk import into PostgreSQL, in one transaction. Into an empty registry: a bulk load, every
+/// valid line streamed through `COPY … FROM STDIN` straight into `devices` with its indexes
+/// dropped, then each index built once from a sort (other hosts' reads wait for it: the table is
+/// locked exclusively for the load's length). Otherwise: COPY into a temporary table, merged into
+/// `devices` by a few set-based statements; other hosts keep reading (and sending) the registry
+/// as it was until the commit, and their registrations wait for it.
 extension PostgresRegistry {
     public func importJSONL(contentsOf url: URL, now: Date = Date(),
                             progress: (@Sendable (Int) -> Void)? = nil) throws -> RegistryImportReport {
         let stamp = "\(now.timeIntervalSince1970)"
         return try transaction { c in
-            try c.execute("""
-                LOCK TABLE devices IN SHARE ROW EXCLUSIVE MODE;
-                CREATE TEMP TABLE import_devices(line bigint NOT NULL, id text, platform text NOT NULL,
-                    handle text NOT NULL, lang text, tags text[] NOT NULL) ON COMMIT DROP;
-                """)
-            let report = try Self.copy(url, into: c, progress: progress)
-            let duplicated = try c.query("""
-                SELECT EXISTS(SELECT 1 FROM import_devices WHERE id IS NOT NULL GROUP BY id HAVING count(*) > 1)
-                    OR EXISTS(SELECT 1 FROM import_devices GROUP BY handle HAVING count(*) > 1)
-                """)
-            if duplicated.text(0, 0) == "t" {
-                // The file names an id or a handle twice: line by line, in file order, with the
-                // upsert's handle-move rules (as the SQLite registry does).
-                try c.execute("DROP TABLE import_devices")
-                return try Self.upsertLineByLine(url, stamp: stamp, into: c, progress: progress)
+            // Memory for the sorts of this transaction only (index builds, duplicate checks).
+            try c.execute("SET LOCAL work_mem = '64MB'; SET LOCAL maintenance_work_mem = '256MB'")
+            if try Self.isEmpty(c) {
+                try c.execute("LOCK TABLE devices IN ACCESS EXCLUSIVE MODE")
+                if try Self.isEmpty(c) {
+                    try c.execute("SAVEPOINT bulk")
+                    do {
+                        let report = try Self.bulkLoad(url, stamp: stamp, into: c, progress: progress)
+                        try c.execute("RELEASE bulk")
+                        return report
+                    } catch let e as PostgresError where e.isUniqueViolation {
+                        // The file names an id or a handle twice: merged instead, below.
+                        try c.execute("ROLLBACK TO bulk; RELEASE bulk")
+                    }
+                }
             }
-            try c.execute("""
-                ANALYZE import_devices;
-                UPDATE import_devices i SET id = d.id FROM devices d WHERE i.id IS NULL AND d.handle = i.handle;
-                UPDATE import_devices SET id = gen_random_uuid()::text WHERE id IS NULL;
-                DELETE FROM devices d USING import_devices i WHERE d.handle = i.handle AND d.id <> i.id;
-                """)
-            try c.query("""
-                INSERT INTO devices(id, platform, handle, updated_at, lang, tags)
-                    SELECT id, platform, handle, $1::float8, lang, tags FROM import_devices ORDER BY line
-                ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
-                    updated_at = excluded.updated_at, lang = excluded.lang, tags = excluded.tags
-                """, [stamp])
-            return report
+            return try Self.merge(url, stamp: stamp, into: c, progress: progress)
         }
     }
 
-    /// COPY of every valid line into `import_devices` (text format, 256 KiB per message).
-    private static func copy(_ url: URL, into c: PostgresConnection,
+    private static func isEmpty(_ c: PostgresConnection) throws -> Bool {
+        try c.query("SELECT NOT EXISTS(SELECT 1 FROM devices)").text(0, 0) == "t"
+    }
+
+    private static func bulkLoad(_ url: URL, stamp: String, into c: PostgresConnection,
+                                 progress: (@Sendable (Int) -> Void)?) throws -> RegistryImportReport {
+        try c.execute(PostgresSchema.dropDeviceIndexes)
+        let report = try copy(url, "COPY devices(id, platform, handle, updated_at, lang, tags) FROM STDIN",
+                              into: c, stamp: stamp, progress: progress)
+        try c.execute(PostgresSchema.deviceIndexes + "ANALYZE devices;")
+        return report
+    }
+
+    private static func merge(_ url: URL, stamp: String, into c: PostgresConnection,
+                              progress: (@Sendable (Int) -> Void)?) throws -> RegistryImportReport {
+        try c.execute("""
+            LOCK TABLE devices IN SHARE ROW EXCLUSIVE MODE;
+            CREATE TEMP TABLE import_devices(line bigint NOT NULL, id text, platform text NOT NULL,
+                handle text NOT NULL, lang text, tags text[] NOT NULL) ON COMMIT DROP;
+            """)
+        let report = try copy(url, "COPY import_devices(line, id, platform, handle, lang, tags) FROM STDIN",
+                              into: c, stamp: nil, progress: progress)
+        let duplicated = try c.query("""
+            SELECT EXISTS(SELECT 1 FROM import_devices WHERE id IS NOT NULL GROUP BY id HAVING count(*) > 1)
+                OR EXISTS(SELECT 1 FROM import_devices GROUP BY handle HAVING count(*) > 1)
+            """)
+        if duplicated.text(0, 0) == "t" {
+            // The file names an id or a handle twice: line by line, in file order, with the
+            // upsert's handle-move rules (as the SQLite registry does).
+            try c.execute("DROP TABLE import_devices")
+            return try upsertLineByLine(url, stamp: stamp, into: c, progress: progress)
+        }
+        try c.execute("""
+            ANALYZE import_devices;
+            UPDATE import_devices i SET id = d.id FROM devices d WHERE i.id IS NULL AND d.handle = i.handle;
+            UPDATE import_devices SET id = gen_random_uuid()::text WHERE id IS NULL;
+            DELETE FROM devices d USING import_devices i WHERE d.handle = i.handle AND d.id <> i.id;
+            """)
+        try c.query("""
+            INSERT INTO devices(id, platform, handle, updated_at, lang, tags)
+                SELECT id, platform, handle, $1::float8, lang, tags FROM import_devices ORDER BY line
+            ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
+                updated_at = excluded.updated_at, lang = excluded.lang, tags = excluded.tags
+            """, [stamp])
+        return report
+    }
+
+    /// COPY of every valid line (text format, 256 KiB per message). `stamp` nil: into
+    /// `import_devices` (line number, id or NULL, platform, handle, lang, tags); else into
+    /// `devices` (id, a new UUID when the line has none, platform, handle, `stamp`, lang, tags).
+    private static func copy(_ url: URL, _ sql: String, into c: PostgresConnection, stamp: String?,
                              progress: (@Sendable (Int) -> Void)?) throws -> RegistryImportReport {
         var report = RegistryImportReport()
-        try c.copyIn("COPY import_devices(line, id, platform, handle, lang, tags) FROM STDIN") { send in
+        try c.copyIn(sql) { send in
             var buffer: [UInt8] = []
             buffer.reserveCapacity(300_000)
             var line = 0
             report = try Registry.forEachRegistration(in: url, progress: progress) { r in
                 line += 1
-                Self.appendDecimal(line, to: &buffer)
-                buffer.append(0x09)
-                if let id = r.id { Self.appendEscaped(id, to: &buffer) } else { buffer += [0x5C, 0x4E] }   // \N
+                if stamp == nil {
+                    Self.appendDecimal(line, to: &buffer)
+                    buffer.append(0x09)
+                }
+                if let id = r.id {
+                    Self.appendEscaped(id, to: &buffer)
+                } else if stamp != nil {
+                    buffer += UUID().uuidString.lowercased().utf8
+                } else {
+                    buffer += [0x5C, 0x4E]   // \N
+                }
                 buffer.append(0x09)
                 buffer += r.platform.rawValue.utf8
                 buffer.append(0x09)
                 Self.appendEscaped(r.handle, to: &buffer)
                 buffer.append(0x09)
+                if let stamp {
+                    buffer += stamp.utf8
+                    buffer.append(0x09)
+                }
                 if let lang = r.lang { buffer += lang.value.utf8 } else { buffer += [0x5C, 0x4E] }
                 buffer.append(0x09)
                 // `{"a","b"}`: tags hold no quote, backslash, comma, tab or newline.

@@ -19,9 +19,7 @@ enum PostgresSchema {
                 updated_at double precision NOT NULL,
                 lang text,
                 tags text[] NOT NULL DEFAULT '{}');
-            CREATE UNIQUE INDEX devices_by_id ON devices(id);
-            CREATE UNIQUE INDEX devices_by_handle ON devices(handle);
-            CREATE INDEX devices_by_tag ON devices USING gin(tags);
+            \(deviceIndexes)
             CREATE TABLE job_claims(
                 job_id text PRIMARY KEY,
                 owner text NOT NULL,
@@ -33,6 +31,15 @@ enum PostgresSchema {
                 expires_at double precision NOT NULL);
             """,
     ]
+
+    /// Built once, each from one sort, after a bulk load into an empty registry; maintained row
+    /// by row otherwise.
+    static let deviceIndexes = """
+        CREATE UNIQUE INDEX devices_by_id ON devices(id);
+        CREATE UNIQUE INDEX devices_by_handle ON devices(handle);
+        CREATE INDEX devices_by_tag ON devices USING gin(tags);
+        """
+    static let dropDeviceIndexes = "DROP INDEX devices_by_id, devices_by_handle, devices_by_tag;"
 
     /// Any number: the advisory lock every migrating process takes.
     static let lockKey = "7081974653"

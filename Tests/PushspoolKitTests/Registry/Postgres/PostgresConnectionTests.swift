@@ -6,8 +6,7 @@ import Testing
 @Suite(.enabled(if: PostgresCluster.isAvailable, "\(PostgresCluster.unavailableReason ?? "")"))
 struct PostgresConnectionTests {
     func connect() throws -> PostgresConnection {
-        let cluster = try PostgresCluster.shared.get()
-        return try PostgresConnection(uri: try cluster.createDatabase())
+        try PostgresConnection(uri: try RegistryFixture.postgresDatabase())
     }
 
     @Test func parametersAreValuesNeverSQL() throws {
@@ -37,7 +36,7 @@ struct PostgresConnectionTests {
     @Test func transactionsCommitOrRollBack() throws {
         let c = try connect()
         try c.execute("CREATE TABLE t(k text PRIMARY KEY)")
-        try c.transaction { try c.query("INSERT INTO t VALUES($1)", ["kept"]) }
+        _ = try c.transaction { try c.query("INSERT INTO t VALUES($1)", ["kept"]) }
         struct Boom: Error {}
         #expect(throws: Boom.self) { try c.transaction { try c.query("INSERT INTO t VALUES($1)", ["lost"]); throw Boom() } }
         #expect(try c.query("SELECT string_agg(k, ',') FROM t").text(0, 0) == "kept")
@@ -66,12 +65,11 @@ struct PostgresConnectionTests {
     }
 
     @Test func poolLendsConnectionsToManyThreads() throws {
-        let cluster = try PostgresCluster.shared.get()
-        let pool = PostgresPool(uri: try cluster.createDatabase(), maxConnections: 3)
+        let pool = PostgresPool(uri: try RegistryFixture.postgresDatabase(), maxConnections: 3)
         defer { pool.close() }
         try pool.withConnection { try $0.execute("CREATE TABLE t(n int)") }
         DispatchQueue.concurrentPerform(iterations: 40) { i in
-            try? pool.withConnection { c in try c.query("INSERT INTO t VALUES($1)", ["\(i)"]) }
+            _ = try? pool.withConnection { c in try c.query("INSERT INTO t VALUES($1)", ["\(i)"]) }
         }
         #expect(try pool.withConnection { try $0.query("SELECT count(*), count(DISTINCT n) FROM t").int64(0, 1) } == 40)
     }

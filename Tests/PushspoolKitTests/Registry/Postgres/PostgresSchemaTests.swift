@@ -72,6 +72,11 @@ struct PostgresSchemaTests {
         let migrate = try runPushspool(["registry", "migrate"] + config, env: env)
         #expect(migrate.status == 78 && migrate.stderr.contains("upgrade pushspool on this host"), "\(migrate.stderr)")
 
+        // config --check prints the URI without its password.
+        let check = try runPushspool(["config", "--check"] + config, env: ["PUSHSPOOL_TEST_REGISTRY": "postgresql://app:s3cret@db.internal/push"])
+        #expect(check.stdout.contains("postgresql://app:<redacted>@db.internal/push") && !check.stdout.contains("s3cret"),
+                "\(check.stdout) \(check.stderr)")
+
         // Unset: a clear configuration error, not a file named "<env:…>".
         let unset = try runPushspool(["devices", "--count"] + config)
         #expect(unset.status == 78 && unset.stderr.contains("PUSHSPOOL_TEST_REGISTRY"), "\(unset.stderr)")

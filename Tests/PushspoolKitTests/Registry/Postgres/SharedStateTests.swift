@@ -32,6 +32,56 @@ struct SharedStateTests {
         #expect(counts.count == 50 && counts.values.allSatisfy { $0 == 1 })
     }
 
+    /// Two hosts register the same token under different installation ids at the same moment:
+    /// the loser of the race retries, and one row holds the handle in the end.
+    @Test func concurrentRegistrationsOfOneHandleLeaveOneRow() throws {
+        let uri = try RegistryFixture.postgresDatabase()
+        let hosts = try (0..<2).map { _ in try PostgresRegistry(uri: uri) }
+        let failures = Failures()
+        DispatchQueue.concurrentPerform(iterations: 8) { i in
+            for round in 0..<25 {
+                do {
+                    try hosts[i % 2].upsert(RegistryFixture.reg("inst-\(i)", .fcm, "shared-\(round)", ["t\(i)"]))
+                } catch {
+                    failures.add("\(error)")
+                }
+            }
+        }
+        #expect(failures.all.isEmpty)
+        // Each installation ends on its last handle, shared-24, or lost it to another one since.
+        let holder = try #require(try hosts[1].device(handle: "shared-24"))
+        #expect(holder.id.hasPrefix("inst-"))
+        let c = try PostgresConnection(uri: uri)
+        let rows = try c.query("SELECT count(*), count(DISTINCT handle), count(DISTINCT id) FROM devices")
+        #expect(rows.int64(0, 0) == rows.int64(0, 1) && rows.int64(0, 0) == rows.int64(0, 2) && rows.int64(0, 0) <= 8)
+    }
+
+    /// A rare required tag is found through the GIN index, page by page; a common one in `seq`
+    /// order (the planner alone would scan the whole table in order for `username:alice`).
+    @Test func rareTagsAreFoundThroughTheTagIndex() throws {
+        let (dir, registry) = try RegistryFixture.make(on: .postgres)
+        let pg = try #require(registry as? PostgresRegistry)
+        var jsonl = ""
+        for i in 0..<30_000 { jsonl += #"{"id":"d\#(i)","platform":"fcm","handle":"h\#(i)","tags":["common","u\#(i % 5000)"]}"# + "\n" }
+        dir.write("d.jsonl", jsonl)
+        _ = try pg.importJSONL(contentsOf: dir.url.appendingPathComponent("d.jsonl"))
+        #expect(try pg.isSparse(.tag("u42"), limit: 1000))
+        #expect(try pg.isSparse(.and(.tag("u42"), .not(.tag("common"))), limit: 1000))
+        #expect(try !pg.isSparse(.tag("common"), limit: 1000))
+        #expect(try !pg.isSparse(.not(.tag("u42")), limit: 1000))
+        var ids: [String] = []
+        try pg.forEach(platforms: [.fcm], matching: .tag("u42"), pageSize: 2) { ids.append($0.id); return true }
+        #expect(ids == (0..<6).map { "d\($0 * 5000 + 42)" })
+        var sparse = PostgresAudienceQuery(platforms: [.fcm], expression: .tag("u42"))
+        sparse.sparse = true
+        let c = try PostgresConnection(uri: try #require(Self.uri(of: pg)))
+        let plan = try c.queryOnce("EXPLAIN " + sparse.pageSQL, sparse.pageParameters(after: 0, limit: 1000))
+        let text = (0..<plan.count).compactMap { plan.text($0, 0) }.joined(separator: "\n")
+        #expect(text.contains("devices_by_tag"), "\(text)")
+    }
+
+    static func uri(of registry: PostgresRegistry) -> String? { registry.pool.uri }
+
     @Test func aSingleHostRegistryClaimsEveryID() throws {
         let (_, registry) = try RegistryFixture.make()
         #expect(try registry.claimJob(id: "j", owner: "a"))
