@@ -88,7 +88,7 @@ public final class Dispatcher: Sendable {
         watcher.start { [weak self] in self?.requestScan() }
         let controlWatcher = watchControls()
         let tick = DispatchSource.makeTimerSource(queue: control)
-        tick.schedule(deadline: .now() + 30, repeating: 30)
+        tick.schedule(deadline: .now() + Self.orphanInterval, repeating: Self.orphanInterval)
         tick.setEventHandler { [weak self] in self?.requestScan() }   // orphans, missed events
         tick.resume()
         requestScan()
@@ -121,14 +121,18 @@ public final class Dispatcher: Sendable {
         if enqueue { control.async { [self] in scan() } }
     }
 
-    /// Lists the spool: orphans in `active/` (at most every 25 s) and due jobs in `incoming/`
+    /// How often `active/` is looked at for jobs whose dispatcher died (their lock is free): a
+    /// crashed dispatcher's jobs are taken over by another one on the spool within this.
+    static let orphanInterval = 5.0
+
+    /// Lists the spool: orphans in `active/` (at most every `orphanInterval`) and due jobs in `incoming/`
     /// into the backlog, then claims from it.
     private func scan() {
         state.withLock { $0.scanQueued = false }
         if isStopping { return }
         let now = Date()
         let orphanScanDue = state.withLock { s -> Bool in
-            guard now.timeIntervalSince(s.lastOrphanScan) >= 25 else { return false }
+            guard now.timeIntervalSince(s.lastOrphanScan) >= Self.orphanInterval - 0.5 else { return false }
             s.lastOrphanScan = now
             return true
         }

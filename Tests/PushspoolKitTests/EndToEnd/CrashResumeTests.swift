@@ -115,3 +115,38 @@ struct KillNineTests {
         }
     }
 }
+
+/// Two dispatchers on one spool, 300 jobs; one is killed with SIGKILL mid-way. The other takes
+/// over the dead one's jobs (their locks died with it) within seconds: every job ends in `done/`
+/// once, with one final line per device, and nothing stays in `active/`.
+@Suite(.enabled(if: Paths.nodeAvailable), .serialized)
+struct TakeoverTests {
+    @Test func aSurvivingDispatcherFinishesTheDeadOnesJobs() throws {
+        let s = try APNsSpool(fakeArgs: ["hold-ms": "30", "track-limit": "0"], concurrency: 32)
+        try s.importDevices(20, tag: "all")
+        for i in 0..<300 { s.drop("j\(i)", #"{"id":"j\#(i)","to_tag":"all","pns":["apns"],"message":"m\#(i)"}"#) }
+        let a = try startPushspool(["run"] + s.common)
+        let b = try startPushspool(["run"] + s.common)
+        defer { [a, b].forEach { if $0.isRunning { $0.terminate() } } }
+        #expect(CampaignControlTests.until(60) { s.dir.list("spool/done").count >= 60 })
+        kill(a.processIdentifier, SIGKILL)
+        a.waitUntilExit()
+        let killedAt = Date()
+        let stranded = s.dir.list("spool/active").count
+        #expect(CampaignControlTests.until(90) { s.dir.list("spool/done").count == 300 && s.dir.list("spool/active").isEmpty },
+                "done \(s.dir.list("spool/done").count), active \(s.dir.list("spool/active"))")
+        print("takeover: \(stranded) jobs in active/ at the kill; all 300 done \(Int(Date().timeIntervalSince(killedAt))) s after it")
+        b.terminate()
+        b.waitUntilExit()
+        for i in 0..<300 {
+            let lines = s.results("j\(i)")
+            let finals = lines.filter { $0["type"] as? String == "delivery" }
+            #expect(Set(finals.compactMap { $0["device"] as? String }).count == 20 && finals.count == 20, "j\(i): \(finals.count) final lines")
+            #expect(lines.last?["status"] as? String == "done", "j\(i)")
+        }
+        #expect(s.dir.list("spool/done").allSatisfy { !$0.contains("duplicate") }, "no job ran twice")
+        let state = waitForIdle(s.fake, answered: 0)
+        #expect(state["tokensDelivered"] as? Int == 300 * 20)
+        #expect((state["duplicateDeliveries"] as? Int ?? 999) <= 32, "resent at most what the dead one had in flight")
+    }
+}
