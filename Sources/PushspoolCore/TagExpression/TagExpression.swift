@@ -26,6 +26,23 @@ public indirect enum TagExpression: Sendable, Hashable {
         }
     }
 
+    /// The operands of a run of `&&` (`and: true`) or `||` at the top of this expression, left
+    /// to right, without recursion (a run of thousands compiles without deep stacks).
+    public func operands(and: Bool) -> [TagExpression] {
+        var out: [TagExpression] = []
+        var stack = [self]
+        while let top = stack.popLast() {
+            switch (top, and) {
+            case (.and(let a, let b), true), (.or(let a, let b), false):
+                stack.append(b)
+                stack.append(a)
+            default:
+                out.append(top)
+            }
+        }
+        return out
+    }
+
     /// True when the expression uses no operator other than `||` (hubs then allow 20 tags, else 6).
     public var usesOnlyOr: Bool {
         switch self {

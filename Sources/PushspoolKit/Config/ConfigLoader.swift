@@ -89,6 +89,16 @@ public enum ConfigLoader {
             return s
         }
 
+        /// A non-empty array of host names, lowercased.
+        mutating func hostList(_ v: JSONValue?, _ key: String) -> [String]? {
+            guard let v else { return nil }
+            guard case .array(let items) = v, !items.isEmpty, items.allSatisfy({ $0.stringValue.map { !$0.isEmpty } ?? false }) else {
+                problem(key, "must be a non-empty array of host names")
+                return nil
+            }
+            return items.compactMap(\.stringValue).map { $0.lowercased() }
+        }
+
         mutating func required(_ v: JSONValue?, _ key: String) -> String {
             if v == nil || v == .null { problem(key, "is required"); return "" }
             if case .string(let raw) = v, raw.isEmpty { problem(key, "must not be empty") }
@@ -202,13 +212,7 @@ public enum ConfigLoader {
                                     clientSecret: Secret(required(w["client_secret"], "providers.wns.client_secret")),
                                     tokenEndpoint: string(w["token_endpoint"], "providers.wns.token_endpoint"),
                                     scope: string(w["scope"], "providers.wns.scope"))
-                if let hosts = w["allowed_hosts"] {
-                    if case .array(let items) = hosts, !items.isEmpty, items.allSatisfy({ $0.stringValue.map { !$0.isEmpty } ?? false }) {
-                        wns.allowedHosts = items.compactMap(\.stringValue).map { $0.lowercased() }
-                    } else {
-                        problem("providers.wns.allowed_hosts", "must be a non-empty array of host names")
-                    }
-                }
+                if let hosts = hostList(w["allowed_hosts"], "providers.wns.allowed_hosts") { wns.allowedHosts = hosts }
                 c.wns = wns
             }
             if let z = object(p["azure"], "providers.azure", allowed: ["connection_string", "hub", "fcm_format", "api_version", "max_per_second"]) {
@@ -225,13 +229,7 @@ public enum ConfigLoader {
             if let w = object(p["webpush"], "providers.webpush", allowed: ["vapid_private_key_file", "subject", "allowed_hosts", "max_per_second"]) {
                 var webpush = WebPushConfig(vapidPrivateKeyFile: required(w["vapid_private_key_file"], "providers.webpush.vapid_private_key_file"),
                                             subject: required(w["subject"], "providers.webpush.subject"))
-                if let hosts = w["allowed_hosts"] {
-                    if case .array(let items) = hosts, !items.isEmpty, items.allSatisfy({ $0.stringValue.map { !$0.isEmpty } ?? false }) {
-                        webpush.allowedHosts = items.compactMap(\.stringValue).map { $0.lowercased() }
-                    } else {
-                        problem("providers.webpush.allowed_hosts", "must be a non-empty array of host names")
-                    }
-                }
+                if let hosts = hostList(w["allowed_hosts"], "providers.webpush.allowed_hosts") { webpush.allowedHosts = hosts }
                 c.webpush = webpush
             }
             if let s = object(p["sandbox"], "providers.sandbox", allowed: ["outbox", "max_per_second"]) {

@@ -135,10 +135,10 @@ struct AudienceQuery {
         case .not(let inner):
             return "NOT " + sql(for: inner, parameters: &parameters)
         case .and:
-            let parts = flatten(e, and: true).map { sql(for: $0, parameters: &parameters) }
+            let parts = e.operands(and: true).map { sql(for: $0, parameters: &parameters) }
             return balanced(parts[...], "AND")
         case .or:
-            let parts = flatten(e, and: false).map { sql(for: $0, parameters: &parameters) }
+            let parts = e.operands(and: false).map { sql(for: $0, parameters: &parameters) }
             return balanced(parts[...], "OR")
         }
     }
@@ -149,21 +149,5 @@ struct AudienceQuery {
         if parts.count == 1, let only = parts.first { return only }
         let mid = parts.startIndex + parts.count / 2
         return "(" + balanced(parts[..<mid], op) + " \(op) " + balanced(parts[mid...], op) + ")"
-    }
-
-    /// The operands of a run of `&&` (or `||`), left to right.
-    private static func flatten(_ e: TagExpression, and: Bool) -> [TagExpression] {
-        var out: [TagExpression] = []
-        var stack = [e]
-        while let top = stack.popLast() {
-            switch (top, and) {
-            case (.and(let a, let b), true), (.or(let a, let b), false):
-                stack.append(b)
-                stack.append(a)
-            default:
-                out.append(top)
-            }
-        }
-        return out
     }
 }

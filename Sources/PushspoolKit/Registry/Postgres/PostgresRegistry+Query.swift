@@ -83,11 +83,11 @@ struct PostgresAudienceQuery {
             return "NOT " + sql(for: inner)
         case .and:
             var parts: [String] = []
-            for operand in Self.flatten(e, and: true) { parts.append(sql(for: operand)) }
+            for operand in e.operands(and: true) { parts.append(sql(for: operand)) }
             return Self.balanced(parts[...], "AND")
         case .or:
             var parts: [String] = []
-            for operand in Self.flatten(e, and: false) { parts.append(sql(for: operand)) }
+            for operand in e.operands(and: false) { parts.append(sql(for: operand)) }
             return Self.balanced(parts[...], "OR")
         }
     }
@@ -98,20 +98,6 @@ struct PostgresAudienceQuery {
         return "(" + balanced(parts[..<mid], op) + " \(op) " + balanced(parts[mid...], op) + ")"
     }
 
-    private static func flatten(_ e: TagExpression, and: Bool) -> [TagExpression] {
-        var out: [TagExpression] = []
-        var stack = [e]
-        while let top = stack.popLast() {
-            switch (top, and) {
-            case (.and(let a, let b), true), (.or(let a, let b), false):
-                stack.append(b)
-                stack.append(a)
-            default:
-                out.append(top)
-            }
-        }
-        return out
-    }
 
     var countSQL: String {
         "SELECT count(*) FROM devices d" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
