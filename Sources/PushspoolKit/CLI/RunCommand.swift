@@ -155,10 +155,11 @@ struct SpoolIdentity: Sendable {
     }
 }
 
+/// Asked several times per notification: an atomic, not a lock.
 final class StopFlag: Sendable {
-    private let flag = Mutex(false)
-    var isSet: Bool { flag.withLock { $0 } }
-    func set() { flag.withLock { $0 = true } }
+    private let flag = Atomic<Bool>(false)
+    var isSet: Bool { flag.load(ordering: .acquiring) }
+    func set() { flag.store(true, ordering: .releasing) }
 }
 
 final class ReportCollector: Sendable {

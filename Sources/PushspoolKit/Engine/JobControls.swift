@@ -17,6 +17,9 @@ public enum ControlRequest: String, Sendable, CaseIterable {
 public final class JobControls: Sendable {
     public let directory: URL
     private let requests = Mutex<[String: Set<ControlRequest>]>([:])
+    /// Whether any request is in force: running jobs ask before every target, and almost always
+    /// there is none, so that answer costs one atomic load.
+    private let any = Atomic<Bool>(false)
 
     public init(directory: URL) {
         self.directory = directory
@@ -32,14 +35,18 @@ public final class JobControls: Sendable {
             found[String(name[..<dot]), default: []].insert(kind)
         }
         return requests.withLock { r in
-            defer { r = found }
+            defer {
+                r = found
+                any.store(!found.isEmpty, ordering: .releasing)
+            }
             return r != found
         }
     }
 
     /// The request in force for `id`: cancel before pause.
     public func request(for id: String) -> ControlRequest? {
-        requests.withLock { r in
+        guard any.load(ordering: .acquiring) else { return nil }
+        return requests.withLock { r in
             guard let set = r[id] else { return nil }
             return set.contains(.cancel) ? .cancel : .pause
         }
@@ -55,7 +62,10 @@ public final class JobControls: Sendable {
     /// Removes the requests about `id` (its job finished: they are moot).
     public func clear(_ id: String) {
         for kind in ControlRequest.allCases { unlink(url(id, kind).path) }
-        requests.withLock { _ = $0.removeValue(forKey: id) }
+        requests.withLock { r in
+            r.removeValue(forKey: id)
+            any.store(!r.isEmpty, ordering: .releasing)
+        }
     }
 
     public func url(_ id: String, _ kind: ControlRequest) -> URL {

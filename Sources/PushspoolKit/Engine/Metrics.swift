@@ -47,11 +47,10 @@ public final class Metrics: Sendable {
     public func requestDuration(provider: String, seconds: Double) {
         let bucket = Self.durationBuckets.firstIndex { seconds <= $0 }
         state.withLock { s in
-            var h = s.durations[provider] ?? Histogram()
-            if let bucket { h.buckets[bucket] += 1 }
-            h.count += 1
-            h.sum += seconds
-            s.durations[provider] = h
+            // In place: no copy of the bucket array per request.
+            if let bucket { s.durations[provider, default: Histogram()].buckets[bucket] += 1 }
+            s.durations[provider, default: Histogram()].count += 1
+            s.durations[provider, default: Histogram()].sum += seconds
         }
     }
 

@@ -57,16 +57,17 @@ struct SendRun {
         let checkpoints = Checkpoints(run: self, tally: tally)
         defer { checkpoints.stop() }
         let pacing = Pacing(spread: send.spreadOverSeconds, targets: progress.targets)
+        let halt = Halt(isStopping: env.isStopping, controls: env.controls, jobID: job.id)
 
         for hubSend in plan.hubSends {
             let recipient = Recipient.hub(hubSend.audience)
             if prior.finished.contains(ResultLogContents.key(platform: hubSend.platform, recipient: recipient)) { continue }
-            dispatch(platform: hubSend.platform, recipient: recipient, notification: hubSend.notification, tally: tally, group: inFlight)
+            dispatch(platform: hubSend.platform, recipient: recipient, notification: hubSend.notification, tally: tally, group: inFlight, halt: halt)
         }
         if !plan.direct.isEmpty {
             do {
                 try env.registry.forEach(platforms: Set(plan.direct), matching: send.audience.tagExpression) { device in
-                    if let why = halt() {
+                    if let why = halt.reason {
                         interruption = why
                         return false
                     }
@@ -81,13 +82,13 @@ struct SendRun {
                     if prior.finished.contains(ResultLogContents.key(platform: device.platform, recipient: recipient)) { return true }
                     // Pacing: the i-th target sent in this run goes at start + i × window / targets
                     // (a resumed job goes on at the same pace, without waiting for what it sent before).
-                    if let due = pacing.due(sentThisRun), !RateLimiter.wait(until: due, halted: { halt() != nil }) {
-                        interruption = halt() ?? "stopping"
+                    if let due = pacing.due(sentThisRun), !RateLimiter.wait(until: due, halted: { halt.isHalted }) {
+                        interruption = halt.reason ?? "stopping"
                         return false
                     }
                     guard let notification = plan.renditions[device.platform]?.notification(for: device.lang) else { return true }
                     sentThisRun += 1
-                    dispatch(platform: device.platform, recipient: recipient, notification: notification, tally: tally, group: inFlight)
+                    dispatch(platform: device.platform, recipient: recipient, notification: notification, tally: tally, group: inFlight, halt: halt)
                     return true
                 }
             } catch {
@@ -98,20 +99,35 @@ struct SendRun {
         inFlight.wait()
         let c = tally.counts.withLock { $0 }
         // A target left unsent by a stop keeps the job in active/ for the resume.
-        if interruption == nil && c.abandoned > 0 { interruption = halt() ?? "stopping" }
+        if interruption == nil && c.abandoned > 0 { interruption = halt.reason ?? "stopping" }
         return Result(delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, retries: c.retries,
                       matched: plan.direct.isEmpty ? nil : matched, interruption: interruption)
     }
 
     /// Why the job must stop producing targets now: the dispatcher is stopping, or an operator
-    /// cancelled or paused this job (`control/`). Targets in flight finish either way.
-    func halt() -> String? {
-        if env.isStopping() { return "stopping" }
-        switch env.controls?.request(for: job.id) {
-        case .cancel?: return JobRunner.cancelled
-        case .pause?: return JobRunner.paused
-        case nil: return nil
+    /// cancelled or paused this job (`control/`). Targets in flight finish either way. One per
+    /// run, shared by every target's closures (capturing the whole run would copy it per target).
+    final class Halt: Sendable {
+        let isStopping: @Sendable () -> Bool
+        let controls: JobControls?
+        let jobID: String
+
+        init(isStopping: @escaping @Sendable () -> Bool, controls: JobControls?, jobID: String) {
+            self.isStopping = isStopping
+            self.controls = controls
+            self.jobID = jobID
         }
+
+        var reason: String? {
+            if isStopping() { return "stopping" }
+            switch controls?.request(for: jobID) {
+            case .cancel?: return JobRunner.cancelled
+            case .pause?: return JobRunner.paused
+            case nil: return nil
+            }
+        }
+
+        var isHalted: Bool { reason != nil }
     }
 
     /// `spread_over_seconds`: the i-th target of n is due at start + i × window / n, so the job
@@ -175,13 +191,13 @@ struct SendRun {
     }
 
     private func dispatch(platform: Platform, recipient: Recipient, notification: RenderedNotification, tally: Tally,
-                          group: DispatchGroup) {
+                          group: DispatchGroup, halt: Halt) {
         guard let state = env.routes[platform] else { return }
         let request = SendRequest(jobID: job.id, platform: platform, recipient: recipient, notification: notification)
         let registry = env.registry, log = self.log, appLog = env.log, jobID = job.id
         group.enter()
         let metrics = env.metrics
-        env.pool.submit(request, via: state, isStopping: { halt() != nil }) { outcome in
+        env.pool.submit(request, via: state, isStopping: { halt.isHalted }) { outcome in
             // Left for the resumed job: not final, not logged, not counted.
             if outcome.abandoned {
                 tally.counts.withLock { $0.abandoned += 1 }
