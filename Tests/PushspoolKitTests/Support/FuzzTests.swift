@@ -29,7 +29,7 @@ struct FuzzTests {
         // libFuzzer adds what it finds to the first corpus folder: a copy, not the seeds.
         let work = dir.path("corpus")
         try FileManager.default.copyItem(atPath: fuzzDir.appendingPathComponent("corpus/\(corpus)").path, toPath: work)
-        let result = try run(binary, ["-max_total_time=\(Self.seconds ?? 30)", "-rss_limit_mb=1024", "-timeout=10", "-print_funcs=0",
+        let result = try run(binary, ["-max_total_time=\(Self.seconds ?? 30)", "-rss_limit_mb=2048", "-timeout=10", "-print_funcs=0",
                                       "-artifact_prefix=\(dir.path(""))/", work])
         let summary = result.output.split(separator: "\n").last { $0.hasPrefix("Done ") } ?? "no summary"
         print("fuzz \(target): \(summary)")
@@ -51,8 +51,14 @@ struct FuzzTests {
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
         let argv = ([executable] + args).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
+        // A smaller sanitizer quarantine: the default 256 MB, with the corpus and tables, nears
+        // the RSS limit on a busy CI machine (libFuzzer then reports out-of-memory).
+        var environment = ProcessInfo.processInfo.environment
+        environment["ASAN_OPTIONS"] = "quarantine_size_mb=32"
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { envp.forEach { free($0) } }
         var pid: pid_t = 0
-        let rc = posix_spawnp(&pid, executable, &actions, nil, argv, environ)
+        let rc = posix_spawnp(&pid, executable, &actions, nil, argv, envp)
         guard rc == 0 else { return (rc, "cannot start \(executable): \(String(cString: strerror(rc)))") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) < 0 && errno == EINTR {}
