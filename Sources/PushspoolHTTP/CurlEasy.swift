@@ -80,7 +80,8 @@ private let curlWriteBody: curl_write_callback = { ptr, size, count, user in
     let n = size * count
     guard let user, let ptr else { return n }
     let t = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
-    ptr.withMemoryRebound(to: UInt8.self, capacity: n) { t.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: n)) }
+    let keep = min(n, max(0, HTTPResponse.maxBodyBytes - t.body.count))   // the rest is read and dropped
+    if keep > 0 { ptr.withMemoryRebound(to: UInt8.self, capacity: keep) { t.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: keep)) } }
     return n
 }
 

@@ -238,7 +238,9 @@ final class H2Connection {
     }
 
     fileprivate func onData(_ id: Int32, _ data: UnsafeBufferPointer<UInt8>) {
-        streams[id]?.body.append(contentsOf: data)
+        guard let s = streams[id] else { return }
+        let keep = min(data.count, max(0, HTTPResponse.maxBodyBytes - s.body.count))   // the rest is read and dropped
+        if keep > 0 { s.body.append(contentsOf: UnsafeBufferPointer(rebasing: data[..<keep])) }
     }
 
     fileprivate func onClose(_ id: Int32, errorCode: UInt32) {

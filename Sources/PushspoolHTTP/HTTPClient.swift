@@ -24,6 +24,11 @@ public struct HTTPRequest: Sendable {
 }
 
 public struct HTTPResponse: Sendable {
+    /// A response body is kept up to this many bytes and the rest read and dropped: every
+    /// service's answer is far smaller (APNs ~100 bytes, FCM and OAuth ~2 KB, the hub's XML
+    /// ~4 KB), and a hostile or broken endpoint must not fill the dispatcher's memory.
+    public static let maxBodyBytes = 64 * 1024
+
     public var status: Int
     /// Header names lowercased; the last value wins for repeated headers.
     public var headers: [String: String]

@@ -119,6 +119,7 @@ function scripted(token, n) {
     case '429f': return n === 1 ? [429, 'TooManyRequests'] : null;
     case '429a': return [429, 'TooManyRequests'];
     case '503c': return n === 1 ? [503, 'Shutdown'] : null;
+    case 'b16b': return [400, 'BadDeviceToken', undefined, 1 << 20];   // with a 1 MiB body
     default: return null;
   }
 }
@@ -140,10 +141,11 @@ function answer(stream, h, body) {
   const apnsID = h['apns-id'] || require('crypto').randomUUID();
   stats.answered++;
   if (verdict) {
-    const [status, reason, timestamp] = verdict;
+    const [status, reason, timestamp, padding] = verdict;
     stats.byStatus[status] = (stats.byStatus[status] || 0) + 1;
     stats.byReason[reason] = (stats.byReason[reason] || 0) + 1;
     const doc = timestamp === undefined ? { reason } : { reason, timestamp };
+    if (padding) doc.padding = 'x'.repeat(padding);
     const headers = { ':status': status, 'apns-id': apnsID, 'content-type': 'application/json' };
     if (retryAfter && (status === 429 || status === 503)) headers['retry-after'] = retryAfter;
     stream.respond(headers);

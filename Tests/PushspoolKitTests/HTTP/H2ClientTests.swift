@@ -172,6 +172,29 @@ struct H2ClientTests {
         #expect(client.connectionsOpened == 1)
     }
 
+    /// A 1 MiB answer is read to its end (the connection goes on) but only its first 64 KiB kept.
+    @Test func aHugeResponseBodyIsCappedAndTheConnectionLives() throws {
+        let dir = TempDir()
+        let fake = try FakeServer("apns", dir: dir)
+        let client = try H2Client(options: Self.options())
+        defer { client.shutdown() }
+        // A provider token the fake accepts, so that it answers the scripted 400 with its huge body.
+        let key = try SigningKey(pem: String(contentsOf: Paths.fixture("AuthKey_TESTKEY123.p8"), encoding: .utf8))
+        let jwt = try JWT.sign(header: [("alg", .string("ES256")), ("kid", .string("TESTKEY123"))],
+                               claims: [("iss", .string("TEAMID1234")), ("iat", .int(Int64(Date().timeIntervalSince1970)))], key: key)
+        func signed(_ token: String) -> HTTPRequest {
+            var r = Self.request(fake, token: token)
+            r.headers += [("authorization", "bearer \(jwt)"), ("apns-push-type", "alert")]
+            return r
+        }
+        let huge = try client.executeAndWait(signed("b16b" + String(repeating: "0", count: 60))).get()
+        #expect(huge.status == 400)
+        #expect(huge.body.count == HTTPResponse.maxBodyBytes)
+        let next = try client.executeAndWait(signed(Self.token(2))).get()
+        #expect(next.status == 200)
+        #expect(client.connectionsOpened == 1)
+    }
+
     @Test func refusesAServerTheExtraCAIsNeededFor() throws {
         let dir = TempDir()
         let fake = try FakeServer("apns", dir: dir)
