@@ -26,7 +26,7 @@ struct Runtime {
             if error.isMissing {
                 throw CLIError(.config, "no spool at \(config.spool) (create it with `pushspool init --spool \(config.spool)`, or give the right --spool/--config)")
             }
-            throw CLIError(error.description.hasPrefix("refusing") ? .config : .ioError, error.description)
+            throw CLIError(error.kind == .refused ? .config : .ioError, error.description)
         }
         self.config = config
     }

@@ -32,7 +32,7 @@ public final class Spool: Sendable {
         self.root = root.standardizedFileURL
         let fm = FileManager.default
         if !create, !fm.fileExists(atPath: self.root.appendingPathComponent(Folder.incoming.rawValue).path) {
-            throw SpoolError("no spool at \(self.root.path)", isMissing: true)
+            throw SpoolError("no spool at \(self.root.path)", kind: .missing)
         }
         do {
             try fm.createDirectory(at: self.root, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
@@ -54,9 +54,9 @@ public final class Spool: Sendable {
         for path in [self.root.path, stateDirectory.path] + Folder.allCases.map({ url($0).path }) {
             var st = stat()
             guard lstat(path, &st) == 0 else { throw SpoolError("cannot read \(path): \(String(cString: strerror(errno)))") }
-            guard st.st_mode & S_IFMT == S_IFDIR else { throw SpoolError("refusing to use \(path): it is not a directory") }
+            guard st.st_mode & S_IFMT == S_IFDIR else { throw SpoolError("refusing to use \(path): it is not a directory", kind: .refused) }
             if st.st_mode & 0o002 != 0 {
-                throw SpoolError("refusing to use \(path): it is world-writable (chmod o-w it; the spool's permissions decide who may drop jobs)")
+                throw SpoolError("refusing to use \(path): it is world-writable (chmod o-w it; the spool's permissions decide who may drop jobs)", kind: .refused)
             }
         }
         // Cached credentials are for pushspool alone, whatever an earlier umask or chmod did.
@@ -156,11 +156,20 @@ public final class Spool: Sendable {
 }
 
 public struct SpoolError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable, Equatable {
+        /// There is no spool there at all (as opposed to one that cannot be used).
+        case missing
+        /// The spool is there but unsafe to use (world-writable, not a directory): configuration.
+        case refused
+        /// Reading or writing failed.
+        case io
+    }
+    public var kind: Kind
     public var description: String
-    /// There is no spool there at all (as opposed to one that cannot be used).
-    public var isMissing = false
-    public init(_ message: String, isMissing: Bool = false) {
+    public var isMissing: Bool { kind == .missing }
+
+    public init(_ message: String, kind: Kind = .io) {
         description = message
-        self.isMissing = isMissing
+        self.kind = kind
     }
 }
