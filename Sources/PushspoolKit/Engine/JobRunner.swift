@@ -81,6 +81,13 @@ final class JobRunner: Sendable {
         let request = env.controls?.request(for: job.id)
         if request == .pause { return JobReport(id: job.id, file: name, outcome: origin == .incoming ? .paused : .skipped) }
 
+        // Replaced between the scan's look and the claim by a job that is not due yet (a new
+        // `not_before`): it goes back to incoming/ to wait for its time, unsent.
+        if origin == .incoming, request != .cancel, case .send(let send) = job.kind, let due = send.notBefore, due > Date() {
+            _ = spool.move(name, from: .active, to: .incoming)
+            return JobReport(id: job.id, file: name, outcome: .skipped)
+        }
+
         // Prepare everything that can fail for the whole job before anything is sent.
         var plan = SendPlan()
         if case .send(let send) = job.kind {

@@ -81,4 +81,21 @@ import Glibc
         #expect(h.dir.list("spool/results").isEmpty)
         #expect(provider.requests.isEmpty)
     }
+
+    /// A job replaced between the scan's peek and the claim is judged on what was claimed: one
+    /// that is not due yet goes back to incoming/ unsent, with no result log.
+    @Test func aJobNotDueAfterTheClaimGoesBackToIncoming() throws {
+        let h = try seeded()
+        h.dir.write("spool/active/later.json", #"{"id":"later","to_tag":"username:alice","pns":"fcm","message":"m","not_before":"2099-01-01T00:00:00Z"}"#)
+        let provider = ScriptedProvider()
+        let runner = JobRunner(JobRunner.Environment(
+            spool: h.spool, registry: h.registry, pool: WorkerPool(concurrency: 2, policy: h.policy),
+            routes: [.apns: ProviderState(provider: provider), .fcm: ProviderState(provider: provider), .wns: ProviderState(provider: provider)],
+            log: Log(minimum: .error), isStopping: { false }))
+        #expect(runner.run("later.json", origin: .incoming).outcome == .skipped)
+        #expect(h.dir.list("spool/incoming") == ["later.json"])
+        #expect(h.dir.list("spool/active").isEmpty)
+        #expect(h.dir.list("spool/results").isEmpty)
+        #expect(provider.requests.isEmpty)
+    }
 }
