@@ -91,7 +91,7 @@ struct HubLink {
 final class ProgressLine: Sendable {
     private let label: String
     private let total: Int?
-    private let enabled = isatty(STDERR_FILENO) == 1
+    private let board = TerminalBoard.shared
     private let started = Date()
     private let lastDrawn = Mutex(Date.distantPast)
 
@@ -101,7 +101,7 @@ final class ProgressLine: Sendable {
     }
 
     func update(_ done: Int) {
-        guard enabled else { return }
+        guard board.enabled else { return }
         let now = Date()
         let due = lastDrawn.withLock { last in
             guard now.timeIntervalSince(last) >= 0.2 else { return false }
@@ -109,12 +109,11 @@ final class ProgressLine: Sendable {
             return true
         }
         guard due else { return }
-        FileHandle.standardError.write(Data("\r\u{1B}[K\(Self.text(label: label, done: done, total: total, elapsed: now.timeIntervalSince(started)))".utf8))
+        // The terminal's live-lines board: log lines print above it instead of through it.
+        board.draw([Self.text(label: label, done: done, total: total, elapsed: now.timeIntervalSince(started))])
     }
 
-    func finish() {
-        if enabled { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-    }
+    func finish() { board.clear() }
 
     static func text(label: String, done: Int, total: Int?, elapsed: Double) -> String {
         let rate = elapsed > 0 ? Double(done) / elapsed : 0

@@ -72,8 +72,13 @@ public final class Activity: Sendable {
         }
     }
 
-    /// Targets of running jobs without a final outcome yet.
+    /// Targets of running jobs without a final outcome yet (read without taking a rate sample).
     public var targetsRemaining: Int {
-        snapshot().reduce(0) { $0 + max(0, ($1.targets ?? $1.finished) - $1.finished) }
+        entries.withLock { entries in
+            entries.values.reduce(0) { sum, e in
+                let finished = e.read().finished
+                return sum + max(0, (e.progress.targets ?? finished) - finished)
+            }
+        }
     }
 }

@@ -15,16 +15,7 @@ public enum FileIO {
     public static func closeDescriptor(_ fd: Int32) { _ = close(fd) }
 
     /// Modification time in seconds since 1970 (nanosecond precision), nil if `path` is gone.
-    public static func modificationTime(_ path: String) -> Double? {
-        var st = stat()
-        guard stat(path, &st) == 0 else { return nil }
-        #if canImport(Darwin)
-        let t = st.st_mtimespec
-        #else
-        let t = st.st_mtim
-        #endif
-        return Double(t.tv_sec) + Double(t.tv_nsec) / 1e9
-    }
+    public static func modificationTime(_ path: String) -> Double? { version(path)?.modified }
 
     /// Which version of a file is at `path`: its inode, size and modification time. A file
     /// replaced by another with the same mtime (`cp -p`, then a rename) is still told apart.

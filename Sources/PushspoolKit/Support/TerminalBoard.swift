@@ -24,7 +24,8 @@ public final class TerminalBoard: Sendable {
         let width = max(20, Self.columns() - 1)
         let text = lines.map { String($0.prefix(width)) }.joined(separator: "\n")
         state.withLock { s in
-            Self.write(Self.erase(s.drawn) + text)
+            // (At least the current row is cleared: the cursor is at its start after other output.)
+            Self.write(Self.erase(max(1, s.drawn)) + text)
             s.drawn = lines.count
         }
     }

@@ -68,10 +68,7 @@ import Glibc
         h.dir.write("spool/active/held.json", #"{"id":"held","to_tag":"username:alice","pns":"fcm","message":"m"}"#)
         let holder = try JobFile(path: h.dir.path("spool/active/held.json"))
         let provider = ScriptedProvider()
-        let runner = JobRunner(JobRunner.Environment(
-            spool: h.spool, registry: h.registry, pool: WorkerPool(concurrency: 2, policy: h.policy),
-            routes: [.apns: ProviderState(provider: provider), .fcm: ProviderState(provider: provider), .wns: ProviderState(provider: provider)],
-            log: Log(minimum: .error), isStopping: { false }))
+        let runner = Self.runner(h, provider)
         #expect(runner.run("held.json", origin: .orphan).outcome == .busy)
         #expect(h.dir.list("spool/active") == ["held.json"])
         #expect(h.dir.list("spool/results").isEmpty)
@@ -88,14 +85,19 @@ import Glibc
         let h = try seeded()
         h.dir.write("spool/active/later.json", #"{"id":"later","to_tag":"username:alice","pns":"fcm","message":"m","not_before":"2099-01-01T00:00:00Z"}"#)
         let provider = ScriptedProvider()
-        let runner = JobRunner(JobRunner.Environment(
-            spool: h.spool, registry: h.registry, pool: WorkerPool(concurrency: 2, policy: h.policy),
-            routes: [.apns: ProviderState(provider: provider), .fcm: ProviderState(provider: provider), .wns: ProviderState(provider: provider)],
-            log: Log(minimum: .error), isStopping: { false }))
+        let runner = Self.runner(h, provider)
         #expect(runner.run("later.json", origin: .incoming).outcome == .skipped)
         #expect(h.dir.list("spool/incoming") == ["later.json"])
         #expect(h.dir.list("spool/active").isEmpty)
         #expect(h.dir.list("spool/results").isEmpty)
         #expect(provider.requests.isEmpty)
+    }
+
+    /// A runner on the harness's spool and registry, every platform routed to `provider`.
+    static func runner(_ h: EngineHarness, _ provider: ScriptedProvider) -> JobRunner {
+        JobRunner(JobRunner.Environment(
+            spool: h.spool, registry: h.registry, pool: WorkerPool(concurrency: 2, policy: h.policy),
+            routes: [.apns: ProviderState(provider: provider), .fcm: ProviderState(provider: provider), .wns: ProviderState(provider: provider)],
+            log: Log(minimum: .error), isStopping: { false }))
     }
 }

@@ -85,16 +85,20 @@ func runPushspoolVia(_ executable: String, _ args: [String]) throws -> RunResult
     return RunResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
 }
 
-/// Starts the binary in the background (a dispatcher to signal, kill or wait for); its output
-/// is discarded unless `stderr` is given.
-func startPushspool(_ args: [String], cwd: URL? = nil, env: [String: String] = [:], stderr: Pipe? = nil) throws -> Process {
+/// The binary with `args`, run in `cwd`, with this process's environment plus `env`.
+func pushspoolProcess(_ args: [String], cwd: URL?, env: [String: String]) -> Process {
     let p = Process()
     p.executableURL = Paths.binary
     p.arguments = args
     if let cwd { p.currentDirectoryURL = cwd }
-    var environment = ProcessInfo.processInfo.environment
-    for (k, v) in env { environment[k] = v }
-    p.environment = environment
+    p.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }
+    return p
+}
+
+/// Starts the binary in the background (a dispatcher to signal, kill or wait for); its output
+/// is discarded unless `stderr` is given.
+func startPushspool(_ args: [String], cwd: URL? = nil, env: [String: String] = [:], stderr: Pipe? = nil) throws -> Process {
+    let p = pushspoolProcess(args, cwd: cwd, env: env)
     p.standardOutput = FileHandle.nullDevice
     p.standardError = stderr ?? FileHandle.nullDevice
     try p.run()
@@ -109,13 +113,7 @@ func initSpool(_ args: [String], cwd: URL? = nil) throws {
 
 func runPushspool(_ args: [String], cwd: URL? = nil, env: [String: String] = [:],
                   stdin: String? = nil, timeout: Double = 120) throws -> RunResult {
-    let p = Process()
-    p.executableURL = Paths.binary
-    p.arguments = args
-    if let cwd { p.currentDirectoryURL = cwd }
-    var environment = ProcessInfo.processInfo.environment
-    for (k, v) in env { environment[k] = v }
-    p.environment = environment
+    let p = pushspoolProcess(args, cwd: cwd, env: env)
     let out = Pipe(), err = Pipe(), inp = Pipe()
     p.standardOutput = out
     p.standardError = err

@@ -32,8 +32,11 @@ final class VAPIDTokenSource: Sendable {
 
     /// The `Authorization` value for requests to `origin` (`https://host[:port]`).
     func authorization(origin: String) throws -> String {
-        "vapid t=\(try token(origin: origin)), k=\(publicKey)"
+        authorization(token: try token(origin: origin))
     }
+
+    /// The header value for a token already in hand (the provider keeps it to invalidate it).
+    func authorization(token: String) -> String { "vapid t=\(token), k=\(publicKey)" }
 
     func token(origin: String) throws -> String {
         try cache.credential(for: cacheKey(origin), policy: Self.policy) {

@@ -64,7 +64,7 @@ public final class WebPushProvider: PushProvider {
         do {
             token = try vapid.token(origin: origin)
             let body = try WebPushEncryption.encrypt(notification.payload, p256dh: subscription.p256dh, auth: subscription.auth)
-            httpRequest = Self.request(endpoint: subscription.endpoint, authorization: "vapid t=\(token), k=\(vapid.publicKey)",
+            httpRequest = Self.request(endpoint: subscription.endpoint, authorization: vapid.authorization(token: token),
                                        notification: notification, body: body)
         } catch {
             completion(ProviderResult(.rejected, code: "crypto", reason: "cannot encrypt or sign: \(error)"))
