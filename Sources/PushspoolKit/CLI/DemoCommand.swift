@@ -19,7 +19,7 @@ enum DemoCommand {
         try startAfresh(root)
         let runtime = try Runtime(args, builtIn: true, spool: root.path, createSpool: true)
         let spool = runtime.spool
-        FileManager.default.createFile(atPath: root.appendingPathComponent(marker).path, contents: Data())
+        _ = FileManager.default.createFile(atPath: root.appendingPathComponent(marker).path, contents: Data())
 
         let registry = try runtime.openRegistry()
         let devices: Int

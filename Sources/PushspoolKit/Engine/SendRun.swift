@@ -58,11 +58,13 @@ struct SendRun {
         defer { checkpoints.stop() }
         let pacing = Pacing(spread: send.spreadOverSeconds, targets: progress.targets)
         let halt = Halt(isStopping: env.isStopping, controls: env.controls, jobID: job.id)
+        let pruner = RegistryPruner(registry: env.registry, log: env.log, jobID: job.id)
+        let recorder = OutcomeRecorder(log: log, pruner: pruner, label: job.id)
 
         for hubSend in plan.hubSends {
             let recipient = Recipient.hub(hubSend.audience)
             if prior.finished.contains(ResultLogContents.key(platform: hubSend.platform, recipient: recipient)) { continue }
-            dispatch(platform: hubSend.platform, recipient: recipient, notification: hubSend.notification, tally: tally, group: inFlight, halt: halt)
+            dispatch(platform: hubSend.platform, recipient: recipient, notification: hubSend.notification, tally: tally, group: inFlight, halt: halt, recorder: recorder)
         }
         if !plan.direct.isEmpty {
             do {
@@ -88,7 +90,7 @@ struct SendRun {
                     }
                     guard let notification = plan.renditions[device.platform]?.notification(for: device.lang) else { return true }
                     sentThisRun += 1
-                    dispatch(platform: device.platform, recipient: recipient, notification: notification, tally: tally, group: inFlight, halt: halt)
+                    dispatch(platform: device.platform, recipient: recipient, notification: notification, tally: tally, group: inFlight, halt: halt, recorder: recorder)
                     return true
                 }
             } catch {
@@ -97,6 +99,7 @@ struct SendRun {
             }
         }
         inFlight.wait()
+        pruner.finish()
         let c = tally.counts.withLock { $0 }
         // A target left unsent by a stop keeps the job in active/ for the resume.
         if interruption == nil && c.abandoned > 0 { interruption = halt.reason ?? "stopping" }
@@ -191,31 +194,24 @@ struct SendRun {
     }
 
     private func dispatch(platform: Platform, recipient: Recipient, notification: RenderedNotification, tally: Tally,
-                          group: DispatchGroup, halt: Halt) {
+                          group: DispatchGroup, halt: Halt, recorder: OutcomeRecorder) {
         guard let state = env.routes[platform] else { return }
         let request = SendRequest(jobID: job.id, platform: platform, recipient: recipient, notification: notification)
-        let registry = env.registry, log = self.log, appLog = env.log, jobID = job.id
-        group.enter()
         let metrics = env.metrics
-        env.pool.submit(request, via: state, isStopping: { halt.isHalted }) { outcome in
+        group.enter()
+        env.pool.submit(request, via: state, isStopping: { halt.isHalted }) { outcome, release in
             // Left for the resumed job: not final, not logged, not counted.
             if outcome.abandoned {
                 tally.counts.withLock { $0.abandoned += 1 }
+                release()
                 return group.leave()
             }
-            if outcome.status == .unregistered, case .device(let device) = recipient,
-               case .deviceGone(let since) = outcome.result.disposition {
-                do {
-                    try registry.removeGone(id: device.id, handle: device.handle,
-                                            since: since.map { Date(timeIntervalSince1970: $0) })
-                } catch {
-                    appLog.error("job \(jobID): could not remove device \(device.id) from the registry: \(error)")
-                }
-            }
-            log.append(line: ResultLine.delivery(platform: platform, provider: state.name, recipient: recipient, outcome: outcome))
-            tally.add(outcome)
-            metrics?.delivery(platform: platform.rawValue, provider: state.name, status: outcome.status.rawValue)
-            group.leave()
+            recorder.record(OutcomeRecorder.Entry(platform: platform, provider: state.name, recipient: recipient, outcome: outcome) {
+                tally.add(outcome)
+                metrics?.delivery(platform: platform.rawValue, provider: state.name, status: outcome.status.rawValue)
+                release()
+                group.leave()
+            })
         }
     }
 }

@@ -20,28 +20,48 @@ public struct TargetOutcome: Sendable {
 /// The Dispatch worker pool: at most `concurrency` notifications in flight per provider across
 /// all jobs (a counting semaphore each), each driven through the one retry policy. Retries keep
 /// their slot while they wait, so a struggling service slows intake instead of piling up work —
-/// its own intake only: a throttled FCM fills FCM's slots, never APNs's.
+/// its own intake only: a throttled FCM fills FCM's slots, never APNs's. Every attempt is bounded
+/// (`attemptTimeout`): a provider that never calls back costs a retry, never a hung job.
 public final class WorkerPool: Sendable {
     public let concurrency: Int
     public let policy: RetryPolicy
+    /// How long an attempt may go unanswered before it counts as a transient failure. Well above
+    /// the transports' own 30 s request timeout plus a 30 s token fetch: it fires only when a
+    /// provider loses a request outright.
+    public static let defaultAttemptTimeout = 120.0
+    private let watchdog: AttemptWatchdog
     private let slotsByProvider = Mutex<[ObjectIdentifier: DispatchSemaphore]>([:])
     private let timers = DispatchQueue(label: "pushspool.retry-timers", attributes: .concurrent)
     private let random: @Sendable () -> Double
     private let metrics: Metrics?
 
-    public init(concurrency: Int, policy: RetryPolicy, metrics: Metrics? = nil,
+    public init(concurrency: Int, policy: RetryPolicy, metrics: Metrics? = nil, attemptTimeout: Double = defaultAttemptTimeout,
                 random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         self.concurrency = max(1, concurrency)
         self.policy = policy
         self.random = random
         self.metrics = metrics
+        watchdog = AttemptWatchdog(timeout: attemptTimeout)
     }
 
-    /// Blocks the calling producer until a slot is free (and the provider is not asking for
-    /// quiet), then sends `request` with retries. `finish` runs exactly once, on any thread.
+    /// `submit`, with a `finish` that records the outcome at once: the slot is free when it returns.
     public func submit(_ request: SendRequest, via state: ProviderState,
                        isStopping: @escaping @Sendable () -> Bool = { false },
                        finish: @escaping @Sendable (TargetOutcome) -> Void) {
+        submit(request, via: state, isStopping: isStopping) { outcome, release in
+            finish(outcome)
+            release()
+        }
+    }
+
+    /// Blocks the calling producer until a slot is free (and the provider is not asking for
+    /// quiet), then sends `request` with retries. `record` runs exactly once, on any thread, with
+    /// the final outcome and the slot's `release`: the slot stays taken until the caller has
+    /// recorded the outcome (its result-log line written) and calls `release`, so that after a
+    /// crash only requests in flight are sent again.
+    public func submit(_ request: SendRequest, via state: ProviderState,
+                       isStopping: @escaping @Sendable () -> Bool = { false },
+                       record: @escaping @Sendable (TargetOutcome, _ release: @escaping @Sendable () -> Void) -> Void) {
         // The service asked for quiet: wait, in short naps so that a stop is not held up.
         while !isStopping() {
             let wait = state.quietUntil.timeIntervalSinceNow
@@ -54,13 +74,10 @@ public final class WorkerPool: Sendable {
         // starts after a stop (or a cancel or pause of its job).
         if isStopping() || state.limiter.map({ !RateLimiter.wait(until: $0.reserve(), halted: isStopping) }) == true {
             slots.signal()
-            return finish(.stopping)
+            return record(.stopping, {})
         }
         attempt(request, via: state, previous: nil, isStopping: isStopping) { [slots] outcome in
-            // The outcome is recorded (its result-log line written) before the slot is given to
-            // the next target: after a crash, only requests in flight are sent again.
-            finish(outcome)
-            slots.signal()
+            record(outcome, { slots.signal() })
         }
     }
 
@@ -81,7 +98,7 @@ public final class WorkerPool: Sendable {
             return
         }
         let started = DispatchTime.now().uptimeNanoseconds
-        state.provider.send(request) { [self] result in
+        let answer: @Sendable (ProviderResult) -> Void = { [self] result in
             metrics?.requestDuration(provider: state.name, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
             switch policy.decide(result.disposition, attempt: request.attempt, previous: previous, random: random) {
             case .finish(let status):
@@ -104,6 +121,14 @@ public final class WorkerPool: Sendable {
                       isStopping: isStopping, done: done)
             }
         }
+        // Whichever comes first, the provider's answer or the watchdog's, is the attempt's result.
+        let watch = watchdog.watch { [watchdog] in
+            answer(ProviderResult(.retry(after: nil), code: "no-answer",
+                                  reason: "no answer from \(state.name) within \(Int(watchdog.timeout)) s"))
+        }
+        state.provider.send(request) { [watchdog] result in
+            if watchdog.answered(watch) { answer(result) }
+        }
     }
 
     /// Sends `request` again at `due`, looking at most every 250 ms whether the dispatcher is
@@ -124,5 +149,51 @@ public final class WorkerPool: Sendable {
         timers.asyncAfter(deadline: .now() + min(left, 0.25)) { [self, due, reserved] in
             retry(request, via: state, previous: previous, due: due, reserved: reserved, isStopping: isStopping, done: done)
         }
+    }
+}
+
+/// Bounds every attempt in flight: `watch` registers one with its expiry handler, `answered`
+/// takes it back when the provider answers. Whichever comes first wins, exactly once. One sweep
+/// timer for the pool and one table entry per attempt in flight (bounded by the slots), instead
+/// of a timer per request.
+final class AttemptWatchdog: @unchecked Sendable {   // the timer is only touched in init and deinit
+    let timeout: Double
+    private struct Entry { var due: UInt64; var expire: @Sendable () -> Void }
+    private let table = Mutex<(next: UInt64, entries: [UInt64: Entry])>((0, [:]))
+    private let sweeper: any DispatchSourceTimer
+
+    init(timeout: Double) {
+        self.timeout = timeout
+        sweeper = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        let interval = min(1, max(0.01, timeout / 4))
+        sweeper.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(Int(interval * 250)))
+        sweeper.setEventHandler { [weak self] in self?.sweep() }
+        sweeper.resume()
+    }
+
+    deinit { sweeper.cancel() }
+
+    func watch(_ expire: @escaping @Sendable () -> Void) -> UInt64 {
+        let due = DispatchTime.now().uptimeNanoseconds + UInt64(timeout * 1e9)
+        return table.withLock { t in
+            t.next += 1
+            t.entries[t.next] = Entry(due: due, expire: expire)
+            return t.next
+        }
+    }
+
+    /// True when the attempt was still waiting: the answer counts. False: it expired already.
+    func answered(_ token: UInt64) -> Bool {
+        table.withLock { $0.entries.removeValue(forKey: token) != nil }
+    }
+
+    private func sweep() {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let expired = table.withLock { t -> [Entry] in
+            let late = t.entries.filter { $0.value.due <= now }
+            for key in late.keys { t.entries.removeValue(forKey: key) }
+            return Array(late.values)
+        }
+        for entry in expired { entry.expire() }
     }
 }

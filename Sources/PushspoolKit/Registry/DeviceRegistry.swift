@@ -28,6 +28,10 @@ public protocol DeviceRegistry: AnyObject, Sendable {
     func remove(handle: String) throws -> Bool
     @discardableResult
     func removeGone(id: String, handle: String, since: Date?) throws -> Bool
+    /// `removeGone` for many devices at once (one transaction where the backend has them).
+    /// Returns how many were deleted.
+    @discardableResult
+    func removeGone(_ devices: [GoneDevice]) throws -> Int
     func device(id: String) throws -> Device?
     func device(handle: String) throws -> Device?
     func forEach(platforms: Set<Platform>, matching: TagExpression?, pageSize: Int, _ body: (Device) throws -> Bool) throws
@@ -42,7 +46,26 @@ public protocol DeviceRegistry: AnyObject, Sendable {
     func close()
 }
 
+/// A device a service reported gone: deleted only if it still has `handle` and was not updated
+/// after `since`.
+public struct GoneDevice: Sendable {
+    public var id: String
+    public var handle: String
+    public var since: Date?
+
+    public init(id: String, handle: String, since: Date?) {
+        self.id = id
+        self.handle = handle
+        self.since = since
+    }
+}
+
 extension DeviceRegistry {
+    @discardableResult
+    public func removeGone(_ devices: [GoneDevice]) throws -> Int {
+        try devices.reduce(0) { $0 + (try removeGone(id: $1.id, handle: $1.handle, since: $1.since) ? 1 : 0) }
+    }
+
     @discardableResult
     public func upsert(_ r: Registration) throws -> Device { try upsert(r, now: Date()) }
     public func upsertReportingMove(_ r: Registration) throws -> (device: Device, movedFrom: String?) {

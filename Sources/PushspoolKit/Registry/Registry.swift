@@ -288,14 +288,26 @@ public final class Registry: DeviceRegistry {
     /// is a live registration and must survive.
     @discardableResult
     public func removeGone(id: String, handle: String, since: Date?) throws -> Bool {
+        try removeGone([GoneDevice(id: id, handle: handle, since: since)]) > 0
+    }
+
+    /// One transaction for the whole batch: a campaign's prunes cost one commit each batch.
+    @discardableResult
+    public func removeGone(_ devices: [GoneDevice]) throws -> Int {
         try locked { db in
-            if let since {
-                try db.statement("DELETE FROM devices WHERE id = ? AND handle = ? AND updated_at <= ?")
-                    .run([.text(id), .text(handle), .real(since.timeIntervalSince1970)])
-            } else {
-                try db.statement("DELETE FROM devices WHERE id = ? AND handle = ?").run([.text(id), .text(handle)])
+            try db.transaction {
+                var removed = 0
+                for d in devices {
+                    if let since = d.since {
+                        try db.statement("DELETE FROM devices WHERE id = ? AND handle = ? AND updated_at <= ?")
+                            .run([.text(d.id), .text(d.handle), .real(since.timeIntervalSince1970)])
+                    } else {
+                        try db.statement("DELETE FROM devices WHERE id = ? AND handle = ?").run([.text(d.id), .text(d.handle)])
+                    }
+                    removed += db.changes
+                }
+                return removed
             }
-            return db.changes > 0
         }
     }
 

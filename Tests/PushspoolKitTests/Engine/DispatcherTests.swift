@@ -49,6 +49,41 @@ import PushspoolCore
         #expect(bob?["reason"] as? String == "Unregistered")
     }
 
+    /// Prunes run on a queue of their own, batched: while another process holds the registry's
+    /// write lock, answers are still logged and slots freed, so sending goes on; the gone devices
+    /// are deleted once the lock is released, before the job finishes.
+    @Test func aBusyRegistryDelaysPrunesNotSends() throws {
+        let h = try EngineHarness()
+        h.concurrency = 4
+        for i in 0..<40 { try h.register("d\(i)", .fcm, tags: ["all"]) }
+        try h.drop("busy.json", #"{"id":"busy","to_tag":"all","pns":["fcm"],"message":"m"}"#)
+        let provider = ScriptedProvider(delay: 0.005) { r in
+            if case .device(let d) = r.recipient, Int(d.id.dropFirst())! % 2 == 0 {
+                return ProviderResult(.deviceGone(since: nil), code: "404", reason: "UNREGISTERED")
+            }
+            return ProviderResult(.delivered, code: "200")
+        }
+        let holder = try SQLiteDatabase(path: h.dir.path("spool/registry.sqlite"))
+        try holder.execute("BEGIN IMMEDIATE")
+        let finished = DispatchSemaphore(value: 0)
+        let dispatcher = h.makeDispatcher(routes: [.fcm: ProviderState(provider: provider)])
+        Thread.detachNewThread {
+            dispatcher.runOnce()
+            finished.signal()
+        }
+        // Every target is answered and logged while the lock is still held.
+        let deadline = Date().addingTimeInterval(2)
+        while h.deliveries("busy").count < 40 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
+        #expect(h.deliveries("busy").count == 40)
+        #expect(provider.requests.count == 40)
+        #expect(finished.wait(timeout: .now()) == .timedOut)      // the job waits for its prunes
+        try holder.execute("COMMIT")
+        holder.close()
+        #expect(finished.wait(timeout: .now() + 10) == .success)
+        #expect(h.summary("busy")?["unregistered"] as? Int == 20)
+        #expect(try h.registry.count(platforms: [.fcm], matching: nil) == 20)
+    }
+
     @Test("an id with a completed result log is a duplicate and is not sent again")
     func duplicate() throws {
         let h = try EngineHarness()

@@ -147,6 +147,39 @@ import PushspoolCore
         #expect(provider.requests.count < 400)
     }
 
+    /// A provider that never calls back: each attempt ends at the pool's deadline as a
+    /// transient failure, retried, then final, and the slot comes back. A late answer is ignored.
+    @Test func anAttemptNobodyAnswersEndsAtItsDeadline() {
+        let lost = ScriptedProvider(delay: 3600)
+        let late = ScriptedProvider(delay: 0.6)
+        let pool = WorkerPool(concurrency: 1, policy: RetryPolicy(maxAttempts: 2, baseDelay: 0.001, maxDelay: 0.01),
+                              attemptTimeout: 0.2, random: { 0.5 })
+        let device = Device(id: "d1", platform: .apns, handle: "h", tags: [], updatedAt: Date())
+        let request = SendRequest(jobID: "j", platform: .apns, recipient: .device(device),
+                                  notification: .apns(APNsNotification(payload: Array("{}".utf8))))
+        let started = Date()
+        let box = ResultBox<TargetOutcome>()
+        pool.submit(request, via: ProviderState(provider: lost)) { box.set($0) }
+        let o = box.wait()
+        #expect(o.status == .failed)
+        #expect(o.attempts == 2)
+        #expect(o.result.code == "no-answer")
+        #expect(lost.requests.count == 2)
+        #expect(Date().timeIntervalSince(started) < 2)
+
+        let calls = Mutex(0)
+        let done = DispatchSemaphore(value: 0)
+        pool.submit(request, via: ProviderState(provider: late)) { o in
+            calls.withLock { $0 += 1 }
+            #expect(o.result.code == "no-answer")
+            done.signal()
+        }
+        #expect(done.wait(timeout: .now() + 5) == .success)
+        Thread.sleep(forTimeInterval: 1)         // both late answers have come and gone
+        #expect(calls.withLock { $0 } == 1)
+        #expect(late.requests.count == 2)
+    }
+
     @Test("never more than `concurrency` notifications in flight")
     func bounded() {
         let provider = ScriptedProvider(delay: 0.002)

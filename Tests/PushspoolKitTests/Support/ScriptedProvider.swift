@@ -1,10 +1,11 @@
 import Dispatch
 import Foundation
 import PushspoolCore
+@testable import PushspoolKit
 import Synchronization
 
 /// A provider whose answers come from a script, recording every request: the test double for
-/// engine tests (yours too). Answers asynchronously on a concurrent queue, like a real transport.
+/// engine tests. Answers asynchronously on a concurrent queue, like a real transport.
 public final class ScriptedProvider: PushProvider {
     public let name: String
     public let resolvesTags: Bool
