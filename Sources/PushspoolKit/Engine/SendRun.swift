@@ -63,7 +63,7 @@ struct SendRun {
 
         for hubSend in plan.hubSends {
             let recipient = Recipient.hub(hubSend.audience)
-            if prior.finished.contains(ResultLogContents.key(platform: hubSend.platform, recipient: recipient)) { continue }
+            if prior.finished.contains(platform: hubSend.platform, recipient: recipient) { continue }
             dispatch(platform: hubSend.platform, recipient: recipient, notification: hubSend.notification, tally: tally, group: inFlight, halt: halt, recorder: recorder)
         }
         if !plan.direct.isEmpty {
@@ -81,7 +81,7 @@ struct SendRun {
                     }
                     matched += 1
                     let recipient = Recipient.device(device)
-                    if prior.finished.contains(ResultLogContents.key(platform: device.platform, recipient: recipient)) { return true }
+                    if prior.finished.contains(platform: device.platform, recipient: recipient) { return true }
                     // Pacing: the i-th target sent in this run goes at start + i × window / targets
                     // (a resumed job goes on at the same pace, without waiting for what it sent before).
                     if let due = pacing.due(sentThisRun), !RateLimiter.wait(until: due, halted: { halt.isHalted }) {

@@ -188,7 +188,7 @@ import PushspoolCore
         // A job a dispatcher found claimed by the other is picked up by neither twice.
         #expect(h.list(.done).count == 40)
         #expect(provider.requests.count == 40 * 20)
-        #expect(Set(provider.requests.map { "\($0.jobID)|\(ResultLogContents.key(platform: $0.platform, recipient: $0.recipient))" }).count == 800)
+        #expect(Set(provider.requests.map { "\($0.jobID)|\(ScriptedProvider.key(platform: $0.platform, recipient: $0.recipient))" }).count == 800)
     }
 
     @Test("register and unregister jobs change the registry and log the change")

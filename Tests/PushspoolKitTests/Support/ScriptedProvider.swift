@@ -49,7 +49,15 @@ public final class ScriptedProvider: PushProvider {
     /// Attempts per recipient key (`platform|device` or `platform|hub`).
     public var attemptsByRecipient: [String: Int] {
         var out: [String: Int] = [:]
-        for r in requests { out[ResultLogContents.key(platform: r.platform, recipient: r.recipient), default: 0] += 1 }
+        for r in requests { out[Self.key(platform: r.platform, recipient: r.recipient), default: 0] += 1 }
         return out
+    }
+
+    /// `platform|device`, or `platform|hub|<tags>` for a hub route.
+    static func key(platform: Platform, recipient: Recipient) -> String {
+        switch recipient {
+        case .device(let d): return "\(platform.rawValue)|\(d.id)"
+        case .hub(let audience): return "\(platform.rawValue)|hub|\(audience.hubTags ?? "")"
+        }
     }
 }
