@@ -14,7 +14,8 @@
 //   --max-streams N (SETTINGS_MAX_CONCURRENT_STREAMS, default 1000 as Apple's),
 //   --refuse-every N (every Nth stream: RST_STREAM(REFUSED_STREAM) unprocessed, which a client may resend),
 //   --reset-every N (every Nth stream: RST_STREAM(INTERNAL_ERROR) with no answer: not delivered),
-//   --retry-after S (429 and 503 answers carry Retry-After: S).
+//   --retry-after S (429 and 503 answers carry Retry-After: S),
+//   --outage-file F (while file F exists, every request is answered 503 ServiceUnavailable).
 // Arrival times of requests (when each request's body has arrived) are kept as counts per second
 // (stats.arrivals: {first, last (ms since the epoch), perSecond: {unix second: requests}}),
 // so tests can check rate caps, pacing and how soon a cancel stops new requests.
@@ -37,6 +38,7 @@ const maxStreams = Number(a['max-streams'] || 1000);
 const refuseEvery = Number(a['refuse-every'] || 0);
 const resetEvery = Number(a['reset-every'] || 0);
 const retryAfter = a['retry-after'] || null;
+const outageFile = a['outage-file'] || null;
 const pubKey = fs.readFileSync(path.join(fixtures, 'AuthKey_TESTKEY123.pub.pem'));
 const writeState = stateWriter(a.state);
 
@@ -137,7 +139,7 @@ function answer(stream, h, body) {
       expiration: h['apns-expiration'], collapseId: h['apns-collapse-id'], apnsId: h['apns-id'], bytes: body.length,
       contentType: h['content-type'] };
   }
-  const verdict = validate(h, token, body) || scripted(token, n);
+  const verdict = validate(h, token, body) || (outageFile && fs.existsSync(outageFile) ? [503, 'ServiceUnavailable'] : scripted(token, n));
   const apnsID = h['apns-id'] || require('crypto').randomUUID();
   stats.answered++;
   if (verdict) {
