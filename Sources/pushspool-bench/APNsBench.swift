@@ -6,7 +6,7 @@ import PushspoolKit
 /// JWT, HTTP/2, result log, with the metrics file, JSON log events and the control watch on), by
 /// Node's own http2 client (one session, the same streams in flight), by h2load (nghttp2's load
 /// generator: the fake's ceiling, no work besides HTTP/2) and, with `--baseline`, by an earlier
-/// pushspool binary with none of the observing switched on.
+/// pushspool binary with none of the observing switched on (`--unobserved`: pushspool neither).
 struct APNsRound {
     struct Client {
         var rate: Double
@@ -27,7 +27,9 @@ struct APNsRound {
 
     static let payload = #"{"aps":{"alert":"From bench: hello"}}"#
 
-    static func run(count: Int, concurrency: Int, baseline: String? = nil) throws -> APNsRound {
+    /// `observed` false runs pushspool exactly as the baseline (nothing switched on for
+    /// operators), so the two differ only by their code.
+    static func run(count: Int, concurrency: Int, baseline: String? = nil, observed: Bool = true) throws -> APNsRound {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushspool-bench-\(getpid())")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         defer { try? FileManager.default.removeItem(at: dir) }
@@ -77,7 +79,7 @@ struct APNsRound {
             guard run.status == 0 else { throw BenchError(description: "\(name) run failed (\(run.status)): \(run.stderr)") }
             return (run, state, fakeCPU)
         }
-        let (ours, ourState, ourFake) = try pushspoolRun(binary, name: "pushspool", observed: true)
+        let (ours, ourState, ourFake) = try pushspoolRun(binary, name: "pushspool", observed: observed)
         let earlier = try baseline.map { try pushspoolRun($0, name: "baseline", observed: false) }
 
         // Node's http2 client, same fake code, fresh instance
