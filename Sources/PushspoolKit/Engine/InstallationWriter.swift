@@ -26,6 +26,8 @@ public final class InstallationWriter: Sendable {
     private let retry: RetryPolicy
     private let isStopping: @Sendable () -> Bool
     private let queue = DispatchQueue(label: "pushspool.installations")
+    /// A hub that never answers costs a retry, as in the worker pool, never a hung job.
+    private let watchdog = AttemptWatchdog(timeout: WorkerPool.defaultAttemptTimeout)
 
     public init(routes: [Platform: ProviderState], retry: RetryPolicy, isStopping: @escaping @Sendable () -> Bool = { false }) {
         var stores: [Platform: (String, any InstallationStore)] = [:]
@@ -59,7 +61,7 @@ public final class InstallationWriter: Sendable {
 
     private func attempt(_ change: InstallationChange, store: any InstallationStore, name: String, number: Int,
                          previous: Disposition?, completion: @escaping @Sendable (Outcome) -> Void) {
-        store.apply(change) { [self] result in
+        let answer: @Sendable (ProviderResult) -> Void = { [self] result in
             func finish(_ ok: Bool) {
                 completion(Outcome(change: change, store: name, ok: ok, attempts: number, result: result))
             }
@@ -75,6 +77,12 @@ public final class InstallationWriter: Sendable {
                             completion: completion)
                 }
             }
+        }
+        let watch = watchdog.watch { [watchdog] in
+            answer(ProviderResult(.retry(after: nil), code: "no-answer", reason: "no answer from \(name) within \(Int(watchdog.timeout)) s"))
+        }
+        store.apply(change) { [watchdog] result in
+            if watchdog.answered(watch) { answer(result) }
         }
     }
 }
