@@ -24,38 +24,11 @@ final class OutcomeRecorder: Sendable {
         var then: @Sendable () -> Void
     }
 
-    private let log: ResultLog
-    private let pruner: RegistryPruner
-    private let queue: DispatchQueue
-    private let pending = Mutex<(entries: [Entry], draining: Bool)>(([], false))
+    private let batches: BatchQueue<Entry>
 
     init(log: ResultLog, pruner: RegistryPruner, label: String) {
-        self.log = log
-        self.pruner = pruner
-        queue = DispatchQueue(label: "pushspool.outcomes.\(label)")
-    }
-
-    func record(_ entry: Entry) {
-        let start = pending.withLock { p -> Bool in
-            p.entries.append(entry)
-            if p.draining { return false }
-            p.draining = true
-            return true
-        }
-        if start { queue.async { self.drain() } }
-    }
-
-    private func drain() {
-        var bytes: [UInt8] = []
-        while true {
-            let batch = pending.withLock { p -> [Entry] in
-                var taken: [Entry] = []
-                swap(&taken, &p.entries)
-                if taken.isEmpty { p.draining = false }
-                return taken
-            }
-            if batch.isEmpty { return }
-            bytes.removeAll(keepingCapacity: true)
+        batches = BatchQueue(label: "pushspool.outcomes.\(label)") { batch in
+            var bytes: [UInt8] = []
             for e in batch {
                 bytes += ResultLine.delivery(platform: e.platform, provider: e.provider, recipient: e.recipient,
                                              outcome: e.outcome, at: e.at)
@@ -68,28 +41,47 @@ final class OutcomeRecorder: Sendable {
             for e in batch { e.then() }
         }
     }
+
+    func record(_ entry: Entry) { batches.add(entry) }
 }
 
 /// Deletes devices the services reported gone, in batches (one registry transaction each), on a
 /// queue of its own. `finish` waits for what is queued.
 final class RegistryPruner: Sendable {
-    private let registry: any DeviceRegistry
-    private let log: Log
-    private let jobID: String
-    private let queue: DispatchQueue
-    private let group = DispatchGroup()
-    private let pending = Mutex<(gone: [GoneDevice], draining: Bool)>(([], false))
+    private let batches: BatchQueue<GoneDevice>
 
     init(registry: any DeviceRegistry, log: Log, jobID: String) {
-        self.registry = registry
-        self.log = log
-        self.jobID = jobID
-        queue = DispatchQueue(label: "pushspool.prune.\(jobID)")
+        batches = BatchQueue(label: "pushspool.prune.\(jobID)") { batch in
+            do {
+                try registry.removeGone(batch)
+            } catch {
+                log.error("job \(jobID): could not remove \(batch.count) gone device(s) from the registry (\(batch[0].id)…): \(error)")
+            }
+        }
     }
 
-    func remove(_ device: GoneDevice) {
+    func remove(_ device: GoneDevice) { batches.add(device) }
+
+    /// Waits until every queued device has been removed (or failed to be).
+    func finish() { batches.wait() }
+}
+
+/// Items handled in batches on a serial queue of its own: `add` never waits for the work, and
+/// each pass hands `handle` everything that arrived since the last one.
+final class BatchQueue<Item: Sendable>: Sendable {
+    private let queue: DispatchQueue
+    private let group = DispatchGroup()
+    private let pending = Mutex<(items: [Item], draining: Bool)>(([], false))
+    private let handle: @Sendable ([Item]) -> Void
+
+    init(label: String, handle: @escaping @Sendable ([Item]) -> Void) {
+        queue = DispatchQueue(label: label)
+        self.handle = handle
+    }
+
+    func add(_ item: Item) {
         let start = pending.withLock { p -> Bool in
-            p.gone.append(device)
+            p.items.append(item)
             if p.draining { return false }
             p.draining = true
             return true
@@ -99,22 +91,18 @@ final class RegistryPruner: Sendable {
         queue.async { [self] in
             defer { group.leave() }
             while true {
-                let batch = pending.withLock { p -> [GoneDevice] in
-                    var taken: [GoneDevice] = []
-                    swap(&taken, &p.gone)
+                let batch = pending.withLock { p -> [Item] in
+                    var taken: [Item] = []
+                    swap(&taken, &p.items)
                     if taken.isEmpty { p.draining = false }
                     return taken
                 }
                 if batch.isEmpty { return }
-                do {
-                    try registry.removeGone(batch)
-                } catch {
-                    log.error("job \(jobID): could not remove \(batch.count) gone device(s) from the registry (\(batch[0].id)…): \(error)")
-                }
+                handle(batch)
             }
         }
     }
 
-    /// Waits until every queued device has been removed (or failed to be).
-    func finish() { group.wait() }
+    /// Waits until everything added so far has been handled.
+    func wait() { group.wait() }
 }
