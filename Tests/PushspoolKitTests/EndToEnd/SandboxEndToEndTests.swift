@@ -291,6 +291,28 @@ import PushspoolCore
         }
     }
 
+    /// The shipped service units stop the dispatcher the way it stops cleanly (SIGTERM to the
+    /// main process) and give it longer than its own grace for requests in flight, so systemd
+    /// never SIGKILLs a dispatcher that is still stopping; the cron line uses `run --once`.
+    @Test func shippedUnitsAndCronLineFitTheStopContract() throws {
+        for unit in ["pushspool.service", "pushspool-host.service"] {
+            let text = try String(contentsOf: Paths.packageRoot.appendingPathComponent("examples/systemd/\(unit)"), encoding: .utf8)
+            var settings: [String: String] = [:]
+            for line in text.split(separator: "\n") where !line.hasPrefix("#") {
+                let parts = line.split(separator: "=", maxSplits: 1).map(String.init)
+                if parts.count == 2 { settings[parts[0]] = parts[1] }
+            }
+            #expect(["SIGTERM", "SIGINT", "SIGHUP", nil].contains(settings["KillSignal"]), "\(unit)")
+            #expect(["mixed", "control-group", nil].contains(settings["KillMode"]), "\(unit)")
+            let timeout = try #require(settings["TimeoutStopSec"].flatMap(Double.init), "\(unit) sets TimeoutStopSec")
+            #expect(timeout > stopGrace + 5, "\(unit): TimeoutStopSec \(timeout) s leaves no room for the \(stopGrace) s grace")
+            #expect(settings["ExecStart"]?.contains(" run ") == true, "\(unit)")
+            #expect(settings["ExecStart"]?.contains("--once") == false, "\(unit)")
+        }
+        let cron = try String(contentsOf: Paths.packageRoot.appendingPathComponent("examples/cron/pushspool.cron"), encoding: .utf8)
+        #expect(cron.split(separator: "\n").contains { !$0.hasPrefix("#") && $0.contains("pushspool run --once") })
+    }
+
     /// An example config used in place points at `examples/config/jobs`, which only `init`
     /// creates: run refuses it and writes nothing under `examples/`.
     @Test func exampleConfigUsedInPlaceWritesNothing() throws {
