@@ -86,7 +86,7 @@ final class JobOwners: Sendable {
             if let other = found.record, other.isLiveElsewhere(lease: lease) {
                 return .failure(OwnerRecordHeld(record: other))
             }
-            guard records.remove(name, ifStill: found.bytes) else { continue }
+            guard records.remove(name, ifStill: found.bytes, by: mine.instance) else { continue }
             if records.create(name, with: mine) { return .success(own(name)) }
         }
         return .failure(OwnerRecordHeld(record: records.read(name)?.record))

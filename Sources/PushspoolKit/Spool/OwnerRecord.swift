@@ -105,10 +105,10 @@ struct OwnerRecordFolder: Sendable {
     }
 
     /// Takes the record of `name` away if it still is `expected` (the bytes that were judged
-    /// stale): it is renamed to a name of this process's own, which only one taker can win, and
-    /// compared; a newer record caught instead is put back. True when `expected` was removed.
-    func remove(_ name: String, ifStill expected: [UInt8]) -> Bool {
-        let caught = path(".\(Self.key(name)).\(OwnerRecord.instance).taken")
+    /// stale): it is renamed to a name of the taker's own (`instance`), which only one taker can
+    /// win, and compared; a newer record caught instead is put back. True when `expected` was removed.
+    func remove(_ name: String, ifStill expected: [UInt8], by instance: String = OwnerRecord.instance) -> Bool {
+        let caught = path(".\(Self.key(name)).\(instance).taken")
         guard rename(path(name), caught) == 0 else { return false }
         if readFile(caught)?.bytes == expected {
             unlink(caught)
@@ -126,7 +126,7 @@ struct OwnerRecordFolder: Sendable {
     }
 
     private func writeTemporary(_ name: String, _ record: OwnerRecord) -> String? {
-        let tmp = path(".\(Self.key(name)).\(OwnerRecord.instance).tmp")
+        let tmp = path(".\(Self.key(name)).\(record.instance).tmp")
         do {
             try FileIO.writeDurably(record.encoded(), to: URL(fileURLWithPath: tmp), mode: 0o640)
             return tmp
