@@ -146,7 +146,13 @@ final class JobRunner: Sendable {
         case nil: break
         }
         let prior = existing ?? ResultLogContents()
-        if case .send = job.kind, let early = claim(job, name: name, log: resultLog, logURL: logURL, file: file) { return early }
+        // A job line for this file means a dispatcher on this spool won the id's claim before it
+        // wrote it: a resume goes on, even on another host sharing the spool (whose claim owner,
+        // naming its host, differs).
+        let resumingOwnClaim = origin == .orphan && prior.hasJobLine && prior.file == name
+        if case .send = job.kind, !resumingOwnClaim, let early = claim(job, name: name, log: resultLog, logURL: logURL, file: file) {
+            return early
+        }
 
         let outcome: JobReport.Outcome
         switch job.kind {

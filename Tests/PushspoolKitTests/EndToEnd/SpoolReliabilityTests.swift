@@ -217,3 +217,39 @@ struct HostTakeoverTests {
         #expect(s.dir.list("spool/active").isEmpty)
     }
 }
+
+/// One spool shared by two "hosts" with a PostgreSQL registry, where job ids are claimed per
+/// host: host B is killed mid-campaign (a paced one, so it is slow with the sandbox), and host A,
+/// once B's lease has run out, finishes the campaign instead of reporting it a duplicate of B's claim.
+@Suite(.enabled(if: PostgresCluster.isAvailable, "\(PostgresCluster.unavailableReason ?? "")"), .serialized)
+struct SharedSpoolRegistryTakeoverTests {
+    @Test func aHostSharingTheSpoolFinishesAKilledHostsClaimedJob() throws {
+        let env = ["PUSHSPOOL_TEST_REGISTRY": try RegistryFixture.postgresDatabase()]
+        let dir = TempDir("shared-spool")
+        dir.write("pushspool.json", #"{"spool": "spool", "registry": "env:PUSHSPOOL_TEST_REGISTRY", "owner_lease_seconds": 3}"#)
+        let common = ["--config", dir.path("pushspool.json")]
+        #expect(try runPushspool(["init"] + common, env: env).status == 0)
+        var lines = ""
+        for i in 0..<20 { lines += #"{"id":"d\#(i)","platform":"fcm","handle":"tok-\#(i)","tags":["all"]}"# + "\n" }
+        dir.write("devices.jsonl", lines)
+        #expect(try runPushspool(["import", dir.path("devices.jsonl")] + common, env: env).status == 0)
+        dir.write("spool/incoming/paced.json", #"{"id":"paced","to_tag":"all","pns":"fcm","message":"m","spread_over_seconds":8}"#)
+        func sent() -> [String] {
+            dir.jsonLines("spool/outbox/fcm.jsonl").filter { $0["job"] as? String == "paced" }.compactMap { $0["device"] as? String }
+        }
+
+        let b = try startPushspool(["run"] + common, env: env.merging(["PUSHSPOOL_HOSTNAME": "host-b"]) { $1 })
+        defer { if b.isRunning { kill(b.processIdentifier, SIGKILL); b.waitUntilExit() } }
+        #expect(CampaignControlTests.until(30) { sent().count >= 4 }, "host B got going")
+        kill(b.processIdentifier, SIGKILL)
+        b.waitUntilExit()
+        let a = try startPushspool(["run"] + common, env: env.merging(["PUSHSPOOL_HOSTNAME": "host-a"]) { $1 })
+        defer { if a.isRunning { a.terminate(); a.waitUntilExit() } }
+        #expect(CampaignControlTests.until(40) { FileManager.default.fileExists(atPath: dir.path("spool/done/paced.json")) },
+                "done: \(dir.list("spool/done")), active: \(dir.list("spool/active"))")
+        #expect(!dir.list("spool/done").contains { $0.contains("duplicate") }, "\(dir.list("spool/done"))")
+        let finals = dir.jsonLines("spool/results/paced.jsonl").filter { $0["type"] as? String == "delivery" }
+        #expect(finals.count == 20 && Set(finals.compactMap { $0["device"] as? String }).count == 20)
+        #expect(Set(sent()).count == 20 && sent().count <= 21, "every device once (one in flight at the kill may go twice): \(sent().count)")
+    }
+}

@@ -10,7 +10,10 @@ import Glibc
 func createFile(rawName name: [UInt8], in directory: String, contents: String) {
     let path = (Array(directory.utf8) + [UInt8(ascii: "/")] + name + [0]).map { CChar(bitPattern: $0) }
     let fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0o640)
-    precondition(fd >= 0, "cannot create \(name) in \(directory): \(String(cString: strerror(errno)))")
+    guard fd >= 0 else {
+        Issue.record("cannot create \(SpoolName(name).escaped) in \(directory): \(String(cString: strerror(errno)))")
+        return
+    }
     _ = Array(contents.utf8).withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     close(fd)
 }
