@@ -125,15 +125,20 @@ struct OwnerRecordFolder: Sendable {
         }
     }
 
+    /// Not fsynced: other hosts see it once it is closed (NFS close-to-open), and a record lost
+    /// in a crash only lets the job be taken over sooner, which a crash calls for anyway.
     private func writeTemporary(_ name: String, _ record: OwnerRecord) -> String? {
         let tmp = path(".\(Self.key(name)).\(record.instance).tmp")
-        do {
-            try FileIO.writeDurably(record.encoded(), to: URL(fileURLWithPath: tmp), mode: 0o640)
-            return tmp
-        } catch {
-            unlink(tmp)
-            return nil
+        var fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o640)
+        if fd < 0, errno == ENOENT {             // the folder was removed: make it again
+            mkdir(directory.path, 0o700)
+            fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0o640)
         }
+        guard fd >= 0 else { return nil }
+        let written = (try? FileIO.writeAll(fd, record.encoded())) != nil
+        if close(fd) == 0, written { return tmp }
+        unlink(tmp)
+        return nil
     }
 
     private func readFile(_ path: String) -> (bytes: [UInt8], record: OwnerRecord?)? {
