@@ -13,7 +13,7 @@ import Synchronization
 /// only if none appeared meanwhile, so of two hosts taking over at once one wins.
 ///
 /// An owner whose heartbeat came too late (a host stalled longer than the lease) finds another
-/// process's record at its next beat: its ownership is `lost` and the job stops producing
+/// process's record at its next beat: its ownership is lost (`isLost`) and the job stops producing
 /// targets, so two dispatchers never go on sending one job. Hosts' clocks must agree (NTP) to
 /// well within the lease.
 final class JobOwners: Sendable {
