@@ -50,7 +50,8 @@ enum RunCommand {
         let stopFlag = StopFlag()
         let runner = JobRunner(JobRunner.Environment(spool: runtime.spool, registry: registry, pool: pool, routes: routes,
                                                      log: log, isStopping: { stopFlag.isSet }, controls: controls,
-                                                     activity: activity, metrics: metrics))
+                                                     activity: activity, metrics: metrics,
+                                                     ownerLease: Double(runtime.config.ownerLeaseSeconds)))
         let providers = Array(Set(routes.values.map(ObjectIdentifier.init))).compactMap { id in routes.values.first { ObjectIdentifier($0) == id } }
         let monitor = RunMonitor(activity: activity, metrics: metrics, spool: runtime.spool, providers: providers, controls: controls,
                                  textfile: runtime.config.metrics.textfile.map { runtime.config.resolve($0).path },

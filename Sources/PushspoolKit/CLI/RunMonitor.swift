@@ -126,6 +126,7 @@ final class RunMonitor: Sendable {
         case .paused: "paused"
         case .interrupted: "interrupted"
         case .busy: "busy"
+        case .waiting: "waiting"
         case .skipped: "skipped"
         }
     }

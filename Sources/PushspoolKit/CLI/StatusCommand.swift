@@ -19,11 +19,18 @@ enum StatusCommand {
             ])))
         }
         var active: [JSONValue] = []
+        let owners = OwnerRecordFolder(spool: spool)
+        let lease = Double(runtime.config.ownerLeaseSeconds)
         for name in spool.jobs(in: .active) {
             // A live dispatcher holds the job file's lock; a free one waits for the next run.
             // Asked first: whatever is read next, this must describe now.
             var running = false
             do { _ = try JobFile(path: spool.url(.active, name).path) } catch { running = error == .busy }
+            // On a spool shared by several hosts (NFS), a job running on another one may show
+            // no lock here: its owner record, refreshed within the lease, says so.
+            let owner = owners.read(name)?.record
+            let elsewhere = owner.map { $0.isLiveElsewhere(lease: lease, now: now) } ?? false
+            running = running || elsewhere
             let id = jobID(spool, .active, name)
             // The checkpoint a sending job keeps (a few bytes); else the result log, when small
             // enough to read at once; a million-line log is not read for a status line.
@@ -48,6 +55,7 @@ enum StatusCommand {
             }()
             active.append(.object([
                 ("id", .string(id)), ("file", .string(name)), ("running", .bool(running)), ("state", .string(state)),
+                ("host", running ? owner.map { .string($0.host) } ?? .null : .null),
                 ("rate_per_s", rate.map { .int(Int64($0.rounded())) } ?? .null),
                 ("eta_s", eta.map { .int(Int64($0)) } ?? .null),
                 ("spread_over_seconds", progress?.spreadOverSeconds.map { .int(Int64($0)) } ?? .null),
@@ -82,6 +90,7 @@ enum StatusCommand {
         }
         for a in active {
             var line = "  \(a["state"]?.stringValue ?? "?") \(a["id"]?.stringValue ?? "?")"
+            if let host = a["host"]?.stringValue, host != OwnerRecord.hostName { line += " on \(host)" }
             if case .int(let finished)? = a["finished"] {
                 line += ": \(finished)"
                 if case .int(let targets)? = a["targets"] { line += "/\(targets)" }
@@ -112,7 +121,8 @@ enum StatusCommand {
         let stem = name.hasSuffix(".json") ? String(name.dropLast(5)) : name
         let base = stem.split(separator: ".").first.map(String.init) ?? stem   // x.1.json was x.json
         let names = (try? FileManager.default.contentsOfDirectory(atPath: spool.url(.results).path)) ?? []
-        let candidates = ["\(id).jsonl"] + names.filter { $0.hasPrefix("\(id).invalid-") || $0.hasPrefix("\(base).invalid-") }.sorted().reversed()
+        // (A file quarantined for its name has a log under its new name, whatever id it holds.)
+        let candidates = ["\(id).jsonl", "\(stem).jsonl"] + names.filter { $0.hasPrefix("\(id).invalid-") || $0.hasPrefix("\(base).invalid-") }.sorted().reversed()
         for candidate in candidates {
             guard let log = ResultLogContents.read(spool.url(.results, candidate)), log.summaryStatus == "failed" else { continue }
             if let file = log.file, file != "\(base).json", file != name { continue }

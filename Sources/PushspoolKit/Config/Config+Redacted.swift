@@ -46,6 +46,7 @@ extension Config {
             ("tls", .object([("ca_file", opt(tls.caFile))])),
             ("metrics", .object([("textfile", opt(metrics.textfile.map { resolve($0).path })),
                                  ("interval_seconds", .int(Int64(metrics.intervalSeconds)))])),
+            ("owner_lease_seconds", .int(Int64(ownerLeaseSeconds))),
         ])
     }
 }

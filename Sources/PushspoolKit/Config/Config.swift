@@ -21,6 +21,9 @@ public struct Config: Sendable {
     /// `providers.<name>.max_per_second`: each provider's request rate cap, by provider name.
     public var maxPerSecond: [String: Double] = [:]
     public var metrics = MetricsConfig()
+    /// How long a job in `active/` stays with a dispatcher on another host after that one's last
+    /// heartbeat (a spool shared over NFS), before another host takes it over.
+    public var ownerLeaseSeconds: Int = 60
     /// Where the file was read from (relative paths in it resolve against its folder).
     public var baseDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
 

@@ -116,13 +116,15 @@ public enum ConfigLoader {
 
         mutating func config(_ json: JSONValue) -> Config {
             var c = Config()
-            guard let top = object(json, "", allowed: ["spool", "registry", "concurrency", "retry", "routes", "providers", "tls", "metrics"]) else {
+            guard let top = object(json, "", allowed: ["spool", "registry", "concurrency", "retry", "routes", "providers", "tls", "metrics",
+                                                        "owner_lease_seconds"]) else {
                 if case .object = json {} else { problem("config", "must be a JSON object") }
                 return c
             }
             if let s = string(top["spool"], "spool") { c.spool = s }
             c.registry = string(top["registry"], "registry")
             if let n = int(top["concurrency"], "concurrency", range: 1...100_000) { c.concurrency = n }
+            if let n = int(top["owner_lease_seconds"], "owner_lease_seconds", range: 2...86_400) { c.ownerLeaseSeconds = n }
             if let r = object(top["retry"], "retry", allowed: ["max_attempts", "base_delay_ms", "max_delay_ms"]) {
                 if let n = int(r["max_attempts"], "retry.max_attempts", range: 1...100) { c.retry.maxAttempts = n }
                 if let n = int(r["base_delay_ms"], "retry.base_delay_ms", range: 1...3_600_000) { c.retry.baseDelay = Double(n) / 1000 }

@@ -5,8 +5,10 @@ import Synchronization
 
 /// Feeds the spool to job runners: claims due jobs from `incoming/` (never more than it can run
 /// at once, so other dispatchers sharing the spool can take the rest), resumes orphans in
-/// `active/` whose dispatcher died (their job-file lock is free), and holds `not_before` jobs
-/// in `incoming/` until their time. Scans are coalesced and always run to completion.
+/// `active/` whose dispatcher died (their job-file lock is free, and no dispatcher on another
+/// host keeps their owner record fresh: `JobOwners`), quarantines job files with unsafe names,
+/// and holds `not_before` jobs in `incoming/` until their time. Scans are coalesced and always
+/// run to completion.
 ///
 /// A scan lists `incoming/` once into a backlog; finished jobs are replaced from that backlog,
 /// and the folder is listed again only when it is used up or a watcher event or timer asks, so
@@ -35,6 +37,8 @@ public final class Dispatcher: Sendable {
         /// Incoming files that are not even whole JSON yet and changed moments ago: a writer that
         /// skipped tmp/ + rename may still be writing them.
         var settling: Set<String> = []
+        /// Jobs in `active/` waiting for a job with the same id running here to end.
+        var deferred: [String: (origin: JobRunner.Origin, id: String)] = [:]
     }
     private let state = Mutex(State())
 
@@ -137,13 +141,17 @@ public final class Dispatcher: Sendable {
             return true
         }
         if orphanScanDue {
+            quarantineUnsafeNames(in: .active)
+            let active = spool.jobs(in: .active)
+            runner.owners.sweep(active: Set(active))
             let paused = controls?.ids(.pause).subtracting(controls?.ids(.cancel) ?? []) ?? []
             // (A paused job is left alone; one whose file name is not its id is looked at and left.)
-            for name in spool.jobs(in: .active) where !isRunning(name) && !paused.contains(String(name.dropLast(5))) {
+            for name in active where !isRunning(name) && !isDeferred(name) && !paused.contains(String(name.dropLast(5))) {
                 guard hasRoom() else { break }
                 start(name, origin: .orphan)
             }
         }
+        quarantineUnsafeNames(in: .incoming)
         var nextDue: Date?
         var due: [String] = []
         var settling: Set<String> = []
@@ -206,31 +214,57 @@ public final class Dispatcher: Sendable {
     }
 
     private func isRunning(_ name: String) -> Bool { state.withLock { $0.running.contains(name) } }
+    private func isDeferred(_ name: String) -> Bool { state.withLock { $0.deferred[name] != nil } }
     private func hasRoom() -> Bool { state.withLock { $0.running.count < maxJobs } }
 
     /// Each running job gets a thread of its own: its producer blocks on the worker pool's
     /// semaphore by design, and blocking would starve Dispatch's shared worker threads, which the
     /// pool's timers and the providers' completions need.
     private func start(_ name: String, origin: JobRunner.Origin) {
-        state.withLock { _ = $0.running.insert(name) }
+        state.withLock { s in
+            s.running.insert(name)
+            s.deferred[name] = nil
+        }
         let thread = Thread { [self] in
             let result = runner.run(name, origin: origin)
             switch result.outcome {
-            case .skipped: break
+            case .skipped, .waiting: break                 // reported when it runs
             case .busy where origin == .orphan: break      // another live dispatcher's job: not news
             default: report(result)
             }
             control.async { [self] in
-                state.withLock { _ = $0.running.remove(name) }
+                state.withLock { s in
+                    s.running.remove(name)
+                    if result.outcome == .waiting { s.deferred[name] = (origin, result.id) }
+                }
                 if isStopping {
                     finishIfIdle()
                 } else {
+                    startDeferred()
                     claimFromBacklog(rescanWhenEmpty: true)
                 }
             }
         }
         thread.name = "pushspool job \(name)"
         thread.start()
+    }
+
+    /// Starts again the jobs that waited for a job with their id, once it has ended here. Every
+    /// job's end calls this after the runner forgot it, so none waits for ever.
+    private func startDeferred() {
+        let deferred = state.withLock { $0.deferred }
+        for (name, waiting) in deferred.sorted(by: { $0.key < $1.key }) where !runner.isWorking(on: waiting.id, besides: name) {
+            guard hasRoom() else { return }
+            start(name, origin: waiting.origin)
+        }
+    }
+
+    /// Job files in `folder` whose names are not valid UTF-8 or hold control characters go to
+    /// `failed/` under a safe name, unread (`JobRunner.quarantine(unsafe:in:)`).
+    private func quarantineUnsafeNames(in folder: Spool.Folder) {
+        for raw in spool.unsafeJobNames(in: folder) {
+            if let result = runner.quarantine(unsafe: raw, in: folder) { report(result) }
+        }
     }
 
     static let settleSeconds = 2.0

@@ -19,6 +19,9 @@ public struct JobReport: Error, Sendable, CustomStringConvertible {
         case paused
         /// Another live dispatcher owns this job, or a job with this id, right now.
         case busy
+        /// Another job file with this id is running in this dispatcher: this one is run again
+        /// when that one ends (and reported then, usually as a duplicate).
+        case waiting
         /// Gone before it could be taken (another dispatcher finished it): nothing to report.
         case skipped
     }
@@ -43,9 +46,10 @@ public struct JobReport: Error, Sendable, CustomStringConvertible {
             return "job \(id): cancelled — delivered \(d), failed \(f), unregistered \(u), not sent \(n) (\(ms) ms)"
         case .paused: return "job \(id): paused — left in active/ until `pushspool resume \(id)`"
         case .failed(let why): return "job \(id): failed — \(why) (moved to failed/\(file))"
-        case .duplicate: return "job \(id): duplicate of a completed job, not sent again (file \(file) moved to done/)"
+        case .duplicate: return "job \(id): duplicate of a completed job, not sent again (moved to done/\(file))"
         case .interrupted(let why): return "job \(id): left in active/ to resume — \(why)"
         case .busy: return "job \(id): another dispatcher is running a job with this id; left in active/"
+        case .waiting: return "job \(id): waits in active/ for the job with the same id running here"
         case .skipped: return "job \(id): finished by another dispatcher"
         }
     }

@@ -19,6 +19,9 @@ final class JobRunner: Sendable {
         /// Running jobs' progress, for the progress lines and metrics.
         var activity: Activity? = nil
         var metrics: Metrics? = nil
+        /// How long a job stays with a dispatcher on another host after its last heartbeat
+        /// (`owner_lease_seconds`).
+        var ownerLease: Double = JobOwners.defaultLease
     }
 
     /// Interruption reasons that are operators' requests, not failures.
@@ -33,10 +36,16 @@ final class JobRunner: Sendable {
 
     /// Who claims job ids in a shared registry: this host and spool.
     let claimOwner: String
+    /// Which dispatcher runs each job in `active/`, for dispatchers on other hosts.
+    let owners: JobOwners
+    /// Job file names being run here, with their job ids: a second file with the id of a job
+    /// running here waits for it to end (`.waiting`) instead of being left as another's.
+    private let working = Mutex<[String: String]>([:])
 
     init(_ env: Environment) {
         self.env = env
         claimOwner = JobClaimOwner.current(spool: env.spool)
+        owners = JobOwners(spool: env.spool, lease: env.ownerLease)
         installations = InstallationWriter(routes: env.routes, retry: env.pool.policy, isStopping: env.isStopping)
     }
 
@@ -60,6 +69,13 @@ final class JobRunner: Sendable {
         defer { file.release() }
         // Locked only after its owner finished and moved it on: nothing left to do here.
         guard file.isAt(activePath) else { return JobReport(id: fallbackID, file: name, outcome: .skipped) }
+        // Across hosts (NFS) the lock may not show: the owner record says who runs the job.
+        let ownership: JobOwners.Ownership
+        switch owners.take(name, origin: origin) {
+        case .success(let taken): ownership = taken
+        case .failure: return JobReport(id: fallbackID, file: name, outcome: .busy)
+        }
+        defer { owners.release(ownership) }
 
         let bytes: [UInt8]
         do {
@@ -74,6 +90,8 @@ final class JobRunner: Sendable {
             return quarantine(name, id: fallbackID, error: error.description, pns: Self.declaredPlatforms(bytes), file: file)
         }
 
+        working.withLock { $0[name] = job.id }
+        defer { working.withLock { $0[name] = nil } }
         let kind = switch job.kind { case .send: "send"; case .register: "register"; case .unregister: "unregister" }
         env.log.log(env.log.isStructured ? .info : .debug, "job started", [("job", job.id), ("file", name), ("kind", kind)])
 
@@ -109,12 +127,12 @@ final class JobRunner: Sendable {
         case "done" where !isRegistryChange, "cancelled" where !isRegistryChange:
             try? resultLog.close()
             guard file.isAt(activePath) else { return JobReport(id: job.id, file: name, outcome: .skipped) }
-            if origin == .incoming {
-                spool.complete(name, as: "\(name.dropLast(5)).duplicate.json")
-                return JobReport(id: job.id, file: name, outcome: .duplicate)
+            if origin == .orphan, existing?.file == name {
+                spool.complete(name)     // this very file crashed after its summary, before the move
+                return JobReport(id: job.id, file: name, outcome: .registry("already complete"))
             }
-            spool.complete(name)     // crashed after the summary, before the move
-            return JobReport(id: job.id, file: name, outcome: .registry("already complete"))
+            let moved = spool.complete(name, as: "\(name.dropLast(5)).duplicate.json")
+            return JobReport(id: job.id, file: moved ?? name, outcome: .duplicate)
         case .some:
             // An earlier run of this id ended: a failed (invalid) send job, or a registration
             // change re-dropped under the same name (upserts are idempotent, so it runs again).
@@ -128,7 +146,13 @@ final class JobRunner: Sendable {
         case nil: break
         }
         let prior = existing ?? ResultLogContents()
-        if case .send = job.kind, let early = claim(job, name: name, log: resultLog, logURL: logURL, file: file) { return early }
+        // A job line for this file means a dispatcher on this spool won the id's claim before it
+        // wrote it: a resume goes on, even on another host sharing the spool (whose claim owner,
+        // naming its host, differs).
+        let resumingOwnClaim = origin == .orphan && prior.hasJobLine && prior.file == name
+        if case .send = job.kind, !resumingOwnClaim, let early = claim(job, name: name, log: resultLog, logURL: logURL, file: file) {
+            return early
+        }
 
         let outcome: JobReport.Outcome
         switch job.kind {
@@ -140,13 +164,18 @@ final class JobRunner: Sendable {
                 resultLog.append(ResultLine.job(job, file: name, receivedAt: receivedAt(name), pns: send.platforms, targets: count))
             }
             let progress = ProgressCheckpoint.url(in: env.spool, jobID: job.id)
+            // A job taken over by another host stops producing targets, as on a stop.
+            var sendEnv = env
+            sendEnv.isStopping = { [isStopping = env.isStopping] in isStopping() || ownership.isLost }
             let tally = request == .cancel
                 ? SendRun.Result(delivered: prior.delivered, failed: prior.failed, unregistered: prior.unregistered,
                                  retries: prior.retries, interruption: Self.cancelled)
-                : SendRun(env: env, job: job, send: send, plan: plan, log: resultLog, prior: prior,
+                : SendRun(env: sendEnv, job: job, send: send, plan: plan, log: resultLog, prior: prior,
                           progress: (progress, targets)).execute()
             try? FileManager.default.removeItem(at: progress)
-            if tally.interruption == Self.cancelled {
+            if let host = ownership.lostTo {
+                outcome = .interrupted("taken over by a dispatcher on \(host) (this one's heartbeat came later than owner_lease_seconds)")
+            } else if tally.interruption == Self.cancelled {
                 let finished = tally.delivered + tally.failed + tally.unregistered
                 outcome = .cancelled(delivered: tally.delivered, failed: tally.failed, unregistered: tally.unregistered,
                                      retries: tally.retries, notSent: max(0, (targets ?? finished) - finished),
@@ -245,10 +274,18 @@ final class JobRunner: Sendable {
         do {
             return try ResultLog(url: url)
         } catch .busy {
+            if isWorking(on: job.id, besides: name) { throw JobReport(id: job.id, file: name, outcome: .waiting) }
+            // Or such a job's run ended since the attempt: its lock is free now.
+            if let log = try? ResultLog(url: url) { return log }
             throw JobReport(id: job.id, file: name, outcome: .busy)
         } catch {
             throw JobReport(id: job.id, file: name, outcome: .interrupted("cannot open result log: \(error)"))
         }
+    }
+
+    /// Whether a job file other than `name` with the id `id` is being run here.
+    func isWorking(on id: String, besides name: String) -> Bool {
+        working.withLock { $0.contains { $0.key != name && $0.value == id } }
     }
 
     /// Writes the summary, makes the log durable, then moves the job. If the log cannot be made
@@ -319,6 +356,25 @@ final class JobRunner: Sendable {
             return JobReport(id: id, file: name, outcome: .skipped)
         }
         let moved = env.spool.quarantine(name) ?? name
+        return JobReport(id: id, file: moved, outcome: .failed(error))
+    }
+
+    /// A would-be job whose file name is not valid UTF-8 or holds control characters is never
+    /// read: it goes from `folder` straight to `failed/` under a safe name, with a result log
+    /// whose error shows the original name's bytes escaped. nil when another dispatcher moved it
+    /// first, or (in `active/`) a live one holds it.
+    func quarantine(unsafe raw: SpoolName, in folder: Spool.Folder) -> JobReport? {
+        let spool = env.spool
+        if folder == .active, JobFile.isHeld(raw.path(in: spool.url(.active).path)) { return nil }
+        guard let moved = spool.quarantine(raw, from: folder) else { return nil }
+        let id = String(moved.dropLast(5))
+        let error = "the file name \"\(raw.escaped)\" \(raw.problem ?? "is unsafe"); the job was not read"
+        if let log = spool.createResultLog(preferring: id) {
+            let received = FileIO.modificationTime(spool.url(.failed, moved).path).map(Date.init(timeIntervalSince1970:)) ?? Date()
+            log.append(ResultLine.jobLine(id: id, file: moved, receivedAt: received, pns: [], targets: 0))
+            log.append(ResultLine.summary(id: id, status: "failed", tally: nil, durationMS: 0, error: error))
+            try? log.close()
+        }
         return JobReport(id: id, file: moved, outcome: .failed(error))
     }
 

@@ -41,9 +41,5 @@ enum JobClaimOwner {
         return text.count == 36 ? text : nil
     }
 
-    static let hostName: String = {
-        var buffer = [CChar](repeating: 0, count: 256)
-        guard gethostname(&buffer, buffer.count - 1) == 0 else { return "unknown-host" }
-        return String(decoding: buffer.prefix { $0 != 0 }.map(UInt8.init(bitPattern:)), as: UTF8.self)
-    }()
+    static var hostName: String { OwnerRecord.hostName }
 }

@@ -56,6 +56,14 @@ final class JobFile {
         return lstat(path, &st) == 0 && UInt64(st.st_dev) == device && UInt64(st.st_ino) == inode
     }
 
+    /// Whether a live dispatcher holds the file at `path` (bytes: any name the file system has).
+    static func isHeld(_ path: [CChar]) -> Bool {
+        let fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)
+        guard fd >= 0 else { return false }
+        defer { FileIO.closeDescriptor(fd) }
+        return flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK
+    }
+
     /// Reads a job file that nobody needs to lock yet (a `not_before` peek in `incoming/`,
     /// `status`): nil when it is gone, not a regular file, or unreadable.
     static func peek(_ path: String, limit: Int = 16 << 20) -> [UInt8]? {

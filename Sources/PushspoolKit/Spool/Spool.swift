@@ -72,11 +72,12 @@ public final class Spool: Sendable {
         !name.hasPrefix(".") && name.hasSuffix(".json") && name.count > 5
     }
 
-    /// Job file names in `folder`, oldest first (by modification time, then name).
+    /// Job file names in `folder`, oldest first (by modification time, then name). Names that
+    /// are not valid UTF-8 or hold control characters are never listed: see `unsafeJobNames`.
     public func jobs(in folder: Folder) -> [String] {
         let dir = url(folder)
-        guard let names = try? FileManager.default.contentsOfDirectory(atPath: dir.path) else { return [] }
-        let jobs = names.filter(Self.isJobName)
+        guard let names = SpoolName.list(dir.path) else { return [] }
+        let jobs = names.compactMap(\.text).filter(Self.isJobName)
         let dated = jobs.map { ($0, FileIO.modificationTime(dir.appendingPathComponent($0).path) ?? 0) }
         return dated.sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }.map(\.0)
     }
@@ -98,13 +99,29 @@ public final class Spool: Sendable {
     /// Renames within the spool without ever replacing a file: on a collision the name gets a
     /// numeric suffix. Returns the final name, nil when the source vanished.
     func move(_ name: String, from: Folder, to: Folder, as newName: String? = nil) -> String? {
-        let stem = String((newName ?? name).dropLast(5))
+        move(path: Array(url(from, name).path.utf8CString), to: to, as: newName ?? name)
+    }
+
+    private func move(path source: [CChar], to folder: Folder, as name: String) -> String? {
+        let stem = String(name.dropLast(5))
         for n in 0..<1000 {
             let target = n == 0 ? "\(stem).json" : "\(stem).\(n).json"
-            if csystem_rename_noreplace(url(from, name).path, url(to, target).path) == 0 { return target }
+            if csystem_rename_noreplace(source, url(folder, target).path) == 0 { return target }
             if errno != EEXIST { return nil }
         }
         return nil
+    }
+
+    /// Would-be jobs in `folder` (`*.json`, not starting with a dot) whose names are not valid
+    /// UTF-8 or hold control characters: they are never run, but quarantined by the dispatcher.
+    func unsafeJobNames(in folder: Folder) -> [SpoolName] {
+        (SpoolName.list(url(folder).path) ?? []).filter { $0.looksLikeJob && $0.text == nil }
+    }
+
+    /// Renames such a file from `folder` straight to `failed/` under its safe name (never
+    /// replacing a file). Returns that name; nil when it vanished (another dispatcher took it).
+    func quarantine(_ unsafe: SpoolName, from folder: Folder) -> String? {
+        move(path: unsafe.path(in: url(folder).path), to: .failed, as: unsafe.safeName)
     }
 
     /// Renames `results/<id>.jsonl` to `results/<id>.<label>-<unix time>[.n].jsonl`, never

@@ -1,0 +1,255 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import PushspoolKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A spool with the sandbox provider (nothing to fake), its config, and fcm devices `d0…` tagged
+/// `all`, driven through the real binary.
+final class SandboxSpool {
+    let dir = TempDir("pushspool-spool")
+    var spool: String { dir.path("spool") }
+    var common: [String] { ["--config", dir.path("pushspool.json")] }
+
+    init(devices: Int, config: String = "") throws {
+        dir.write("pushspool.json", #"{"spool": "spool"\#(config)}"#)
+        try initSpool(common)
+        var lines = ""
+        for i in 0..<devices { lines += #"{"id":"d\#(i)","platform":"fcm","handle":"tok-\#(i)","tags":["all"]}"# + "\n" }
+        dir.write("devices.jsonl", lines)
+        let r = try runPushspool(["import", dir.path("devices.jsonl")] + common)
+        guard r.status == 0 else { throw FakeServer.FakeError(message: "import failed: \(r.stderr)") }
+    }
+
+    func path(_ folder: String) -> String { dir.path("spool/\(folder)") }
+    func results(_ id: String) -> [[String: Any]] { dir.jsonLines("spool/results/\(id).jsonl") }
+    /// Devices the sandbox "delivered" job `id` to, one entry per notification.
+    func sent(_ id: String) -> [String] {
+        dir.jsonLines("spool/outbox/fcm.jsonl").filter { $0["job"] as? String == id }.compactMap { $0["device"] as? String }
+    }
+}
+
+/// Output a terminal or a log shows: valid UTF-8 without control characters but line ends.
+private func isPrintable(_ text: String) -> Bool {
+    !text.unicodeScalars.contains { $0 == "\u{FFFD}" || ($0.properties.generalCategory == .control && $0 != "\n") }
+}
+
+/// Job files with names that are not UTF-8 or hold control characters, in `incoming/` and in
+/// `active/`: quarantined to `failed/` under safe names, unread, with the original bytes
+/// escaped in one line of their result logs; nothing is sent, nothing stays behind, and neither
+/// `run` nor `status` prints a raw control character.
+@Suite(.serialized)
+struct UnsafeJobNameTests {
+    static let job = #"{"id":"would-send","to_tag":"all","pns":"fcm","message":"hi"}"#
+
+    @Test func unsafeNamesAreQuarantinedUnderSafeNames() throws {
+        let s = try SandboxSpool(devices: 2)
+        let bad = Array("bad".utf8) + [0xFF] + Array(".json".utf8)
+        let names: [(folder: String, bytes: [UInt8], error: String)] = [
+            ("incoming", bad, #"the file name "bad\xff.json" is not valid UTF-8; the job was not read"#),
+            ("incoming", Array("line\nbreak.json".utf8), #"the file name "line\nbreak.json" contains control characters; the job was not read"#),
+            ("incoming", Array("\u{1b}[31mred.json".utf8), #"the file name "\x1b[31mred.json" contains control characters; the job was not read"#),
+            ("active", Array("stuck".utf8) + [0xFE, 0x07] + Array(".json".utf8), #"the file name "stuck\xfe\x07.json" is not valid UTF-8; the job was not read"#),
+        ]
+        for n in names { createFile(rawName: n.bytes, in: s.path(n.folder), contents: Self.job) }
+
+        let run = try runPushspool(["run", "--once"] + s.common)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(rawNames(in: s.path("incoming")).isEmpty && rawNames(in: s.path("active")).isEmpty, "nothing left behind")
+        let failed = Set(rawNames(in: s.path("failed")).map { String(decoding: $0, as: UTF8.self) })
+        #expect(failed == Set(names.map { SpoolName($0.bytes).safeName }), "\(failed)")
+        for name in failed {
+            #expect(name.range(of: #"^[A-Za-z0-9._-]+-[0-9a-f]{8}\.json$"#, options: .regularExpression) != nil, "\(name)")
+        }
+        for n in names {
+            let safe = SpoolName(n.bytes).safeName
+            let lines = s.results(String(safe.dropLast(5)))
+            #expect(lines.first?["file"] as? String == safe)
+            #expect(lines.last?["status"] as? String == "failed")
+            #expect(lines.last?["error"] as? String == n.error)
+            #expect(run.stdout.contains("failed — \(n.error) (moved to failed/\(safe))"), "\(run.stdout)")
+        }
+        #expect(s.sent("would-send").isEmpty, "a job with an unsafe name is never read, so never sent")
+        #expect(isPrintable(run.stdout) && isPrintable(run.stderr), "\(run.stdout)")
+
+        let status = try runPushspool(["status"] + s.common)
+        #expect(status.status == 0)
+        #expect(isPrintable(status.stdout), "\(status.stdout)")
+        #expect(status.stdout.contains(#"failed bad_-"#) && status.stdout.contains(#"\xff"#), "\(status.stdout)")
+        let json = try runPushspool(["status", "--json"] + s.common)
+        #expect(isPrintable(json.stdout), "\(json.stdout)")
+
+        // The same name again: the same safe name, never replacing the first file.
+        createFile(rawName: bad, in: s.path("incoming"), contents: Self.job)
+        let again = try runPushspool(["run", "--once"] + s.common)
+        #expect(again.status == 0)
+        let stem = String(SpoolName(bad).safeName.dropLast(5))
+        #expect(Set(rawNames(in: s.path("failed")).map { String(decoding: $0, as: UTF8.self) }).isSuperset(of: ["\(stem).json", "\(stem).1.json"]))
+        #expect(s.results("\(stem).1").last?["error"] as? String == names[0].error)
+    }
+}
+
+/// The older finding "two files with one id under `run --once` leave one in `active/` with a
+/// misleading message": one runs, the other waits for it and ends as a duplicate in
+/// `done/<name>.duplicate.json`; nothing stays in `active/`.
+@Suite(.serialized)
+struct SameIDFilesTests {
+    @Test func twoFilesWithOneIDUnderRunOnce() throws {
+        let s = try SandboxSpool(devices: 4)
+        // Paced over 2 s, so the first is still running when the second is claimed.
+        let job = #"{"id":"same-id","to_tag":"all","pns":"fcm","message":"hi","spread_over_seconds":2}"#
+        s.dir.write("spool/incoming/first.json", job)
+        s.dir.write("spool/incoming/second.json", job)
+        let run = try runPushspool(["run", "--once"] + s.common)
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(s.dir.list("spool/active").isEmpty, "left in active/: \(s.dir.list("spool/active"))")
+        let done = s.dir.list("spool/done")
+        #expect(done.count == 2 && done.filter { $0.hasSuffix(".duplicate.json") }.count == 1, "\(done)")
+        let duplicate = try #require(done.first { $0.hasSuffix(".duplicate.json") })
+        #expect(run.stdout.contains("job same-id: done — delivered 4"), "\(run.stdout)")
+        #expect(run.stdout.contains("job same-id: duplicate of a completed job, not sent again (moved to done/\(duplicate))"), "\(run.stdout)")
+        #expect(!run.stdout.contains("another dispatcher"), "\(run.stdout)")
+        #expect(s.sent("same-id").sorted() == ["d0", "d1", "d2", "d3"], "sent once")
+        #expect(s.results("same-id").filter { $0["type"] as? String == "summary" }.count == 1)
+    }
+}
+
+/// A spool shared by hosts (NFS), where the job file's lock may not show: the owner record of a
+/// dispatcher on another host keeps its job while its heartbeat is fresh, and gives it up once
+/// the heartbeat is older than `owner_lease_seconds`. Two "hosts" on one machine through
+/// `PUSHSPOOL_HOSTNAME`.
+@Suite(.serialized)
+struct OwnerLeaseTests {
+    @Test func aFreshOwnerOnAnotherHostKeepsItsJobUntilItsHeartbeatStops() throws {
+        let lease = 4.0
+        let s = try SandboxSpool(devices: 3, config: #", "owner_lease_seconds": \#(Int(lease))"#)
+        s.dir.write("spool/active/held.json", #"{"id":"held","to_tag":"all","pns":"fcm","message":"hi"}"#)
+        let ownersDir = s.dir.path("spool/.state/owners")
+        mkdir(ownersDir, 0o700)
+        // Host B's dispatcher, as far as this spool can tell: a record refreshed every 0.5 s, no lock.
+        let beating = Atomic<Bool>(true)
+        let heart = Thread {
+            while beating.load(ordering: .relaxed) {
+                let record = OwnerRecord(host: "host-b", pid: 4242, instance: "host-b-instance", heartbeat: Date())
+                try? FileIO.writeDurably(record.encoded(), to: URL(fileURLWithPath: ownersDir + "/.held.tmp"), mode: 0o640)
+                rename(ownersDir + "/.held.tmp", ownersDir + "/held.json")
+                usleep(500_000)
+            }
+        }
+        heart.start()
+        defer { beating.store(false, ordering: .relaxed) }
+
+        let a = try startPushspool(["run"] + s.common, env: ["PUSHSPOOL_HOSTNAME": "host-a"])
+        defer { if a.isRunning { a.terminate(); a.waitUntilExit() } }
+        // Two orphan scans (every 5 s) and more: host A leaves the job to host B.
+        let watchedSince = Date()
+        #expect(!CampaignControlTests.until(Dispatcher.orphanInterval * 2 + 1) {
+            !FileManager.default.fileExists(atPath: s.dir.path("spool/active/held.json")) || !s.results("held").isEmpty
+        }, "taken from a live owner on another host")
+        #expect(s.sent("held").isEmpty)
+        let status = try runPushspool(["status", "--json"] + s.common, env: ["PUSHSPOOL_HOSTNAME": "host-a"])
+        #expect(status.stdout.contains(#""running":true,"state":"running","host":"host-b""#), "\(status.stdout)")
+
+        // Host B stops (its heartbeat with it): after the lease, the next scan takes the job over.
+        beating.store(false, ordering: .relaxed)
+        let stoppedAt = Date()
+        #expect(CampaignControlTests.until(lease + Dispatcher.orphanInterval + 10) {
+            FileManager.default.fileExists(atPath: s.dir.path("spool/done/held.json"))
+        }, "not taken over after the lease")
+        let tookOver = Date().timeIntervalSince(stoppedAt)
+        print("owner lease: job left alone for \(Int(stoppedAt.timeIntervalSince(watchedSince))) s while host B's heartbeat was fresh; taken over \(String(format: "%.1f", tookOver)) s after it stopped (lease \(Int(lease)) s)")
+        #expect(tookOver >= lease - 1, "taken over before the lease expired (\(tookOver) s)")
+        #expect(s.sent("held").sorted() == ["d0", "d1", "d2"])
+        #expect(s.results("held").last?["status"] as? String == "done")
+        #expect(CampaignControlTests.until(2) { s.dir.list("spool/.state/owners").isEmpty },
+                "the record goes when the job ends: \(s.dir.list("spool/.state/owners"))")
+    }
+}
+
+/// Two "hosts" on one spool against a slow fake APNs; host B is killed with SIGKILL mid-campaign.
+/// Its lock dies with it, but its owner record's heartbeat was fresh: host A leaves the job alone
+/// until the lease has run out, then takes it over and finishes it, with one final line per device.
+@Suite(.enabled(if: Paths.nodeAvailable), .serialized)
+struct HostTakeoverTests {
+    @Test func aKilledHostsJobIsTakenOverOnceItsLeaseRunsOut() throws {
+        let lease = 8.0, devices = 600, concurrency = 4
+        // 4 streams answered after 40 ms each: about 100/s, so the campaign takes 6 s.
+        let s = try APNsSpool(fakeArgs: ["hold-ms": "40", "track-limit": "0"], concurrency: concurrency,
+                              extraConfig: #", "owner_lease_seconds": \#(Int(lease))"#)
+        try s.importDevices(devices, tag: "all")
+        s.drop("campaign", #"{"id":"campaign","to_tag":"all","pns":["apns"],"message":"m"}"#)
+        func finals() -> [[String: Any]] { s.results("campaign").filter { $0["type"] as? String == "delivery" } }
+
+        let b = try startPushspool(["run"] + s.common, env: ["PUSHSPOOL_HOSTNAME": "host-b"])
+        defer { if b.isRunning { kill(b.processIdentifier, SIGKILL); b.waitUntilExit() } }
+        #expect(CampaignControlTests.until(30) { finals().count >= 40 }, "host B got going")
+        let a = try startPushspool(["run"] + s.common, env: ["PUSHSPOOL_HOSTNAME": "host-a"])
+        defer { if a.isRunning { a.terminate(); a.waitUntilExit() } }
+        usleep(300_000)
+        kill(b.processIdentifier, SIGKILL)
+        b.waitUntilExit()
+        let killedAt = Date()
+        let atKill = finals().count
+        #expect(atKill < devices, "killed mid-campaign")
+        let record = try #require(OwnerRecord(try FileIO.readAll(URL(fileURLWithPath: s.dir.path("spool/.state/owners/campaign.json")))))
+        #expect(record.host == "host-b")
+
+        // An orphan scan (every 5 s) comes before the lease runs out: the job stays as it was.
+        #expect(!CampaignControlTests.until(lease - 2.5) {
+            finals().count > atKill || !FileManager.default.fileExists(atPath: s.dir.path("spool/active/campaign.json"))
+        }, "taken over while host B's heartbeat was younger than the lease")
+        #expect(CampaignControlTests.until(lease + Dispatcher.orphanInterval + 30) {
+            FileManager.default.fileExists(atPath: s.dir.path("spool/done/campaign.json"))
+        }, "not finished after the lease: \(finals().count) final lines")
+        print("host takeover: \(atKill) of \(devices) final at the kill; done \(Int(Date().timeIntervalSince(killedAt))) s after it (lease \(Int(lease)) s)")
+
+        let lines = finals()
+        let perDevice = Dictionary(grouping: lines, by: { $0["device"] as? String ?? "" })
+        #expect(lines.count == devices && perDevice.count == devices && perDevice.values.allSatisfy { $0.count == 1 },
+                "one final line per device: \(lines.count) lines, \(perDevice.count) devices")
+        #expect(lines.allSatisfy { $0["status"] as? String == "delivered" })
+        #expect(s.results("campaign").last?["status"] as? String == "done")
+        let state = waitForIdle(s.fake, answered: 0)
+        #expect(state["tokensDelivered"] as? Int == devices)
+        #expect((state["duplicateDeliveries"] as? Int ?? 999) <= concurrency, "resent at most what host B had in flight")
+        #expect(s.dir.list("spool/active").isEmpty)
+    }
+}
+
+/// One spool shared by two "hosts" with a PostgreSQL registry, where job ids are claimed per
+/// host: host B is killed mid-campaign (a paced one, so it is slow with the sandbox), and host A,
+/// once B's lease has run out, finishes the campaign instead of reporting it a duplicate of B's claim.
+@Suite(.enabled(if: PostgresCluster.isAvailable, "\(PostgresCluster.unavailableReason ?? "")"), .serialized)
+struct SharedSpoolRegistryTakeoverTests {
+    @Test func aHostSharingTheSpoolFinishesAKilledHostsClaimedJob() throws {
+        let env = ["PUSHSPOOL_TEST_REGISTRY": try RegistryFixture.postgresDatabase()]
+        let dir = TempDir("shared-spool")
+        dir.write("pushspool.json", #"{"spool": "spool", "registry": "env:PUSHSPOOL_TEST_REGISTRY", "owner_lease_seconds": 3}"#)
+        let common = ["--config", dir.path("pushspool.json")]
+        #expect(try runPushspool(["init"] + common, env: env).status == 0)
+        var lines = ""
+        for i in 0..<20 { lines += #"{"id":"d\#(i)","platform":"fcm","handle":"tok-\#(i)","tags":["all"]}"# + "\n" }
+        dir.write("devices.jsonl", lines)
+        #expect(try runPushspool(["import", dir.path("devices.jsonl")] + common, env: env).status == 0)
+        dir.write("spool/incoming/paced.json", #"{"id":"paced","to_tag":"all","pns":"fcm","message":"m","spread_over_seconds":8}"#)
+        func sent() -> [String] {
+            dir.jsonLines("spool/outbox/fcm.jsonl").filter { $0["job"] as? String == "paced" }.compactMap { $0["device"] as? String }
+        }
+
+        let b = try startPushspool(["run"] + common, env: env.merging(["PUSHSPOOL_HOSTNAME": "host-b"]) { $1 })
+        defer { if b.isRunning { kill(b.processIdentifier, SIGKILL); b.waitUntilExit() } }
+        #expect(CampaignControlTests.until(30) { sent().count >= 4 }, "host B got going")
+        kill(b.processIdentifier, SIGKILL)
+        b.waitUntilExit()
+        let a = try startPushspool(["run"] + common, env: env.merging(["PUSHSPOOL_HOSTNAME": "host-a"]) { $1 })
+        defer { if a.isRunning { a.terminate(); a.waitUntilExit() } }
+        #expect(CampaignControlTests.until(40) { FileManager.default.fileExists(atPath: dir.path("spool/done/paced.json")) },
+                "done: \(dir.list("spool/done")), active: \(dir.list("spool/active"))")
+        #expect(!dir.list("spool/done").contains { $0.contains("duplicate") }, "\(dir.list("spool/done"))")
+        let finals = dir.jsonLines("spool/results/paced.jsonl").filter { $0["type"] as? String == "delivery" }
+        #expect(finals.count == 20 && Set(finals.compactMap { $0["device"] as? String }).count == 20)
+        #expect(Set(sent()).count == 20 && sent().count <= 21, "every device once (one in flight at the kill may go twice): \(sent().count)")
+    }
+}
