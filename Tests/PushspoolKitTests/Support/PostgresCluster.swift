@@ -183,7 +183,7 @@ final class PostgresCluster: @unchecked Sendable {
         p.standardError = out
         p.standardInput = FileHandle.nullDevice
         try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
+        let data = readToEnd(out.fileHandleForReading.fileDescriptor)
         p.waitUntilExit()
         return (p.terminationStatus, String(decoding: data, as: UTF8.self))
     }

@@ -70,6 +70,19 @@ struct RunResult {
 /// Runs the real `pushspool` binary.
 @discardableResult
 /// Runs another program (a wrapper such as `script`) the way `runPushspool` runs the binary.
+/// Everything readable from `fd` until end of file, read again after a signal interrupts a read
+/// (Foundation's `readDataToEndOfFile` traps on EINTR).
+func readToEnd(_ fd: Int32) -> Data {
+    var data = Data()
+    var buffer = [UInt8](repeating: 0, count: 1 << 16)
+    while true {
+        let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+        if n > 0 { data.append(contentsOf: buffer[0..<n]); continue }
+        if n < 0 && errno == EINTR { continue }
+        return data
+    }
+}
+
 func runPushspoolVia(_ executable: String, _ args: [String]) throws -> RunResult {
     let p = Process()
     p.executableURL = URL(fileURLWithPath: executable)
@@ -79,8 +92,8 @@ func runPushspoolVia(_ executable: String, _ args: [String]) throws -> RunResult
     p.standardError = err
     p.standardInput = FileHandle.nullDevice
     try p.run()
-    let o = out.fileHandleForReading.readDataToEndOfFile()
-    let e = err.fileHandleForReading.readDataToEndOfFile()
+    let o = readToEnd(out.fileHandleForReading.fileDescriptor)
+    let e = readToEnd(err.fileHandleForReading.fileDescriptor)
     p.waitUntilExit()
     return RunResult(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self), stderr: String(decoding: e, as: UTF8.self))
 }
