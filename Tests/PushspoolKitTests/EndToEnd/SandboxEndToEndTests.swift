@@ -356,7 +356,7 @@ import PushspoolCore
         try initSpool(spool)
         let started = Date()
         p.waitUntilExit()
-        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: readToEnd(err.fileHandleForReading.fileDescriptor), as: UTF8.self)
         #expect(Date().timeIntervalSince(started) < 10)
         #expect(p.terminationStatus == 74)
         #expect(stderr.contains("the spool \(dir.path("spool")) was deleted or replaced while running; stopped"), "\(stderr)")
@@ -373,7 +373,7 @@ import PushspoolCore
         Thread.sleep(forTimeInterval: 0.5)
         let job = #"{"to_tag":"t","pns":"fcm","message":"written slowly"}"#
         let path = dir.path("spool/incoming/slow.json")
-        FileManager.default.createFile(atPath: path, contents: Data(job.prefix(20).utf8))
+        _ = FileManager.default.createFile(atPath: path, contents: Data(job.prefix(20).utf8))
         Thread.sleep(forTimeInterval: 0.8)
         let handle = try #require(FileHandle(forWritingAtPath: path))
         handle.seekToEndOfFile()

@@ -141,7 +141,7 @@ struct TwoHostsTests {
         let importDone = Date()
         campaign.waitUntilExit()
         let campaignDone = Date()
-        let stderrA = String(decoding: errA.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderrA = String(decoding: readToEnd(errA.fileHandleForReading.fileDescriptor), as: UTF8.self)
 
         #expect(importing.status == 0 && importing.stdout.contains("imported 50000 devices"), "\(importing.stderr)")
         #expect(campaign.terminationStatus == 0, "\(stderrA)")

@@ -89,7 +89,7 @@ struct ObservabilityIntegrationTests {
             p.standardOutput = out
             p.standardError = FileHandle.nullDevice
             try p.run()
-            let data = out.fileHandleForReading.readDataToEndOfFile()
+            let data = readToEnd(out.fileHandleForReading.fileDescriptor)
             p.waitUntilExit()
             return String(decoding: data, as: UTF8.self)
         }

@@ -218,7 +218,7 @@ struct H2ClientTests {
         hash.standardOutput = out
         try hash.run()
         hash.waitUntilExit()
-        let name = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let name = String(decoding: readToEnd(out.fileHandleForReading.fileDescriptor), as: UTF8.self)
             .trimmingCharacters(in: .whitespacesAndNewlines)
         dir.write("roots/\(name).0", try String(contentsOf: Paths.fixture("ca.pem"), encoding: .utf8))
         // Any root that did not issue the fake's certificate.

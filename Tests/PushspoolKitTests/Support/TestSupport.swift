@@ -137,8 +137,8 @@ func runPushspool(_ args: [String], cwd: URL? = nil, env: [String: String] = [:]
     // Drain both pipes concurrently so a chatty child never blocks on a full pipe.
     let group = DispatchGroup()
     nonisolated(unsafe) var outData = Data(), errData = Data()
-    group.enter(); DispatchQueue.global().async { outData = out.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-    group.enter(); DispatchQueue.global().async { errData = err.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    group.enter(); DispatchQueue.global().async { outData = readToEnd(out.fileHandleForReading.fileDescriptor); group.leave() }
+    group.enter(); DispatchQueue.global().async { errData = readToEnd(err.fileHandleForReading.fileDescriptor); group.leave() }
     if group.wait(timeout: .now() + timeout) == .timedOut {
         p.terminate()
         group.wait()

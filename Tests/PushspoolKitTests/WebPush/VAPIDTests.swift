@@ -63,7 +63,7 @@ import PushspoolCore
         let out = Pipe()
         p.standardOutput = out
         try p.run()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let text = String(decoding: readToEnd(out.fileHandleForReading.fileDescriptor), as: UTF8.self)
         p.waitUntilExit()
         #expect(text == "verified")
     }
