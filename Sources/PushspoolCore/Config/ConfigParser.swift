@@ -40,6 +40,16 @@ public enum ConfigParser {
 
         mutating func problem(_ key: String, _ message: String) { problems.append("\(key): \(message)") }
 
+        /// A name someone typed (a key, an environment variable) as it goes into a problem: as
+        /// typed when it is a plain name, else quoted, so that every problem stays one line
+        /// that starts with its key (found by the config fuzz target).
+        static func fieldName(_ name: String) -> String {
+            let plain = !name.isEmpty && name.unicodeScalars.allSatisfy {
+                $0.isASCII && ($0.properties.isAlphabetic || ("0"..."9").contains($0) || $0 == "_" || $0 == "-")
+            }
+            return plain ? name : JSONValue.quoted(name)
+        }
+
         /// The object's pairs, after rejecting keys not in `allowed`.
         mutating func object(_ v: JSONValue?, _ key: String, allowed: [String]) -> [String: JSONValue]? {
             guard let v else { return nil }
@@ -50,21 +60,24 @@ public enum ConfigParser {
                     out[k] = value
                 } else {
                     let hint = Spelling.closest(to: k, among: allowed).map { " (did you mean \"\($0)\"?)" } ?? ""
-                    problem(key.isEmpty ? k : "\(key).\(k)", "unknown key" + hint)
+                    problem(key.isEmpty ? Self.fieldName(k) : "\(key).\(Self.fieldName(k))", "unknown key" + hint)
                 }
             }
             return out
         }
 
-        /// A string value, resolving `env:NAME`. `null` counts as absent.
+        /// A string value, resolving `env:NAME`. `null` counts as absent; an empty string is a
+        /// problem (an empty `spool` made the config file's own folder a spool; found by the
+        /// config fuzz target).
         mutating func string(_ v: JSONValue?, _ key: String) -> String? {
             guard let v, v != .null else { return nil }
             guard case .string(let s) = v else { problem(key, "must be a string, got \(v.typeName)"); return nil }
+            if s.isEmpty { problem(key, "must not be empty"); return nil }
             if s.hasPrefix("env:") {
                 let name = String(s.dropFirst(4))
                 guard let value = environment[name], !value.isEmpty else {
                     if !requireSecrets { return "<env:\(name) not set>" }
-                    problem(key, "environment variable \(name) is not set")
+                    problem(key, "environment variable \(Self.fieldName(name)) is not set")
                     return nil
                 }
                 return value
@@ -84,7 +97,6 @@ public enum ConfigParser {
 
         mutating func required(_ v: JSONValue?, _ key: String) -> String {
             if v == nil || v == .null { problem(key, "is required"); return "" }
-            if case .string(let raw) = v, raw.isEmpty { problem(key, "must not be empty") }
             return string(v, key) ?? ""
         }
 
@@ -99,10 +111,9 @@ public enum ConfigParser {
 
         mutating func config(_ json: JSONValue) -> Config {
             var c = Config()
-            guard let top = object(json, "", allowed: ["spool", "registry", "concurrency", "retry", "routes", "providers", "tls", "metrics"]) else {
-                if case .object = json {} else { problem("config", "must be a JSON object") }
-                return c
-            }
+            // One problem for a document that is not an object (not also one with an empty key).
+            guard case .object = json else { problem("config", "must be a JSON object"); return c }
+            let top = object(json, "", allowed: ["spool", "registry", "concurrency", "retry", "routes", "providers", "tls", "metrics"]) ?? [:]
             if let s = string(top["spool"], "spool") { c.spool = s }
             c.registry = string(top["registry"], "registry")
             if let n = int(top["concurrency"], "concurrency", range: 1...100_000) { c.concurrency = n }
@@ -129,7 +140,7 @@ public enum ConfigParser {
                     let key = "routes.\(name)"
                     guard let provider = string(value, key) else { continue }
                     guard ConfigParser.providerNames.contains(provider) else {
-                        problem(key, "unknown provider \"\(provider)\" (expected \(ConfigParser.providerNames.joined(separator: ", ")))")
+                        problem(key, "unknown provider \(JSONValue.quoted(provider)) (expected \(ConfigParser.providerNames.joined(separator: ", ")))")
                         continue
                     }
                     c.routes[Platform(name: name)!] = provider
@@ -180,7 +191,7 @@ public enum ConfigParser {
                     if env == "production" || env == "sandbox" || env == "development" {
                         apns.environment = env == "development" ? "sandbox" : env
                     } else {
-                        problem("providers.apns.environment", "must be \"production\" or \"sandbox\", got \"\(env)\"")
+                        problem("providers.apns.environment", "must be \"production\" or \"sandbox\", got \(JSONValue.quoted(env))")
                     }
                 }
                 apns.endpoint = string(a["endpoint"], "providers.apns.endpoint")
@@ -203,7 +214,7 @@ public enum ConfigParser {
                                         hub: required(z["hub"], "providers.azure.hub"))
                 if let format = string(z["fcm_format"], "providers.azure.fcm_format") {
                     if format == "fcmV1" || format == "gcm" { azure.fcmFormat = format } else {
-                        problem("providers.azure.fcm_format", "must be \"fcmV1\" or \"gcm\", got \"\(format)\"")
+                        problem("providers.azure.fcm_format", "must be \"fcmV1\" or \"gcm\", got \(JSONValue.quoted(format))")
                     }
                 }
                 azure.apiVersion = string(z["api_version"], "providers.azure.api_version")
