@@ -244,8 +244,8 @@ public struct FileCredentialStore: CredentialStore {
     }
 
     /// `flock` without blocking, tried again (every 5 ms, backing off to 100 ms) until `seconds`
-    /// have passed: false if another process still holds it then. A file system without locks
-    /// counts as locked (as before: the credential is then not shared safely, but still works).
+    /// have passed: false if another process still holds it then. Any other failure (a file
+    /// system without locks) lets the caller go on unlocked, as it always has.
     static func lock(_ fd: Int32, waitingAtMost seconds: Double) -> Bool {
         let deadline = DispatchTime.now() + seconds
         var pause: UInt32 = 5_000
