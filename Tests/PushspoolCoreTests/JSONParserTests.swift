@@ -81,6 +81,20 @@ import Testing
         #expect(throws: JSONParser.Error(offset: 64, message: "nested too deeply")) { try JSONParser.parse(deep) }
     }
 
+    /// Found by the config fuzz target: a control byte printed as it is (a form feed, an escape
+    /// sequence) broke the error's line or drove the terminal; a byte of UTF-8 is not a character.
+    @Test func errorsNameUnprintableBytesAndQuoteKeys() {
+        #expect(throws: JSONParser.Error(offset: 1, message: "unexpected byte 0x0C")) { try JSONParser.parse("[\u{0C}]") }
+        #expect(throws: JSONParser.Error(offset: 0, message: "unexpected byte 0x1B")) { try JSONParser.parse("\u{1B}[2J") }
+        #expect(throws: JSONParser.Error(offset: 0, message: "unexpected byte 0xC3")) { try JSONParser.parse("é") }
+        #expect(throws: JSONParser.Error(offset: 9, message: #"duplicate key "a\n""#)) { try JSONParser.parse(#"{"a\n":1,"a\n":2}"#) }
+    }
+
+    @Test func quotedEscapesEveryControlCharacterAndLineSeparator() {
+        #expect(JSONValue.quoted("plain é") == #""plain é""#)
+        #expect(JSONValue.quoted("a\"b\\c\n\r\t\u{0}\u{7F}\u{85}\u{2028}\u{2029}") == #""a\"b\\c\n\r\t\u0000\u007F\u0085\u2028\u2029""#)
+    }
+
     @Test func errorDescriptionNamesTheOffset() {
         #expect(JSONParser.Error(offset: 7, message: "expected ':'").description == "invalid JSON at byte 7: expected ':'")
     }

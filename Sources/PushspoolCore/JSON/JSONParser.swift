@@ -45,7 +45,10 @@ public enum JSONParser {
             case UInt8(ascii: "f"): try literal("false"); return .bool(false)
             case UInt8(ascii: "n"): try literal("null"); return .null
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
-            default: throw fail("unexpected character '\(Character(Unicode.Scalar(bytes[i])))'")
+            case 0x21...0x7E: throw fail("unexpected character '\(Character(Unicode.Scalar(bytes[i])))'")
+            // Not printed as such: a control byte would break the message's line (found by the
+            // config fuzz target), and one byte of UTF-8 is not a character.
+            default: throw fail("unexpected byte 0x" + (bytes[i] < 0x10 ? "0" : "") + String(bytes[i], radix: 16, uppercase: true))
             }
         }
 
@@ -66,7 +69,7 @@ public enum JSONParser {
                 guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
                 let keyStart = i
                 let key = try string()
-                guard seen.insert(key).inserted else { throw Error(offset: keyStart, message: "duplicate key \"\(key)\"") }
+                guard seen.insert(key).inserted else { throw Error(offset: keyStart, message: "duplicate key \(JSONValue.quoted(key))") }
                 skipSpace()
                 guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
                 i += 1

@@ -38,9 +38,10 @@ extension Config {
             ("spool", .string(spool)),
             ("registry", .string(RegistryLocation.redacted(registryPath))),
             ("concurrency", .int(Int64(concurrency))),
+            // Rounded: 1001 ms is 1.001 s, which times 1000 is 1000.9999999999999.
             ("retry", .object([("max_attempts", .int(Int64(retry.maxAttempts))),
-                               ("base_delay_ms", .int(Int64(retry.baseDelay * 1000))),
-                               ("max_delay_ms", .int(Int64(retry.maxDelay * 1000)))])),
+                               ("base_delay_ms", .int(Int64((retry.baseDelay * 1000).rounded()))),
+                               ("max_delay_ms", .int(Int64((retry.maxDelay * 1000).rounded())))])),
             ("routes", .object(Platform.allCases.map { ($0.rawValue, .string(routes[$0] ?? "sandbox")) })),
             ("providers", .object(providers)),
             ("tls", .object([("ca_file", opt(tls.caFile))])),

@@ -9,7 +9,7 @@ public struct ProviderSetupError: Error, Sendable, CustomStringConvertible {
 
 /// Makes the providers named in `routes`, one instance per name, shared by its platforms.
 public enum ProviderFactory {
-    public static let knownNames = ["apns", "fcm", "wns", "webpush", "azure", "sandbox"]
+    public static let knownNames = ConfigParser.providerNames
 
     public static func make(name: String, context: ProviderContext) throws -> any PushProvider {
         let config = context.config

@@ -6,16 +6,17 @@ import Glibc
 
 let fuzzSeconds = ProcessInfo.processInfo.environment["PUSHSPOOL_FUZZ_SECONDS"].flatMap(Int.init)
 
-/// The libFuzzer targets in Tests/Fuzz (JSON parser, job parser, tag-expression parser), each
-/// built with `swiftc -sanitize=fuzzer,address` from Sources/PushspoolCore and run from its seed
-/// corpus for PUSHSPOOL_FUZZ_SECONDS seconds (CI sets 30). A crash, a sanitizer report or a
-/// broken invariant fails the test with libFuzzer's output; the runs reached are printed.
+/// The libFuzzer targets in Tests/Fuzz (JSON parser, job parser, tag-expression parser, config
+/// parser), each built with `swiftc -sanitize=fuzzer,address` from Sources/PushspoolCore and run
+/// from its seed corpus for PUSHSPOOL_FUZZ_SECONDS seconds (CI sets 30). A crash, a sanitizer
+/// report or a broken invariant fails the test with libFuzzer's output; the runs reached are printed.
 @Suite(.enabled(if: fuzzSeconds != nil, "set PUSHSPOOL_FUZZ_SECONDS to run the fuzz targets (CI runs each for 30 s)"),
        .serialized)
 struct FuzzTests {
     static var seconds: Int? { fuzzSeconds }
 
-    @Test(arguments: [("JSONParserFuzz", "json"), ("JobParserFuzz", "job"), ("TagExpressionFuzz", "tags")])
+    @Test(arguments: [("JSONParserFuzz", "json"), ("JobParserFuzz", "job"), ("TagExpressionFuzz", "tags"),
+                      ("ConfigParserFuzz", "config")])
     func fuzz(_ target: String, _ corpus: String) throws {
         let dir = TempDir("pushspool-fuzz")
         let fuzzDir = Paths.packageRoot.appendingPathComponent("Tests/Fuzz")

@@ -37,7 +37,7 @@ public struct AccessTokenError: Error, Sendable, Equatable {
 /// Why not just call `CredentialCache.credential` from `send`: a fetch is a blocking HTTP round trip,
 /// and `send` may run on the HTTP client's own completion thread (the engine retries from there).
 /// Blocking that thread on a fetch that needs that same thread would deadlock, and 256 concurrent
-/// sends would park 256 threads. So fetches (and invalidations, which take the cache's renewal lock)
+/// sends would park 256 threads. So fetches (and invalidations, which take the key's store lock)
 /// run on one serial queue, and every caller that finds no fresh token waits as a callback on the
 /// single fetch in flight: one fetch per validity window however many sends ask.
 public final class AccessTokenSource: Sendable {
@@ -95,7 +95,7 @@ public final class AccessTokenSource: Sendable {
         state.withLock { s in
             if s.current?.token == token { s.current = nil }
         }
-        // On the fetch queue: it takes the cache's renewal lock, which a fetch may hold.
+        // On the fetch queue: it takes the key's store lock, which a fetch may hold.
         queue.async { [cache, key, policy] in
             cache.invalidate(key: key, token: token, policy: policy)
         }

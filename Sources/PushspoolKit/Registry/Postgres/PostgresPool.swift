@@ -29,9 +29,16 @@ final class PostgresPool: Sendable {
     }
 
     /// Runs `body` with a connection of its own. A connection the server dropped during `body`
-    /// is closed rather than returned.
-    func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
-        slots.wait()
+    /// is closed rather than returned. `waitingAtMost`: how long to wait while all are lent
+    /// (nil: as long as it takes).
+    func withConnection<T>(waitingAtMost seconds: Double? = nil, _ body: (PostgresConnection) throws -> T) throws -> T {
+        if let seconds {
+            guard slots.wait(timeout: .now() + seconds) == .success else {
+                throw RegistryError("all \(maxConnections) connections stayed busy for \(seconds) s")
+            }
+        } else {
+            slots.wait()
+        }
         defer { slots.signal() }
         let reused = try state.withLock { s throws(RegistryError) -> PostgresConnection? in
             if s.closed { throw RegistryError("registry is closed") }

@@ -140,6 +140,27 @@ struct SharedStateTests {
         #expect(try c.query("SELECT token FROM credentials WHERE key = $1", ["apns-TEAM-KEY"]).text(0, 0) == "jwt-3")
     }
 
+    /// Another host holds the key's advisory lock (stuck in its fetch): this one waits only up to
+    /// the bound, then makes its own in memory; once the lock is free, renewals are shared again.
+    @Test func anotherHostsLockIsWaitedForOnlyUpToTheBound() throws {
+        let uri = try RegistryFixture.postgresDatabase()
+        try PostgresRegistry(uri: uri).close()   // the schema
+        let otherHost = try PostgresConnection(uri: uri)
+        try otherHost.query("SELECT pg_advisory_lock(hashtextextended($1, 0))", ["pushspool-credential:k"])
+        let cache = CredentialCache(store: PostgresCredentialStore(uri: uri), lockWait: 0.5)
+        let credential = { (token: String) in CachedCredential(token: token, issuedAt: Date(), expiresAt: Date().addingTimeInterval(3600)) }
+        let start = Date()
+        #expect(try cache.credential(for: "k", policy: RenewalPolicy()) { credential("own") }.token == "own")
+        let waited = Date().timeIntervalSince(start)
+        #expect(waited >= 0.45 && waited < 5, "waited \(waited) s")
+        #expect(try otherHost.query("SELECT count(*) FROM credentials").int64(0, 0) == 0)
+
+        try otherHost.query("SELECT pg_advisory_unlock(hashtextextended($1, 0))", ["pushspool-credential:k"])
+        let hostB = CredentialCache(store: PostgresCredentialStore(uri: uri), lockWait: 0.5)
+        #expect(try hostB.credential(for: "k", policy: RenewalPolicy()) { credential("shared") }.token == "shared")
+        #expect(try otherHost.query("SELECT token FROM credentials WHERE key = 'k'").text(0, 0) == "shared")
+    }
+
     @Test func anUnreachableStoreFallsBackToMemory() throws {
         let cache = CredentialCache(store: PostgresCredentialStore(uri: "postgresql:///x?host=/nonexistent&port=1&connect_timeout=1"))
         var made = 0

@@ -1,8 +1,8 @@
 import Foundation
-import PushspoolCore
 
 /// The effective configuration: typed sections with their defaults in one place.
-/// `ConfigLoader` builds it from `pushspool.json`; with no file: sandbox only.
+/// `ConfigParser` builds it from `pushspool.json`'s bytes (`ConfigLoader` in PushspoolKit reads
+/// the file); with no file: sandbox only.
 public struct Config: Sendable {
     public var spool: String = "jobs"
     /// Default: `<spool>/registry.sqlite`.
@@ -50,6 +50,16 @@ public struct APNsConfig: Sendable {
     /// Overrides the Apple host (staging, tests), e.g. `https://127.0.0.1:8443`.
     public var endpoint: String?
 
+    public init(teamID: String, keyID: String, keyFile: String, topic: String, environment: String = "production",
+                endpoint: String? = nil) {
+        self.teamID = teamID
+        self.keyID = keyID
+        self.keyFile = keyFile
+        self.topic = topic
+        self.environment = environment
+        self.endpoint = endpoint
+    }
+
     public var baseURL: String {
         endpoint ?? (environment == "sandbox" ? "https://api.sandbox.push.apple.com" : "https://api.push.apple.com")
     }
@@ -59,6 +69,11 @@ public struct FCMConfig: Sendable {
     public var serviceAccountFile: String
     /// Overrides `https://fcm.googleapis.com`. The token endpoint is the account's `token_uri`.
     public var endpoint: String?
+
+    public init(serviceAccountFile: String, endpoint: String? = nil) {
+        self.serviceAccountFile = serviceAccountFile
+        self.endpoint = endpoint
+    }
 }
 
 public struct WNSConfig: Sendable {
@@ -70,6 +85,15 @@ public struct WNSConfig: Sendable {
     public var scope: String?
     /// Channel URIs are used only over https with a host ending in one of these.
     public var allowedHosts: [String] = ["notify.windows.com"]
+
+    public init(clientID: String, clientSecret: Secret, tokenEndpoint: String? = nil, scope: String? = nil,
+                allowedHosts: [String] = ["notify.windows.com"]) {
+        self.clientID = clientID
+        self.clientSecret = clientSecret
+        self.tokenEndpoint = tokenEndpoint
+        self.scope = scope
+        self.allowedHosts = allowedHosts
+    }
 }
 
 public struct WebPushConfig: Sendable {
@@ -79,6 +103,12 @@ public struct WebPushConfig: Sendable {
     public var subject: String
     /// Endpoints are used only over https on a host equal to or ending in "." + one of these.
     public var allowedHosts: [String] = WebPushConfig.defaultAllowedHosts
+
+    public init(vapidPrivateKeyFile: String, subject: String, allowedHosts: [String] = WebPushConfig.defaultAllowedHosts) {
+        self.vapidPrivateKeyFile = vapidPrivateKeyFile
+        self.subject = subject
+        self.allowedHosts = allowedHosts
+    }
 
     /// The push services of Chrome/Edge (FCM), Firefox, Windows and Safari.
     public static let defaultAllowedHosts = ["fcm.googleapis.com", "updates.push.services.mozilla.com",
@@ -91,16 +121,27 @@ public struct AzureConfig: Sendable {
     /// `ServiceBusNotification-Format` for the fcm platform: `fcmV1` (default) or legacy `gcm`.
     public var fcmFormat: String = "fcmV1"
     public var apiVersion: String?
+
+    public init(connectionString: Secret, hub: String, fcmFormat: String = "fcmV1", apiVersion: String? = nil) {
+        self.connectionString = connectionString
+        self.hub = hub
+        self.fcmFormat = fcmFormat
+        self.apiVersion = apiVersion
+    }
 }
 
 public struct SandboxConfig: Sendable {
     /// Default `<spool>/outbox`.
     public var outbox: String?
+
+    public init(outbox: String? = nil) { self.outbox = outbox }
 }
 
 public struct TLSConfig: Sendable {
     /// An extra trusted CA (PEM) added to the system roots; verification is never turned off.
     public var caFile: String?
+
+    public init(caFile: String? = nil) { self.caFile = caFile }
 }
 
 /// A secret value (client secret, connection string): printed redacted, never logged.
@@ -115,4 +156,9 @@ public struct MetricsConfig: Sendable {
     /// Where to write it; nil: no metrics file.
     public var textfile: String?
     public var intervalSeconds: Int = 5
+
+    public init(textfile: String? = nil, intervalSeconds: Int = 5) {
+        self.textfile = textfile
+        self.intervalSeconds = intervalSeconds
+    }
 }

@@ -1,0 +1,22 @@
+extension JSONValue {
+    /// `text` as a JSON string literal fit for a one-line message: quotes and backslashes
+    /// escaped, and every control character and line or paragraph separator as `\n`, `\r`, `\t` or
+    /// `\uXXXX`, so a key or value someone typed can neither break the line nor drive a terminal.
+    public static func quoted(_ text: String) -> String {
+        var out = "\""
+        for u in text.unicodeScalars {
+            switch u {
+            case "\"": out += "\\\""
+            case "\\": out += "\\\\"
+            case "\n": out += "\\n"
+            case "\r": out += "\\r"
+            case "\t": out += "\\t"
+            case _ where u.value < 0x20 || (0x7F...0x9F).contains(u.value) || u.value == 0x2028 || u.value == 0x2029:
+                let hex = String(u.value, radix: 16, uppercase: true)
+                out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
+            default: out.unicodeScalars.append(u)
+            }
+        }
+        return out + "\""
+    }
+}

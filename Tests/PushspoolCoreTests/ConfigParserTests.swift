@@ -1,0 +1,63 @@
+import Testing
+@testable import PushspoolCore
+
+/// What the config fuzz target found, one test each; the parser's behaviour at large is tested
+/// through `ConfigLoader` in PushspoolKitTests.
+@Suite struct ConfigParserTests {
+    func problems(_ text: String, env: [String: String] = [:]) -> [String] {
+        do {
+            _ = try ConfigParser.parse(Array(text.utf8), source: "pushspool.json", environment: env)
+            return []
+        } catch {
+            return error.problems
+        }
+    }
+
+    @Test("a document that is not an object is one problem, not also one with an empty key",
+          arguments: [#""team""#, "[]", "1", "null"])
+    func notAnObject(_ text: String) {
+        #expect(problems(text) == ["config: must be a JSON object"])
+    }
+
+    @Test func keysSomeoneTypedStayOnOneLineAtTheStartOfTheirProblem() {
+        #expect(problems(#"{"providers": {"\u007fe,push": {}}}"#) == [#"providers."\u007Fe,push": unknown key (did you mean "webpush"?)"#])
+        #expect(problems(#"{"": 1, "a.b c": 2, "tls": {"ca\nfile": "x"}}"#)
+                == [#""": unknown key"#, #""a.b c": unknown key"#, #"tls."ca\nfile": unknown key (did you mean "ca_file"?)"#])
+        #expect(problems(#"{"providers": {"x\u2028": {"max_per_second": 0}}}"#) == [#"providers."x\u2028": unknown key"#])
+    }
+
+    @Test func valuesSomeoneTypedAreQuotedWithTheirControlCharactersEscaped() {
+        let text = #"""
+            {"routes": {"wns": "w\u001b[2Jns"},
+             "providers": {"apns": {"team_id": "T", "key_id": "K", "key_file": "k.p8", "topic": "t", "environment": "prod\nuction"},
+                           "wns": {"client_id": "c", "client_secret": "env:WNS\rSECRET"},
+                           "azure": {"connection_string": "x", "hub": "h", "fcm_format": "fcm\u0085V1"}}}
+            """#
+        #expect(problems(text) == [
+            #"providers.apns.environment: must be "production" or "sandbox", got "prod\nuction""#,
+            #"providers.wns.client_secret: environment variable "WNS\rSECRET" is not set"#,
+            #"providers.azure.fcm_format: must be "fcmV1" or "gcm", got "fcm\u0085V1""#,
+            #"routes.wns: unknown provider "w\u001B[2Jns" (expected apns, fcm, wns, webpush, azure, sandbox)"#,
+        ])
+    }
+
+    @Test("an empty path or name is a problem (an empty spool made the config's folder a spool)",
+          arguments: ["spool", "registry", "tls.ca_file", "metrics.textfile", "providers.sandbox.outbox", "providers.fcm.endpoint"])
+    func emptyValues(_ key: String) {
+        let path = key.split(separator: ".").map(String.init)
+        var text = #"{"providers": {"fcm": {"service_account_file": "sa.json"}}}"#
+        if path.count == 1 { text = #"{"\#(key)": ""}"# }
+        else if path[0] == "providers" { text = #"{"providers": {"fcm": {"service_account_file": "sa.json"}, "\#(path[1])": {"\#(path[2])": ""}}}"# }
+        else { text = #"{"\#(path[0])": {"\#(path[1])": ""}}"# }
+        if key == "providers.fcm.endpoint" { text = #"{"providers": {"fcm": {"service_account_file": "sa.json", "endpoint": ""}}}"# }
+        #expect(problems(text) == ["\(key): must not be empty"])
+    }
+
+    @Test func aRequiredEmptyValueIsStillOneProblem() {
+        #expect(problems(#"{"providers": {"fcm": {"service_account_file": ""}}}"#) == ["providers.fcm.service_account_file: must not be empty"])
+    }
+
+    @Test func aControlByteOutsideAStringIsNamedNotPrinted() {
+        #expect(problems("\u{0C}") == ["pushspool.json: invalid JSON at byte 0: unexpected byte 0x0C"])
+    }
+}
