@@ -22,6 +22,7 @@ import Testing
         ("typo suggests a field of this kind", #"{"kind":"register","platform":"fcm","handle":"t","tag":["a"]}"#,
          [#"tag: unknown field (did you mean "tags"?)"#]),
         ("control characters in a key are shown escaped", #"{\#(ok),"a\nb\u0001":1}"#, [#"a\nb\u{1}: unknown field"#]),
+        ("C1 controls and line separators in a key are shown escaped", #"{\#(ok),"a\u0085b\u2028c":1}"#, [#"a\u{85}b\u{2028}c: unknown field"#]),
         ("register field in send", #"{\#(ok),"handle":"x"}"#, ["handle: not allowed in a send job"]),
         ("id with space", #"{"id":"a b",\#(ok)}"#, [#"id: must match [A-Za-z0-9._-]{1,128}, got "a b""#]),
         ("id too long", #"{"id":"\#(String(repeating: "x", count: 129))",\#(ok)}"#,

@@ -117,16 +117,20 @@ struct Problems {
     }
 
     /// Problems are printed one per line and end up in result logs: a key or value written with
-    /// `\n` or other control characters must not break that, so they are shown escaped.
+    /// `\n`, other control characters (C0, DEL, C1) or a line/paragraph separator must not break
+    /// that or drive a terminal, so they are shown escaped.
     static func oneLine(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) else { return text }
+        func unsafe(_ s: Unicode.Scalar) -> Bool {
+            s.value < 0x20 || (0x7F...0x9F).contains(s.value) || s.value == 0x2028 || s.value == 0x2029
+        }
+        guard text.unicodeScalars.contains(where: unsafe) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+            case _ where unsafe(scalar):
                 out += "\\u{\(String(scalar.value, radix: 16))}"
             default: out.unicodeScalars.append(scalar)
             }
