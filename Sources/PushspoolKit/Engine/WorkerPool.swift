@@ -122,7 +122,7 @@ public final class WorkerPool: Sendable {
             }
         }
         // Whichever comes first, the provider's answer or the watchdog's, is the attempt's result.
-        let watch = watchdog.watch { [watchdog] in
+        let watch = watchdog.watch(from: started) { [watchdog] in
             answer(ProviderResult(.retry(after: nil), code: "no-answer",
                                   reason: "no answer from \(state.name) within \(Int(watchdog.timeout)) s"))
         }
@@ -173,8 +173,9 @@ final class AttemptWatchdog: @unchecked Sendable {   // the timer is only touche
 
     deinit { sweeper.cancel() }
 
-    func watch(_ expire: @escaping @Sendable () -> Void) -> UInt64 {
-        let due = DispatchTime.now().uptimeNanoseconds + UInt64(timeout * 1e9)
+    /// `start`: when the attempt began (`DispatchTime` nanoseconds), if the caller read the clock already.
+    func watch(from start: UInt64 = DispatchTime.now().uptimeNanoseconds, _ expire: @escaping @Sendable () -> Void) -> UInt64 {
+        let due = start + UInt64(timeout * 1e9)
         return table.withLock { t in
             t.next += 1
             t.entries[t.next] = Entry(due: due, expire: expire)

@@ -230,6 +230,7 @@ public struct FinishedTargets: Sendable {
 
     public func contains(platform: Platform, recipient: Recipient) -> Bool {
         precondition(sealed, "FinishedTargets read before seal()")
+        if prints.isEmpty { return false }          // a job's first run: no hashing per target
         let p = switch recipient {
         case .device(let d): Self.print(platform.rawValue, 0, d.id)
         case .hub(let audience): Self.print(platform.rawValue, 1, audience.hubTags ?? "")
