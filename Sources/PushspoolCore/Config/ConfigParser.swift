@@ -6,7 +6,7 @@ public struct ConfigError: Error, Sendable, CustomStringConvertible {
     public var description: String { problems.joined(separator: "\n") }
 }
 
-/// `pushspool.json` (SPEC "Configuration") from bytes to a validated `Config`, resolving
+/// `pushspool.json` (README "Configuration") from bytes to a validated `Config`, resolving
 /// `env:NAME` values from the environment it is given and reporting every problem at once. Pure:
 /// no file is read or checked here (`ConfigLoader` reads the file; providers check their key files).
 public enum ConfigParser {

@@ -32,7 +32,7 @@ public struct SendRequest: Sendable {
 ///   `completion` exactly once, on any thread, for every request (also after `shutdown`, with a
 ///   `.retry` result, so the engine never waits forever).
 /// - Responses are classified into a `Disposition` here, in the provider, using the service's own
-///   table (PROTOCOLS.md); retries, backoff, registry pruning and pausing happen in the engine.
+///   table (README: "How answers are handled"); retries, backoff, registry pruning and pausing happen in the engine.
 /// - Credentials never appear in a `ProviderResult`.
 /// - `shutdown` is idempotent and waits for in-flight requests to finish or fail.
 public protocol PushProvider: AnyObject, Sendable {

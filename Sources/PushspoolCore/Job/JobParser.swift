@@ -1,6 +1,6 @@
 import Foundation
 
-/// Parses and validates spool job files (SPEC "Job file"). Every problem is reported at once, in
+/// Parses and validates spool job files (README "Dropping jobs"). Every problem is reported at once, in
 /// document order, so `pushspool validate` and the `failed/` result log list all of them.
 ///
 /// Validation walks the top-level fields in the order written; checks that involve several fields
@@ -8,7 +8,7 @@ import Foundation
 /// each of its platforms, so a job that parses is a job the engine can send (size limits, reserved
 /// keys and bad overrides are caught by `validate`, not half-way through a fan-out).
 public enum JobParser {
-    /// Parses and validates one spool job file (SPEC "Job file"). `fileName` (e.g. "x.json") gives the default id.
+    /// Parses and validates one spool job file (README "Dropping jobs"). `fileName` (e.g. "x.json") gives the default id.
     public static func parse(_ bytes: [UInt8], fileName: String) throws(JobError) -> Job {
         let document: JSONValue
         do {

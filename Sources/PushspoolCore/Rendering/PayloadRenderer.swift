@@ -1,5 +1,5 @@
 /// Maps a platform-neutral `Message` to each platform's native notification, byte for byte
-/// predictable (SPEC "Default payloads"). Pure: the engine renders once per job and platform and
+/// predictable (README "Dropping jobs": default payloads). Pure: the engine renders once per job and platform and
 /// shares the result across every device of that platform.
 public enum PayloadRenderer {
     /// Renders `message` in `platform`'s native format (called once per job and platform). Checks size limits.

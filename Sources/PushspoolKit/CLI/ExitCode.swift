@@ -1,4 +1,4 @@
-/// sysexits(3) codes, as SPEC requires.
+/// sysexits(3) codes (README "Command line").
 public enum ExitCode: Int32, Sendable {
     case ok = 0
     case usage = 64

@@ -1,7 +1,7 @@
 import Foundation
 import PushspoolCore
 
-/// The result-log line formats (SPEC "Result log"), in one place.
+/// The result-log line formats (README "Result log"), in one place.
 enum ResultLine {
     static func job(_ job: Job, file: String, receivedAt: Date, pns: [Platform], targets: Int) -> JSONValue {
         jobLine(id: job.id, file: file, receivedAt: receivedAt, pns: pns, targets: targets)

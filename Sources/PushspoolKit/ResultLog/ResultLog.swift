@@ -7,7 +7,7 @@ import Glibc
 import Darwin
 #endif
 
-/// The result log of one job, `results/<job-id>.jsonl` (SPEC "Result log"): a `job` line, one
+/// The result log of one job, `results/<job-id>.jsonl` (README "Result log"): a `job` line, one
 /// `delivery` line per target as it reaches a final outcome, a `summary` line.
 ///
 /// Each line is written to the file as it is appended, before the target's slot is given to

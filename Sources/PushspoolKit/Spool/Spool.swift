@@ -8,7 +8,7 @@ import Darwin
 #endif
 
 /// The spool directory: Maildir/Postfix-style queue folders where every state change is an atomic
-/// rename within one filesystem (SPEC "Spool protocol").
+/// rename within one filesystem (README "Dropping jobs").
 ///
 ///     tmp/ ──writer renames──▶ incoming/ ──claim──▶ active/ ──complete──▶ done/
 ///                                                        └──quarantine──▶ failed/

@@ -4,7 +4,7 @@ import Testing
 
 /// The real `pushspool` binary against the fake hub (Tests/Fakes/azurehub.js, HTTPS, Node
 /// built-ins): jobs dropped in `<spool>/incoming/`, `pushspool run --once`, then assertions on
-/// what the hub received and on `<spool>/results/<id>.jsonl` (SPEC "Result log").
+/// what the hub received and on `<spool>/results/<id>.jsonl` (README "Result log").
 @Suite(.enabled(if: Paths.nodeAvailable), .serialized) struct AzureHubIntegrationTests {
     static let key = "hub-key+/=="
     static let toast = #"<toast><visual><binding template="ToastText01"><text id="1">From bob: hi</text></binding></visual></toast>"#

@@ -8,7 +8,7 @@ import PushspoolCore
         try ConfigLoader.parse(try! JSONParser.parse(text), environment: env)
     }
 
-    @Test("no file: sandbox for every platform, SPEC defaults")
+    @Test("no file: sandbox for every platform, the documented defaults")
     func defaults() throws {
         let c = try parse("{}")
         #expect(c.routes == [.apns: "sandbox", .fcm: "sandbox", .wns: "sandbox", .web: "sandbox"])
@@ -18,7 +18,7 @@ import PushspoolCore
         #expect(c.registryPath == "jobs/registry.sqlite")
     }
 
-    @Test("the SPEC example parses, env: values resolve, routes default to same-name providers")
+    @Test("the README example parses, env: values resolve, routes default to same-name providers")
     func specExample() throws {
         let c = try parse("""
             {"spool": "jobs", "registry": "jobs/registry.sqlite", "concurrency": 64,

@@ -289,6 +289,16 @@ import PushspoolCore
         for outside in ["../shared", "SPEC.md", "PROTOCOLS.md", "STYLE.md", "the SPEC", "SPEC "] {
             #expect(!readme.contains(outside), "README mentions \(outside)")
         }
+        // Nor do the sources, examples and the spool's README (their comments name README sections).
+        for folder in ["Sources", "examples", "jobs"] {
+            let root = Paths.packageRoot.appendingPathComponent(folder)
+            for case let url as URL in FileManager.default.enumerator(at: root, includingPropertiesForKeys: nil)! {
+                guard let text = try? String(contentsOf: url, encoding: .utf8) else { continue }
+                for outside in ["../shared", "SPEC.md", "PROTOCOLS.md", "PROTOCOLS §", "STYLE.md", "SPEC \"", "linux-interop"] {
+                    #expect(!text.contains(outside), "\(folder)/\(url.lastPathComponent) mentions \(outside)")
+                }
+            }
+        }
     }
 
     /// The shipped service units stop the dispatcher the way it stops cleanly (SIGTERM to the

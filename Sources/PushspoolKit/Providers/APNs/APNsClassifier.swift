@@ -1,7 +1,7 @@
 import PushspoolCore
 import PushspoolHTTP
 
-/// The one table from an APNs answer to a `Disposition` (PROTOCOLS §1). Pure, so it is tested from
+/// The one table from an APNs answer to a `Disposition` (README: "How answers are handled"). Pure, so it is tested from
 /// a table of recorded responses.
 public enum APNsClassifier {
     /// `timestamp`: the 410 body's `timestamp`, which Apple documents in milliseconds since the epoch.
@@ -24,8 +24,8 @@ public enum APNsClassifier {
             return .reconnect
 
         // A stale or refused JWT: the provider has dropped it already (unless it is under 20
-        // minutes old), so the retry carries a new one. PROTOCOLS: InvalidProviderToken is "AUTH
-        // once, then FAIL": a second refusal in a row makes the engine pause the provider.
+        // minutes old), so the retry carries a new one. InvalidProviderToken is "refresh
+        // once, then fail": a second refusal in a row makes the engine pause the provider.
         case (403, .expiredProviderToken?), (403, .invalidProviderToken?):
             return .refreshCredentials
         // Any other 403 is about the key, team or certificate (Forbidden,

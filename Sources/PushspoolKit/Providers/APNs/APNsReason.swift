@@ -1,4 +1,4 @@
-/// Apple's `reason` strings (PROTOCOLS §1), typed. A reason Apple adds later is kept verbatim in
+/// Apple's `reason` strings (README: "How answers are handled"), typed. A reason Apple adds later is kept verbatim in
 /// `.other` and classified by its HTTP status alone, so a new string never breaks a send.
 public enum APNsReason: Sendable, Hashable, CustomStringConvertible {
     case badCollapseId, badDeviceToken, badExpirationDate, badMessageId, badPriority, badTopic

@@ -25,7 +25,7 @@ public struct APNsRequestBuilder: Sendable {
         public var reason: String
     }
 
-    /// Topic suffixes Apple requires for some push types (PROTOCOLS §1).
+    /// Topic suffixes Apple requires for some push types (README: "How answers are handled").
     /// New on every request (the path names the device): never put in the HPACK table.
     static let unindexed = [":path", "apns-id"]
 

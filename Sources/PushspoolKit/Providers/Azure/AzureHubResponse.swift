@@ -2,7 +2,7 @@ import Foundation
 import PushspoolHTTP
 import PushspoolCore
 
-/// Classifies the hub's answer to a native send (PROTOCOLS.md §4):
+/// Classifies the hub's answer to a native send (README: "How answers are handled"):
 ///
 /// | status | disposition |
 /// |---|---|

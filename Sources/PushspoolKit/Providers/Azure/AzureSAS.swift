@@ -1,6 +1,6 @@
 import Foundation
 
-/// Shared Access Signature tokens for Notification Hubs (PROTOCOLS.md §4), built by pure functions
+/// Shared Access Signature tokens for Notification Hubs (README: "How answers are handled"), built by pure functions
 /// so tests can compare them byte for byte:
 ///
 ///     SharedAccessSignature sr=<enc>&sig=<sig>&se=<expiry>&skn=<rule>

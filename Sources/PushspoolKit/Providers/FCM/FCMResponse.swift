@@ -52,7 +52,7 @@ public struct FCMResponse: Sendable, Equatable {
     /// (Google: "a minimum initial delay of 1 minute" for project and topic quotas).
     public static let quotaBackoff: Double = 60
 
-    /// The one FCM classification table (PROTOCOLS.md §2).
+    /// The one FCM classification table (README: "How answers are handled").
     public var disposition: Disposition {
         switch (httpStatus, errorCode) {
         case (200, _): return .delivered

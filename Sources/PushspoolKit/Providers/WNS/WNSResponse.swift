@@ -16,7 +16,7 @@ public enum WNSNotificationStatus: Sendable, Equatable {
     }
 }
 
-/// What a WNS channel POST response says (PROTOCOLS.md §3), parsed once.
+/// What a WNS channel POST response says (README: "How answers are handled"), parsed once.
 public struct WNSResponse: Sendable, Equatable {
     public var httpStatus: Int
     public var status: WNSNotificationStatus?
