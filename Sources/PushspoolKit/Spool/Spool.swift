@@ -155,7 +155,7 @@ public final class Spool: Sendable {
         return nil
     }
 
-    /// Writes a job atomically: `tmp/<name>` (fsynced) renamed to `incoming/<name>`.
+    /// Writes a job atomically and durably: `tmp/<name>` (fsynced) renamed to `incoming/<name>`, then `incoming/` fsynced.
     /// Fails rather than replacing a job of the same name.
     public func submit(_ bytes: [UInt8], name: String) throws(SpoolError) {
         let tmp = url(.tmp, ".\(name).\(getpid()).tmp")
@@ -168,6 +168,12 @@ public final class Spool: Sendable {
             let why = errno == EEXIST ? "a job named \(name) is already waiting" : String(cString: strerror(errno))
             unlink(tmp.path)
             throw SpoolError("cannot move \(name) into incoming/: \(why)")
+        }
+        // Submitted means on disk: the new name survives a power loss too.
+        do {
+            try FileIO.syncDirectory(url(.incoming))
+        } catch {
+            throw SpoolError("\(name) is in incoming/, but making that durable failed: \(error)")
         }
     }
 }

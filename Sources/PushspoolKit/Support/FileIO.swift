@@ -46,6 +46,14 @@ public enum FileIO {
         guard fsync(fd) == 0 else { throw Failure(description: "fsync: \(errnoText())") }
     }
 
+    /// Fsyncs a folder, so that a rename into it survives a power loss.
+    public static func syncDirectory(_ url: URL) throws {
+        let fd = open(url.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw Failure(description: errnoText()) }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw Failure(description: "fsync \(url.lastPathComponent)/: \(errnoText())") }
+    }
+
     /// Writes every byte or throws (ENOSPC, EIO…).
     public static func writeAll(_ fd: Int32, _ bytes: [UInt8]) throws {
         var offset = 0
