@@ -42,7 +42,11 @@ final class OutcomeRecorder: Sendable {
         }
     }
 
-    func record(_ entry: Entry) { batches.add(entry) }
+    /// `onJobThread`: the outcome came back on the job's own (producer) thread, as a provider
+    /// that answers at once does: it is written right there, with no hand-off to another thread
+    /// (that hand-off, a wake-up per target, doubled the CPU of a sandbox broadcast). Answers
+    /// from a transport's completion queue always go through the recorder's queue.
+    func record(_ entry: Entry, onJobThread: Bool) { batches.add(entry, drainHere: onJobThread) }
 }
 
 /// Deletes devices the services reported gone, in batches (one registry transaction each), on a
@@ -66,8 +70,9 @@ final class RegistryPruner: Sendable {
     func finish() { batches.wait() }
 }
 
-/// Items handled in batches on a serial queue of its own: `add` never waits for the work, and
-/// each pass hands `handle` everything that arrived since the last one.
+/// Items handled in batches on a serial queue of its own: `add` never waits for the work (unless
+/// asked to drain on its own thread), and each pass hands `handle` everything that arrived since
+/// the last one. One pass runs at a time, wherever it runs.
 final class BatchQueue<Item: Sendable>: Sendable {
     private let queue: DispatchQueue
     private let group = DispatchGroup()
@@ -79,7 +84,8 @@ final class BatchQueue<Item: Sendable>: Sendable {
         self.handle = handle
     }
 
-    func add(_ item: Item) {
+    /// `drainHere`: if no pass is running, run it on the calling thread instead of the queue.
+    func add(_ item: Item, drainHere: Bool = false) {
         let start = pending.withLock { p -> Bool in
             p.items.append(item)
             if p.draining { return false }
@@ -88,18 +94,20 @@ final class BatchQueue<Item: Sendable>: Sendable {
         }
         guard start else { return }
         group.enter()
-        queue.async { [self] in
-            defer { group.leave() }
-            while true {
-                let batch = pending.withLock { p -> [Item] in
-                    var taken: [Item] = []
-                    swap(&taken, &p.items)
-                    if taken.isEmpty { p.draining = false }
-                    return taken
-                }
-                if batch.isEmpty { return }
-                handle(batch)
+        if drainHere { drain() } else { queue.async { [self] in drain() } }
+    }
+
+    private func drain() {
+        defer { group.leave() }
+        while true {
+            let batch = pending.withLock { p -> [Item] in
+                var taken: [Item] = []
+                swap(&taken, &p.items)
+                if taken.isEmpty { p.draining = false }
+                return taken
             }
+            if batch.isEmpty { return }
+            handle(batch)
         }
     }
 
