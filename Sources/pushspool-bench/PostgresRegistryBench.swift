@@ -29,8 +29,8 @@ struct PostgresRegistryRound {
         try sql("DROP TABLE IF EXISTS devices, job_claims, credentials, pushspool_schema, peer_devices")
 
         let file = dir.appendingPathComponent("devices.jsonl"), csvFile = dir.appendingPathComponent("devices.csv")
-        FileManager.default.createFile(atPath: file.path, contents: nil)
-        FileManager.default.createFile(atPath: csvFile.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: file.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: csvFile.path, contents: nil)
         let out = try FileHandle(forWritingTo: file), csv = try FileHandle(forWritingTo: csvFile)
         var chunk = "", csvChunk = ""
         let langs = ["en", "fr", "de", "pt-BR"]

@@ -31,12 +31,12 @@ struct RegistryRound {
             throw BenchError(description: "no pushspool at \(binary): run `swift build -c release` first")
         }
         let file = dir.appendingPathComponent("devices.jsonl")
-        FileManager.default.createFile(atPath: file.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: file.path, contents: nil)
         let out = try FileHandle(forWritingTo: file)
         let shell = which("sqlite3")
         let devicesCSV = dir.appendingPathComponent("devices.csv"), tagsCSV = dir.appendingPathComponent("tags.csv")
-        FileManager.default.createFile(atPath: devicesCSV.path, contents: nil)
-        FileManager.default.createFile(atPath: tagsCSV.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: devicesCSV.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: tagsCSV.path, contents: nil)
         let csv = try FileHandle(forWritingTo: devicesCSV), tagCSV = try FileHandle(forWritingTo: tagsCSV)
         var csvChunk = "", tagChunk = ""
         var chunk = ""

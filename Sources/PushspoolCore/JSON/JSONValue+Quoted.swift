@@ -11,12 +11,20 @@ extension JSONValue {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where u.value < 0x20 || (0x7F...0x9F).contains(u.value) || u.value == 0x2028 || u.value == 0x2029:
+            case _ where u.breaksAMessageLine:
                 let hex = String(u.value, radix: 16, uppercase: true)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(u)
             }
         }
         return out + "\""
+    }
+}
+
+extension Unicode.Scalar {
+    /// Control characters (C0, DEL, C1) and the line and paragraph separators: what must never
+    /// reach a one-line message, a log or a terminal unescaped.
+    public var breaksAMessageLine: Bool {
+        value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x2028 || value == 0x2029
     }
 }

@@ -120,17 +120,14 @@ struct Problems {
     /// `\n`, other control characters (C0, DEL, C1) or a line/paragraph separator must not break
     /// that or drive a terminal, so they are shown escaped.
     static func oneLine(_ text: String) -> String {
-        func unsafe(_ s: Unicode.Scalar) -> Bool {
-            s.value < 0x20 || (0x7F...0x9F).contains(s.value) || s.value == 0x2028 || s.value == 0x2029
-        }
-        guard text.unicodeScalars.contains(where: unsafe) else { return text }
+        guard text.unicodeScalars.contains(where: \.breaksAMessageLine) else { return text }
         var out = ""
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where unsafe(scalar):
+            case _ where scalar.breaksAMessageLine:
                 out += "\\u{\(String(scalar.value, radix: 16))}"
             default: out.unicodeScalars.append(scalar)
             }

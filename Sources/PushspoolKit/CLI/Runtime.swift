@@ -23,7 +23,7 @@ struct Runtime {
         do {
             spool = try Spool(root: URL(fileURLWithPath: config.spool), create: createSpool)
         } catch {
-            if error.isMissing {
+            if error.kind == .missing {
                 throw CLIError(.config, "no spool at \(config.spool) (create it with `pushspool init --spool \(config.spool)`, or give the right --spool/--config)")
             }
             throw CLIError(error.kind == .refused ? .config : .ioError, error.description)

@@ -78,12 +78,7 @@ public final class InstallationWriter: Sendable {
                 }
             }
         }
-        let watch = watchdog.watch { [watchdog] in
-            answer(ProviderResult(.retry(after: nil), code: "no-answer", reason: "no answer from \(name) within \(Int(watchdog.timeout)) s"))
-        }
-        store.apply(change) { [watchdog] result in
-            if watchdog.answered(watch) { answer(result) }
-        }
+        watchdog.bound(name: name, answer: answer) { store.apply(change, completion: $0) }
     }
 }
 

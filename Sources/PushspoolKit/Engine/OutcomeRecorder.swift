@@ -25,6 +25,8 @@ final class OutcomeRecorder: Sendable {
     }
 
     private let batches: BatchQueue<Entry>
+    /// The job's own (producer) thread: the one that makes the recorder.
+    private let jobThread = ThreadID.current
 
     init(log: ResultLog, pruner: RegistryPruner, label: String) {
         batches = BatchQueue(label: "pushspool.outcomes.\(label)") { batch in
@@ -42,11 +44,11 @@ final class OutcomeRecorder: Sendable {
         }
     }
 
-    /// `onJobThread`: the outcome came back on the job's own (producer) thread, as a provider
-    /// that answers at once does: it is written right there, with no hand-off to another thread
-    /// (that hand-off, a wake-up per target, doubled the CPU of a sandbox broadcast). Answers
-    /// from a transport's completion queue always go through the recorder's queue.
-    func record(_ entry: Entry, onJobThread: Bool) { batches.add(entry, drainHere: onJobThread) }
+    /// An outcome that comes back on the job's own thread, as from a provider that answers at
+    /// once, is written right there, with no hand-off to another thread (that hand-off, a wake-up
+    /// per target, doubled the CPU of a sandbox broadcast). Answers from a transport's completion
+    /// queue always go through the recorder's queue.
+    func record(_ entry: Entry) { batches.add(entry, drainHere: ThreadID.current == jobThread) }
 }
 
 /// Deletes devices the services reported gone, in batches (one registry transaction each), on a

@@ -197,7 +197,7 @@ struct SendRun {
                           group: DispatchGroup, halt: Halt, recorder: OutcomeRecorder) {
         guard let state = env.routes[platform] else { return }
         let request = SendRequest(jobID: job.id, platform: platform, recipient: recipient, notification: notification)
-        let metrics = env.metrics, jobThread = ThreadID.current
+        let metrics = env.metrics
         group.enter()
         env.pool.submit(request, via: state, isStopping: { halt.isHalted }) { outcome, release in
             // Left for the resumed job: not final, not logged, not counted.
@@ -211,7 +211,7 @@ struct SendRun {
                 metrics?.delivery(platform: platform.rawValue, provider: state.name, status: outcome.status.rawValue)
                 release()
                 group.leave()
-            }, onJobThread: ThreadID.current == jobThread)
+            })
         }
     }
 }

@@ -121,14 +121,7 @@ public final class WorkerPool: Sendable {
                       isStopping: isStopping, done: done)
             }
         }
-        // Whichever comes first, the provider's answer or the watchdog's, is the attempt's result.
-        let watch = watchdog.watch(from: started) { [watchdog] in
-            answer(ProviderResult(.retry(after: nil), code: "no-answer",
-                                  reason: "no answer from \(state.name) within \(Int(watchdog.timeout)) s"))
-        }
-        state.provider.send(request) { [watchdog] result in
-            if watchdog.answered(watch) { answer(result) }
-        }
+        watchdog.bound(from: started, name: state.name, answer: answer) { state.provider.send(request, completion: $0) }
     }
 
     /// Sends `request` again at `due`, looking at most every 250 ms whether the dispatcher is
@@ -152,10 +145,9 @@ public final class WorkerPool: Sendable {
     }
 }
 
-/// Bounds every attempt in flight: `watch` registers one with its expiry handler, `answered`
-/// takes it back when the provider answers. Whichever comes first wins, exactly once. One sweep
-/// timer for the pool and one table entry per attempt in flight (bounded by the slots), instead
-/// of a timer per request.
+/// Bounds every attempt in flight: `bound` starts one, and whichever comes first, the answer or
+/// the deadline, is its result, exactly once. One sweep timer for the pool and one table entry
+/// per attempt in flight (bounded by the slots), instead of a timer per request.
 final class AttemptWatchdog: @unchecked Sendable {   // the timer is only touched in init and deinit
     let timeout: Double
     private struct Entry { var due: UInt64; var expire: @Sendable () -> Void }
@@ -173,8 +165,22 @@ final class AttemptWatchdog: @unchecked Sendable {   // the timer is only touche
 
     deinit { sweeper.cancel() }
 
-    /// `start`: when the attempt began (`DispatchTime` nanoseconds), if the caller read the clock already.
-    func watch(from start: UInt64 = DispatchTime.now().uptimeNanoseconds, _ expire: @escaping @Sendable () -> Void) -> UInt64 {
+    /// Runs `send` (which calls back once with the answer) and hands `answer` that answer, or a
+    /// retryable `no-answer` from `name` once `timeout` has passed since `start` (when the attempt
+    /// began, in `DispatchTime` nanoseconds), whichever comes first; the other is dropped.
+    func bound(from start: UInt64 = DispatchTime.now().uptimeNanoseconds, name: String,
+               answer: @escaping @Sendable (ProviderResult) -> Void,
+               _ send: (@escaping @Sendable (ProviderResult) -> Void) -> Void) {
+        let timeout = self.timeout
+        let token = watch(from: start) {
+            answer(ProviderResult(.retry(after: nil), code: "no-answer", reason: "no answer from \(name) within \(Int(timeout)) s"))
+        }
+        send { [self] result in
+            if answered(token) { answer(result) }
+        }
+    }
+
+    private func watch(from start: UInt64, _ expire: @escaping @Sendable () -> Void) -> UInt64 {
         let due = start + UInt64(timeout * 1e9)
         return table.withLock { t in
             t.next += 1
@@ -184,7 +190,7 @@ final class AttemptWatchdog: @unchecked Sendable {   // the timer is only touche
     }
 
     /// True when the attempt was still waiting: the answer counts. False: it expired already.
-    func answered(_ token: UInt64) -> Bool {
+    private func answered(_ token: UInt64) -> Bool {
         table.withLock { $0.entries.removeValue(forKey: token) != nil }
     }
 

@@ -189,7 +189,6 @@ public struct SpoolError: Error, Sendable, CustomStringConvertible {
     }
     public var kind: Kind
     public var description: String
-    public var isMissing: Bool { kind == .missing }
 
     public init(_ message: String, kind: Kind = .io) {
         description = message
