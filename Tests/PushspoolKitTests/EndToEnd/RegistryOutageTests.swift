@@ -21,14 +21,17 @@ struct RegistryOutageTests {
         let env = ["PUSHSPOOL_TEST_REGISTRY": uri]
         let config = ["--config", dir.path("pushspool.json")]
         #expect(try runPushspool(["init"] + config, env: env).status == 0)
-        let n = 100_000
+        // Paced (20,000 devices over 20 s) so that the outage surely falls in the middle of the
+        // campaign whatever the machine's speed: unpaced, a fast machine sends all of it before
+        // the database has finished stopping.
+        let n = 20_000
         var jsonl = ""
         for i in 0..<n { jsonl += #"{"id":"d\#(i)","platform":"fcm","handle":"tok-\#(i)","tags":["all"]}"# + "\n" }
         dir.write("devices.jsonl", jsonl)
         let imported = try runPushspool(["import", dir.path("devices.jsonl")] + config, env: env)
         #expect(imported.status == 0, "\(imported.stderr)")
         try Spool(root: dir.url.appendingPathComponent("spool"))
-            .submit(Array(#"{"id":"campaign","broadcast":true,"pns":["fcm"],"message":"hello"}"#.utf8), name: "campaign.json")
+            .submit(Array(#"{"id":"campaign","broadcast":true,"pns":["fcm"],"message":"hello","spread_over_seconds":20}"#.utf8), name: "campaign.json")
 
         // The dispatcher, its stderr in a file we can read while it runs.
         let errPath = dir.path("dispatcher.err")
@@ -52,10 +55,10 @@ struct RegistryOutageTests {
             }
             return true
         }
-        guard wait("the campaign to start sending", seconds: 60, { outboxLines() >= 5000 }) else { return }
+        guard wait("the campaign to start sending", seconds: 120, { outboxLines() >= 3000 }) else { return }
         cluster.stop()
         let sentBeforeOutage = outboxLines()
-        guard wait("the dispatcher to notice", seconds: 30, { (dir.read("dispatcher.err") ?? "").contains("PostgreSQL unreachable") }) else { return }
+        guard wait("the dispatcher to notice", seconds: 60, { (dir.read("dispatcher.err") ?? "").contains("PostgreSQL unreachable") }) else { return }
         // In-flight work finished and nothing more goes out while the registry is away.
         usleep(1_500_000)
         let sentDuringOutage = outboxLines()
@@ -65,7 +68,7 @@ struct RegistryOutageTests {
         #expect(sentDuringOutage < n)
 
         try cluster.start()
-        guard wait("the campaign to finish after the restart", seconds: 90, { dir.list("spool/done").contains("campaign.json") }) else { return }
+        guard wait("the campaign to finish after the restart", seconds: 180, { dir.list("spool/done").contains("campaign.json") }) else { return }
         p.terminate()
         p.waitUntilExit()
 
