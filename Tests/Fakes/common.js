@@ -29,13 +29,17 @@ function tlsOptions() {
 }
 
 function stateWriter(file) {
-  let pending = false;
   return function write(state) {
     if (!file) return;
     // Synchronous and atomic: the test may read the file right after the client exits.
     const tmp = file + '.tmp';
-    fs.writeFileSync(tmp, JSON.stringify(state, null, 1));
-    fs.renameSync(tmp, file);
+    try {
+      fs.writeFileSync(tmp, JSON.stringify(state, null, 1));
+      fs.renameSync(tmp, file);
+    } catch (e) {
+      // The test is over and its folder removed before we were stopped: nobody reads it now.
+      if (e.code !== 'ENOENT') throw e;
+    }
   };
 }
 
