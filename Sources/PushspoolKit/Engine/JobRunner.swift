@@ -319,10 +319,13 @@ final class JobRunner: Sendable {
     }
 
     /// A registration that could not be written: while another process holds the registry (a large
-    /// import) the job waits in active/ for the next run, instead of failing for good.
+    /// import) or its database server is unreachable, the job waits in active/ for the next run,
+    /// instead of failing for good.
     static func registryFailure(_ error: any Error) -> JobReport.Outcome {
-        if let e = error as? RegistryError, e.isBusy {
-            return .interrupted("registry busy (another process is writing it, e.g. an import); the next run applies it")
+        switch (error as? RegistryError)?.kind {
+        case .busy?: return .interrupted("registry busy (another process is writing it, e.g. an import); the next run applies it")
+        case .unavailable?: return .interrupted("registry unreachable (\(error)); the next run applies it")
+        default: break
         }
         return .failed("registry update failed: \(error)")
     }

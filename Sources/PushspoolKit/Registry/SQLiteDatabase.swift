@@ -56,7 +56,7 @@ final class SQLiteDatabase {
         guard rc == SQLITE_OK else {
             let message = err.map { String(cString: $0) } ?? errorMessage
             sqlite3_free(err)
-            throw RegistryError("registry: \(message)", isBusy: rc & 0xFF == SQLITE_BUSY || rc & 0xFF == SQLITE_LOCKED)
+            throw RegistryError("registry: \(message)", kind: rc & 0xFF == SQLITE_BUSY || rc & 0xFF == SQLITE_LOCKED ? .busy : .refused)
         }
     }
 
@@ -149,7 +149,7 @@ struct SQLiteStatement {
         case let rc:
             let message = database.errorMessage
             sqlite3_reset(stmt)
-            throw RegistryError("registry: \(message)", isBusy: rc & 0xFF == SQLITE_BUSY || rc & 0xFF == SQLITE_LOCKED)
+            throw RegistryError("registry: \(message)", kind: rc & 0xFF == SQLITE_BUSY || rc & 0xFF == SQLITE_LOCKED ? .busy : .refused)
         }
     }
 

@@ -87,6 +87,7 @@ struct KillNineTests {
         #expect(warm["tokensDelivered"] as? Int == devices && warm["duplicateDeliveries"] as? Int == 0)
 
         var generator = SystemRandomNumberGenerator()
+        var measured: [String] = []
         let points = [0.005, 0.05] + (0..<3).map { _ in Double.random(in: 0.1...0.9, using: &generator) } + [0.98]
         for (k, fraction) in points.enumerated() {
             let id = "c\(k)"
@@ -104,6 +105,7 @@ struct KillNineTests {
             let newDuplicates = (after["duplicateDeliveries"] as? Int ?? 0) - (before["duplicateDeliveries"] as? Int ?? 0)
             #expect(newDeliveries == devices, "kill at \(Int(fraction * 100))%: every device received it")
             #expect(newDuplicates <= concurrency, "kill at \(Int(fraction * 100))%: \(newDuplicates) resent, more than the \(concurrency) in flight")
+            measured.append("\(String(format: "%.1f", fraction * 100))%: \(newDuplicates)")
             let finals = s.results(id).filter { $0["type"] as? String == "delivery" }
             let perDevice = Dictionary(grouping: finals, by: { $0["device"] as? String ?? "" })
             #expect(finals.count == devices, "kill at \(Int(fraction * 100))%: \(finals.count) final lines")
@@ -113,6 +115,8 @@ struct KillNineTests {
             #expect(FileManager.default.fileExists(atPath: s.dir.path("spool/done/\(id).json")))
             #expect(s.dir.list("spool/active").isEmpty)
         }
+        print("kill -9 (\(devices) devices, concurrency \(concurrency), campaign \(String(format: "%.1f", campaign)) s): "
+              + "resent per kill point " + measured.joined(separator: ", "))
     }
 }
 

@@ -217,3 +217,19 @@ import PushspoolCore
         #expect(lines.allSatisfy { $0["tags"] as? String == "a && !b" && $0["provider"] as? String == "azure" && $0["device"] == nil })
     }
 }
+
+/// A registration the registry could not take waits in active/ when trying later can help (the
+/// write lock held by an import, the database server unreachable) and fails only on a verdict.
+@Suite struct RegistryFailureTests {
+    @Test func transientKindsWaitAndVerdictsFail() {
+        guard case .interrupted(let busy) = JobRunner.registryFailure(RegistryError("registry: database is locked", kind: .busy)) else {
+            Issue.record("a busy registry should leave the job in active/"); return
+        }
+        #expect(busy.hasPrefix("registry busy"))
+        guard case .interrupted(let gone) = JobRunner.registryFailure(RegistryError("registry: PostgreSQL unreachable: x", kind: .unavailable)) else {
+            Issue.record("an unreachable registry should leave the job in active/"); return
+        }
+        #expect(gone.hasPrefix("registry unreachable (registry: PostgreSQL unreachable: x)"))
+        #expect(JobRunner.registryFailure(RegistryError("registry: disk I/O error")) == .failed("registry update failed: registry: disk I/O error"))
+    }
+}

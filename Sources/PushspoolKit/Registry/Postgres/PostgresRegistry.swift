@@ -8,7 +8,7 @@ import PushspoolCore
 /// Thread safety: a small pool of connections (`PostgresPool`); every method borrows one for its
 /// statements and gives it back, so any number of threads may call. Values always travel as
 /// statement parameters, never in SQL text. A lost connection fails the statement with a
-/// `RegistryError` that `isUnavailable`; the next call reconnects.
+/// `RegistryError` of kind `unavailable`; the next call reconnects.
 public final class PostgresRegistry: DeviceRegistry {
     public let location: String
     let pool: PostgresPool
@@ -51,7 +51,7 @@ public final class PostgresRegistry: DeviceRegistry {
             let from = try pool.withConnection { c in try PostgresSchema.migrate(c) }
             return (from, max(from, PostgresSchema.version))
         } catch let e as PostgresError {
-            throw RegistryError("registry: \(e)", isUnavailable: e.connectionLost)
+            throw RegistryError("registry: \(e)", kind: e.connectionLost ? .unavailable : .refused)
         }
     }
 
@@ -60,7 +60,7 @@ public final class PostgresRegistry: DeviceRegistry {
         do {
             return try pool.withConnection(body)
         } catch let e as PostgresError {
-            throw RegistryError("registry: \(e)", isUnavailable: e.connectionLost)
+            throw RegistryError("registry: \(e)", kind: e.connectionLost ? .unavailable : .refused)
         }
     }
 
@@ -76,7 +76,7 @@ public final class PostgresRegistry: DeviceRegistry {
             } catch let e as PostgresError where (e.isUniqueViolation || e.isTransient) && attempt < 5 {
                 continue
             } catch let e as PostgresError {
-                throw RegistryError("registry: \(e)", isUnavailable: e.connectionLost)
+                throw RegistryError("registry: \(e)", kind: e.connectionLost ? .unavailable : .refused)
             }
         }
     }
