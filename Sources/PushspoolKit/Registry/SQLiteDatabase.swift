@@ -56,7 +56,7 @@ final class SQLiteDatabase {
         guard rc == SQLITE_OK else {
             let message = err.map { String(cString: $0) } ?? errorMessage
             sqlite3_free(err)
-            throw RegistryError("registry: \(message)", kind: rc & 0xFF == SQLITE_BUSY || rc & 0xFF == SQLITE_LOCKED ? .busy : .refused)
+            throw RegistryError(sqlite: message, rc: rc)
         }
     }
 
@@ -149,7 +149,7 @@ struct SQLiteStatement {
         case let rc:
             let message = database.errorMessage
             sqlite3_reset(stmt)
-            throw RegistryError("registry: \(message)", kind: rc & 0xFF == SQLITE_BUSY || rc & 0xFF == SQLITE_LOCKED ? .busy : .refused)
+            throw RegistryError(sqlite: message, rc: rc)
         }
     }
 
@@ -183,4 +183,12 @@ enum SQLiteValue: Sendable, Equatable {
     case integer(Int64)
     case real(Double)
     case null
+}
+
+extension RegistryError {
+    /// A statement SQLite refused: busy when another connection held the lock past the timeout.
+    init(sqlite message: String, rc: Int32) {
+        let primary = rc & 0xFF
+        self.init("registry: \(message)", kind: primary == SQLITE_BUSY || primary == SQLITE_LOCKED ? .busy : .refused)
+    }
 }

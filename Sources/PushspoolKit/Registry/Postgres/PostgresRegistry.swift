@@ -51,7 +51,7 @@ public final class PostgresRegistry: DeviceRegistry {
             let from = try pool.withConnection { c in try PostgresSchema.migrate(c) }
             return (from, max(from, PostgresSchema.version))
         } catch let e as PostgresError {
-            throw RegistryError("registry: \(e)", kind: e.connectionLost ? .unavailable : .refused)
+            throw RegistryError(e)
         }
     }
 
@@ -60,7 +60,7 @@ public final class PostgresRegistry: DeviceRegistry {
         do {
             return try pool.withConnection(body)
         } catch let e as PostgresError {
-            throw RegistryError("registry: \(e)", kind: e.connectionLost ? .unavailable : .refused)
+            throw RegistryError(e)
         }
     }
 
@@ -76,7 +76,7 @@ public final class PostgresRegistry: DeviceRegistry {
             } catch let e as PostgresError where (e.isUniqueViolation || e.isTransient) && attempt < 5 {
                 continue
             } catch let e as PostgresError {
-                throw RegistryError("registry: \(e)", kind: e.connectionLost ? .unavailable : .refused)
+                throw RegistryError(e)
             }
         }
     }
@@ -192,5 +192,12 @@ public final class PostgresRegistry: DeviceRegistry {
             let holder = try c.query("SELECT owner FROM job_claims WHERE job_id = $1", [id])
             return holder.count > 0 && holder.text(0, 0) == owner
         }
+    }
+}
+
+extension RegistryError {
+    /// A statement PostgreSQL refused, or a lost connection (unavailable: the next call reconnects).
+    init(_ e: PostgresError) {
+        self.init("registry: \(e)", kind: e.connectionLost ? .unavailable : .refused)
     }
 }
