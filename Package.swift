@@ -1,7 +1,8 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
-// No package dependencies: the toolchain, system C libraries (SQLite, libpq, libcurl, OpenSSL, nghttp2)
+// No package dependencies: the toolchain, system C libraries (SQLite, libpq, libcurl, OpenSSL, nghttp2,
+// libmicrohttpd, libcrypt)
 // and a header-only OS shim.
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
@@ -26,15 +27,20 @@ let package = Package(
                        providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
         .systemLibrary(name: "CNghttp2", pkgConfig: "libnghttp2",
                        providers: [.apt(["libnghttp2-dev"]), .brew(["libnghttp2"])]),
+        // The HTTP/1.1 server of `pushspool serve` (keep-alive, epoll thread pool, TLS through GnuTLS).
+        .systemLibrary(name: "CMHD", pkgConfig: "libmicrohttpd",
+                       providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]),
+        // crypt_r: htpasswd password hashes (bcrypt, SHA-512-crypt) for `serve`'s Basic auth.
+        .systemLibrary(name: "CCrypt", providers: [.apt(["libcrypt-dev"])]),
         // OS seams Swift cannot call directly (renameat2 with RENAME_NOREPLACE).
         .systemLibrary(name: "CSystem"),
         // Plain Sendable values and pure logic: jobs, tag expressions, rendering, retry decisions.
         .target(name: "PushspoolCore", swiftSettings: strict),
         // HTTP transports behind one seam: HTTP/2 on nghttp2 + OpenSSL, HTTP/1.1 on libcurl.
         .target(name: "PushspoolHTTP", dependencies: ["CTLS", "CNghttp2", "CCurl"], swiftSettings: strict),
-        // Everything else that does I/O: spool, registry, engine, providers, CLI.
+        // Everything else that does I/O: spool, registry, engine, providers, the HTTP front door, CLI.
         .target(name: "PushspoolKit",
-                dependencies: ["PushspoolCore", "PushspoolHTTP", "CSQLite", "CLibpq", "CCrypto", "CSystem"],
+                dependencies: ["PushspoolCore", "PushspoolHTTP", "CSQLite", "CLibpq", "CCrypto", "CSystem", "CMHD", "CCrypt"],
                 swiftSettings: strict),
         .executableTarget(name: "pushspool", dependencies: ["PushspoolKit"], swiftSettings: strict),
         .executableTarget(name: "pushspool-bench", dependencies: ["PushspoolKit", "PushspoolHTTP"],

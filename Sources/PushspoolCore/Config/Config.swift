@@ -21,6 +21,9 @@ public struct Config: Sendable {
     /// `providers.<name>.max_per_second`: each provider's request rate cap, by provider name.
     public var maxPerSecond: [String: Double] = [:]
     public var metrics = MetricsConfig()
+    /// `http`: the front door of `pushspool serve`; nil when the config has no `http` section
+    /// (then `serve` uses the defaults and, with no users or tokens file, only `/healthz` answers).
+    public var http: HTTPConfig?
     /// How long a job in `active/` stays with a dispatcher on another host after that one's last
     /// heartbeat (a spool shared over NFS), before another host takes it over.
     public var ownerLeaseSeconds: Int = 60
@@ -161,4 +164,29 @@ public struct MetricsConfig: Sendable {
         self.textfile = textfile
         self.intervalSeconds = intervalSeconds
     }
+}
+
+/// `http`: `pushspool serve`, the HTTP front door (README "HTTP front door").
+public struct HTTPConfig: Sendable {
+    /// `host:port`, `[v6]:port` or `:port` (every address).
+    public var listen: String = "127.0.0.1:8080"
+    /// PEM certificate chain and key: TLS when both are set.
+    public var tlsCertFile: String?
+    public var tlsKeyFile: String?
+    /// An htpasswd file (`htpasswd -B`): app users, HTTP Basic.
+    public var usersFile: String?
+    /// `<name> <sha256-hex of the token>` per line: services, `Authorization: Bearer`.
+    public var tokensFile: String?
+    /// Whether app users may send (`POST /api/notifications`).
+    public var usersMaySend: Bool = true
+    /// Tags an app user may set besides its own `username:<user>`: those starting with one of these.
+    public var clientTagPrefixes: [String] = []
+    /// Requests a minute per user or token; past it `429` with `Retry-After`.
+    public var rateLimitPerMinute: Int = 600
+    /// Idle or slow clients are cut off after this long.
+    public var timeoutSeconds: Int = 30
+    /// Open connections at most; further ones are refused until some close.
+    public var maxConnections: Int = 4096
+
+    public init() {}
 }
