@@ -50,10 +50,12 @@ public enum JobParser {
         return value.stringValue
     }
 
-    /// Whether `id` is a valid job id: `[A-Za-z0-9._-]{1,128}` (it names the result log file).
+    /// Whether `id` is a valid job id: `[A-Za-z0-9._-]{1,128}` (it names the result log file),
+    /// within the identifier rule every id follows (`RegistrationRules.deviceIDProblem`), so not
+    /// `.` or `..` either.
     public static func isValidID(_ id: String) -> Bool {
         let bytes = Array(id.utf8)
-        guard (1...128).contains(bytes.count) else { return false }
+        guard (1...RegistrationRules.maxIDBytes).contains(bytes.count), id != ".", id != ".." else { return false }
         return bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
     }
 

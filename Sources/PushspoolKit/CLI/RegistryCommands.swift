@@ -2,39 +2,48 @@ import Foundation
 import PushspoolCore
 
 enum RegistryCommands {
+    /// The flags as `RegistrationRules` names them in messages.
+    static let flagNames = RegistrationRules.FieldNames(id: "--id", platform: "--platform", handle: "--handle", tags: "--tag", lang: "--lang")
+
     static func register(_ args: Arguments) throws(CLIError) -> ExitCode {
         guard let name = args.value("platform") else {
             throw CLIError(.usage, "register: --platform is required (\(Platform.acceptedNames))")
         }
-        guard let platform = Platform(name: name) else {
+        guard Platform(name: name) != nil else {
             throw CLIError(.usage, "register: --platform: unknown platform \"\(name)\" (expected \(Platform.acceptedNames))")
         }
         guard let given = args.value("handle"), !given.isEmpty else { throw CLIError(.usage, "register: --handle is required") }
-        if let problem = platform.handleProblem(given) { throw CLIError(.dataError, "register: --handle: \(problem)") }
-        let handle = platform.canonicalHandle(given)
-        for tag in args.values("tag") where !TagExpression.isValidTag(Substring(tag)) {
-            throw CLIError(.dataError, "register: --tag \"\(tag)\" is not a valid tag ([A-Za-z0-9_@#.:-], 1–120 characters)")
-        }
-        var lang: LanguageTag?
-        if let text = args.value("lang") {
-            guard let tag = LanguageTag(text) else { throw CLIError(.dataError, "register: --lang \"\(text)\" is not \(LanguageTag.rule)") }
-            lang = tag
+        let checked = RegistrationRules.registration(id: args.value("id").map(JSONValue.string), platform: .string(name), handle: .string(given),
+                                                     tags: .array(args.values("tag").map(JSONValue.string)),
+                                                     lang: args.value("lang").map(JSONValue.string), names: flagNames)
+        let registration: Registration
+        switch checked {
+        case .success(let r): registration = r
+        case .failure(let refused): throw CLIError(.dataError, "register: " + flagProblems(refused))
         }
         let (runtime, hub) = try openForChange(args)
         defer { hub?.close() }
         let registry = try runtime.openRegistry()
         defer { registry.close() }
-        let device: Device, movedFrom: String?
+        let change: RegistrationChange
         do {
-            (device, movedFrom) = try registry.upsertReportingMove(Registration(id: args.value("id"), platform: platform, handle: handle,
-                                                                                tags: args.values("tag"), lang: lang))
-            print("registered \(device.id) (\(device.platform.rawValue); tags: \(device.tags.joined(separator: " "))\(device.lang.map { "; lang \($0)" } ?? ""))")
+            change = try RegistrationService(registry: registry, hub: hub?.writer).register(registration, now: Date())
         } catch {
             throw CLIError(.dataError, "register: \(error)")
         }
-        guard let hub else { return .ok }
-        let moved = movedFrom.map { hub.write(.delete(id: $0), platform: platform, command: "register") } ?? true
-        return moved && hub.write(.put(device), platform: platform, command: "register") ? .ok : .ioError
+        let device = change.device
+        print("registered \(device.id) (\(device.platform.rawValue); tags: \(device.tags.joined(separator: " "))\(device.lang.map { "; lang \($0)" } ?? ""))")
+        for outcome in change.hub where !outcome.ok { HubLink.report(outcome, command: "register") }
+        return change.hubFailed ? .ioError : .ok
+    }
+
+    /// Problems with flags, one sentence each: `--tag[1]: …` reads as `--tag: …` (the flags are
+    /// not numbered on the command line).
+    private static func flagProblems(_ refused: RegistrationProblems) -> String {
+        refused.problems.map { p in
+            let field = p.field.hasPrefix("--tag[") ? "--tag" : p.field
+            return field.isEmpty ? p.message : "\(field): \(p.message)"
+        }.joined(separator: "; ")
     }
 
     /// The runtime for a registry change, with the hub link when a platform routes to a hub
@@ -46,28 +55,31 @@ enum RegistryCommands {
     }
 
     static func unregister(_ args: Arguments) throws(CLIError) -> ExitCode {
-        let id = args.value("id")
-        // A web handle is found by its canonical form, however the subscription JSON is spaced.
-        let handle = args.value("handle").map { h in h.hasPrefix("{") ? Platform.web.canonicalHandle(h) : h }
+        let id = args.value("id"), handle = args.value("handle")
         guard (id == nil) != (handle == nil) else { throw CLIError(.usage, "unregister: give exactly one of --id, --handle") }
+        // A web handle is found by its canonical form, however the subscription JSON is spaced.
+        let which: Unregistration
+        switch RegistrationRules.unregistration(id: id.map(JSONValue.string), handle: handle.map(JSONValue.string), names: flagNames) {
+        case .success(let w): which = w
+        case .failure(let refused): throw CLIError(.dataError, "unregister: " + flagProblems(refused))
+        }
         let (runtime, hub) = try openForChange(args)
         defer { hub?.close() }
         let registry = try runtime.openRegistry()
         defer { registry.close() }
-        let device: Device?
+        let change: RegistrationChange?
         do {
-            device = try id.map { try registry.device(id: $0) } ?? registry.device(handle: handle!)
-            let removed = try id.map { try registry.remove(id: $0) } ?? registry.remove(handle: handle!)
-            guard removed, let device else {
-                FileHandle.standardError.write(Data("pushspool: unregister: no such device \(id.map { "--id \($0)" } ?? "with that --handle")\n".utf8))
-                return .dataError
-            }
-            print("unregistered \(device.id) (\(device.platform.rawValue))")
+            change = try RegistrationService(registry: registry, hub: hub?.writer).unregister(which, now: Date())
         } catch {
             throw CLIError(.ioError, "unregister: \(error)")
         }
-        guard let hub, let device else { return .ok }
-        return hub.write(.delete(id: device.id), platform: device.platform, command: "unregister") ? .ok : .ioError
+        guard let change else {
+            FileHandle.standardError.write(Data("pushspool: unregister: no such device \(id.map { "--id \($0)" } ?? "with that --handle")\n".utf8))
+            return .dataError
+        }
+        print("unregistered \(change.device.id) (\(change.device.platform.rawValue))")
+        for outcome in change.hub where !outcome.ok { HubLink.report(outcome, command: "unregister") }
+        return change.hubFailed ? .ioError : .ok
     }
 
     static func devices(_ args: Arguments) throws(CLIError) -> ExitCode {

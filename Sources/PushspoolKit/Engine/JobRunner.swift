@@ -33,6 +33,8 @@ final class JobRunner: Sendable {
     let env: Environment
     /// Registration changes of hub-routed platforms also go to the hub.
     let installations: InstallationWriter
+    /// Register and unregister jobs: the same registration path as the CLI and `serve`.
+    let registrations: RegistrationService
 
     /// Who claims job ids in a shared registry: this host and spool.
     let claimOwner: String
@@ -47,6 +49,7 @@ final class JobRunner: Sendable {
         claimOwner = JobClaimOwner.current(spool: env.spool)
         owners = JobOwners(spool: env.spool, lease: env.ownerLease)
         installations = InstallationWriter(routes: env.routes, retry: env.pool.policy, isStopping: env.isStopping)
+        registrations = RegistrationService(registry: env.registry, hub: installations)
     }
 
     func run(_ name: String, origin: Origin) -> JobReport {
@@ -198,11 +201,10 @@ final class JobRunner: Sendable {
         case .register(let registration):
             if !prior.hasJobLine { resultLog.append(ResultLine.job(job, file: name, receivedAt: receivedAt(name), pns: [registration.platform], targets: 1)) }
             do {
-                let (device, movedFrom) = try env.registry.upsertReportingMove(registration)
+                let change = try registrations.register(registration, now: Date())
+                let device = change.device
                 resultLog.append(ResultLine.registration("register", device: device.id, platform: device.platform, tags: device.tags))
-                var changes: [InstallationChange] = [.put(device)]
-                if let movedFrom { changes.insert(.delete(id: movedFrom), at: 0) }
-                outcome = writeToHub(changes, platform: device.platform, log: resultLog)
+                outcome = hubOutcome(change.hub, log: resultLog)
                     ?? .registry("registered \(device.id) (\(device.platform.rawValue), \(device.tags.count) tags)")
             } catch {
                 outcome = Self.registryFailure(error)
@@ -210,25 +212,12 @@ final class JobRunner: Sendable {
         case .unregister(let which):
             if !prior.hasJobLine { resultLog.append(ResultLine.job(job, file: name, receivedAt: receivedAt(name), pns: [], targets: 1)) }
             do {
-                let device: Device?
-                let removed: Bool
-                switch which {
-                case .id(let id):
-                    device = try env.registry.device(id: id)
-                    removed = try env.registry.remove(id: id)
-                case .handle(let h):
-                    device = try env.registry.device(handle: h)
-                    removed = try env.registry.remove(handle: h)
-                }
+                let (change, hub) = try registrations.removal(which)
                 let what: String
-                if case .id(let id) = which { what = id } else { what = device?.id ?? "(by handle)" }
-                resultLog.append(ResultLine.registration(removed ? "unregister" : "unregister-not-found", device: what, platform: device?.platform, tags: nil))
-                // A device already gone here may still be on the hub (removed while it was down).
-                var hubFailure: JobReport.Outcome?
-                if let platform = device?.platform ?? (what == "(by handle)" ? nil : installations.platforms.min()) {
-                    hubFailure = writeToHub([.delete(id: what)], platform: platform, log: resultLog)
-                }
-                outcome = hubFailure ?? .registry(removed ? "unregistered \(what)" : "no such device \(what)")
+                if case .id(let id) = which { what = id } else { what = change?.device.id ?? "(by handle)" }
+                resultLog.append(ResultLine.registration(change != nil ? "unregister" : "unregister-not-found", device: what,
+                                                         platform: change?.device.platform, tags: nil))
+                outcome = hubOutcome(hub, log: resultLog) ?? .registry(change != nil ? "unregistered \(what)" : "no such device \(what)")
             } catch {
                 outcome = Self.registryFailure(error)
             }
@@ -255,16 +244,12 @@ final class JobRunner: Sendable {
         return JobReport(id: job.id, file: name, outcome: .duplicate)
     }
 
-    /// Writes registration changes to the hub serving `platform` (nothing when none does), one
-    /// `hub` line each in the result log. A change the hub never confirmed fails the job with the
-    /// reason: the local registry already has it, and `hub sync` writes it once the hub answers.
-    private func writeToHub(_ changes: [InstallationChange], platform: Platform, log: ResultLog) -> JobReport.Outcome? {
-        var failures: [String] = []
-        for change in changes {
-            guard let outcome = installations.writeAndWait(change, platform: platform) else { return nil }
-            log.append(outcome.logLine)
-            if !outcome.ok { failures.append(outcome.summary) }
-        }
+    /// One `hub` line in the result log per hub write of a registration change. A change the hub
+    /// never confirmed fails the job with the reason: the local registry already has it, and
+    /// `hub sync` writes it once the hub answers.
+    private func hubOutcome(_ outcomes: [InstallationWriter.Outcome], log: ResultLog) -> JobReport.Outcome? {
+        for outcome in outcomes { log.append(outcome.logLine) }
+        let failures = outcomes.filter { !$0.ok }.map(\.summary)
         guard !failures.isEmpty else { return nil }
         return .failed(failures.joined(separator: "; ") + "; the local registry has the change, and `pushspool hub sync` writes it to the hub once it answers")
     }
@@ -322,12 +307,15 @@ final class JobRunner: Sendable {
     /// import) or its database server is unreachable, the job waits in active/ for the next run,
     /// instead of failing for good.
     static func registryFailure(_ error: any Error) -> JobReport.Outcome {
-        switch (error as? RegistryError)?.kind {
-        case .busy?: return .interrupted("registry busy (another process is writing it, e.g. an import); the next run applies it")
-        case .unavailable?: return .interrupted("registry unreachable (\(error)); the next run applies it")
-        default: break
+        registryFailure(error as? RegistrationError ?? RegistrationError(error))
+    }
+
+    static func registryFailure(_ error: RegistrationError) -> JobReport.Outcome {
+        switch error.kind {
+        case .busy: return .interrupted("registry busy (another process is writing it, e.g. an import); the next run applies it")
+        case .unavailable: return .interrupted("registry unreachable (\(error)); the next run applies it")
+        case .invalid, .other: return .failed("registry update failed: \(error)")
         }
-        return .failed("registry update failed: \(error)")
     }
 
     /// The platforms an invalid job file names in `pns`, as far as they can be read, for its

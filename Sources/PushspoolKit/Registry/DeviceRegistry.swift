@@ -43,7 +43,32 @@ public protocol DeviceRegistry: AnyObject, Sendable {
     /// this copy is a duplicate. A single-host registry claims every id (the spool's result log
     /// already tells duplicates apart there).
     func claimJob(id: String, owner: String) throws -> Bool
+    /// Records `id` as handed out to `owner` at `now` (the tutorial's `POST /api/register`), so
+    /// that any process sharing the registry accepts a registration under it later. Reserving
+    /// an id again replaces its owner and time. Reservations older than `IDReservation.lifetime`
+    /// are deleted now and then (at most once a minute per process).
+    func reserve(id: String, owner: String, now: Date) throws
+    /// The reservation of `id`, however old (the caller judges its age); nil: none. `upsert`
+    /// with that id consumes it, and so does `releaseReservation`.
+    func reservation(id: String) throws -> IDReservation?
+    func releaseReservation(id: String) throws
     func close()
+}
+
+/// An installation id handed out before its device registered.
+public struct IDReservation: Sendable, Equatable {
+    public var owner: String
+    public var at: Date
+
+    public init(owner: String, at: Date) {
+        self.owner = owner
+        self.at = at
+    }
+
+    /// A client registers within moments of getting its id; a week covers one that was offline.
+    public static let lifetime: TimeInterval = 7 * 24 * 3600
+    /// How often a process deletes expired reservations, at most.
+    static let purgeInterval: TimeInterval = 60
 }
 
 /// A device a service reported gone: deleted only if it still has `handle` and was not updated

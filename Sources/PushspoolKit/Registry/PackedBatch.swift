@@ -216,10 +216,10 @@ extension RegistrationLine {
             else if equals(platformRange, "fcm") || equals(platformRange, "gcm") { p = .fcm }
             else if equals(platformRange, "wns") { p = .wns }
             else { return false }
-            // Registration.problem(): id 1–256 bytes without a control character (the string
-            // scan left only DEL to refuse); handle non-empty, ≤ 4096 bytes, no space or control.
+            // RegistrationRules: the id rule on plain ASCII; handle non-empty, ≤ 4096 bytes, no
+            // space or control.
             if let id {
-                guard !id.isEmpty, id.count <= Registration.maxIDLength, !b[id].contains(0x7F) else { return false }
+                guard RegistrationRules.isValidASCIIDeviceID(b[id]) else { return false }
             }
             guard !handle.isEmpty, handle.count <= Registration.maxHandleLength, handle.count <= Platform.maxHandleBytes,
                   !b[handle].contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { return false }

@@ -4,17 +4,14 @@ extension Registration {
     /// Handles longer than this are refused: APNs tokens are 64–200 hex digits, FCM tokens a few
     /// hundred characters and WNS channel URIs stay well under 2 KiB.
     static let maxHandleLength = 4096
-    static let maxIDLength = 256
 
-    /// The first problem with this registration as `(field, message)`, or nil when it is valid.
+    /// The first problem with this registration as `(field, message)`, or nil when it is valid:
+    /// the registry's own last check, for callers that build a `Registration` themselves (entry
+    /// points check everything with `RegistrationRules` first; the id rule is the same one).
     /// Tags must be hub-syntax tags (`TagExpression.isValidTag`): anything else could never be
     /// selected by a tag expression and would sit in the registry unreachable.
     func problem() -> (field: String, message: String)? {
-        if let id {
-            if id.isEmpty { return ("id", "must not be empty") }
-            if id.utf8.count > Self.maxIDLength { return ("id", "longer than \(Self.maxIDLength) bytes") }
-            if Self.hasControl(id) { return ("id", "contains a control character") }
-        }
+        if let id, let problem = RegistrationRules.deviceIDProblem(id) { return ("id", problem) }
         if handle.isEmpty { return ("handle", "must not be empty") }
         if handle.utf8.count > Self.maxHandleLength {
             return ("handle", "longer than \(Self.maxHandleLength) bytes")
@@ -26,16 +23,6 @@ extension Registration {
             return ("tags[\(i)]", "invalid tag \(quoted(tag)) (1-\(TagExpression.maxTagLength) characters of A-Z a-z 0-9 _ @ # . : -)")
         }
         return nil
-    }
-
-    /// Ids are ASCII in practice: bytes first, Unicode properties only for the rest.
-    private static func hasControl(_ s: String) -> Bool {
-        var ascii = true
-        for b in s.utf8 {
-            if b < 0x20 || b == 0x7F { return true }
-            if b >= 0x80 { ascii = false }
-        }
-        return !ascii && s.unicodeScalars.contains { $0.properties.generalCategory == .control }
     }
 
     /// Handles are ASCII in practice, so check bytes first and consult Unicode properties only

@@ -15,14 +15,17 @@ public final class Registry: DeviceRegistry {
     public let path: String
     public var location: String { path }
     private let connection: Mutex<SQLiteDatabase>
+    /// When this process last deleted expired reservations.
+    let lastPurge = Mutex<Date?>(nil)
 
     /// 1: devices and tags. 2: `devices.lang` (BCP 47, for localized jobs). 3: a device's tags
     /// also kept on its row (` a b c `, sorted, space-delimited: a tag never holds a space), so
     /// reading a device needs no join and a tag expression is tested on the row itself; the
     /// `device_tags` table (clustered on tag) stays the index that finds a tag's devices; the
     /// unique indexes are named indexes (not table constraints), so a bulk load into an empty
-    /// registry can build them once at the end.
-    static let schemaVersion = 3
+    /// registry can build them once at the end. 4: `id_reservations`, installation ids handed
+    /// out before their device registers.
+    static let schemaVersion = 4
     static let tables = """
         CREATE TABLE devices(
             rowid INTEGER PRIMARY KEY,
@@ -136,6 +139,7 @@ public final class Registry: DeviceRegistry {
                 if version < 2 { try db.execute("ALTER TABLE devices ADD COLUMN lang TEXT") }
                 if version < 3 { try migrateToTagLists(db) }
             }
+            if version < 4 { try db.execute(reservationsTable) }
             if version < schemaVersion {
                 try db.execute("PRAGMA user_version = \(schemaVersion)")
             }
@@ -203,7 +207,13 @@ public final class Registry: DeviceRegistry {
     @discardableResult
     public func upsert(_ r: Registration, now: Date = Date()) throws -> Device {
         if let (field, message) = r.problem() { throw RegistryError("\(field): \(message)") }
-        return try locked { db in try db.transaction { try Self.upsert(r, now: now, in: db) } }
+        return try locked { db in
+            try db.transaction {
+                let device = try Self.upsert(r, now: now, in: db)
+                try Self.consumeReservation(device.id, in: db)
+                return device
+            }
+        }
     }
 
     /// `upsert`, also telling which other installation id held this handle before (it was moved
@@ -217,6 +227,7 @@ public final class Registry: DeviceRegistry {
                 let previous: String? = try holder.step() ? holder.text(0) : nil
                 holder.reset()
                 let device = try Self.upsert(r, now: now, in: db)
+                try Self.consumeReservation(device.id, in: db)
                 return (device, previous == device.id ? nil : previous)
             }
         }

@@ -1,5 +1,6 @@
 import Foundation
 import PushspoolCore
+import Synchronization
 
 /// The device registry in a PostgreSQL database (`registry: "postgresql://user@host:5432/db"`),
 /// shared by dispatchers on several hosts: the same contract as the SQLite `Registry`
@@ -12,6 +13,8 @@ import PushspoolCore
 public final class PostgresRegistry: DeviceRegistry {
     public let location: String
     let pool: PostgresPool
+    /// When this process last deleted expired reservations.
+    let lastPurge = Mutex<Date?>(nil)
 
     /// Connects (failing now if the server cannot be reached), then creates or migrates the
     /// schema (`migrate: true`) or only checks it; either way a schema newer than this binary's
@@ -105,6 +108,8 @@ public final class PostgresRegistry: DeviceRegistry {
                 ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
                     updated_at = excluded.updated_at, lang = excluded.lang, tags = excluded.tags
                 """, [id, r.platform.rawValue, r.handle, "\(now.timeIntervalSince1970)", r.lang?.value, Self.arrayLiteral(tags)])
+            // A registration under a reserved id uses the reservation up.
+            try c.query("DELETE FROM id_reservations WHERE id = $1", [id])
             let device = Device(id: id, platform: r.platform, handle: r.handle, tags: tags, lang: r.lang, updatedAt: now)
             return (device, previous == id ? nil : previous)
         }

@@ -3,7 +3,7 @@
 /// two hosts starting at once migrate once. A binary meeting a newer schema than it knows refuses
 /// to work on it (a newer host migrated it; this one must be upgraded too).
 enum PostgresSchema {
-    static let version = 1
+    static let version = 2
 
     /// Version n's statements, applied in order from the database's version + 1.
     static let steps: [Int: String] = [
@@ -29,6 +29,14 @@ enum PostgresSchema {
                 token text NOT NULL,
                 issued_at double precision NOT NULL,
                 expires_at double precision NOT NULL);
+            """,
+        // Installation ids handed out before their device registers (the tutorial's
+        // `POST /api/register`), shared by every host's `serve`.
+        2: """
+            CREATE TABLE id_reservations(
+                id text PRIMARY KEY,
+                owner text NOT NULL,
+                reserved_at double precision NOT NULL);
             """,
     ]
 

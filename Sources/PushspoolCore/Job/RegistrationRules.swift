@@ -1,0 +1,175 @@
+import Foundation
+
+/// The one set of rules a registration must pass, wherever it enters: register and unregister
+/// jobs, `pushspool register`/`unregister`, each `import` line, and `serve`'s registration
+/// requests. Each entry point reads its own format (JSON fields, flags, an import line), hands the
+/// values here as given, and reports the problems under its own field names (`FieldNames`), so
+/// the same registration is accepted or refused for the same reason everywhere.
+///
+/// The rules: the installation id is an identifier (`deviceIDProblem`), stored NFC-normalised and
+/// in the case given; the handle passes its platform's check (`Platform.handleProblem`; a web
+/// handle is a PushSubscription, stored as canonical JSON); tags are hub-syntax tags
+/// (`TagExpression.isValidTag`), kept once each in the order given; `lang` is a BCP 47 tag,
+/// canonicalised (`pt-br` → `pt-BR`).
+public enum RegistrationRules {
+    /// Field names as a caller's format spells them (the tutorial's HTTP API says "Platform",
+    /// "Handle", "Tags"; the CLI `--handle`).
+    public struct FieldNames: Sendable {
+        public var id, platform, handle, tags, lang: String
+
+        public init(id: String, platform: String, handle: String, tags: String, lang: String) {
+            self.id = id
+            self.platform = platform
+            self.handle = handle
+            self.tags = tags
+            self.lang = lang
+        }
+
+        /// Job files, import lines, the job API.
+        public static let standard = FieldNames(id: "id", platform: "platform", handle: "handle", tags: "tags", lang: "lang")
+        /// The tutorial's HTTP API (`{"Platform", "Handle", "Tags"}`; the id is in the path).
+        public static let tutorial = FieldNames(id: "Id", platform: "Platform", handle: "Handle", tags: "Tags", lang: "Lang")
+    }
+
+    /// One registration from its fields as given (nil: absent), every problem named by its field.
+    /// `platform` and `handle` are required; `id`, `tags` and `lang` are optional.
+    public static func registration(id: JSONValue?, platform: JSONValue?, handle: JSONValue?, tags: JSONValue?, lang: JSONValue?,
+                                    names: FieldNames = .standard) -> Result<Registration, RegistrationProblems> {
+        var problems = Problems()
+        let installation = id.flatMap { deviceID($0, field: names.id, problems: &problems) }
+        var resolved: Platform?
+        if let platform {
+            if let name = string(platform, names.platform, problems: &problems) {
+                resolved = Platform(name: name)
+                if resolved == nil {
+                    problems.add(names.platform, "unknown platform \(JobParser.quoted(name)) (expected \(Platform.acceptedNames))")
+                }
+            }
+        } else {
+            problems.add(names.platform, "required (one of \(Platform.acceptedNames))")
+        }
+        var checkedHandle: String?
+        if let handle {
+            // An unknown platform still gets its handle's platform-free checks.
+            checkedHandle = self.handle(handle, platform: resolved, field: names.handle, problems: &problems)
+        } else {
+            problems.add(names.handle, "required (the device token or channel URI)")
+        }
+        var tagList: [String] = []
+        if let tags {
+            if case .array(let items) = tags {
+                for (i, item) in items.enumerated() {
+                    if let t = tag(item, "\(names.tags)[\(i)]", problems: &problems), !tagList.contains(t) { tagList.append(t) }
+                }
+            } else {
+                problems.add(names.tags, "must be an array of tags, got \(tags.typeName)")
+            }
+        }
+        var language: LanguageTag?
+        if let lang, let text = string(lang, names.lang, problems: &problems) {
+            language = LanguageTag(text)
+            if language == nil { problems.add(names.lang, "\(JobParser.quoted(text)) is not \(LanguageTag.rule)") }
+        }
+        guard problems.isEmpty, let resolved, let checkedHandle else { return .failure(RegistrationProblems(problems.items)) }
+        return .success(Registration(id: installation, platform: resolved, handle: checkedHandle, tags: tagList, lang: language))
+    }
+
+    /// Which device an unregistration names: exactly one of `id` and `handle`. A handle without a
+    /// platform gets the checks every platform shares; an object (or its JSON text) is a web
+    /// PushSubscription, looked up by its canonical form.
+    public static func unregistration(id: JSONValue?, handle: JSONValue?, names: FieldNames = .standard) -> Result<Unregistration, RegistrationProblems> {
+        var problems = Problems()
+        var target: Unregistration?
+        switch (id, handle) {
+        case (let id?, nil):
+            target = deviceID(id, field: names.id, problems: &problems).map(Unregistration.id)
+        case (nil, let handle?):
+            target = self.handle(handle, platform: nil, field: names.handle, problems: &problems).map(Unregistration.handle)
+        case (.some, .some):
+            problems.add(names.handle, "not allowed together with \(names.id) (give exactly one of \(names.id), \(names.handle))")
+        case (nil, nil):
+            problems.add("", "one of \(names.id) or \(names.handle) is required")
+        }
+        guard problems.isEmpty, let target else { return .failure(RegistrationProblems(problems.items)) }
+        return .success(target)
+    }
+
+    /// A tag of a registration: hub tag syntax, the same rule tag expressions are parsed with.
+    public static func tagProblem(_ tag: String) -> String? {
+        TagExpression.isValidTag(tag) ? nil : "invalid tag \(JobParser.quoted(tag)) (\(tagRule))"
+    }
+
+    static let tagRule = "1-\(TagExpression.maxTagLength) characters of A-Z a-z 0-9 _ @ # . : -"
+
+    // MARK: - Fields
+
+    static func deviceID(_ value: JSONValue, field: String, problems: inout Problems) -> String? {
+        guard let s = string(value, field, allowEmpty: true, problems: &problems) else { return nil }
+        if let problem = deviceIDProblem(s) {
+            problems.add(field, problem)
+            return nil
+        }
+        return canonicalID(s)
+    }
+
+    static func tag(_ value: JSONValue, _ field: String, problems: inout Problems) -> String? {
+        guard case .string(let s) = value else {
+            problems.add(field, "must be a tag string, got \(value.typeName)")
+            return nil
+        }
+        if let problem = tagProblem(s) {
+            problems.add(field, problem)
+            return nil
+        }
+        return s
+    }
+
+    /// A device handle, checked as its service would check it (the service is the judge of
+    /// validity, but an obvious mix-up such as a channel URI registered as an APNs token is
+    /// caught here). A `web` handle is a PushSubscription, an object or its JSON text, and comes
+    /// back in the registry's canonical form; with no platform (unregister by handle) an object
+    /// or a text starting with `{` can only be one.
+    static func handle(_ value: JSONValue, platform: Platform?, field: String, problems: inout Problems) -> String? {
+        if platform == .web || (platform == nil && value.typeName == "object") {
+            do {
+                return try WebPushSubscription.parse(value).canonicalJSON
+            } catch {
+                problems.add(error.field.isEmpty ? field : "\(field).\(error.field)", error.message)
+                return nil
+            }
+        }
+        // Empty is the platform check's to name ("must not be empty").
+        guard let s = string(value, field, allowEmpty: true, problems: &problems) else { return nil }
+        if platform == nil, s.hasPrefix("{"), let subscription = try? WebPushSubscription.parse(text: s) {
+            return subscription.canonicalJSON
+        }
+        guard !s.unicodeScalars.contains(where: { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F }) else {
+            problems.add(field, "must not contain spaces or control characters")
+            return nil
+        }
+        if let platform {
+            if let problem = platform.handleProblem(s) {
+                problems.add(field, problem)
+                return nil
+            }
+        } else if s.isEmpty || s.utf8.count > Platform.maxHandleBytes {
+            // No platform: only what every platform's check shares.
+            problems.add(field, s.isEmpty ? "must not be empty" : "longer than \(Platform.maxHandleBytes) bytes")
+            return nil
+        }
+        return s
+    }
+
+    static func string(_ value: JSONValue, _ field: String, allowEmpty: Bool = false, problems: inout Problems) -> String? {
+        JobParser.string(value, field, allowEmpty: allowEmpty, problems: &problems)
+    }
+}
+
+/// Every problem of one registration, each with its field, in field order.
+public struct RegistrationProblems: Error, Sendable, Equatable, CustomStringConvertible {
+    public var problems: [JobProblem]
+
+    public init(_ problems: [JobProblem]) { self.problems = problems }
+
+    public var description: String { problems.map(\.description).joined(separator: "; ") }
+}
