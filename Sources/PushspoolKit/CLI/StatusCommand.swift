@@ -18,53 +18,8 @@ enum StatusCommand {
                 ("oldest_age_s", oldest.map { .int(Int64(now.timeIntervalSince($0))) } ?? .null),
             ])))
         }
-        var active: [JSONValue] = []
-        let owners = OwnerRecordFolder(spool: spool)
-        let lease = Double(runtime.config.ownerLeaseSeconds)
-        for name in spool.jobs(in: .active) {
-            // A live dispatcher holds the job file's lock; a free one waits for the next run.
-            // Asked first: whatever is read next, this must describe now.
-            var running = false
-            do { _ = try JobFile(path: spool.url(.active, name).path) } catch { running = error == .busy }
-            // On a spool shared by several hosts (NFS), a job running on another one may show
-            // no lock here: its owner record, refreshed within the lease, says so.
-            let owner = owners.read(name)?.record
-            let elsewhere = owner.map { $0.isLiveElsewhere(lease: lease, now: now) } ?? false
-            running = running || elsewhere
-            let id = jobID(spool, .active, name)
-            // The checkpoint a sending job keeps (a few bytes); else the result log, when small
-            // enough to read at once; a million-line log is not read for a status line.
-            var progress = ProgressCheckpoint.read(ProgressCheckpoint.url(in: spool, jobID: id))
-            if progress == nil, let size = try? FileManager.default.attributesOfItem(atPath: spool.resultURL(jobID: id).path)[.size] as? Int,
-               size <= 4 << 20, let log = ResultLogContents.read(spool.resultURL(jobID: id)) {
-                progress = ProgressCheckpoint(targets: log.targets, finished: log.finished.count, delivered: log.delivered,
-                                              failed: log.failed, unregistered: log.unregistered, updatedAt: now)
-            }
-            // What an operator asked of it, and whether a dispatcher has acted on it yet.
-            let state: String = switch (controls.request(for: id), running) {
-            case (.cancel?, _): "cancelling"
-            case (.pause?, true): "pausing"
-            case (.pause?, false): "paused"
-            case (nil, true): "running"
-            case (nil, false): "waiting to resume"
-            }
-            let rate = running ? progress?.rate : nil
-            let eta: Int? = {
-                guard let p = progress, let t = p.targets, let rate, rate > 0, t > p.finished else { return nil }
-                return Int((Double(t - p.finished) / rate).rounded(.up))
-            }()
-            active.append(.object([
-                ("id", .string(id)), ("file", .string(name)), ("running", .bool(running)), ("state", .string(state)),
-                ("host", running ? owner.map { .string($0.host) } ?? .null : .null),
-                ("rate_per_s", rate.map { .int(Int64($0.rounded())) } ?? .null),
-                ("eta_s", eta.map { .int(Int64($0)) } ?? .null),
-                ("spread_over_seconds", progress?.spreadOverSeconds.map { .int(Int64($0)) } ?? .null),
-                ("finished", progress.map { .int(Int64($0.finished)) } ?? .null),
-                ("targets", progress?.targets.map { .int(Int64($0)) } ?? .null),
-                ("delivered", progress.map { .int(Int64($0.delivered)) } ?? .null),
-                ("failed", progress.map { .int(Int64($0.failed)) } ?? .null),
-            ]))
-        }
+        let status = JobStatus(spool: spool, ownerLeaseSeconds: runtime.config.ownerLeaseSeconds)
+        let active = spool.jobs(in: .active).map { status.active(name: $0, now: now) }
         var failures: [JSONValue] = []
         for name in spool.jobs(in: .failed).suffix(5).reversed() {
             failures.append(.object([("file", .string(name)), ("error", failureReason(spool, name).map(JSONValue.string) ?? .null)]))
@@ -133,8 +88,7 @@ enum StatusCommand {
 
     /// The id a job's result log is named after (its `id`, else its file name).
     static func jobID(_ spool: Spool, _ folder: Spool.Folder, _ name: String) -> String {
-        JobFile.peek(spool.url(folder, name).path).flatMap { try? JobParser.parse($0, fileName: name).id }
-            ?? JobRunner.fallbackID(for: name)
+        JobStatus.jobID(spool, folder, name)
     }
 
     static func mtime(_ url: URL) -> Date? {

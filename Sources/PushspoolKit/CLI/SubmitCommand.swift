@@ -6,7 +6,7 @@ enum SubmitCommand {
     /// and writes it into the spool atomically.
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
         var pairs: [(String, JSONValue)] = []
-        let id = args.value("id") ?? "job-\(Int(Date().timeIntervalSince1970))-\(UUID().uuidString.prefix(8).lowercased())"
+        let id = args.value("id") ?? JobIntake.newID()
         pairs.append(("id", .string(id)))
         let audiences = [args.value("to-tag") != nil, args.value("tags") != nil, args.has("broadcast")].filter { $0 }.count
         guard audiences == 1 else { throw CLIError(.usage, "submit: give exactly one of --to-tag, --tags, --broadcast") }

@@ -63,3 +63,9 @@ public struct ServerResponse: Sendable {
         ServerResponse(status: status, headers: [("Content-Type", contentType)], body: .bytes(Array(text.utf8)))
     }
 }
+
+/// A request refused while it was being read: the answer to give.
+public struct Refusal: Error, Sendable {
+    public var response: ServerResponse
+    public init(_ response: ServerResponse) { self.response = response }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import PushspoolCore
+
+/// What `status --json` and `GET /v1/jobs/{id}` say about a job, from the spool alone: where its
+/// file is, what an operator asked of it, whether a dispatcher holds it, its progress, and for an
+/// ended job its summary. Reads a few small files, never a whole result log.
+public struct JobStatus: Sendable {
+    public let spool: Spool
+    let controls: JobControls
+    let owners: OwnerRecordFolder
+    let lease: Double
+
+    public init(spool: Spool, ownerLeaseSeconds: Int) {
+        self.spool = spool
+        controls = JobControls(directory: spool.url(.control))
+        owners = OwnerRecordFolder(spool: spool)
+        lease = Double(ownerLeaseSeconds)
+    }
+
+    /// The `status --json` entry of the job file `name` in `active/`.
+    public func active(name: String, now: Date = Date()) -> JSONValue {
+        // A live dispatcher holds the job file's lock; a free one waits for the next run.
+        // Asked first: whatever is read next, this must describe now.
+        var running = false
+        do { _ = try JobFile(path: spool.url(.active, name).path) } catch { running = error == .busy }
+        // On a spool shared by several hosts (NFS), a job running on another one may show
+        // no lock here: its owner record, refreshed within the lease, says so.
+        let owner = owners.read(name)?.record
+        let elsewhere = owner.map { $0.isLiveElsewhere(lease: lease, now: now) } ?? false
+        running = running || elsewhere
+        let id = Self.jobID(spool, .active, name)
+        // The checkpoint a sending job keeps (a few bytes); else the result log, when small
+        // enough to read at once; a million-line log is not read for a status line.
+        var progress = ProgressCheckpoint.read(ProgressCheckpoint.url(in: spool, jobID: id))
+        if progress == nil, let size = try? FileManager.default.attributesOfItem(atPath: spool.resultURL(jobID: id).path)[.size] as? Int,
+           size <= 4 << 20, let log = ResultLogContents.read(spool.resultURL(jobID: id)) {
+            progress = ProgressCheckpoint(targets: log.targets, finished: log.finished.count, delivered: log.delivered,
+                                          failed: log.failed, unregistered: log.unregistered, updatedAt: now)
+        }
+        // What an operator asked of it, and whether a dispatcher has acted on it yet.
+        let state: String = switch (controls.request(for: id), running) {
+        case (.cancel?, _): "cancelling"
+        case (.pause?, true): "pausing"
+        case (.pause?, false): "paused"
+        case (nil, true): "running"
+        case (nil, false): "waiting to resume"
+        }
+        let rate = running ? progress?.rate : nil
+        let eta: Int? = {
+            guard let p = progress, let t = p.targets, let rate, rate > 0, t > p.finished else { return nil }
+            return Int((Double(t - p.finished) / rate).rounded(.up))
+        }()
+        return .object([
+            ("id", .string(id)), ("file", .string(name)), ("running", .bool(running)), ("state", .string(state)),
+            ("host", running ? owner.map { .string($0.host) } ?? .null : .null),
+            ("rate_per_s", rate.map { .int(Int64($0.rounded())) } ?? .null),
+            ("eta_s", eta.map { .int(Int64($0)) } ?? .null),
+            ("spread_over_seconds", progress?.spreadOverSeconds.map { .int(Int64($0)) } ?? .null),
+            ("finished", progress.map { .int(Int64($0.finished)) } ?? .null),
+            ("targets", progress?.targets.map { .int(Int64($0)) } ?? .null),
+            ("delivered", progress.map { .int(Int64($0.delivered)) } ?? .null),
+            ("failed", progress.map { .int(Int64($0.failed)) } ?? .null),
+        ])
+    }
+
+    /// The job with this id, in whatever state: running or claimed (`active/`, the entry above),
+    /// waiting (`incoming/`), or ended (its result log's summary). nil: no such job here.
+    /// A job is found by its file name `<id>.json` (as `submit` and `serve` name them) or, once
+    /// it has started, through its result log, which names its file.
+    public func lookup(id: String, now: Date = Date()) -> JSONValue? {
+        let named = "\(id).json"
+        if FileManager.default.fileExists(atPath: spool.url(.active, named).path), Self.jobID(spool, .active, named) == id {
+            return active(name: named, now: now)
+        }
+        if FileManager.default.fileExists(atPath: spool.url(.incoming, named).path), Self.jobID(spool, .incoming, named) == id {
+            return waiting(id: id, name: named, now: now)
+        }
+        let log = spool.resultURL(jobID: id)
+        if let summary = ResultLogTail.summary(log) {
+            var pairs: [(String, JSONValue)] = [("id", .string(id)), ("running", false), ("state", summary["status"] ?? .null)]
+            if case .object(let fields) = summary {
+                pairs += fields.filter { !["type", "id", "status"].contains($0.0) }
+            }
+            return .object(pairs)
+        }
+        // Started under another file name: the log's job line names the file.
+        if let file = ResultLogTail.jobFile(log), FileManager.default.fileExists(atPath: spool.url(.active, file).path) {
+            return active(name: file, now: now)
+        }
+        return nil
+    }
+
+    private func waiting(id: String, name: String, now: Date) -> JSONValue {
+        var notBefore: Date?
+        if let bytes = JobFile.peek(spool.url(.incoming, name).path), let job = try? JobParser.parse(bytes, fileName: name),
+           case .send(let send) = job.kind {
+            notBefore = send.notBefore
+        }
+        let state = switch controls.request(for: id) {
+        case .cancel?: "cancelling"
+        case .pause?: "paused"
+        case nil: notBefore.map { $0 > now } ?? false ? "scheduled" : "waiting"
+        }
+        return .object([("id", .string(id)), ("file", .string(name)), ("running", false), ("state", .string(state)),
+                        ("not_before", notBefore.map { .string(Timestamp.rfc3339($0)) } ?? .null)])
+    }
+
+    /// The id a job's result log is named after (its `id`, else its file name).
+    public static func jobID(_ spool: Spool, _ folder: Spool.Folder, _ name: String) -> String {
+        JobFile.peek(spool.url(folder, name).path).flatMap { try? JobParser.parse($0, fileName: name).id }
+            ?? JobRunner.fallbackID(for: name)
+    }
+}
+
+/// The two ends of a result log that status needs, read without reading what lies between (a
+/// million-device job's log is about 200 MB).
+enum ResultLogTail {
+    /// The summary line, if the log has ended: the last line, found in the last 64 KiB.
+    static func summary(_ url: URL) -> JSONValue? {
+        guard let handle = FileHandle(forReadingAtPath: url.path) else { return nil }
+        defer { try? handle.close() }
+        guard let size = try? handle.seekToEnd(), size > 0 else { return nil }
+        try? handle.seek(toOffset: size > 65536 ? size - 65536 : 0)
+        guard let data = try? handle.readToEnd() else { return nil }
+        for line in data.split(separator: 0x0A).reversed() {
+            guard let v = try? JSONParser.parse(Array(line)) else { continue }
+            return v["type"]?.stringValue == "summary" ? v : nil
+        }
+        return nil
+    }
+
+    /// The job file's name from the job line (the first line).
+    static func jobFile(_ url: URL) -> String? {
+        guard let handle = FileHandle(forReadingAtPath: url.path) else { return nil }
+        defer { try? handle.close() }
+        guard let data = try? handle.read(upToCount: 16384), let nl = data.firstIndex(of: 0x0A),
+              let v = try? JSONParser.parse(Array(data[..<nl])), v["type"]?.stringValue == "job" else { return nil }
+        return v["file"]?.stringValue
+    }
+}

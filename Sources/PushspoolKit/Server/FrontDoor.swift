@@ -1,0 +1,164 @@
+import Dispatch
+import Foundation
+import PushspoolCore
+
+/// The routes of `pushspool serve` and what stands before them: matching a path to a route,
+/// checking credentials for the route's kind of caller, and after each answer the access log
+/// line and the metrics. The routes themselves (`TutorialAPI`, `JobAPI`, `DeviceAPI`,
+/// `OperationsAPI`) turn requests into what the spool and registry already take.
+public final class FrontDoor: Sendable {
+    /// Who may call a route.
+    public enum Access: Sendable {
+        /// Anyone (`/healthz`).
+        case open
+        /// App users, HTTP Basic against `http.users_file` (the tutorial's API).
+        case user
+        /// Services, `Authorization: Bearer` from `http.tokens_file`.
+        case service
+    }
+
+    public struct Route: Sendable {
+        public var method: String
+        /// Path segments; `{name}` captures one segment.
+        public var pattern: [String]
+        public var access: Access
+        public var handle: @Sendable (RouteCall) -> Void
+
+        public init(_ method: String, _ path: String, _ access: Access, _ handle: @escaping @Sendable (RouteCall) -> Void) {
+            self.method = method
+            pattern = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+            self.access = access
+            self.handle = handle
+        }
+
+        /// The route's name in the access log and metrics: `PUT /api/register/{id}`.
+        public var name: String { "\(method) /\(pattern.joined(separator: "/"))" }
+
+        /// The captured segments, in order, when `segments` fits the pattern.
+        func match(_ segments: [Substring]) -> [String]? {
+            guard segments.count == pattern.count else { return nil }
+            var captured: [String] = []
+            for (p, s) in zip(pattern, segments) {
+                if p.hasPrefix("{") { captured.append(String(s)) } else if p != s { return nil }
+            }
+            return captured
+        }
+    }
+
+    /// One request on its route: its captured segments and who made it.
+    public struct RouteCall: Sendable {
+        public let request: ServerRequest
+        public let parameters: [String]
+        public let principal: Principal?
+        let exchange: HTTPExchange
+        let work: DispatchQueue
+
+        public func respond(_ response: ServerResponse) { exchange.respond(response) }
+
+        /// Works out the answer on the work queue (registry writes, fsyncs, file reads), never
+        /// on one of the server's threads.
+        public func later(_ answer: @escaping @Sendable () -> ServerResponse) {
+            work.async { self.exchange.respond(answer()) }
+        }
+
+        /// The caller's user name (routes with `.user` access always have one).
+        public var user: String {
+            if case .user(let name)? = principal { return name }
+            return ""
+        }
+    }
+
+    private let routes: [Route]
+    private let authenticator: (any RequestAuthenticator)?
+    private let metrics: HTTPMetrics
+    private let log: Log
+    private let work: DispatchQueue
+
+    public init(routes: [Route], authenticator: (any RequestAuthenticator)?, metrics: HTTPMetrics, log: Log,
+                work: DispatchQueue = DispatchQueue(label: "pushspool.serve.work", attributes: .concurrent)) {
+        self.routes = routes
+        self.authenticator = authenticator
+        self.metrics = metrics
+        self.log = log
+        self.work = work
+    }
+
+    /// `HTTPServer`'s handler.
+    public func handle(_ request: ServerRequest, _ exchange: HTTPExchange) {
+        let segments = request.path.split(separator: "/", omittingEmptySubsequences: true)
+        var allowed: [String] = []
+        for route in routes {
+            guard let parameters = route.match(segments) else { continue }
+            guard route.method == request.method || (route.method == "GET" && request.method == "HEAD") else {
+                allowed.append(route.method)
+                continue
+            }
+            exchange.route = route.name
+            var principal: Principal?
+            if let refusal = authenticate(route.access, request, &principal) {
+                exchange.respond(refusal)
+                return
+            }
+            exchange.principal = principal?.description
+            route.handle(RouteCall(request: request, parameters: parameters, principal: principal, exchange: exchange, work: work))
+            return
+        }
+        if allowed.isEmpty {
+            exchange.route = "unknown"
+            exchange.respond(.error(404, "no such resource: \(Self.printable(request.path))"))
+        } else {
+            exchange.route = "method not allowed"
+            exchange.respond(.error(405, "method \(Self.printable(request.method)) is not allowed here (allowed: \(allowed.joined(separator: ", ")))",
+                                    headers: [("Allow", allowed.joined(separator: ", "))]))
+        }
+    }
+
+    /// nil when the caller may go on (`principal` set), else the refusal.
+    private func authenticate(_ access: Access, _ request: ServerRequest, _ principal: inout Principal?) -> ServerResponse? {
+        let decision: AuthDecision
+        let challenge: String
+        switch access {
+        case .open:
+            return nil
+        case .user:
+            challenge = "Basic realm=\"pushspool\", charset=\"UTF-8\""
+            guard let authenticator else {
+                return .error(401, "this server has no app users (http.users_file is not set)", headers: [("WWW-Authenticate", challenge)])
+            }
+            decision = authenticator.user(authorization: request.header("Authorization"), remote: request.remote)
+        case .service:
+            challenge = "Bearer realm=\"pushspool\""
+            guard let authenticator else {
+                return .error(401, "this server has no service tokens (http.tokens_file is not set)", headers: [("WWW-Authenticate", challenge)])
+            }
+            decision = authenticator.service(authorization: request.header("Authorization"), remote: request.remote)
+        }
+        switch decision {
+        case .allowed(let p):
+            principal = p
+            return nil
+        case .unauthorized(let why):
+            return .error(401, why, headers: [("WWW-Authenticate", challenge)])
+        case .throttled(let after):
+            return .error(429, "too many requests: try again in \(after) s", headers: [("Retry-After", String(after))])
+        }
+    }
+
+    /// `HTTPServer`'s completion: one access log line and the metrics of the request. Never the
+    /// query (a tutorial app's handle travels there), a header or a body.
+    public func completed(_ c: HTTPServer.Completion) {
+        metrics.record(route: c.route, code: c.status, seconds: c.seconds)
+        var fields: [(String, String)] = [("method", c.method), ("route", c.route), ("status", String(c.status)),
+                                          ("duration_ms", String(format: "%.1f", c.seconds * 1000))]
+        if let who = c.principal { fields.append(("user", who)) }
+        if !c.completed { fields.append(("aborted", "true")) }
+        log.info("\(c.method) \(c.route) \(c.status)", fields)
+    }
+
+    /// A path or method as it goes into an error message: at most 200 characters, control
+    /// characters escaped.
+    static func printable(_ s: String) -> String {
+        let short = s.count > 200 ? String(s.prefix(200)) + "…" : s
+        return String(JSONValue.string(short).encodedString.dropFirst().dropLast())
+    }
+}

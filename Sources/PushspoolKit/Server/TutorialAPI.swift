@@ -1,0 +1,209 @@
+import Foundation
+import PushspoolCore
+
+/// The "notify users" tutorial's backend API, wire-compatible with its iOS, Android and Windows
+/// clients (HTTP Basic, PascalCase bodies, a registration id handed out first and `410 Gone`
+/// when it must be asked for again), with the tutorial's hole closed: a user sets only its own
+/// `username:<user>` tag and tags under `http.client_tag_prefixes`, and changes only its own
+/// devices.
+///
+/// A device is the user's when its tags hold `username:<user>`. Whoever holds a device's handle
+/// (its push token) may move it to another user, as in the tutorial: `POST /api/register` with
+/// that handle answers a fresh id, and the `PUT` moves the handle there.
+public struct TutorialAPI: Sendable {
+    let registrations: RegistrationService
+    let jobs: JobAPI
+    let http: HTTPConfig
+
+    public init(registrations: RegistrationService, jobs: JobAPI, http: HTTPConfig) {
+        self.registrations = registrations
+        self.jobs = jobs
+        self.http = http
+    }
+
+    public var routes: [FrontDoor.Route] {
+        [
+            .init("POST", "/api/register", .user, newID),
+            .init("PUT", "/api/register/{id}", .user, upsert),
+            .init("DELETE", "/api/register/{id}", .user, remove),
+            .init("POST", "/api/notifications", .user, notify),
+        ]
+    }
+
+    static func ownTag(_ user: String) -> String { "username:\(user)" }
+
+    /// `POST /api/register?handle=H`: the id of the caller's device holding H, else a new id
+    /// handed out to the caller (a device of another user holding H moves on the `PUT`).
+    func newID(_ call: FrontDoor.RouteCall) {
+        guard let given = call.request.query["handle"], !given.isEmpty else {
+            return call.respond(.error(400, "handle: required (the device's push token, as ?handle=…)"))
+        }
+        let handle = given.hasPrefix("{") ? Platform.web.canonicalHandle(given) : given
+        let user = call.user
+        call.later {
+            do throws(RegistrationError) {
+                if let device = try registrations.device(handle: handle), device.tags.contains(Self.ownTag(user)) {
+                    return .json(200, .string(device.id))
+                }
+                return .json(200, .string(try registrations.reserveID(owner: user, now: Date())))
+            } catch {
+                return Self.failure(error)
+            }
+        }
+    }
+
+    /// `PUT /api/register/{id}`, body `{"Platform", "Handle", "Tags"}`.
+    func upsert(_ call: FrontDoor.RouteCall) {
+        let id = call.parameters[0], user = call.user
+        let fields: [String: JSONValue]
+        switch Self.object(call.request.body, allowed: ["platform", "handle", "tags", "lang"], names: Self.tutorialNames) {
+        case .success(let f): fields = f
+        case .failure(let refusal): return call.respond(refusal.response)
+        }
+        if fields["platform"]?.stringValue?.lowercased() == "mpns" {
+            return call.respond(.error(400, "Platform: mpns (Windows Phone) was retired by Microsoft and is not supported; use wns"))
+        }
+        var tags: [JSONValue] = [.string(Self.ownTag(user))]
+        if let given = fields["tags"] {
+            guard case .array(let items) = given else {
+                return call.respond(.error(400, "Tags: must be an array of tags, got \(given.typeName)"))
+            }
+            for (i, item) in items.enumerated() {
+                if let tag = item.stringValue, !mayTag(tag, user: user) {
+                    return call.respond(.error(403, "Tags[\(i)]: \(FrontDoor.printable(tag)) is not a tag an app may set (allowed: \(allowedTags(user)))"))
+                }
+                if item != tags[0] { tags.append(item) }
+            }
+        }
+        let registration: Registration
+        switch RegistrationRules.registration(id: .string(id), platform: fields["platform"], handle: fields["handle"],
+                                              tags: .array(tags), lang: fields["lang"], names: .tutorial) {
+        case .success(let r): registration = r
+        case .failure(let problems): return call.respond(.error(400, problems.description))
+        }
+        call.later {
+            do throws(RegistrationError) {
+                if let existing = try registrations.device(id: id) {
+                    guard existing.tags.contains(Self.ownTag(user)) else {
+                        return .error(403, "Id: device \(FrontDoor.printable(id)) is registered to another user")
+                    }
+                } else if try registrations.reservation(id: id, now: Date()) != user {
+                    // Never handed out, handed out to someone else, expired, or removed since.
+                    return .error(410, "Id: registration id \(FrontDoor.printable(id)) is unknown or gone; ask POST /api/register for a new one")
+                }
+                let change = try registrations.register(registration, now: Date())
+                if change.hubFailed { return Self.hubFailure(change) }
+                return ServerResponse(status: 200)
+            } catch {
+                return Self.failure(error)
+            }
+        }
+    }
+
+    /// `DELETE /api/register/{id}`: one of the caller's own devices.
+    func remove(_ call: FrontDoor.RouteCall) {
+        let id = call.parameters[0], user = call.user
+        call.later {
+            do throws(RegistrationError) {
+                guard let device = try registrations.device(id: id) else {
+                    return .error(404, "Id: no device \(FrontDoor.printable(id))")
+                }
+                guard device.tags.contains(Self.ownTag(user)) else {
+                    return .error(403, "Id: device \(FrontDoor.printable(id)) is registered to another user")
+                }
+                guard let change = try registrations.unregister(.id(device.id), now: Date()) else {
+                    return .error(404, "Id: no device \(FrontDoor.printable(id))")
+                }
+                if change.hubFailed { return Self.hubFailure(change) }
+                return ServerResponse(status: 200)
+            } catch {
+                return Self.failure(error)
+            }
+        }
+    }
+
+    /// `POST /api/notifications?pns=P&to_tag=U`, body the message as a JSON string: a send job
+    /// `From <caller>: <message>` to `username:U` on P.
+    func notify(_ call: FrontDoor.RouteCall) {
+        guard http.usersMaySend else {
+            return call.respond(.error(403, "app users may not send on this server (http.users_may_send is false)"))
+        }
+        guard let pns = call.request.query["pns"], !pns.isEmpty else {
+            return call.respond(.error(400, "pns: required (one of \(Platform.acceptedNames))"))
+        }
+        if pns.lowercased() == "mpns" {
+            return call.respond(.error(400, "pns: mpns (Windows Phone) was retired by Microsoft and is not supported; use wns"))
+        }
+        guard let recipient = call.request.query["to_tag"], !recipient.isEmpty else {
+            return call.respond(.error(400, "to_tag: required (the user name to notify)"))
+        }
+        guard case .string(let message)? = try? JSONParser.parse(call.request.body) else {
+            return call.respond(.error(400, "body: must be the message as a JSON string, e.g. \"hi\""))
+        }
+        let id = JobIntake.newID(prefix: "notify")
+        let document = JSONValue.object([("id", .string(id)), ("to_tag", .string(Self.ownTag(recipient))), ("pns", .array([.string(pns)])),
+                                         ("from", .string(call.user)), ("message", .string(message))])
+        let bytes = document.encoded() + [0x0A]
+        do {
+            _ = try JobParser.parse(bytes, fileName: "\(id).json")
+        } catch {
+            // The job's own field names, mapped back to what this request called them.
+            let first = error.problems.first.map { p -> String in
+                switch p.field {
+                case "to_tag": "to_tag: \(p.message)"
+                case "pns", "pns[0]": "pns: \(p.message)"
+                default: p.description
+                }
+            } ?? "invalid notification"
+            return call.respond(.error(400, first))
+        }
+        jobs.queue(bytes, id: id, call: call) { id in .json(200, .object([("id", .string(id))])) }
+    }
+
+    private func mayTag(_ tag: String, user: String) -> Bool {
+        tag == Self.ownTag(user) || http.clientTagPrefixes.contains { tag.hasPrefix($0) && tag.count > $0.count }
+    }
+
+    private func allowedTags(_ user: String) -> String {
+        ([Self.ownTag(user)] + http.clientTagPrefixes.map { "\($0)…" }).joined(separator: ", ")
+    }
+
+    static let tutorialNames = ["platform": "Platform", "handle": "Handle", "tags": "Tags", "lang": "Lang"]
+
+    /// A JSON object body whose keys (any case, as ASP.NET binds them) are among `allowed`,
+    /// by lowercase key; else the `400` naming the field.
+    static func object(_ body: [UInt8], allowed: Set<String>, names: [String: String]) -> Result<[String: JSONValue], Refusal> {
+        let value: JSONValue
+        do { value = try JSONParser.parse(body) } catch {
+            return .failure(Refusal(.error(400, "body: not JSON: \(error)")))
+        }
+        guard case .object(let pairs) = value else { return .failure(Refusal(.error(400, "body: must be a JSON object, got \(value.typeName)"))) }
+        var out: [String: JSONValue] = [:]
+        for (key, v) in pairs {
+            let k = key.lowercased()
+            guard allowed.contains(k) else {
+                let expected = allowed.sorted().map { names[$0] ?? $0 }.joined(separator: ", ")
+                return .failure(Refusal(.error(400, "\(FrontDoor.printable(key)): unknown field (expected \(expected))")))
+            }
+            out[k] = v
+        }
+        return .success(out)
+    }
+
+    /// A registry that cannot take the change now: `503` with `Retry-After`; a refused value `400`.
+    static func failure(_ error: RegistrationError) -> ServerResponse {
+        switch error.kind {
+        case .invalid: .error(400, error.message)
+        case .busy: .error(503, "the registry is busy; try again", headers: [("Retry-After", "5")])
+        case .unavailable: .error(503, "the registry is unreachable; try again", headers: [("Retry-After", "10")])
+        case .other: .error(503, "the registry could not make the change; try again", headers: [("Retry-After", "10")])
+        }
+    }
+
+    /// The registry has the change, the hub did not confirm it: the client's retry is idempotent
+    /// (and `pushspool hub sync` repairs it in any case).
+    static func hubFailure(_ change: RegistrationChange) -> ServerResponse {
+        let why = change.hub.first { !$0.ok }.map(\.summary) ?? "the hub did not confirm"
+        return .error(503, "saved, but the notification hub did not take it (\(why)); try again", headers: [("Retry-After", "30")])
+    }
+}
