@@ -114,7 +114,7 @@ public enum ConfigParser {
             // One problem for a document that is not an object (not also one with an empty key).
             guard case .object = json else { problem("config", "must be a JSON object"); return c }
             let top = object(json, "", allowed: ["spool", "registry", "concurrency", "retry", "routes", "providers", "tls", "metrics",
-                                                 "owner_lease_seconds"]) ?? [:]
+                                                 "owner_lease_seconds", "http"]) ?? [:]
             if let s = string(top["spool"], "spool") { c.spool = s }
             c.registry = string(top["registry"], "registry")
             if let n = int(top["concurrency"], "concurrency", range: 1...100_000) { c.concurrency = n }
@@ -132,6 +132,7 @@ public enum ConfigParser {
                 c.metrics.textfile = string(m["textfile"], "metrics.textfile")
                 if let n = int(m["interval_seconds"], "metrics.interval_seconds", range: 1...3600) { c.metrics.intervalSeconds = n }
             }
+            if let h = object(top["http"], "http", allowed: Self.httpKeys) { c.http = http(h) }
             // Default route: the provider of the same name when configured, else the sandbox.
             c.routes[.apns] = c.apns != nil ? "apns" : "sandbox"
             c.routes[.fcm] = c.fcm != nil ? "fcm" : "sandbox"

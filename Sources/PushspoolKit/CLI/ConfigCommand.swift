@@ -2,13 +2,22 @@ import Foundation
 import PushspoolCore
 
 enum ConfigCommand {
-    /// `config --check`: loads the config and sets up every routed provider (which reads and
-    /// checks keys and service accounts), then prints the effective config, secrets redacted.
+    /// `config --check`: loads the config, sets up every routed provider (which reads and
+    /// checks keys and service accounts) and checks the `http` section's files (users, tokens,
+    /// TLS), then prints the effective config, secrets redacted. Every problem is listed at once.
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
         guard args.has("check") else { throw CLIError(.usage, "config: use --check") }
         let config = try Runtime.loadConfig(args, requireSecrets: true)
-        let routes = try Runtime.makeRoutes(config: config, spool: nil, log: Log.shared)
-        for state in routes.values { state.provider.shutdown() }
+        let frontDoor = config.http.map { FrontDoorChecks.problems($0, resolve: config.resolve) } ?? []
+        let frontDoorLines = frontDoor.map { "\n  \($0)" }.joined()
+        do {
+            let routes = try Runtime.makeRoutes(config: config, spool: nil, log: Log.shared)
+            for state in routes.values { state.provider.shutdown() }
+        } catch {
+            // The providers' problems first, then the front door's, in the same list.
+            throw CLIError(error.code, error.description + frontDoorLines)
+        }
+        if !frontDoor.isEmpty { throw CLIError(.config, "configuration problems:" + frontDoorLines) }
         print(prettyJSON(config.redacted()))
         print("configuration ok")
         return .ok

@@ -1,3 +1,4 @@
+import Foundation
 import PushspoolCore
 
 extension Config {
@@ -34,7 +35,7 @@ extension Config {
             guard let limit = maxPerSecond[name], case .object(let pairs) = value else { return (name, value) }
             return (name, .object(pairs + [("max_per_second", limit == limit.rounded() ? .int(Int64(limit)) : .double(limit))]))
         }
-        return .object([
+        var sections: [(String, JSONValue)] = [
             ("spool", .string(spool)),
             ("registry", .string(RegistryLocation.redacted(registryPath))),
             ("concurrency", .int(Int64(concurrency))),
@@ -48,6 +49,27 @@ extension Config {
             ("metrics", .object([("textfile", opt(metrics.textfile.map { resolve($0).path })),
                                  ("interval_seconds", .int(Int64(metrics.intervalSeconds)))])),
             ("owner_lease_seconds", .int(Int64(ownerLeaseSeconds))),
+        ]
+        if let http { sections.append(("http", http.redacted(resolve: resolve))) }
+        return .object(sections)
+    }
+}
+
+extension HTTPConfig {
+    /// The `http` section with its file paths resolved. The files hold only password hashes and
+    /// token digests, and are not printed at all: only where they are.
+    func redacted(resolve: (String) -> URL) -> JSONValue {
+        func path(_ s: String?) -> JSONValue { s.map { .string(resolve($0).path) } ?? .null }
+        return .object([
+            ("listen", .string(listen)),
+            ("tls", .object([("cert_file", path(tlsCertFile)), ("key_file", path(tlsKeyFile))])),
+            ("users_file", path(usersFile)),
+            ("tokens_file", path(tokensFile)),
+            ("users_may_send", .bool(usersMaySend)),
+            ("client_tag_prefixes", .array(clientTagPrefixes.map(JSONValue.string))),
+            ("rate_limit_per_minute", .int(Int64(rateLimitPerMinute))),
+            ("timeout_seconds", .int(Int64(timeoutSeconds))),
+            ("max_connections", .int(Int64(maxConnections))),
         ])
     }
 }

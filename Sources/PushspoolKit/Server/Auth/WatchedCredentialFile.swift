@@ -1,0 +1,62 @@
+import Foundation
+import Synchronization
+
+/// A credential file kept current while `serve` runs, so an operator can add or remove a user
+/// or token without a restart. At most once a second a caller `stat`s the file; a new inode,
+/// size or modification time makes it re-read and re-parsed.
+///
+/// A file that turns unreadable (removed, permissions changed, readable by others) keeps the last
+/// good copy in force and is logged once, until it reads again: a half-finished edit must not
+/// lock every client out. Lines the parser refuses are logged once per version of the file and
+/// left out (a removed or changed user takes effect even if another line has a mistake).
+final class WatchedCredentialFile<Content: Sendable>: Sendable {
+    private struct State {
+        var content: Content
+        var version: FileIO.Version
+        var checked: Double
+        var failing = false
+    }
+
+    let url: URL
+    /// The config key, for log lines: `http.users_file`.
+    let key: String
+    private let parse: @Sendable ([UInt8]) -> (Content, problems: [String])
+    private let log: Log
+    private let state: Mutex<State>
+
+    /// Reads the file now; a file that cannot be read is an error here (start-up), and so are
+    /// refused lines (`initialProblems`, for the caller to report).
+    init(url: URL, key: String, now: Double, log: Log,
+         parse: @escaping @Sendable ([UInt8]) -> (Content, problems: [String])) throws(CredentialFile.Problem) {
+        self.url = url
+        self.key = key
+        self.parse = parse
+        self.log = log
+        let contents = try CredentialFile.read(url, key: key)
+        let (content, problems) = parse(contents.bytes)
+        initialProblems = problems.map { "\(key): \(url.path) \($0)" }
+        state = Mutex(State(content: content, version: contents.version, checked: now))
+    }
+
+    let initialProblems: [String]
+
+    /// The content in force, re-read first if the file changed (checked at most once a second).
+    func current(now: Double) -> Content {
+        state.withLock { s in
+            guard now - s.checked >= 1 || now < s.checked else { return s.content }
+            s.checked = now
+            if let v = FileIO.version(url.path), v == s.version { return s.content }
+            do {
+                let contents = try CredentialFile.read(url, key: key)
+                let (content, problems) = parse(contents.bytes)
+                for p in problems { log.warning("\(key): \(url.path) \(p); the line is ignored") }
+                if s.failing { log.info("\(key): \(url.path) reads again") }
+                s = State(content: content, version: contents.version, checked: now)
+            } catch {
+                if !s.failing { log.warning("\(error); keeping the copy read last") }
+                s.failing = true
+            }
+            return s.content
+        }
+    }
+}
