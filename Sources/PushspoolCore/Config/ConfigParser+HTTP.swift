@@ -8,7 +8,7 @@ extension ConfigParser.Reader {
         var c = HTTPConfig()
         if let listen = string(h["listen"], "http.listen") {
             if ListenAddress(listen) != nil { c.listen = listen } else {
-                problem("http.listen", "must be host:port, [v6-address]:port or :port with a port in 1…65535, got \(JSONValue.quoted(listen))")
+                problem("http.listen", "must be host:port, [v6-address]:port or :port with a port in 0…65535, got \(JSONValue.quoted(listen))")
             }
         }
         if let t = object(h["tls"], "http.tls", allowed: ["cert_file", "key_file"]) {

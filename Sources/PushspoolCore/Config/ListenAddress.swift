@@ -1,5 +1,5 @@
 /// `http.listen` taken apart: `host:port`, `[v6]:port` or `:port` (every address).
-public struct ListenAddress: Sendable, Equatable {
+public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
     /// A host name, an IPv4 address or (without its brackets) an IPv6 address; nil: every address.
     public var host: String?
     public var port: UInt16
@@ -9,7 +9,8 @@ public struct ListenAddress: Sendable, Equatable {
         self.port = port
     }
 
-    /// Nil when `text` is none of the three forms or the port is not 1–65535.
+    /// Nil when `text` is none of the three forms or the port is not 0–65535 (0: the kernel picks
+    /// a free port, which `serve` logs as it starts).
     public init?(_ text: String) {
         let host: Substring
         let port: Substring
@@ -29,7 +30,7 @@ public struct ListenAddress: Sendable, Equatable {
                   !host.hasPrefix("."), !host.hasPrefix("-") else { return nil }
         }
         guard !port.isEmpty, port.utf8.count <= 5, port.utf8.allSatisfy({ (0x30...0x39).contains($0) }),
-              let number = Int(port), (1...65_535).contains(number) else { return nil }
+              let number = Int(port), (0...65_535).contains(number) else { return nil }
         self.host = host.isEmpty ? nil : String(host)
         self.port = UInt16(number)
     }

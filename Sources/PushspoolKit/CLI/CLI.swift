@@ -174,6 +174,15 @@ public enum CLI {
               never overwritten) and print its public key in base64url: the applicationServerKey
               that the site's page passes to pushManager.subscribe.
             """, valued: ["out"], run: WebPushCommands.run),
+        "serve": Command(help: """
+            usage: pushspool serve [--config FILE] [--spool DIR]
+              The HTTP front door on http.listen (TLS when http.tls names a certificate and key):
+              the tutorial's app API (/api/register, /api/notifications; HTTP Basic against
+              http.users_file), the job and device API for services (/v1/jobs, /v1/devices; bearer
+              tokens from http.tokens_file), /metrics and /healthz. A send becomes a job file,
+              durable before the answer; `run` does the sending. Stops on SIGINT/SIGTERM, answering
+              the requests in progress first.
+            """, run: ServeCommand.run),
         "demo": Command(help: """
             usage: pushspool demo [--spool DIR]
               The zero-credential tour: seeds a sample registry from examples/, drops the sample jobs
@@ -200,6 +209,7 @@ public enum CLI {
           config --check      validate the configuration and credentials
           webpush keygen      make a VAPID key for Web Push and print its public key
           hub sync            write every registration of hub-routed platforms to the hub
+          serve               the HTTP front door: the tutorial's app API, the job API, /metrics
           demo                run the sample jobs through the sandbox, no credentials needed
 
         Common options: --spool DIR (default ./jobs), --config FILE (default ./pushspool.json).

@@ -152,7 +152,7 @@ public final class FrontDoor: Sendable {
                                           ("duration_ms", String(format: "%.1f", c.seconds * 1000))]
         if let who = c.principal { fields.append(("user", who)) }
         if !c.completed { fields.append(("aborted", "true")) }
-        log.info("\(c.method) \(c.route) \(c.status)", fields)
+        log.info("\(c.route) \(c.status)", fields)
     }
 
     /// A path or method as it goes into an error message: at most 200 characters, control

@@ -51,7 +51,7 @@ public struct ServerResponse: Sendable {
     /// A JSON answer (`application/json`).
     public static func json(_ status: Int, _ value: JSONValue, headers: [(String, String)] = []) -> ServerResponse {
         ServerResponse(status: status, headers: [("Content-Type", "application/json")] + headers,
-                     body: .bytes(value.encoded() + [0x0A]))
+                     body: .bytes(value.encoded()))
     }
 
     /// Every error body: `{"error": "<one sentence naming the field>"}`.

@@ -1,5 +1,6 @@
 import Dispatch
 import Foundation
+import PushspoolCore
 @testable import PushspoolKit
 import Testing
 
@@ -9,7 +10,7 @@ import Testing
     static func serve(_ limits: HTTPServer.Limits = HTTPServer.Limits(), handler: @escaping HTTPServer.Handler) throws -> (HTTPServer, Int) {
         let server = HTTPServer(limits: limits, handler: handler)
         let bound = try server.start(ListenAddress(host: "127.0.0.1", port: 0))
-        return (server, bound.port)
+        return (server, Int(bound.port))
     }
 
     @Test func answersAtOnceAndLaterOnOneKeepAliveConnection() throws {

@@ -5,33 +5,9 @@ import Glibc
 import Darwin
 #endif
 
-/// `http.listen`: `host:port`, `[v6]:port`, or `:port` for every IPv4 address. Port 0 asks the
-/// kernel for a free port (tests); `bind` tells which it was.
-public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
-    public var host: String
-    public var port: Int
+import PushspoolCore
 
-    public init(host: String, port: Int) {
-        self.host = host
-        self.port = port
-    }
-
-    /// nil when `text` is not of one of the three forms.
-    public init?(_ text: String) {
-        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]),
-              (0...65535).contains(port) else { return nil }
-        var host = String(text[..<colon])
-        if host.hasPrefix("[") {
-            guard host.hasSuffix("]"), host.count > 2 else { return nil }
-            host = String(host.dropFirst().dropLast())
-        } else if host.contains(":") {
-            return nil   // an IPv6 address needs its brackets
-        }
-        self.init(host: host.isEmpty ? "0.0.0.0" : host, port: port)
-    }
-
-    public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
-
+extension ListenAddress {
     /// A listening, non-blocking socket on this address, and the address it got.
     func listeningSocket() throws(ServerError) -> (Int32, ListenAddress) {
         var hints = addrinfo()
@@ -43,9 +19,9 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         hints.ai_socktype = SOCK_STREAM
         #endif
         var list: UnsafeMutablePointer<addrinfo>?
-        let rc = getaddrinfo(host, String(port), &hints, &list)
+        let rc = getaddrinfo(host ?? "0.0.0.0", String(port), &hints, &list)
         guard rc == 0, let first = list else {
-            throw ServerError("http.listen: cannot resolve \(host): \(String(cString: gai_strerror(rc)))")
+            throw ServerError("http.listen: cannot resolve \(host ?? "0.0.0.0"): \(String(cString: gai_strerror(rc)))")
         }
         defer { freeaddrinfo(list) }
         let fd = socket(first.pointee.ai_family, first.pointee.ai_socktype, 0)
@@ -70,9 +46,9 @@ public struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
             p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sa in
                 guard getsockname(fd, sa, &length) == 0 else { return }
                 if sa.pointee.sa_family == sa_family_t(AF_INET) {
-                    sa.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { bound.port = Int(UInt16(bigEndian: $0.pointee.sin_port)) }
+                    sa.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { bound.port = UInt16(bigEndian: $0.pointee.sin_port) }
                 } else {
-                    sa.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { bound.port = Int(UInt16(bigEndian: $0.pointee.sin6_port)) }
+                    sa.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { bound.port = UInt16(bigEndian: $0.pointee.sin6_port) }
                 }
             }
         }
