@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import PushspoolKit
 import PushspoolCore
@@ -241,5 +242,24 @@ import PushspoolCore
         if case .ok = AuthorizationHeader.basic("Basic " + Data("nocolon".utf8).base64EncodedString()) { Issue.record("no colon") }
         if case .ok = AuthorizationHeader.basic("Basic " + String(repeating: "A", count: 5000)) { Issue.record("too long") }
         if case .missing = AuthorizationHeader.basic("") {} else { Issue.record("empty is missing") }
+    }
+}
+
+@Suite struct AuthenticatorConcurrencyTests {
+    @Test("many threads at once: each crypt_r call has its own scratch buffer, results stay right")
+    func concurrentChecks() throws {
+        let h = AuthHarness(users: [AuthFixtures.alice, AuthFixtures.bob2b, AuthFixtures.carol6])
+        let auth = try h.make()
+        let logins = [("alice", "s3cret-Alice"), ("bob", "hunter2!"), ("carol", "c4rol pass")]
+        let wrong = Atomic<Int>(0)
+        DispatchQueue.concurrentPerform(iterations: 48) { i in
+            let (user, password) = logins[i % 3]
+            // Distinct wrong passwords miss the cache, so crypt_r runs concurrently for real.
+            let good = auth.user(authorization: AuthFixtures.basic(user, password), remote: "10.1.0.\(i)")
+            let bad = auth.user(authorization: AuthFixtures.basic(user, password + "\(i)"), remote: "10.2.0.\(i)")
+            if good != .allowed(.user(user)) || bad != .unauthorized(Authenticator.wrongCredentials) { wrong.add(1, ordering: .relaxed) }
+        }
+        #expect(wrong.load(ordering: .relaxed) == 0)
+        #expect(h.verifier.count >= 48 + 3)
     }
 }
