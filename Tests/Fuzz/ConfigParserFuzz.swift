@@ -84,6 +84,15 @@ func checkSane(_ c: Config) {
         precondition(["fcmV1", "gcm"].contains(z.fcmFormat), "azure fcm_format \(z.fcmFormat)")
         named += [z.connectionString.value, z.hub, z.apiVersion]
     }
+    if let h = c.http {
+        precondition(ListenAddress(h.listen) != nil, "http.listen \(h.listen)")
+        precondition((h.tlsCertFile == nil) == (h.tlsKeyFile == nil), "http.tls: one file without the other")
+        precondition(h.clientTagPrefixes.allSatisfy { TagExpression.isValidTag($0) && !ConfigParser.Reader.coversUserTags($0) },
+                     "http.client_tag_prefixes \(h.clientTagPrefixes)")
+        precondition((1...1_000_000).contains(h.rateLimitPerMinute) && (1...3600).contains(h.timeoutSeconds)
+                     && (1...100_000).contains(h.maxConnections), "http limits")
+        named += [h.tlsCertFile, h.tlsKeyFile, h.usersFile, h.tokensFile]
+    }
     precondition(!named.contains(""), "an empty path or name was accepted")
 }
 
@@ -101,6 +110,9 @@ func summary(_ c: Config) -> [String] {
     if let f = c.fcm { lines.append("fcm \(f.serviceAccountFile) \(f.endpoint ?? "-")") }
     if let w = c.wns { lines.append("wns \(w.clientID) \(w.clientSecret.value) \(w.tokenEndpoint ?? "-") \(w.scope ?? "-") \(w.allowedHosts)") }
     if let w = c.webpush { lines.append("webpush \(w.vapidPrivateKeyFile) \(w.subject) \(w.allowedHosts)") }
+    if let h = c.http {
+        lines.append("http \(h.listen) \(h.tlsCertFile ?? "-") \(h.tlsKeyFile ?? "-") \(h.usersFile ?? "-") \(h.tokensFile ?? "-") \(h.usersMaySend) \(h.clientTagPrefixes) \(h.rateLimitPerMinute) \(h.timeoutSeconds) \(h.maxConnections)")
+    }
     if let z = c.azure { lines.append("azure \(z.connectionString.value) \(z.hub) \(z.fcmFormat) \(z.apiVersion ?? "-")") }
     return lines
 }

@@ -168,7 +168,8 @@ public struct MetricsConfig: Sendable {
 
 /// `http`: `pushspool serve`, the HTTP front door (README "HTTP front door").
 public struct HTTPConfig: Sendable {
-    /// `host:port`, `[v6]:port` or `:port` (every address).
+    /// `host:port`, `[v6]:port` or `:port` (every address); `ListenAddress(listen)` takes it
+    /// apart (the parser has checked that it can).
     public var listen: String = "127.0.0.1:8080"
     /// PEM certificate chain and key: TLS when both are set.
     public var tlsCertFile: String?

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import PushspoolKit
 import PushspoolCore
@@ -9,5 +10,21 @@ import PushspoolCore
         let retry = c.redacted()["retry"]
         #expect(retry?["base_delay_ms"] == .int(1001))
         #expect(retry?["max_delay_ms"] == .int(1003))
+    }
+
+    @Test("the http section is printed only when configured, its files resolved against the config's folder")
+    func httpSection() throws {
+        var c = try ConfigLoader.parse(try JSONParser.parse("{}"))
+        #expect(c.redacted()["http"] == nil)
+        c = try ConfigLoader.parse(try JSONParser.parse(#"{"http": {"users_file": "users.htpasswd", "client_tag_prefixes": ["follows_"]}}"#))
+        c.baseDirectory = URL(fileURLWithPath: "/etc/pushspool")
+        let http = c.redacted()["http"]
+        #expect(http?["listen"] == .string("127.0.0.1:8080"))
+        #expect(http?["users_file"] == .string("/etc/pushspool/users.htpasswd"))
+        #expect(http?["tokens_file"] == .null)
+        #expect(http?["tls"]?["cert_file"] == .null)
+        #expect(http?["client_tag_prefixes"] == .array([.string("follows_")]))
+        #expect(http?["users_may_send"] == .bool(true))
+        #expect(http?["max_connections"] == .int(4096))
     }
 }

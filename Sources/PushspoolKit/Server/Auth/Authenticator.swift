@@ -81,7 +81,8 @@ public final class Authenticator: RequestAuthenticator {
         case .malformed(let why): return fail(remote, t, why)
         case .ok(let credentials): (user, password) = credentials
         }
-        guard let table = users?.current(now: t) else { return fail(remote, t, "no users are configured (http.users_file)") }
+        // Not a guess, so not counted against the address: the operator configured no users.
+        guard let table = users?.current(now: t) else { return .unauthorized("no users are configured (http.users_file)") }
         guard let hash = table.hashes[user] else {
             // Costs what a wrong password costs (another user's hash has that user's cost), so
             // response times do not tell which user names exist.
@@ -105,7 +106,7 @@ public final class Authenticator: RequestAuthenticator {
         case .malformed(let why): return fail(remote, t, why)
         case .ok(let value): token = value
         }
-        guard let table = tokens?.current(now: t) else { return fail(remote, t, "no tokens are configured (http.tokens_file)") }
+        guard let table = tokens?.current(now: t) else { return .unauthorized("no tokens are configured (http.tokens_file)") }
         guard let name = table.name(of: token) else { return fail(remote, t, Self.wrongToken) }
         return admit(.service(name), t)
     }

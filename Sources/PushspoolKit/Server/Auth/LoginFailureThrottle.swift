@@ -68,6 +68,8 @@ final class LoginFailureThrottle: Sendable {
     /// The counting key of an address: an IPv4 address as is, an IPv6 address as its /64, a
     /// port (`1.2.3.4:5678`, `[::1]:5678`) dropped; anything else as given.
     static func key(_ remote: String) -> String {
+        // The common case, an IPv4 address without a port, is used as is: no allocation.
+        if !remote.utf8.contains(UInt8(ascii: ":")) { return remote }
         var host = Substring(remote)
         if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
             host = host[host.index(after: host.startIndex)..<close]

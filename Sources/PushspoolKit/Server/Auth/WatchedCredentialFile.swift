@@ -23,6 +23,8 @@ final class WatchedCredentialFile<Content: Sendable>: Sendable {
     private let parse: @Sendable ([UInt8]) -> (Content, problems: [String])
     private let log: Log
     private let state: Mutex<State>
+    /// The lines refused when the file was first read, each naming the key and path.
+    let initialProblems: [String]
 
     /// Reads the file now; a file that cannot be read is an error here (start-up), and so are
     /// refused lines (`initialProblems`, for the caller to report).
@@ -37,8 +39,6 @@ final class WatchedCredentialFile<Content: Sendable>: Sendable {
         initialProblems = problems.map { "\(key): \(url.path) \($0)" }
         state = Mutex(State(content: content, version: contents.version, checked: now))
     }
-
-    let initialProblems: [String]
 
     /// The content in force, re-read first if the file changed (checked at most once a second).
     func current(now: Double) -> Content {
