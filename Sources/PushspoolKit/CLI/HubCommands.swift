@@ -33,14 +33,6 @@ struct HubLink {
         }
     }
 
-    /// Writes one change and prints a line when the hub did not take it. True when it did (or
-    /// when `platform` is not hub-routed).
-    func write(_ change: InstallationChange, platform: Platform, command: String) -> Bool {
-        guard let outcome = writer.writeAndWait(change, platform: platform) else { return true }
-        if !outcome.ok { Self.report(outcome, command: command) }
-        return outcome.ok
-    }
-
     /// The line for a hub write that did not take.
     static func report(_ outcome: InstallationWriter.Outcome, command: String) {
         FileHandle.standardError.write(Data("pushspool: \(command): \(outcome.summary); the local registry has the change — run `pushspool hub sync` once the hub answers\n".utf8))

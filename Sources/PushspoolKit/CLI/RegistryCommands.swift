@@ -37,12 +37,14 @@ enum RegistryCommands {
         return change.hubFailed ? .ioError : .ok
     }
 
-    /// Problems with flags, one sentence each: `--tag[1]: …` reads as `--tag: …` (the flags are
-    /// not numbered on the command line).
+    /// Problems with flags, one sentence each, named by the flag: `--tag[1]: …` reads as
+    /// `--tag: …` (flags are not numbered on the command line) and `--handle.keys.auth: …` as
+    /// `--handle: keys.auth: …` (a part of the subscription JSON given to `--handle`).
     private static func flagProblems(_ refused: RegistrationProblems) -> String {
         refused.problems.map { p in
-            let field = p.field.hasPrefix("--tag[") ? "--tag" : p.field
-            return field.isEmpty ? p.message : "\(field): \(p.message)"
+            if p.field.hasPrefix("--tag[") { return "--tag: \(p.message)" }
+            if p.field.hasPrefix("--handle.") { return "--handle: \(p.field.dropFirst("--handle.".count)): \(p.message)" }
+            return p.field.isEmpty ? p.message : "\(p.field): \(p.message)"
         }.joined(separator: "; ")
     }
 

@@ -19,8 +19,8 @@ extension Registration {
         if Self.hasSpaceOrControl(handle) {
             return ("handle", "contains whitespace or a control character")
         }
-        for (i, tag) in tags.enumerated() where !TagExpression.isValidTag(tag) {
-            return ("tags[\(i)]", "invalid tag \(quoted(tag)) (1-\(TagExpression.maxTagLength) characters of A-Z a-z 0-9 _ @ # . : -)")
+        for (i, tag) in tags.enumerated() {
+            if let problem = RegistrationRules.tagProblem(tag) { return ("tags[\(i)]", problem) }
         }
         return nil
     }
@@ -35,9 +35,5 @@ extension Registration {
         }
         if ascii { return false }
         return s.unicodeScalars.contains { $0.properties.isWhitespace || $0.properties.generalCategory == .control }
-    }
-
-    private func quoted(_ s: String) -> String {
-        JSONValue.string(s.count > 130 ? String(s.prefix(130)) + "…" : s).encodedString
     }
 }
