@@ -137,7 +137,7 @@ function answer(stream, h, body) {
     stats.perToken[token] = n;
     stats.lastHeaders[token] = { topic: h['apns-topic'], pushType: h['apns-push-type'], priority: h['apns-priority'],
       expiration: h['apns-expiration'], collapseId: h['apns-collapse-id'], apnsId: h['apns-id'], bytes: body.length,
-      contentType: h['content-type'] };
+      contentType: h['content-type'], payload: (() => { try { return JSON.parse(body.toString()); } catch (e) { return null; } })() };
   }
   const verdict = validate(h, token, body) || (outageFile && fs.existsSync(outageFile) ? [503, 'ServiceUnavailable'] : scripted(token, n));
   const apnsID = h['apns-id'] || require('crypto').randomUUID();

@@ -132,3 +132,17 @@ import PushspoolCore
         for id in ["...", "a.b", String(repeating: "a", count: 128)] { #expect(JobParser.isValidID(id), "\(id)") }
     }
 }
+
+/// One device, one handle, however an app prints its token.
+@Suite struct HandleCanonicalFormTests {
+    @Test func apnsTokensAreStoredLowercase() throws {
+        let upper = String(repeating: "AB", count: 32)
+        #expect(Platform.apns.canonicalHandle(upper) == upper.lowercased())
+        let r = try RegistrationRules.registration(id: nil, platform: "apns", handle: .string(upper), tags: nil, lang: nil).get()
+        #expect(r.handle == upper.lowercased())
+        #expect(Platform.canonicalLookupHandle(upper) == upper.lowercased())
+        // Other platforms' handles keep their case (FCM tokens and WNS URIs are case-sensitive).
+        #expect(Platform.fcm.canonicalHandle("AbC:dEf") == "AbC:dEf")
+        #expect(Platform.canonicalLookupHandle("AbC:dEf") == "AbC:dEf")
+    }
+}

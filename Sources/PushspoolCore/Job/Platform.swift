@@ -59,11 +59,24 @@ extension Platform {
         return nil
     }
 
-    /// The form the registry stores `handle` in: compact JSON for a web subscription (so one
-    /// subscription is one handle however it was written), the handle itself elsewhere.
-    /// Call after `handleProblem` returned nil.
+    /// The form the registry stores `handle` in, so that one device is one handle however it
+    /// was written: compact JSON for a web subscription; lowercase hex for an APNs token (apps
+    /// print tokens in either case: the tutorial's iOS client sends uppercase); the handle itself
+    /// elsewhere. Call after `handleProblem` returned nil.
     public func canonicalHandle(_ handle: String) -> String {
-        guard self == .web, let subscription = try? WebPushSubscription.parse(text: handle) else { return handle }
-        return subscription.canonicalJSON
+        switch self {
+        case .web: (try? WebPushSubscription.parse(text: handle))?.canonicalJSON ?? handle
+        case .apns: handle.lowercased()
+        case .fcm, .wns: handle
+        }
+    }
+
+    /// The stored form of a handle given without its platform (a lookup or unregister by
+    /// handle): a subscription's JSON made canonical, an APNs token (64 or more hex digits,
+    /// which no other platform's handle is) lowercased.
+    public static func canonicalLookupHandle(_ handle: String) -> String {
+        if handle.hasPrefix("{") { return Platform.web.canonicalHandle(handle) }
+        if Platform.apns.handleProblem(handle) == nil { return handle.lowercased() }
+        return handle
     }
 }

@@ -157,7 +157,7 @@ public enum RegistrationRules {
             problems.add(field, s.isEmpty ? "must not be empty" : "longer than \(Platform.maxHandleBytes) bytes")
             return nil
         }
-        return s
+        return platform?.canonicalHandle(s) ?? Platform.canonicalLookupHandle(s)
     }
 
     static func string(_ value: JSONValue, _ field: String, allowEmpty: Bool = false, problems: inout Problems) -> String? {

@@ -228,8 +228,8 @@ extension RegistrationLine {
             switch p {
             case .apns:
                 guard h.count >= 64, h.count % 2 == 0,
-                      h.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) || ($0 >= 0x41 && $0 <= 0x46) })
-                else { return false }
+                      h.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) })
+                else { return false }   // uppercase hex too: the general path stores it lowercased
             case .fcm:
                 guard h.allSatisfy({ b in
                     (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)

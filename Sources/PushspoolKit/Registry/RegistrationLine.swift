@@ -87,7 +87,7 @@ struct RegistrationLine {
         }
         skipSpace()
         guard i == b.count, let platformName = platform, let p = Platform(name: platformName),
-              let handle, p.handleProblem(handle) == nil, let tags else { return nil }
+              let handle, p.handleProblem(handle) == nil, p.canonicalHandle(handle) == handle, let tags else { return nil }
         var language: LanguageTag?
         if let lang {
             if let known = languages[lang] {

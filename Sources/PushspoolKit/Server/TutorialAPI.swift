@@ -38,7 +38,7 @@ public struct TutorialAPI: Sendable {
         guard let given = call.request.query["handle"], !given.isEmpty else {
             return call.respond(.error(400, "handle: required (the device's push token, as ?handle=…)"))
         }
-        let handle = given.hasPrefix("{") ? Platform.web.canonicalHandle(given) : given
+        let handle = Platform.canonicalLookupHandle(given)
         let user = call.user
         call.later {
             do throws(RegistrationError) {
