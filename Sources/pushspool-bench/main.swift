@@ -1,4 +1,4 @@
-// pushspool-bench [apns|webpush|registry|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
+// pushspool-bench [apns|webpush|registry|serve|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
 //                 [--postgres URI]
 //
 // Prints one table: the median of R runs (default 3) of each figure, beside its peer measured in
@@ -7,6 +7,9 @@
 // fake push service.
 // `registry`: import, a sandbox broadcast and a tag-expression resolution over N devices; with
 // `--postgres URI`, also on a PostgreSQL registry (a database of its own: its tables are dropped).
+// `serve`: the HTTP front door under wrk beside nginx's fixed 200: /healthz, the tutorial's PUT
+// /api/register with Basic auth (SQLite; PostgreSQL with `--postgres URI`), POST /v1/jobs (durable),
+// RSS with 1,000 open connections. `--seconds S` per load (default 5).
 // README.md next to this file explains each figure and how it is measured.
 import Foundation
 import PushspoolHTTP
@@ -22,8 +25,8 @@ func option(_ name: String, default value: Int) -> Int {
 
 let args = CommandLine.arguments
 let what = args.count >= 2 && !args[1].hasPrefix("--") ? args[1] : "all"
-guard ["apns", "webpush", "registry", "all"].contains(what) else {
-    print("usage: pushspool-bench [apns|webpush|registry|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
+guard ["apns", "webpush", "registry", "serve", "all"].contains(what) else {
+    print("usage: pushspool-bench [apns|webpush|registry|serve|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
     exit(64)
 }
 let count = option("count", default: 30_000)
@@ -103,6 +106,9 @@ do {
     if what == "registry" || what == "all" {
         try RegistryRound.printRows(devices: devices, runs: runs)
         if let postgres { try PostgresRegistryRound.printRows(devices: devices, runs: runs, uri: postgres) }
+    }
+    if what == "serve" || what == "all" {
+        try ServeRound.printRows(seconds: option("seconds", default: 5), devices: devices, runs: runs, postgres: postgres)
     }
 } catch {
     FileHandle.standardError.write(Data("pushspool-bench: \(error)\n".utf8))

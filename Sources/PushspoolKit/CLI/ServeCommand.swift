@@ -65,6 +65,7 @@ enum ServeCommand {
         stopped.wait()
         log.info("stopping: no new connections; answering the requests in progress (at most 10 s)")
         server.stop(grace: 10)
+        log.info("stopped: \(server.intake.jobsWritten) job files made durable in \(server.intake.groupsWritten) fsync groups")
         hub?.close()
         registry.close()
         _ = sources

@@ -42,8 +42,9 @@ public final class JobIntake: Sendable {
     private let spool: Spool
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "pushspool.intake")
-    /// Groups written so far.
+    /// Groups and jobs written so far.
     private let groups = Atomic<Int>(0)
+    private let jobs = Atomic<Int>(0)
 
     public init(spool: Spool) { self.spool = spool }
 
@@ -54,6 +55,7 @@ public final class JobIntake: Sendable {
 
     /// How many groups have been written: with many concurrent submissions, far fewer than jobs.
     public var groupsWritten: Int { groups.load(ordering: .relaxed) }
+    public var jobsWritten: Int { jobs.load(ordering: .relaxed) }
 
     /// Queues `bytes` as `incoming/<name>`; `completion` runs once, on the intake's queue.
     public func submit(_ bytes: [UInt8], name: String, completion: @escaping @Sendable (Outcome) -> Void) {
@@ -95,6 +97,7 @@ public final class JobIntake: Sendable {
 
     private func write(_ group: [Pending], firstSequence: Int) {
         groups.add(1, ordering: .relaxed)
+        jobs.add(group.count, ordering: .relaxed)
         var outcomes = [Outcome?](repeating: nil, count: group.count)
         var temporaries = [String?](repeating: nil, count: group.count)
         // 1. Every file written and closed…

@@ -74,7 +74,7 @@ import PushspoolCore
 }
 
 @Suite struct ExampleConfigTests {
-    @Test("every example config parses", arguments: ["sandbox", "apns", "fcm", "wns", "azure", "webpush", "mixed", "several-hosts"])
+    @Test("every example config parses", arguments: ["sandbox", "apns", "fcm", "wns", "azure", "webpush", "mixed", "several-hosts", "serve"])
     func parses(_ name: String) throws {
         let url = Paths.packageRoot.appendingPathComponent("examples/config/\(name).json")
         let json = try JSONParser.parse(Array(try Data(contentsOf: url)))

@@ -112,7 +112,8 @@ import PushspoolCore
         var lines = [
             #"{"id":"plain","platform":"apns","handle":"\#(hex)","tags":["b","a","b","c"],"lang":"en"}"#,
             #"  {"tags":["z","y"] , "handle":"fcm-tok_1:x.y", "platform":"gcm","lang":"PT-br"}  "#,
-            #"{"id":"upper","platform":"apns","handle":"\#(hex.uppercased())","tags":[]}"#,
+            // A token in uppercase (as some apps print it) is stored lowercase: one device, one handle.
+            #"{"id":"upper","platform":"apns","handle":"\#(String(repeating: "CD", count: 32))","tags":[]}"#,
             #"{"id":"esc","platform":"fcm","handle":"fcm-2","tags":["\u0041x","A"]}"#,
             #"{"id":"caf\u00e9","platform":"wns","handle":"https://db5.notify.windows.com/?token=1","tags":["t"],"lang":null}"#,
             #"{"id":"wns2","platform":"wns","handle":"https://h/p?token=2","tags":["username:u2","interest:2"],"lang":"de"}"#,
@@ -161,6 +162,7 @@ import PushspoolCore
         #expect(bulk.generated == 1 && upserted.generated == 1)
         #expect(bulk.devices == upserted.devices)
         #expect(bulk.devices["plain"]?.tags == ["a", "b", "c"])
+        #expect(bulk.devices["upper"]?.handle == String(repeating: "cd", count: 32))
         #expect(bulk.devices["uuid:fcm-tok_1:x.y"]?.lang?.value == "pt-BR")
         #expect(bulk.devices["esc"]?.tags == ["A", "Ax"])
         #expect(bulk.devices["many"]?.tags.count == 20)
