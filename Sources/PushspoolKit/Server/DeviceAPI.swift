@@ -29,7 +29,7 @@ public struct DeviceAPI: Sendable {
     /// `PUT /v1/devices/{id}`, body `{"platform", "handle", "tags", "lang"?}`.
     func upsert(_ call: FrontDoor.RouteCall) {
         let fields: [String: JSONValue]
-        switch TutorialAPI.object(call.request.body, allowed: ["platform", "handle", "tags", "lang"], names: [:]) {
+        switch call.request.jsonObject(allowed: ["platform", "handle", "tags", "lang"]) {
         case .success(let f): fields = f
         case .failure(let refusal): return call.respond(refusal.response)
         }
@@ -39,15 +39,15 @@ public struct DeviceAPI: Sendable {
         case .success(let r): registration = r
         case .failure(let problems): return call.respond(.error(400, problems.description))
         }
-        call.later {
+        call.inRegistryLane {
             do throws(RegistrationError) {
                 let change = try registrations.register(registration, now: Date())
-                if change.hubFailed { return TutorialAPI.hubFailure(change) }
+                if change.hubFailed { return RegistrationAnswers.hubFailure(change) }
                 var pairs = change.device.listing
                 pairs.append(("moved_from", change.movedFrom.map(JSONValue.string) ?? .null))
                 return .json(200, .object(pairs))
             } catch {
-                return TutorialAPI.failure(error)
+                return RegistrationAnswers.failure(error)
             }
         }
     }
@@ -59,15 +59,15 @@ public struct DeviceAPI: Sendable {
         case .success(let t): target = t
         case .failure(let problems): return call.respond(.error(400, problems.description))
         }
-        call.later {
+        call.inRegistryLane {
             do throws(RegistrationError) {
                 guard let change = try registrations.unregister(target, now: Date()) else {
                     return .error(404, "id: no device \(FrontDoor.printable(call.parameters[0]))")
                 }
-                if change.hubFailed { return TutorialAPI.hubFailure(change) }
+                if change.hubFailed { return RegistrationAnswers.hubFailure(change) }
                 return .json(200, .object([("id", .string(change.device.id)), ("removed", true)]))
             } catch {
-                return TutorialAPI.failure(error)
+                return RegistrationAnswers.failure(error)
             }
         }
     }
@@ -97,11 +97,11 @@ public struct DeviceAPI: Sendable {
         let platformSet = platforms
         let matching = expression
         if counting {
-            return call.later {
+            return call.inRegistryLane {
                 do {
                     return .json(200, .object([("count", .int(Int64(try registry.count(platforms: platformSet, matching: matching))))]))
                 } catch {
-                    return TutorialAPI.failure(RegistrationError(error))
+                    return RegistrationAnswers.failure(RegistrationError(error))
                 }
             }
         }

@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import PushspoolCore
+import Synchronization
 
 /// The routes of `pushspool serve` and what stands before them: matching a path to a route,
 /// checking credentials for the route's kind of caller, and after each answer the access log
@@ -52,13 +53,20 @@ public final class FrontDoor: Sendable {
         public let principal: Principal?
         let exchange: HTTPExchange
         let work: DispatchQueue
+        let lanes: RegistryLanes
 
         public func respond(_ response: ServerResponse) { exchange.respond(response) }
 
-        /// Works out the answer on the work queue (registry writes, fsyncs, file reads), never
-        /// on one of the server's threads.
+        /// Works out the answer on the work queue (fsyncs, file reads), never on one of the
+        /// server's threads.
         public func later(_ answer: @escaping @Sendable () -> ServerResponse) {
             work.async { self.exchange.respond(answer()) }
+        }
+
+        /// Works out the answer in one of the registry's lanes: as many as it has connections,
+        /// so requests queue there instead of piling threads onto the connection's lock.
+        public func inRegistryLane(_ answer: @escaping @Sendable () -> ServerResponse) {
+            lanes.next().async { self.exchange.respond(answer()) }
         }
 
         /// The caller's user name (routes with `.user` access always have one).
@@ -73,14 +81,19 @@ public final class FrontDoor: Sendable {
     private let metrics: HTTPMetrics
     private let log: Log
     private let work: DispatchQueue
+    private let lanes: RegistryLanes
 
+    /// `registryConnections`: how many requests the registry serves at once (one SQLite
+    /// connection; a PostgreSQL pool's size).
     public init(routes: [Route], authenticator: (any RequestAuthenticator)?, metrics: HTTPMetrics, log: Log,
+                registryConnections: Int = 1,
                 work: DispatchQueue = DispatchQueue(label: "pushspool.serve.work", attributes: .concurrent)) {
         self.routes = routes
         self.authenticator = authenticator
         self.metrics = metrics
         self.log = log
         self.work = work
+        lanes = RegistryLanes(count: registryConnections)
     }
 
     /// `HTTPServer`'s handler.
@@ -100,7 +113,7 @@ public final class FrontDoor: Sendable {
                 return
             }
             exchange.principal = principal?.description
-            route.handle(RouteCall(request: request, parameters: parameters, principal: principal, exchange: exchange, work: work))
+            route.handle(RouteCall(request: request, parameters: parameters, principal: principal, exchange: exchange, work: work, lanes: lanes))
             return
         }
         if allowed.isEmpty {
@@ -160,5 +173,21 @@ public final class FrontDoor: Sendable {
     static func printable(_ s: String) -> String {
         let short = s.count > 200 ? String(s.prefix(200)) + "…" : s
         return String(JSONValue.string(short).encodedString.dropFirst().dropLast())
+    }
+}
+
+/// Serial queues, taken in turn: registry work waits in a queue rather than on a lock (a Swift
+/// `Mutex` spins before it sleeps, and 64 threads spinning on one SQLite connection cost more CPU
+/// than the queries).
+final class RegistryLanes: Sendable {
+    private let queues: [DispatchQueue]
+    private let turn = Atomic<Int>(0)
+
+    init(count: Int) {
+        queues = (0..<max(1, count)).map { DispatchQueue(label: "pushspool.serve.registry.\($0)") }
+    }
+
+    func next() -> DispatchQueue {
+        queues[turn.wrappingAdd(1, ordering: .relaxed).oldValue % queues.count]
     }
 }

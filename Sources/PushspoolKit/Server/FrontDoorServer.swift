@@ -47,7 +47,8 @@ public final class FrontDoorServer: Sendable {
         let devices = DeviceAPI(registrations: parts.registrations, registry: parts.registry)
         let tutorial = TutorialAPI(registrations: parts.registrations, jobs: jobs, http: http)
         let door = FrontDoor(routes: tutorial.routes + jobs.routes + devices.routes + operations.routes,
-                             authenticator: parts.authenticator, metrics: metrics, log: parts.log)
+                             authenticator: parts.authenticator, metrics: metrics, log: parts.log,
+                             registryConnections: (parts.registry as? PostgresRegistry)?.pool.maxConnections ?? 1)
         var limits = HTTPServer.Limits()
         limits.timeoutSeconds = http.timeoutSeconds
         limits.maxConnections = http.maxConnections

@@ -26,11 +26,13 @@ public final class HTTPServer: @unchecked Sendable {
         public var maxBody = 64 << 10
         /// The request target (path and query). Longer ones get `414` from here; past the
         /// library's own buffer (`memory`), the library answers `414`/`431` itself.
-        public var maxURI = 8 << 10
-        /// All request headers together.
-        public var maxHeaders = 16 << 10
-        /// Per connection: the library's buffer for the request line and headers.
-        public var memory = 48 << 10
+        public var maxURI = 4 << 10
+        /// All request headers together (nginx's default budget is the same 8 KiB).
+        public var maxHeaders = 8 << 10
+        /// Per connection: the library's buffer for the request line, headers and body chunks.
+        /// The library touches all of it, so it is what an open connection costs (16 MB for
+        /// 1,000 connections at 16 KiB; 48 KiB made it 48 MB).
+        public var memory = 16 << 10
         public var timeoutSeconds = 30
         public var maxConnections = 4096
         public var threads = max(2, ProcessInfo.processInfo.activeProcessorCount)

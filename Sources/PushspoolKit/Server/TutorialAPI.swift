@@ -40,14 +40,14 @@ public struct TutorialAPI: Sendable {
         }
         let handle = Platform.canonicalLookupHandle(given)
         let user = call.user
-        call.later {
+        call.inRegistryLane {
             do throws(RegistrationError) {
                 if let device = try registrations.device(handle: handle), device.tags.contains(Self.ownTag(user)) {
                     return .json(200, .string(device.id))
                 }
                 return .json(200, .string(try registrations.reserveID(owner: user, now: Date())))
             } catch {
-                return Self.failure(error)
+                return RegistrationAnswers.failure(error)
             }
         }
     }
@@ -56,7 +56,7 @@ public struct TutorialAPI: Sendable {
     func upsert(_ call: FrontDoor.RouteCall) {
         let id = call.parameters[0], user = call.user
         let fields: [String: JSONValue]
-        switch Self.object(call.request.body, allowed: ["platform", "handle", "tags", "lang"], names: Self.tutorialNames) {
+        switch call.request.jsonObject(allowed: ["platform", "handle", "tags", "lang"], names: RegistrationAnswers.tutorialNames) {
         case .success(let f): fields = f
         case .failure(let refusal): return call.respond(refusal.response)
         }
@@ -81,7 +81,7 @@ public struct TutorialAPI: Sendable {
         case .success(let r): registration = r
         case .failure(let problems): return call.respond(.error(400, problems.description))
         }
-        call.later {
+        call.inRegistryLane {
             do throws(RegistrationError) {
                 if let existing = try registrations.device(id: id) {
                     guard existing.tags.contains(Self.ownTag(user)) else {
@@ -92,10 +92,10 @@ public struct TutorialAPI: Sendable {
                     return .error(410, "Id: registration id \(FrontDoor.printable(id)) is unknown or gone; ask POST /api/register for a new one")
                 }
                 let change = try registrations.register(registration, now: Date())
-                if change.hubFailed { return Self.hubFailure(change) }
+                if change.hubFailed { return RegistrationAnswers.hubFailure(change) }
                 return ServerResponse(status: 200)
             } catch {
-                return Self.failure(error)
+                return RegistrationAnswers.failure(error)
             }
         }
     }
@@ -103,7 +103,7 @@ public struct TutorialAPI: Sendable {
     /// `DELETE /api/register/{id}`: one of the caller's own devices.
     func remove(_ call: FrontDoor.RouteCall) {
         let id = call.parameters[0], user = call.user
-        call.later {
+        call.inRegistryLane {
             do throws(RegistrationError) {
                 guard let device = try registrations.device(id: id) else {
                     return .error(404, "Id: no device \(FrontDoor.printable(id))")
@@ -114,10 +114,10 @@ public struct TutorialAPI: Sendable {
                 guard let change = try registrations.unregister(.id(device.id), now: Date()) else {
                     return .error(404, "Id: no device \(FrontDoor.printable(id))")
                 }
-                if change.hubFailed { return Self.hubFailure(change) }
+                if change.hubFailed { return RegistrationAnswers.hubFailure(change) }
                 return ServerResponse(status: 200)
             } catch {
-                return Self.failure(error)
+                return RegistrationAnswers.failure(error)
             }
         }
     }
@@ -166,44 +166,5 @@ public struct TutorialAPI: Sendable {
 
     private func allowedTags(_ user: String) -> String {
         ([Self.ownTag(user)] + http.clientTagPrefixes.map { "\($0)…" }).joined(separator: ", ")
-    }
-
-    static let tutorialNames = ["platform": "Platform", "handle": "Handle", "tags": "Tags", "lang": "Lang"]
-
-    /// A JSON object body whose keys (any case, as ASP.NET binds them) are among `allowed`,
-    /// by lowercase key; else the `400` naming the field.
-    static func object(_ body: [UInt8], allowed: Set<String>, names: [String: String]) -> Result<[String: JSONValue], Refusal> {
-        let value: JSONValue
-        do { value = try JSONParser.parse(body) } catch {
-            return .failure(Refusal(.error(400, "body: not JSON: \(error)")))
-        }
-        guard case .object(let pairs) = value else { return .failure(Refusal(.error(400, "body: must be a JSON object, got \(value.typeName)"))) }
-        var out: [String: JSONValue] = [:]
-        for (key, v) in pairs {
-            let k = key.lowercased()
-            guard allowed.contains(k) else {
-                let expected = allowed.sorted().map { names[$0] ?? $0 }.joined(separator: ", ")
-                return .failure(Refusal(.error(400, "\(FrontDoor.printable(key)): unknown field (expected \(expected))")))
-            }
-            out[k] = v
-        }
-        return .success(out)
-    }
-
-    /// A registry that cannot take the change now: `503` with `Retry-After`; a refused value `400`.
-    static func failure(_ error: RegistrationError) -> ServerResponse {
-        switch error.kind {
-        case .invalid: .error(400, error.message)
-        case .busy: .error(503, "the registry is busy; try again", headers: [("Retry-After", "5")])
-        case .unavailable: .error(503, "the registry is unreachable; try again", headers: [("Retry-After", "10")])
-        case .other: .error(503, "the registry could not make the change; try again", headers: [("Retry-After", "10")])
-        }
-    }
-
-    /// The registry has the change, the hub did not confirm it: the client's retry is idempotent
-    /// (and `pushspool hub sync` repairs it in any case).
-    static func hubFailure(_ change: RegistrationChange) -> ServerResponse {
-        let why = change.hub.first { !$0.ok }.map(\.summary) ?? "the hub did not confirm"
-        return .error(503, "saved, but the notification hub did not take it (\(why)); try again", headers: [("Retry-After", "30")])
     }
 }
