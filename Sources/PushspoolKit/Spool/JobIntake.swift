@@ -68,18 +68,6 @@ public final class JobIntake: Sendable {
         if start { queue.async { self.drain() } }
     }
 
-    /// The blocking form (tests, tools).
-    public func submitAndWait(_ bytes: [UInt8], name: String) -> Outcome {
-        let done = DispatchSemaphore(value: 0)
-        let result = Mutex<Outcome>(.failed("not written"))
-        submit(bytes, name: name) { outcome in
-            result.withLock { $0 = outcome }
-            done.signal()
-        }
-        done.wait()
-        return result.withLock { $0 }
-    }
-
     private func drain() {
         while true {
             let (group, first) = state.withLock { s -> ([Pending], Int) in
