@@ -30,7 +30,8 @@ public enum CLI {
             return .ok
         }
         guard let spec = commands[command] else {
-            throw CLIError(.usage, "unknown command \"\(command)\"; see pushspool --help")
+            let near = Spelling.closest(to: command, among: commands.keys).map { " (did you mean \"\($0)\"?)" } ?? ""
+            throw CLIError(.usage, "unknown command \"\(command)\"\(near); see pushspool --help")
         }
         let rest = Array(args.dropFirst())
         if rest.contains("--help") || rest.contains("-h") {
@@ -39,9 +40,10 @@ public enum CLI {
         }
         let parsed: Arguments
         do {
-            parsed = try Arguments(rest, valued: spec.valued.union(["spool", "config", "log-format", "log-level"]), switches: spec.switches)
+            parsed = try Arguments(rest, command: command, valued: spec.valued.union(["spool", "config", "log-format", "log-level"]),
+                                   repeatable: spec.repeatable, switches: spec.switches, positionals: spec.positionals)
         } catch {
-            throw CLIError(.usage, "\(command): \(error.description)\n\n\(spec.help)")
+            throw CLIError(.usage, "\(command): \(error.description); see pushspool \(command) --help")
         }
         try configureLog(parsed, command: command)
         return try spec.run(parsed)
@@ -80,16 +82,23 @@ public enum CLI {
 
     struct Command: Sendable {
         var help: String
+        /// Options that take one value, given at most once.
         var valued: Set<String> = []
+        /// Options that take one value each time and may be repeated (the help says so).
+        var repeatable: Set<String> = []
         var switches: Set<String> = []
+        /// The words the command takes besides options; any other word is refused (exit 64).
+        var positionals: Arguments.Positionals = .none
         var run: @Sendable (Arguments) throws(CLIError) -> ExitCode
     }
 
     static let commands: [String: Command] = [
         "init": Command(help: """
             usage: pushspool init [--spool DIR] [--config FILE]
-              Create the spool (tmp/ incoming/ active/ done/ failed/ results/ outbox/, writers'
-              folders group-writable, nothing world-writable) and its registry. Every other command
+              Create the spool (tmp/ incoming/ active/ done/ failed/ results/ outbox/ control/;
+              tmp/, incoming/ and control/ group-writable for writers and operators, nothing
+              world-writable) and its registry. The spool is --spool DIR (or the config's
+              "spool", else ./jobs), never a bare word: `init DIR` is refused. Every other command
               refuses a spool that does not exist yet, so a mistyped path never becomes a new,
               silent spool. Running it on an existing spool checks it and changes nothing.
             """, run: InitCommand.run),
@@ -103,6 +112,8 @@ public enum CLI {
                                     --message TEXT [--from NAME] [--title T] [--id ID]
                                     [--not-before RFC3339] [--spool DIR]
               Write a send job into the spool atomically (tmp/ then rename into incoming/).
+              Each option takes one value, given once: quote a message with spaces
+              (--message "Dinner is ready"); --pns takes several platforms in one value, with commas.
             """, valued: ["to-tag", "tags", "pns", "message", "from", "title", "id", "not-before"],
             switches: ["broadcast"], run: SubmitCommand.run),
         "validate": Command(help: """
@@ -110,32 +121,34 @@ public enum CLI {
               Check job files; print each problem with its field. Exit 65 if any file is invalid.
               --resolve: a dry run of each send job against the registry: devices reached per
               platform and exactly what each platform would receive, per language. Sends nothing.
-            """, switches: ["resolve"], run: SubmitCommand.validate),
+            """, switches: ["resolve"], positionals: .many("FILE..."), run: SubmitCommand.validate),
         "register": Command(help: """
-            usage: pushspool register --platform apns|fcm|wns|web --handle HANDLE [--tag TAG]... [--id ID] [--lang TAG]
-              Add or update a device in the registry (upsert by installation id). --lang: the
+            usage: pushspool register --platform apns|fcm|wns|gcm|web --handle HANDLE [--tag TAG]... [--id ID] [--lang TAG]
+              Add or update a device in the registry (upsert by installation id). Several tags:
+              repeat --tag, one tag each (--tag username:carol --tag follows_RedSox). --lang: the
               user's language (BCP 47, e.g. pt-BR) for localized jobs. For web, HANDLE is the
               browser's PushSubscription JSON: '{"endpoint":"https://…","keys":{"p256dh":…,"auth":…}}'.
-            """, valued: ["platform", "handle", "tag", "id", "lang"], run: RegistryCommands.register),
+            """, valued: ["platform", "handle", "id", "lang"], repeatable: ["tag"], run: RegistryCommands.register),
         "unregister": Command(help: """
             usage: pushspool unregister (--id ID | --handle HANDLE)
               Remove a device from the registry.
             """, valued: ["id", "handle"], run: RegistryCommands.unregister),
         "devices": Command(help: """
             usage: pushspool devices [--tags EXPR] [--platform P]... [--count]
-              List registered devices (JSON Lines, handles omitted) or count them.
-            """, valued: ["tags", "platform"], switches: ["count"], run: RegistryCommands.devices),
+              List registered devices (JSON Lines, handles omitted) or count them. --tags: a tag
+              expression (one value; quote it). Several platforms: repeat --platform, one each.
+            """, valued: ["tags"], repeatable: ["platform"], switches: ["count"], run: RegistryCommands.devices),
         "import": Command(help: """
             usage: pushspool import FILE.jsonl
               Bulk-register devices from lines {"id"?, "platform", "handle", "tags": [...], "lang"?}, in one transaction.
-            """, run: RegistryCommands.importFile),
+            """, positionals: .upTo(1, "one FILE.jsonl"), run: RegistryCommands.importFile),
         "registry": Command(help: """
             usage: pushspool registry migrate [--config FILE]
               Create the registry's schema or bring it to this version of pushspool, and say from
               which version. Other commands migrate on their own; with a PostgreSQL registry shared
               by several hosts, run this once when upgrading. A schema newer than this binary's is
               refused (upgrade this host), as `run` refuses it.
-            """, run: RegistryMigrateCommand.run),
+            """, positionals: .subcommand("migrate"), run: RegistryMigrateCommand.run),
         "status": Command(help: """
             usage: pushspool status [--json] [--spool DIR]
               Queue depth per folder (with the oldest job's age), active jobs with progress,
@@ -147,16 +160,16 @@ public enum CLI {
               A running dispatcher acts within a second: requests in flight finish, nothing more
               is sent, the job moves to done/ with summary status "cancelled" and "not_sent".
               Without a running dispatcher, the next `run` does it.
-            """, run: ControlCommands.cancel),
+            """, positionals: .upTo(1, "one job id"), run: ControlCommands.cancel),
         "pause": Command(help: """
             usage: pushspool pause ID [--spool DIR]
               Pause a waiting or running job: no new request starts (in-flight ones finish), and
               the job stays in active/, across restarts, until `pushspool resume ID`.
-            """, run: ControlCommands.pause),
+            """, positionals: .upTo(1, "one job id"), run: ControlCommands.pause),
         "resume": Command(help: """
             usage: pushspool resume ID [--spool DIR]
               Resume a paused job: it continues where it stopped, never sending a target twice.
-            """, run: ControlCommands.resume),
+            """, positionals: .upTo(1, "one job id"), run: ControlCommands.resume),
         "config": Command(help: """
             usage: pushspool config --check [--config FILE]
               Validate the configuration and credentials; print the effective config with secrets
@@ -167,13 +180,13 @@ public enum CLI {
               Write every local registration of the platforms routed to azure to the hub as an
               installation (PUT /<hub>/installations/<id>: tags plus lang:<lang>). Idempotent; use it
               to move an existing registry onto a hub, or to repair after the hub was unreachable.
-            """, run: HubCommands.run),
+            """, positionals: .subcommand("sync"), run: HubCommands.run),
         "webpush": Command(help: """
             usage: pushspool webpush keygen [--out FILE]
               Write a new VAPID key (EC P-256, PEM PKCS#8, mode 0600) to FILE (default vapid.pem;
               never overwritten) and print its public key in base64url: the applicationServerKey
               that the site's page passes to pushManager.subscribe.
-            """, valued: ["out"], run: WebPushCommands.run),
+            """, valued: ["out"], positionals: .subcommand("keygen"), run: WebPushCommands.run),
         "serve": Command(help: """
             usage: pushspool serve [--config FILE] [--spool DIR]
               The HTTP front door on http.listen (TLS when http.tls names a certificate and key):
@@ -196,6 +209,7 @@ public enum CLI {
 
         usage: pushspool COMMAND [options]   (pushspool COMMAND --help for details)
 
+          init                create the spool and its registry (first)
           run [--once]        watch the spool and dispatch jobs
           submit              write a send job into the spool
           validate FILE...    check job files
@@ -213,6 +227,7 @@ public enum CLI {
           demo                run the sample jobs through the sandbox, no credentials needed
 
         Common options: --spool DIR (default ./jobs), --config FILE (default ./pushspool.json).
+        A word or option a command does not take is refused (exit 64), never ignored.
         Exit codes: 0 ok, 64 usage, 65 bad job data, 74 I/O error, 78 configuration error.
         """
 }
