@@ -12,9 +12,6 @@ import Darwin
 /// files and registry changes and never sends a push; `run` beside it does.
 enum ServeCommand {
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
-        guard args.positionals.isEmpty else {
-            throw CLIError(.usage, "serve: unexpected argument \"\(args.positionals[0])\" (serve takes only options)")
-        }
         // A hub-routed platform's registrations go to the hub too: its credentials must resolve.
         let hubRouted = (try? Runtime.loadConfig(args))?.routes.values.contains("azure") ?? false
         let runtime = try Runtime(args, requireSecrets: hubRouted)
