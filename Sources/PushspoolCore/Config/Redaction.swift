@@ -126,7 +126,7 @@ public enum Redaction {
         let secrets = registered.withLock { $0 }
         var out = text
         for s in secrets where out.contains(s) { out = out.replacingOccurrences(of: s, with: mask) }
-        if out.contains("://") {
+        if out.contains("@"), out.contains("://") {
             // Any URI's password: `scheme://user:secret@host` → `scheme://user:***@host`.
             out = out.replacingOccurrences(of: #"://([^/?#@\s:]*):[^@\s/]*@"#, with: "://$1:\(mask)@",
                                            options: .regularExpression)

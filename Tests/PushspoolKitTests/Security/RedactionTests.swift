@@ -37,6 +37,8 @@ struct RedactionTests {
         for s in ["wns-Secret-123", "hubKey-456=", "Pg-Pass-789"] { #expect(!shown.contains(s), "\(shown)") }
         #expect(shown.contains("postgresql://u:***@db/push"))
         #expect(CLIError(.config, text).description == shown)
+        let summary = ResultLine.summary(id: "j", status: "failed", tally: nil, durationMS: 0, error: text).encodedString
+        #expect(!summary.contains("wns-Secret-123") && !summary.contains("Pg-Pass-789"), "\(summary)")
     }
 
     /// libpq echoes a malformed URI's password in its own message (`invalid percent-encoded
