@@ -147,11 +147,11 @@ public struct TLSConfig: Sendable {
     public init(caFile: String? = nil) { self.caFile = caFile }
 }
 
-/// A secret value (client secret, connection string): printed redacted, never logged.
+/// A secret value (client secret, connection string): printed as `Redaction.mask`, never logged.
 public struct Secret: Sendable, CustomStringConvertible, Equatable {
     public let value: String
     public init(_ value: String) { self.value = value }
-    public var description: String { "<redacted>" }
+    public var description: String { Redaction.mask }
 }
 
 /// `metrics`: the Prometheus textfile (node_exporter's textfile collector reads it).

@@ -31,7 +31,7 @@ enum DemoCommand {
             throw CLIError(.dataError, "demo: examples/devices.jsonl: \(error)")
         }
         registry.close()
-        print("Seeded the registry \(runtime.config.registryPath) with \(devices) sample devices from examples/devices.jsonl.")
+        print("Seeded the registry \(RegistryLocation.shown(runtime.config)) with \(devices) sample devices from examples/devices.jsonl.")
 
         let jobDir = examples.appendingPathComponent("jobs")
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: jobDir.path)) ?? []).filter(Spool.isJobName).sorted()

@@ -1,3 +1,5 @@
+import PushspoolCore
+
 /// sysexits(3) codes (README "Command line").
 public enum ExitCode: Int32, Sendable {
     case ok = 0
@@ -14,6 +16,8 @@ struct CLIError: Error, CustomStringConvertible {
     var description: String
     init(_ code: ExitCode, _ message: String) {
         self.code = code
-        self.description = message
+        // Error messages can quote a connection string or a provider's answer: masked here,
+        // before anything prints them.
+        self.description = Redaction.scrub(message)
     }
 }

@@ -11,12 +11,12 @@ enum InitCommand {
         let devices = (try? registry.count(platforms: Set(Platform.allCases), matching: nil)) ?? 0
         registry.close()
         if existed {
-            print("spool \(runtime.spool.root.path) already exists (registry \(runtime.config.registryPath), \(devices) devices); nothing changed")
+            print("spool \(runtime.spool.root.path) already exists (registry \(RegistryLocation.shown(runtime.config)), \(devices) devices); nothing changed")
         } else {
             print("""
                 created spool \(runtime.spool.root.path)
                   drop jobs into    \(runtime.spool.url(.incoming).path)/ (write to tmp/, then rename)
-                  registry          \(runtime.config.resolve(runtime.config.registryPath).path)
+                  registry          \(RegistryLocation.shown(runtime.config))
                   next: pushspool register …, pushspool submit …, pushspool run --once
                 """)
         }

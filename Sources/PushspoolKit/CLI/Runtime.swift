@@ -47,6 +47,8 @@ struct Runtime {
             ?? config.resolve(config.spool)
         config.spool = spoolURL.standardizedFileURL.path
         if config.registry == nil { config.registry = spoolURL.appendingPathComponent("registry.sqlite").path }
+        // From here on, every log line and error message masks this config's secrets.
+        Redaction.register(Redaction.secrets(in: config))
         return config
     }
 

@@ -2,26 +2,28 @@ import Foundation
 import PushspoolCore
 
 extension Config {
-    /// The effective configuration as JSON with every secret replaced by `<redacted>`, for
+    /// The effective configuration as JSON with every secret shown as `Redaction.mask` (`***`),
+    /// endpoints and the registry through `Redaction.connectionString`, for
     /// `config --check` (secrets never reach a terminal or a log).
     public func redacted() -> JSONValue {
         func opt(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
+        func url(_ s: String?) -> JSONValue { s.map { .string(Redaction.connectionString($0)) } ?? .null }
         var providers: [(String, JSONValue)] = []
         if let a = apns {
             providers.append(("apns", .object([("team_id", .string(a.teamID)), ("key_id", .string(a.keyID)),
                                                ("key_file", .string(a.keyFile)), ("topic", .string(a.topic)),
-                                               ("environment", .string(a.environment)), ("endpoint", .string(a.baseURL))])))
+                                               ("environment", .string(a.environment)), ("endpoint", url(a.baseURL))])))
         }
         if let f = fcm {
-            providers.append(("fcm", .object([("service_account_file", .string(f.serviceAccountFile)), ("endpoint", opt(f.endpoint))])))
+            providers.append(("fcm", .object([("service_account_file", .string(f.serviceAccountFile)), ("endpoint", url(f.endpoint))])))
         }
         if let w = wns {
-            providers.append(("wns", .object([("client_id", .string(w.clientID)), ("client_secret", "<redacted>"),
-                                              ("token_endpoint", opt(w.tokenEndpoint)), ("scope", opt(w.scope)),
+            providers.append(("wns", .object([("client_id", .string(w.clientID)), ("client_secret", .string(Redaction.mask)),
+                                              ("token_endpoint", url(w.tokenEndpoint)), ("scope", opt(w.scope)),
                                               ("allowed_hosts", .array(w.allowedHosts.map(JSONValue.string)))])))
         }
         if let z = azure {
-            providers.append(("azure", .object([("connection_string", "<redacted>"), ("hub", .string(z.hub)),
+            providers.append(("azure", .object([("connection_string", .string(Redaction.mask)), ("hub", .string(z.hub)),
                                                 ("fcm_format", .string(z.fcmFormat)), ("api_version", opt(z.apiVersion))])))
         }
         if let w = webpush {

@@ -122,25 +122,19 @@ public struct RegistryImportReport: Sendable {
 /// (or a libpq `key=value` string starting with `host=`/`dbname=`), else a SQLite file path.
 public enum RegistryLocation {
     public static func isPostgres(_ value: String) -> Bool {
-        value.hasPrefix("postgresql://") || value.hasPrefix("postgres://")
+        if value.hasPrefix("postgresql://") || value.hasPrefix("postgres://") { return true }
+        // A libpq keyword string: `host=db.example dbname=push user=… password=…`.
+        let keywords = ["host=", "hostaddr=", "dbname=", "user=", "port=", "service="]
+        return keywords.contains { value.hasPrefix($0) } && !value.contains("/registry.sqlite")
     }
 
-    /// The value with any password replaced by `<redacted>`, for printing.
-    public static func redacted(_ value: String) -> String {
-        guard isPostgres(value), let scheme = value.range(of: "://") else { return value }
-        let rest = value[scheme.upperBound...]
-        let authority = rest.prefix { $0 != "/" && $0 != "?" }
-        var out = String(value[..<scheme.upperBound])
-        if let at = authority.lastIndex(of: "@"), let colon = authority[..<at].firstIndex(of: ":") {
-            out += authority[..<colon] + ":<redacted>" + authority[at...]
-        } else {
-            out += authority
-        }
-        var tail = String(rest.dropFirst(authority.count))
-        // `?password=…` in the query string too.
-        if let range = tail.range(of: #"password=[^&]*"#, options: .regularExpression) {
-            tail.replaceSubrange(range, with: "password=<redacted>")
-        }
-        return out + tail
+    /// The value with any password shown as `***` (`Redaction.connectionString`), for printing.
+    public static func redacted(_ value: String) -> String { Redaction.connectionString(value) }
+
+    /// How a registry is shown to a person: a PostgreSQL registry as its URI with the password
+    /// masked (never as a path), a SQLite registry as its resolved path.
+    public static func shown(_ config: Config) -> String {
+        let value = config.registryPath
+        return isPostgres(value) ? Redaction.connectionString(value) : config.resolve(value).path
     }
 }

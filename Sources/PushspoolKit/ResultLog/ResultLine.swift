@@ -30,7 +30,8 @@ enum ResultLine {
         w.field("status", outcome.status.rawValue)
         w.field("attempts", outcome.attempts)
         w.field("code", r.code)
-        w.field("reason", r.reason)
+        // A provider's answer can quote what it was sent: through the one redaction.
+        w.field("reason", r.reason.map(Redaction.scrub))
         w.field("provider_id", r.providerID)
         w.field("at", Timestamp.rfc3339(at))
         return w.line()
@@ -65,7 +66,7 @@ enum ResultLine {
             if matched == 0 { pairs.append(("warning", "no registered device matches the audience: nothing was sent")) }
         }
         if let notSent { pairs.append(("not_sent", .int(Int64(notSent)))) }
-        if let error { pairs.append(("error", .string(error))) }
+        if let error { pairs.append(("error", .string(Redaction.scrub(error)))) }
         return .object(pairs)
     }
 }

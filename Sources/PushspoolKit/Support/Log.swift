@@ -82,7 +82,10 @@ public final class Log: Sendable {
     public func log(_ level: Level, _ message: @autoclosure () -> String, _ extra: [(String, String)] = []) {
         let (handler, minimum) = sink.setup.withLock { ($0.handler, $0.minimum) }
         guard level >= minimum else { return }
-        let event = LogEvent(time: Date(), level: level, message: message(), metadata: metadata + extra)
+        // Every line, in every format, through the one redaction (configured secrets, passwords
+        // in connection strings).
+        let event = LogEvent(time: Date(), level: level, message: Redaction.scrub(message()),
+                             metadata: (metadata + extra).map { ($0.0, Redaction.scrub($0.1)) })
         // Debug events are for tracing: every one is wanted. Others are counted when repeated.
         guard level == .debug else {
             for e in sink.repeats.admit(event) { handler.emit(e) }

@@ -141,7 +141,7 @@ struct WNSIntegrationTests {
         let h = try PushCloudHarness(wnsArgs: [:])
         let r = try h.cli(["config", "--check"])
         #expect(r.status == 0, "\(r.stderr)")
-        #expect(r.stdout.contains("<redacted>"))
+        #expect(r.stdout.contains("***"))
         #expect(!(r.stdout + r.stderr).contains(PushCloudHarness.clientSecret))
     }
 

@@ -1,5 +1,6 @@
 import CLibpq
 import Foundation
+import PushspoolCore
 
 /// A PostgreSQL failure: the server's message, its SQLSTATE when it sent one, and whether the
 /// connection itself is gone (server restarted, network cut) rather than the statement refused.
@@ -9,7 +10,8 @@ struct PostgresError: Error, Sendable, CustomStringConvertible {
     var connectionLost: Bool
 
     init(_ message: String, sqlState: String? = nil, connectionLost: Bool = false) {
-        self.message = message
+        // libpq's messages can echo the connection string (a malformed URI, a bad option).
+        self.message = Redaction.scrub(message)
         self.sqlState = sqlState
         // Class 08 (connection exception), 57P01–57P03 (admin shutdown, crash shutdown,
         // cannot connect now: the server is stopping or starting).
@@ -44,7 +46,10 @@ final class PostgresConnection: @unchecked Sendable {
         }
         guard let handle else { throw PostgresError("cannot allocate a PostgreSQL connection", connectionLost: true) }
         guard PQstatus(handle) == CONNECTION_OK else {
-            let message = Self.trimmed(PQerrorMessage(handle))
+            var message = Self.trimmed(PQerrorMessage(handle))
+            for password in Redaction.passwords(inConnectionString: uri) {
+                message = message.replacingOccurrences(of: password, with: Redaction.mask)
+            }
             PQfinish(handle)
             throw PostgresError("cannot connect: \(message)", connectionLost: true)
         }
