@@ -52,3 +52,13 @@ struct RedactionTests {
         }
     }
 }
+
+@Suite struct RedactionScanTests {
+    @Test func findsPasswordInAnyCase() {
+        #expect(Redaction.mentionsPassword("host=db PASSWORD=x"))
+        #expect(Redaction.mentionsPassword("ppassword"))
+        #expect(Redaction.mentionsPassword("x Password"))
+        #expect(!Redaction.mentionsPassword("GET /healthz 200 passwor"))
+        #expect(!Redaction.mentionsPassword(""))
+    }
+}
