@@ -4,7 +4,7 @@
 public func fuzzJob(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
     guard let job = try? JobParser.parse(bytes, fileName: "fuzz.json") else { return 0 }
-    precondition(JobParser.isValidID(job.id), "accepted an invalid id")
+    precondition(Identifier.isValidJobID(job.id), "accepted an invalid id")
     if case .send(let send) = job.kind { precondition(!send.platforms.isEmpty, "a send job without platforms") }
     return 0
 }

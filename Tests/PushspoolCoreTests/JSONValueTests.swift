@@ -14,7 +14,7 @@ import Testing
         (.double(.infinity), "null"),
         (.string("a/b"), #""a/b""#),
         (.string("q\"b\\n\nr\rt\tb\u{8}f\u{c}"), #""q\"b\\n\nr\rt\tb\bf\f""#),
-        (.string("\u{0}\u{1}\u{1F}\u{7F}"), "\"\\u0000\\u0001\\u001f\u{7F}\""),
+        (.string("\u{0}\u{1}\u{1F}\u{7F}"), "\"\\u0000\\u0001\\u001f\\u007f\""),
         (.string("é😀"), "\"é😀\""),
         (.array([]), "[]"),
         (.object([]), "{}"),

@@ -39,19 +39,19 @@ import PushspoolCore
 
     @Test(arguments: ids.indices) func deviceIDs(index: Int) {
         let (name, id, expected) = Self.ids[index]
-        #expect(RegistrationRules.deviceIDProblem(id) == expected, "\(name)")
+        #expect(Identifier.deviceIDProblem(id) == expected, "\(name)")
         // The import's byte-level check agrees wherever it answers (plain ASCII).
         if id.utf8.allSatisfy({ $0 < 0x80 }) {
-            #expect(RegistrationRules.isValidASCIIDeviceID(Array(id.utf8)) == (expected == nil), "\(name)")
+            #expect(Identifier.isValidASCIIDeviceID(Array(id.utf8)) == (expected == nil), "\(name)")
         }
     }
 
     @Test func idsAreStoredInNFC() throws {
         let decomposed = "cafe\u{301}"
-        #expect(RegistrationRules.deviceIDProblem(decomposed) == nil)
+        #expect(Identifier.deviceIDProblem(decomposed) == nil)
         let r = try RegistrationRules.registration(id: .string(decomposed), platform: "fcm", handle: "t", tags: nil, lang: nil).get()
         #expect(Array(r.id!.unicodeScalars) == Array("caf\u{E9}".unicodeScalars))
-        #expect(RegistrationRules.canonicalID(decomposed).utf8.count == 5)
+        #expect(Identifier.canonical(decomposed).utf8.count == 5)
     }
 
     /// Whole registrations → every problem with its field.
@@ -126,10 +126,21 @@ import PushspoolCore
         #expect(parseJob(#"{"kind":"unregister","id":"\u202e"}"#).problems == ["id: contains a bidirectional control character (U+202E)"])
     }
 
+    /// Job ids name files: spellings that differ only by case are one id, device ids keep case.
+    @Test func jobIDsFoldCase() {
+        #expect(Identifier.jobKey("Case1") == "case1")
+        #expect(Identifier.jobKey("CASE-1_x.Y") == "case-1_x.y")
+        #expect(Identifier.jobKey("already-lower") == "already-lower")
+        #expect(Identifier.canonical("Alice-iPhone") == "Alice-iPhone")
+        #expect(Identifier.jobIDProblem("ok.1") == nil)
+        #expect(Identifier.jobIDProblem("my job") == #"must match [A-Za-z0-9._-]{1,128}, got "my job""#)
+        #expect(Identifier.jobIDProblem("\u{1B}[2J") == #"must match [A-Za-z0-9._-]{1,128}, got "\u{1B}[2J""#)
+    }
+
     /// Job ids keep their narrower rule, inside the shared one.
     @Test func jobIDsStayInsideTheIdentifierRule() {
-        for id in [".", "..", "", String(repeating: "a", count: 129), "a/b", "my job"] { #expect(!JobParser.isValidID(id), "\(id)") }
-        for id in ["...", "a.b", String(repeating: "a", count: 128)] { #expect(JobParser.isValidID(id), "\(id)") }
+        for id in [".", "..", "", String(repeating: "a", count: 129), "a/b", "my job"] { #expect(!Identifier.isValidJobID(id), "\(id)") }
+        for id in ["...", "a.b", String(repeating: "a", count: 128)] { #expect(Identifier.isValidJobID(id), "\(id)") }
     }
 }
 

@@ -1,6 +1,6 @@
 extension JSONValue {
     /// `text` as a JSON string literal fit for a one-line message: quotes and backslashes
-    /// escaped, and every control character and line or paragraph separator as `\n`, `\r`, `\t` or
+    /// escaped, and every character `TerminalText.mustEscape` names as `\n`, `\r`, `\t` or
     /// `\uXXXX`, so a key or value someone typed can neither break the line nor drive a terminal.
     public static func quoted(_ text: String) -> String {
         var out = "\""
@@ -11,20 +11,12 @@ extension JSONValue {
             case "\n": out += "\\n"
             case "\r": out += "\\r"
             case "\t": out += "\\t"
-            case _ where u.breaksAMessageLine:
+            case _ where TerminalText.mustEscape(u):
                 let hex = String(u.value, radix: 16, uppercase: true)
                 out += "\\u" + String(repeating: "0", count: 4 - hex.count) + hex
             default: out.unicodeScalars.append(u)
             }
         }
         return out + "\""
-    }
-}
-
-extension Unicode.Scalar {
-    /// Control characters (C0, DEL, C1) and the line and paragraph separators: what must never
-    /// reach a one-line message, a log or a terminal unescaped.
-    public var breaksAMessageLine: Bool {
-        value < 0x20 || (0x7F...0x9F).contains(value) || value == 0x2028 || value == 0x2029
     }
 }

@@ -93,25 +93,30 @@ public indirect enum JSONValue: Sendable, Equatable {
 
     static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        // Result-log lines write several strings per delivery, nearly always with nothing to
-        // escape: those are copied in one go (no per-byte appends, no allocation).
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+        // Result-log lines write several strings per delivery, nearly always plain ASCII with
+        // nothing to escape: those are copied in one go (no per-byte appends, no allocation).
+        if !s.utf8.contains(where: { $0 < 0x20 || $0 >= 0x7F || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
             out.append(contentsOf: s.utf8)
             out.append(UInt8(ascii: "\""))
             return
         }
-        for b in s.utf8 {
-            switch b {
-            case UInt8(ascii: "\""): out.append(contentsOf: [0x5C, 0x22])
-            case UInt8(ascii: "\\"): out.append(contentsOf: [0x5C, 0x5C])
-            case 0x0A: out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case 0x0D: out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case 0x09: out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case 0x08: out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
-            case 0x0C: out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
-            case 0..<0x20:
-                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hexDigit(b >> 4), hexDigit(b & 0xF)])
-            default: out.append(b)
+        // Besides what JSON requires, DEL, C1 controls, U+2028/2029 and the bidi controls are
+        // written as \uXXXX (`TerminalText.mustEscape`): a device id or a reason printed by
+        // `devices` or `status --json` must not drive the terminal it is shown on.
+        for u in s.unicodeScalars {
+            switch u {
+            case "\"": out.append(contentsOf: [0x5C, 0x22])
+            case "\\": out.append(contentsOf: [0x5C, 0x5C])
+            case "\n": out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
+            case "\r": out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
+            case "\t": out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
+            case "\u{8}": out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
+            case "\u{C}": out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
+            case _ where TerminalText.mustEscape(u):
+                let v = u.value   // all below U+10000
+                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), hexDigit(UInt8(v >> 12)), hexDigit(UInt8((v >> 8) & 0xF)),
+                                        hexDigit(UInt8((v >> 4) & 0xF)), hexDigit(UInt8(v & 0xF))])
+            default: out.append(contentsOf: UTF8.encode(u)!)
             }
         }
         out.append(UInt8(ascii: "\""))

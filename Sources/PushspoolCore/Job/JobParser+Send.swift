@@ -30,7 +30,7 @@ extension JobParser {
             case "id":
                 idGiven = true
                 if let s = string(value, "id", problems: &problems) {
-                    if isValidID(s) { id = s } else { problems.add("id", "must match \(idRule), got \(quoted(s))") }
+                    if let problem = Identifier.jobIDProblem(s) { problems.add("id", problem) } else { id = s }
                 }
             case "to_tag", "tags", "broadcast":
                 if case .bool(false) = value, key == "broadcast" { continue }  // false alone is no audience
@@ -95,8 +95,8 @@ extension JobParser {
                 Fields.misplaced(key, kind: "send", problems: &problems)
             }
         }
-        if !idGiven && !isValidID(id) {
-            problems.add("id", "the file name \(quoted(file)) gives no valid default id (expected \(idRule) before .json); set \"id\"")
+        if !idGiven && !Identifier.isValidJobID(id) {
+            problems.add("id", "the file name \(quoted(file)) gives no valid default id (expected \(Identifier.jobIDRule) before .json); set \"id\"")
         }
         if audiences.isEmpty {
             problems.add("", "one of to_tag, tags or broadcast is required")

@@ -50,26 +50,11 @@ public enum JobParser {
         return value.stringValue
     }
 
-    /// Whether `id` is a valid job id: `[A-Za-z0-9._-]{1,128}` (it names the result log file),
-    /// within the identifier rule every id follows (`RegistrationRules.deviceIDProblem`), so not
-    /// `.` or `..` either.
-    public static func isValidID(_ id: String) -> Bool {
-        let bytes = Array(id.utf8)
-        guard (1...RegistrationRules.maxIDBytes).contains(bytes.count), id != ".", id != ".." else { return false }
-        return bytes.allSatisfy { isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }
-    }
-
     /// Whether `tag` is a valid tag: `[A-Za-z0-9_@#.:-]{1,120}` (Notification Hubs' tag syntax,
     /// the same rule the tag-expression parser applies).
     public static func isValidTag(_ tag: String) -> Bool { TagExpression.isValidTag(tag) }
 
-    static let idRule = "[A-Za-z0-9._-]{1,128}"
     static let tagRule = "1 to 120 of A-Z a-z 0-9 _ @ # . : -"
-
-    private static func isAlphanumeric(_ b: UInt8) -> Bool {
-        (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(b) || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(b)
-            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(b)
-    }
 
     /// The last path component: callers may pass `incoming/x.json` as well as `x.json`.
     static func baseName(_ fileName: String) -> String {
@@ -86,8 +71,8 @@ public enum JobParser {
     /// then always comes from the file name.
     static func fileNameID(_ file: String, problems: inout Problems) -> String {
         let id = defaultID(fileName: file)
-        if !isValidID(id) {
-            problems.add("", "the file name \(quoted(file)) gives no valid job id (expected \(idRule) before .json)")
+        if !Identifier.isValidJobID(id) {
+            problems.add("", "the file name \(quoted(file)) gives no valid job id (expected \(Identifier.jobIDRule) before .json)")
         }
         return id
     }
@@ -114,26 +99,9 @@ struct Problems {
     var isEmpty: Bool { items.isEmpty }
 
     mutating func add(_ field: String, _ message: String) {
-        let problem = JobProblem(field: Self.oneLine(field), message: Self.oneLine(message))
+        // Problems are printed one per line and end up in result logs: a key or value written
+        // with `\n`, another control character or a bidi override must not break that or drive a terminal.
+        let problem = JobProblem(field: TerminalText.escaped(field), message: TerminalText.escaped(message))
         if !items.contains(problem) { items.append(problem) }
-    }
-
-    /// Problems are printed one per line and end up in result logs: a key or value written with
-    /// `\n`, other control characters (C0, DEL, C1) or a line/paragraph separator must not break
-    /// that or drive a terminal, so they are shown escaped.
-    static func oneLine(_ text: String) -> String {
-        guard text.unicodeScalars.contains(where: \.breaksAMessageLine) else { return text }
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case _ where scalar.breaksAMessageLine:
-                out += "\\u{\(String(scalar.value, radix: 16))}"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
     }
 }

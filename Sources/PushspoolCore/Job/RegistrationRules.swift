@@ -6,7 +6,7 @@ import Foundation
 /// values here as given, and reports the problems under its own field names (`FieldNames`), so
 /// the same registration is accepted or refused for the same reason everywhere.
 ///
-/// The rules: the installation id is an identifier (`deviceIDProblem`), stored NFC-normalised and
+/// The rules: the installation id is an identifier (`Identifier.deviceIDProblem`), stored NFC-normalised and
 /// in the case given; the handle passes its platform's check (`Platform.handleProblem`; a web
 /// handle is a PushSubscription, stored as canonical JSON); tags are hub-syntax tags
 /// (`TagExpression.isValidTag`), kept once each in the order given; `lang` is a BCP 47 tag,
@@ -105,11 +105,11 @@ public enum RegistrationRules {
 
     static func deviceID(_ value: JSONValue, field: String, problems: inout Problems) -> String? {
         guard let s = string(value, field, allowEmpty: true, problems: &problems) else { return nil }
-        if let problem = deviceIDProblem(s) {
+        if let problem = Identifier.deviceIDProblem(s) {
             problems.add(field, problem)
             return nil
         }
-        return canonicalID(s)
+        return Identifier.canonical(s)
     }
 
     static func tag(_ value: JSONValue, _ field: String, problems: inout Problems) -> String? {

@@ -13,7 +13,8 @@ public enum CLI {
             code = try run(args)
         } catch {
             Log.shared.flushRepeats()
-            FileHandle.standardError.write(Data("pushspool: \(error.description)\n".utf8))
+            // An error may quote what the user gave (an id, a tag, a value): one line, inert on a terminal.
+            FileHandle.standardError.write(Data("pushspool: \(TerminalText.escaped(error.description))\n".utf8))
             exit(error.code.rawValue)
         }
         Log.shared.flushRepeats()

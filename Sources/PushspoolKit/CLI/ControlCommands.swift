@@ -41,9 +41,7 @@ enum ControlCommands {
         guard args.positionals.count == 1, let id = args.positionals.first else {
             throw CLIError(.usage, "\(command): expected one job id, e.g. pushspool \(command) spring-sale")
         }
-        guard JobParser.isValidID(id) else {
-            throw CLIError(.usage, "\(command): \"\(id)\" is not a job id (1 to 128 of A-Z a-z 0-9 . _ -)")
-        }
+        if let problem = Identifier.jobIDProblem(id) { throw CLIError(.usage, "\(command): job id \(problem)") }
         return (JobSteering(spool: try Runtime(args).spool), id)
     }
 }

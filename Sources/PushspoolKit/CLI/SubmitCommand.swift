@@ -94,7 +94,9 @@ enum SubmitCommand {
                 } catch {
                     payload = "cannot render: \(error.description)"
                 }
-                print("\(path):   \(language.map { "[\($0.value)] " } ?? "")\(payload)")
+                // A WNS body is XML and an APNs one raw UTF-8: the message's own bidi and control
+                // characters are shown escaped.
+                print("\(path):   \(language.map { "[\($0.value)] " } ?? "")\(TerminalText.escaped(payload))")
             }
         }
     }

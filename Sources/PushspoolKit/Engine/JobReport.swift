@@ -1,3 +1,5 @@
+import PushspoolCore
+
 /// What happened to one job in one dispatcher run (printed by the CLI, one line each). It is an
 /// `Error` too: a runner step that cannot go on throws the report to give.
 public struct JobReport: Error, Sendable, CustomStringConvertible {
@@ -30,10 +32,8 @@ public struct JobReport: Error, Sendable, CustomStringConvertible {
     public var file: String
     public var outcome: Outcome
 
-    /// One line per report whatever a writer named its file: control characters are escaped.
-    public var description: String {
-        String(line.unicodeScalars.map { $0.properties.generalCategory == .control ? "\\u{\(String($0.value, radix: 16))}" : String($0) }.joined())
-    }
+    /// One line per report whatever a writer named its file: control and bidi characters are escaped.
+    public var description: String { TerminalText.escaped(line) }
 
     private var line: String {
         switch outcome {

@@ -119,8 +119,9 @@ final class JobRunner: Sendable {
             }
         }
 
-        // The result log's lock: two jobs with one id (different files) never run at once.
-        let logURL = spool.resultURL(jobID: job.id)
+        // The result log's lock: two jobs with one id (different files, or spellings that differ
+        // only by case) never run at once, and the second finds the first's summary.
+        let logURL = spool.url(.results, "\(spool.adoptResultLogName(jobID: job.id)).jsonl")
         var resultLog: ResultLog
         do { resultLog = try lockLog(logURL, job: job, name: name) } catch { return error }
         var existing = ResultLogContents.read(logURL)
@@ -270,7 +271,8 @@ final class JobRunner: Sendable {
 
     /// Whether a job file other than `name` with the id `id` is being run here.
     func isWorking(on id: String, besides name: String) -> Bool {
-        working.withLock { $0.contains { $0.key != name && $0.value == id } }
+        let key = Identifier.jobKey(id)   // spellings that differ only by case are one id
+        return working.withLock { $0.contains { $0.key != name && Identifier.jobKey($0.value) == key } }
     }
 
     /// Writes the summary, makes the log durable, then moves the job. If the log cannot be made

@@ -41,7 +41,7 @@ public protocol DeviceRegistry: AnyObject, Sendable {
     /// Claims a send job's id for `owner` (a host and spool). True: this owner has it (claimed
     /// now, or earlier by the same owner: a resume). False: another owner claimed it first, so
     /// this copy is a duplicate. A single-host registry claims every id (the spool's result log
-    /// already tells duplicates apart there).
+    /// already tells duplicates apart there). Ids that differ only by case are one id.
     func claimJob(id: String, owner: String) throws -> Bool
     /// Records `id` as handed out to `owner` at `now` (the tutorial's `POST /api/register`), so
     /// that any process sharing the registry accepts a registration under it later. Reserving

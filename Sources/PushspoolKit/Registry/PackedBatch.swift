@@ -219,7 +219,7 @@ extension RegistrationLine {
             // RegistrationRules: the id rule on plain ASCII; handle non-empty, ≤ 4096 bytes, no
             // space or control.
             if let id {
-                guard RegistrationRules.isValidASCIIDeviceID(b[id]) else { return false }
+                guard Identifier.isValidASCIIDeviceID(b[id]) else { return false }
             }
             guard !handle.isEmpty, handle.count <= Registration.maxHandleLength, handle.count <= Platform.maxHandleBytes,
                   !b[handle].contains(where: { $0 <= 0x20 || $0 == 0x7F }) else { return false }

@@ -11,7 +11,7 @@ extension Registration {
     /// Tags must be hub-syntax tags (`TagExpression.isValidTag`): anything else could never be
     /// selected by a tag expression and would sit in the registry unreachable.
     func problem() -> (field: String, message: String)? {
-        if let id, let problem = RegistrationRules.deviceIDProblem(id) { return ("id", problem) }
+        if let id, let problem = Identifier.deviceIDProblem(id) { return ("id", problem) }
         if handle.isEmpty { return ("handle", "must not be empty") }
         if handle.utf8.count > Self.maxHandleLength {
             return ("handle", "longer than \(Self.maxHandleLength) bytes")

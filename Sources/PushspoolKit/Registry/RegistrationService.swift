@@ -50,7 +50,7 @@ public final class RegistrationService: Sendable {
         do {
             switch which {
             case .id(let id):
-                let id = RegistrationRules.canonicalID(id)
+                let id = Identifier.canonical(id)
                 device = try registry.device(id: id)
                 removed = try registry.remove(id: id)
                 try registry.releaseReservation(id: id)
@@ -61,7 +61,7 @@ public final class RegistrationService: Sendable {
         } catch {
             throw RegistrationError(error)
         }
-        let installation: String? = if case .id(let id) = which { RegistrationRules.canonicalID(id) } else { device?.id }
+        let installation: String? = if case .id(let id) = which { Identifier.canonical(id) } else { device?.id }
         // A device already gone here may still be on the hub: any hub-routed platform's hub.
         let platform = device?.platform ?? (installation == nil ? nil : hub?.platforms.min())
         var outcomes: [InstallationWriter.Outcome] = []
@@ -73,7 +73,7 @@ public final class RegistrationService: Sendable {
     }
 
     public func device(id: String) throws(RegistrationError) -> Device? {
-        do { return try registry.device(id: RegistrationRules.canonicalID(id)) } catch { throw RegistrationError(error) }
+        do { return try registry.device(id: Identifier.canonical(id)) } catch { throw RegistrationError(error) }
     }
 
     public func device(handle: String) throws(RegistrationError) -> Device? {
@@ -91,7 +91,7 @@ public final class RegistrationService: Sendable {
     /// registered nor released since; else nil.
     public func reservation(id: String, now: Date) throws(RegistrationError) -> String? {
         let found: IDReservation?
-        do { found = try registry.reservation(id: RegistrationRules.canonicalID(id)) } catch { throw RegistrationError(error) }
+        do { found = try registry.reservation(id: Identifier.canonical(id)) } catch { throw RegistrationError(error) }
         guard let found, now.timeIntervalSince(found.at) < IDReservation.lifetime else { return nil }
         return found.owner
     }

@@ -18,7 +18,7 @@ struct ProgressCheckpoint: Sendable, Equatable {
     var spreadOverSeconds: Int? = nil
 
     static func url(in spool: Spool, jobID: String) -> URL {
-        spool.url(.results).appendingPathComponent(".\(jobID).progress")
+        spool.url(.results).appendingPathComponent(".\(spool.firstGivenID(jobID)).progress")
     }
 
     func write(to url: URL) {

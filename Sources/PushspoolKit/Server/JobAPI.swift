@@ -123,8 +123,8 @@ public struct JobAPI: Sendable {
     /// The `{id}` segment when it is a job id; else the call is answered `400`.
     static func jobID(_ call: FrontDoor.RouteCall) -> String? {
         let id = call.parameters[0]
-        guard JobParser.isValidID(id) else {
-            call.respond(.error(400, "id: \(FrontDoor.printable(id)) is not a job id (1 to 128 of A-Z a-z 0-9 . _ -)"))
+        if let problem = Identifier.jobIDProblem(id) {
+            call.respond(.error(400, "id: \(problem)"))
             return nil
         }
         return id

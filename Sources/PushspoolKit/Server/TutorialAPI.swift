@@ -103,6 +103,8 @@ public struct TutorialAPI: Sendable {
     /// `DELETE /api/register/{id}`: one of the caller's own devices.
     func remove(_ call: FrontDoor.RouteCall) {
         let id = call.parameters[0], user = call.user
+        // The one identifier rule, as PUT applies it: a broken id is refused, not looked up.
+        if let problem = Identifier.deviceIDProblem(id) { return call.respond(.error(400, "Id: \(problem)")) }
         call.inRegistryLane {
             do throws(RegistrationError) {
                 guard let device = try registrations.device(id: id) else {

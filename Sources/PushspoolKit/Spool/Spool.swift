@@ -66,7 +66,6 @@ public final class Spool: Sendable {
     public func url(_ folder: Folder) -> URL { root.appendingPathComponent(folder.rawValue) }
     public func url(_ folder: Folder, _ name: String) -> URL { url(folder).appendingPathComponent(name) }
     public var stateDirectory: URL { root.appendingPathComponent(".state") }
-    public func resultURL(jobID: String) -> URL { url(.results, "\(jobID).jsonl") }
 
     public static func isJobName(_ name: String) -> Bool {
         !name.hasPrefix(".") && name.hasSuffix(".json") && name.count > 5
@@ -128,7 +127,7 @@ public final class Spool: Sendable {
     /// replacing a file. False when it could not be moved (it is then still in the way).
     public func setAsideResultLog(of id: String, as label: String) -> Bool {
         let from = resultURL(jobID: id).path
-        let stem = "\(id).\(label)-\(Int(Date().timeIntervalSince1970))"
+        let stem = "\(firstGivenID(id)).\(label)-\(Int(Date().timeIntervalSince1970))"
         for n in 0..<1000 {
             let to = url(.results, n == 0 ? "\(stem).jsonl" : "\(stem).\(n).jsonl").path
             if csystem_rename_noreplace(from, to) == 0 { return true }

@@ -178,7 +178,7 @@ public struct StreamLogHandler: LogHandler {
         switch format {
         case .text:
             let meta = e.metadata.map { " \($0.0)=\(logfmtValue($0.1))" }.joined()
-            return "pushspool: \(e.level.label): \(oneLine(e.message))\(meta)"
+            return "pushspool: \(e.level.label): \(TerminalText.escaped(e.message))\(meta)"
         case .logfmt:
             let fields = [("time", Timestamp.rfc3339(e.time)), ("level", e.level.label), ("msg", e.message)] + e.metadata
             return fields.map { "\($0.0)=\(logfmtValue($0.1))" }.joined(separator: " ")
@@ -193,32 +193,13 @@ public struct StreamLogHandler: LogHandler {
     }
 
     /// A logfmt value: bare when it is one plain word, else quoted with `"` and `\` escaped and
-    /// control characters as `\n`, `\t`, `\u{…}`.
+    /// control and bidi characters as `\n`, `\t`, `\u{…}` (`TerminalText`).
     static func logfmtValue(_ v: String) -> String {
         let plain = !v.isEmpty && v.unicodeScalars.allSatisfy { $0.value > 0x20 && $0.value < 0x7f && $0 != "\"" && $0 != "=" && $0 != "\\" }
         if plain { return v }
-        return "\"" + escaped(v) + "\""
+        return "\"" + TerminalText.escaped(v, quotes: true) + "\""
     }
 
-    static func oneLine(_ s: String) -> String {
-        s.unicodeScalars.contains { $0.properties.generalCategory == .control } ? escaped(s, quotes: false) : s
-    }
-
-    private static func escaped(_ v: String, quotes: Bool = true) -> String {
-        var out = ""
-        for u in v.unicodeScalars {
-            switch u {
-            case "\"" where quotes: out += "\\\""
-            case "\\" where quotes: out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case "\r": out += "\\r"
-            default:
-                if u.properties.generalCategory == .control { out += "\\u{\(String(u.value, radix: 16))}" } else { out.unicodeScalars.append(u) }
-            }
-        }
-        return out
-    }
 }
 
 /// Collects events in memory (tests).

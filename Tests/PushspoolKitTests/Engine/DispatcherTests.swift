@@ -100,6 +100,25 @@ import PushspoolCore
         #expect(h.deliveries("dup").count == 1)
     }
 
+    @Test("job ids that differ only by case are one id: the second is a duplicate, the log keeps the first spelling")
+    func caseFoldedDuplicate() throws {
+        let h = try EngineHarness()
+        try seed(h)
+        try h.drop("first.json", #"{"id":"Case1","to_tag":"username:bob","pns":["apns"],"message":"once"}"#)
+        let provider = ScriptedProvider()
+        h.runOnce(provider)
+        try h.drop("second.json", #"{"id":"case1","to_tag":"username:bob","pns":["apns"],"message":"once"}"#)
+        #expect(h.runOnce(provider).map(\.outcome) == [.duplicate])
+        try h.drop("third.json", #"{"id":"CASE1","to_tag":"username:bob","pns":["apns"],"message":"once"}"#)
+        #expect(h.runOnce(provider).map(\.outcome) == [.duplicate])
+        #expect(provider.requests.count == 1)
+        #expect(h.list(.done).sorted() == ["first.json", "second.duplicate.json", "third.duplicate.json"])
+        // One result log, named as first given, on a case-sensitive disk as on a case-insensitive one.
+        let logs = try FileManager.default.contentsOfDirectory(atPath: h.spool.url(.results).path).filter { !$0.hasPrefix(".") }
+        #expect(logs == ["Case1.jsonl"])
+        #expect(h.spool.resultURL(jobID: "cASE1").lastPathComponent == "Case1.jsonl")
+    }
+
     @Test("an invalid job is quarantined with its reason in one line; a corrected resubmission runs")
     func quarantine() throws {
         let h = try EngineHarness()

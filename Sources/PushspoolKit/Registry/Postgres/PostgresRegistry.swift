@@ -189,7 +189,9 @@ public final class PostgresRegistry: DeviceRegistry {
     // MARK: - Job claims
 
     public func claimJob(id: String, owner: String) throws -> Bool {
-        try run { c in
+        // Job ids that differ only by case are one id (each host's spool folds them too).
+        let id = Identifier.jobKey(id)
+        return try run { c in
             let inserted = try c.query("INSERT INTO job_claims(job_id, owner) VALUES($1, $2) ON CONFLICT (job_id) DO NOTHING",
                                        [id, owner]).affected
             if inserted > 0 { return true }

@@ -15,6 +15,10 @@ struct SharedStateTests {
         #expect(try !hostB.claimJob(id: "job-1", owner: "b /spool"))
         #expect(try hostA.claimJob(id: "job-1", owner: "a /spool"))   // a resume on host a
         #expect(try hostB.claimJob(id: "job-2", owner: "b /spool"))
+        // Ids that differ only by case are one id (a spool folds them too).
+        #expect(try hostA.claimJob(id: "Case-1", owner: "a /spool"))
+        #expect(try !hostB.claimJob(id: "case-1", owner: "b /spool"))
+        #expect(try !hostB.claimJob(id: "CASE-1", owner: "b /spool"))
     }
 
     @Test func concurrentClaimsHaveExactlyOneWinner() throws {
