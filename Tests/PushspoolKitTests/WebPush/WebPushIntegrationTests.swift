@@ -16,6 +16,15 @@ struct WebPushIntegrationTests {
             let keygen = try runPushspool(["webpush", "keygen", "--out", dir.path("vapid.pem")], cwd: dir.url)
             #expect(keygen.status == 0, "\(keygen.stderr)")
             publicKey = keygen.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            self.retry = retry
+            allow(allowedHosts)
+            try initSpool(["--config", dir.path("pushspool.json")], cwd: dir.url)
+        }
+
+        private let retry: String
+
+        /// (Re)writes the configuration with this `allowed_hosts`.
+        func allow(_ allowedHosts: [String]) {
             let hosts = allowedHosts.map { "\"\($0)\"" }.joined(separator: ", ")
             dir.write("pushspool.json", """
                 {"spool": "spool", "retry": \(retry),
@@ -23,7 +32,6 @@ struct WebPushIntegrationTests {
                                            "allowed_hosts": [\(hosts)]}},
                  "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}}
                 """)
-            try initSpool(["--config", dir.path("pushspool.json")], cwd: dir.url)
         }
 
         func cli(_ args: [String]) throws -> RunResult {
@@ -100,6 +108,23 @@ struct WebPushIntegrationTests {
         #expect(refused.first?.str("status") == "failed")
         #expect(refused.first?.str("reason") == "endpoint host localhost is not in allowed_hosts")
         #expect(try s.cli(["devices", "--count"]).stdout.hasPrefix("2"))   // kept for the operator
+    }
+
+    /// An operator's entry with a port allows that port only; the host written with a capital
+    /// and a trailing dot is the same name.
+    @Test func anEntryWithAPortAllowsThatPortOnly() throws {
+        let s = try Setup()
+        let named = try s.fake(["subscriptions": "1"], file: "named.jsonl")
+        let other = try s.fake(["subscriptions": "1", "id-prefix": "other-"], file: "other.jsonl")
+        s.allow(["127.0.0.1.:\(named.port)"])
+        try s.submit("ports", #"{"to_tag": "campaign", "pns": "web", "message": "hi"}"#)
+        let run = try s.cli(["run", "--once"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(named.state().int("delivered") == 1)
+        #expect(other.state().int("requests") == 0)
+        let refused = s.deliveries("ports").filter { $0.str("code") == "host-not-allowed" }
+        #expect(refused.count == 1)
+        #expect(refused.first?.str("reason") == "endpoint host 127.0.0.1 is allowed on port \(named.port) only, not \(other.port)")
     }
 
     @Test func throttledServiceIsRetriedAfterRetryAfter() throws {

@@ -62,6 +62,12 @@ import PushspoolHTTP
         ("https://169.254.169.254/latest", "endpoint host 169.254.169.254 is not in allowed_hosts"),
         ("http://fcm.googleapis.com/x", "endpoint is not https"),
         ("https://user@fcm.googleapis.com/x", "endpoint has an unusable host part"),
+        ("https://fcm.googleapis.com:443/x", nil),
+        ("https://fcm.googleapis.com:8443/x", "endpoint host fcm.googleapis.com is allowed on port 443 only, not 8443"),
+        ("https://web.push.apple.com.:444/x", "endpoint host web.push.apple.com is allowed on port 443 only, not 444"),
+        ("https://localhost./x", "endpoint host localhost is not in allowed_hosts"),
+        ("https://fcm.googleapis.cöm/x", "endpoint host is not ASCII (an internationalised host is written in its IDNA form, xn--…)"),
+        ("https://fcm.googleapis.com:0/x", "endpoint has an unusable port"),
     ] as [(String, String?)])
     func endpointAllowList(endpoint: String, denial: String?) {
         #expect(WebPushEndpointPolicy(allowedHosts: WebPushConfig.defaultAllowedHosts).denial(endpoint) == denial)

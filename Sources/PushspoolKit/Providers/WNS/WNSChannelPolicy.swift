@@ -1,35 +1,33 @@
+import PushspoolCore
+
 /// Which WNS channel URIs pushspool will POST to (and so hand its bearer token to).
 ///
 /// A channel URI comes from the registry, i.e. from whoever registered a device. Sending to it
 /// attaches the WNS access token, so a crafted handle could harvest the token. A channel is used
-/// only if it is https and its host equals an allowed name or ends with "." + that name.
+/// only if it is https and its host and port pass `allowed_hosts` (`HostAllowList`).
 ///
 /// The authority is parsed here by hand and strictly, rather than with a URL parser, so that no
 /// ambiguity between this check and the HTTP client's own parser can exist: anything unusual in
 /// the authority (user info, backslashes, percent escapes, whitespace, non-ASCII) is refused.
 public struct WNSChannelPolicy: Sendable, Equatable {
-    /// Lowercased, without leading dots.
+    /// As configured.
     public let allowedHosts: [String]
+    /// Which hosts on which ports (`HostAllowList`: lower case, no trailing dot, default names 443 only).
+    public let list: HostAllowList
 
     public static let defaultAllowedHosts = ["notify.windows.com"]
 
-    public init(allowedHosts: [String]) {
-        self.allowedHosts = allowedHosts.map { entry in
-            var h = entry.lowercased()
-            while h.hasPrefix(".") { h.removeFirst() }
-            return h
-        }
+    /// `wellKnown`: the provider's default list, whose names are served on 443 only.
+    public init(allowedHosts: [String], wellKnown: [String] = WNSChannelPolicy.defaultAllowedHosts) {
+        self.allowedHosts = allowedHosts
+        list = HostAllowList(allowedHosts, wellKnown: wellKnown)
     }
 
     /// A problem line per unusable `allowed_hosts` entry (an empty list allows nothing).
     public static func configProblems(_ hosts: [String]) -> [String] {
         if hosts.isEmpty { return ["providers.wns.allowed_hosts: empty, so no channel could ever be used"] }
         return hosts.compactMap { h in
-            let bare = h.hasPrefix(".") ? String(h.dropFirst()) : h
-            if bare.isEmpty || !bare.utf8.allSatisfy(isHostByte) || bare.hasPrefix(".") || bare.hasSuffix(".") {
-                return "providers.wns.allowed_hosts: \"\(OAuthTokenEndpoint.clip(h))\" is not a host name (write e.g. \"notify.windows.com\")"
-            }
-            return nil
+            HostAllowList.entryProblem(h).map { "providers.wns.allowed_hosts: \"\(OAuthTokenEndpoint.clip(h))\" \($0)" }
         }
     }
 
@@ -47,34 +45,29 @@ public struct WNSChannelPolicy: Sendable, Equatable {
         }
         let rest = uri.dropFirst(scheme.count)
         let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        guard !authority.isEmpty, authority.utf8.allSatisfy({ Self.isHostByte($0) || $0 == UInt8(ascii: ":") }) else {
+        if authority.utf8.contains(where: { $0 >= 0x80 }) {
+            return .denied(reason: "channel host is not ASCII (an internationalised host is written in its IDNA form, xn--…)")
+        }
+        guard !authority.isEmpty, authority.utf8.allSatisfy({ HostAllowList.isHostByte($0) || $0 == UInt8(ascii: ":") }) else {
             return .denied(reason: "channel URI has an unusable host part")
         }
         guard uri.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\\") }) else {
             return .denied(reason: "channel URI contains characters a URI cannot have")
         }
         let parts = authority.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count <= 2, let hostPart = parts.first, !hostPart.isEmpty else {
+        guard parts.count <= 2, let hostPart = parts.first, let host = HostAllowList.normalised(hostPart) else {
             return .denied(reason: "channel URI has an unusable host part")
         }
-        if parts.count == 2, !(parts[1].allSatisfy(\.isNumber) && !parts[1].isEmpty && parts[1].count <= 5) {
-            return .denied(reason: "channel URI has an unusable port")
+        var port = 443
+        if parts.count == 2 {
+            guard let p = HostAllowList.port(parts[1]) else { return .denied(reason: "channel URI has an unusable port") }
+            port = p
         }
-        var host = hostPart.lowercased()
-        if host.hasSuffix(".") { host.removeLast() }   // "notify.windows.com." is the same name
-        for allowed in allowedHosts where host == allowed || host.hasSuffix("." + allowed) {
-            return .allowed(host: host)
-        }
-        return .denied(reason: "channel host \(host) is not in allowed_hosts")
-    }
-
-    private static func isHostByte(_ b: UInt8) -> Bool {
-        switch b {
-        case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
-             UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"), UInt8(ascii: "."):
-            return true
-        default:
-            return false
+        switch list.verdict(host: host, port: port) {
+        case .allowed: return .allowed(host: host)
+        case .hostNotListed: return .denied(reason: "channel host \(host) is not in allowed_hosts")
+        case .portNotAllowed(let ports):
+            return .denied(reason: "channel host \(host) is allowed on port \(ports.map(String.init).joined(separator: ", ")) only, not \(port)")
         }
     }
 }

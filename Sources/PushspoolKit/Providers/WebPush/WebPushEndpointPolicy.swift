@@ -4,13 +4,14 @@ import PushspoolCore
 ///
 /// An endpoint comes from whoever registered the subscription, i.e. from a web page. Without
 /// this check a crafted subscription could make pushspool post (with a VAPID token) to any
-/// address, internal ones included. An endpoint is used only if it is https and its host equals
-/// an allowed name or ends with "." + that name; the authority is parsed strictly, as for WNS
+/// address, internal ones included. An endpoint is used only if it is https and its host and port
+/// pass `allowed_hosts` (`HostAllowList`: the browsers' push services on 443 only, an operator's
+/// own entry on the port it names or on any); the authority is parsed strictly, as for WNS
 /// channels (`WNSChannelPolicy`, whose parser this shares).
 public struct WebPushEndpointPolicy: Sendable, Equatable {
     private let hosts: WNSChannelPolicy
 
-    public init(allowedHosts: [String]) { hosts = WNSChannelPolicy(allowedHosts: allowedHosts) }
+    public init(allowedHosts: [String]) { hosts = WNSChannelPolicy(allowedHosts: allowedHosts, wellKnown: WebPushConfig.defaultAllowedHosts) }
 
     public var allowedHosts: [String] { hosts.allowedHosts }
 
