@@ -27,6 +27,17 @@ import PushspoolCore
         for r in [pause, submit, tag] { #expect(Self.inert(r), "\(r.stderr.debugDescription)") }
     }
 
+    /// Log lines in each format and `run`'s report lines go through the same escape.
+    @Test func logLinesAndReportsEscapeTheSameCharacters() {
+        let event = LogEvent(time: Date(timeIntervalSince1970: 0), level: .warning, message: "device a\(Self.rlo)b\u{2028}c",
+                             metadata: [("reason", "x\(Self.rlo)\u{85}")])
+        #expect(StreamLogHandler.render(event, .text) == #"pushspool: warning: device a\u{202E}b\u{2028}c reason="x\u{202E}\u{85}""#)
+        #expect(StreamLogHandler.render(event, .logfmt).hasSuffix(#"msg="device a\u{202E}b\u{2028}c" reason="x\u{202E}\u{85}""#))
+        #expect(StreamLogHandler.render(event, .json).contains(#""msg":"device a\u202eb\u2028c","reason":"x\u202e\u0085""#))
+        let report = JobReport(id: "j", file: "j.json", outcome: .failed("tag \"a\(Self.rlo)b\""))
+        #expect(report.description == #"job j: failed — tag "a\u{202E}b" (moved to failed/j.json)"#)
+    }
+
     /// `validate --resolve` shows each platform's payload: a WNS body is XML, which keeps the
     /// message's characters as they are, so the line is escaped.
     @Test func validateResolveEscapesThePayload() throws {

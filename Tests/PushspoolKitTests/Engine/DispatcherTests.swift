@@ -119,6 +119,19 @@ import PushspoolCore
         #expect(h.spool.resultURL(jobID: "cASE1").lastPathComponent == "Case1.jsonl")
     }
 
+    @Test("two spellings of one job id dropped together: one is sent, the other waits and is a duplicate")
+    func caseFoldedTwinsTogether() throws {
+        let h = try EngineHarness()
+        try seed(h)
+        let provider = ScriptedProvider(delay: 0.05)
+        try h.drop("a.json", #"{"id":"Twin","to_tag":"username:bob","pns":["apns"],"message":"once"}"#)
+        try h.drop("b.json", #"{"id":"twin","to_tag":"username:bob","pns":["apns"],"message":"once"}"#)
+        h.runOnce(provider)
+        #expect(provider.requests.count == 1)
+        #expect(h.list(.active).isEmpty)
+        #expect(h.list(.done).filter { $0.hasSuffix(".duplicate.json") }.count == 1)
+    }
+
     @Test("an invalid job is quarantined with its reason in one line; a corrected resubmission runs")
     func quarantine() throws {
         let h = try EngineHarness()
