@@ -83,12 +83,10 @@ public enum JobParser {
         return value.typeName
     }
 
-    /// `"text"`, shortened so that a huge or multi-line value keeps a message on one line.
+    /// `"text"`, shortened and escaped (`TerminalText`) so that a huge, multi-line or hostile
+    /// value keeps a message on one line.
     static func quoted(_ s: String) -> String {
-        var text = s.count > 80 ? String(s.prefix(77)) + "..." : s
-        text = text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            .replacingOccurrences(of: "\n", with: "\\n").replacingOccurrences(of: "\r", with: "\\r")
-        return "\"\(text)\""
+        "\"" + TerminalText.escaped(s.count > 80 ? String(s.prefix(77)) + "..." : s, quotes: true) + "\""
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PushspoolCore
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -17,7 +18,8 @@ struct SpoolName: Hashable, Sendable {
 
     init(_ bytes: [UInt8]) { self.bytes = bytes }
 
-    /// The name as text when it is safe: valid UTF-8 without control characters (C0, DEL, C1).
+    /// The name as text when it is safe: valid UTF-8 without control characters (C0, DEL, C1),
+    /// line separators or bidi controls (a name must not display as another).
     var text: String? {
         guard let text = String(validating: bytes, as: UTF8.self),
               !text.unicodeScalars.contains(where: Self.isControl) else { return nil }
@@ -105,9 +107,8 @@ struct SpoolName: Hashable, Sendable {
         return hash
     }
 
-    private static func isControl(_ scalar: Unicode.Scalar) -> Bool {
-        scalar.properties.generalCategory == .control
-    }
+    /// What no terminal or log line may show raw (`TerminalText`): controls, line separators, bidi controls.
+    private static func isControl(_ scalar: Unicode.Scalar) -> Bool { TerminalText.mustEscape(scalar) }
 
     private static func hex(_ byte: UInt8) -> String {
         "\\x" + (byte < 0x10 ? "0" : "") + String(byte, radix: 16)

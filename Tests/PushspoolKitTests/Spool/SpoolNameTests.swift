@@ -40,6 +40,9 @@ func rawNames(in directory: String) -> [[UInt8]] {
         #expect(SpoolName(Array("\u{1b}[31m.json".utf8)).text == nil)
         #expect(SpoolName(Array("del\u{7f}.json".utf8)).text == nil)
         #expect(SpoolName(Array("c1\u{9b}.json".utf8)).text == nil, "C1 controls too (CSI)")
+        #expect(SpoolName(Array("invoice\u{202E}nosj.exe.json".utf8)).text == nil, "a bidi override makes a name display as another")
+        #expect(SpoolName(Array("a\u{2028}b.json".utf8)).text == nil, "a line separator")
+        #expect(SpoolName(Array("invoice\u{202E}x.json".utf8)).escaped == #"invoice\xe2\x80\xaex.json"#)
         #expect(SpoolName(Array("ok.json".utf8)).problem == nil)
     }
 

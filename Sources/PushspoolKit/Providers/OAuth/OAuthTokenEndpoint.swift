@@ -73,8 +73,8 @@ public struct OAuthTokenEndpoint: Sendable {
     }
 
     static func clip(_ s: String) -> String {
-        let printable = String(s.unicodeScalars.filter { $0.value >= 0x20 && $0.value != 0x7F }.map(Character.init))
-        return printable.count > 160 ? String(printable.prefix(160)) + "…" : printable
+        let short = s.count > 160 ? String(s.prefix(160)) + "…" : s
+        return TerminalText.escaped(short)
     }
 }
 
