@@ -13,8 +13,11 @@ public enum CLI {
             code = try run(args)
         } catch {
             Log.shared.flushRepeats()
-            // An error may quote what the user gave (an id, a tag, a value): one line, inert on a terminal.
-            FileHandle.standardError.write(Data("pushspool: \(TerminalText.escaped(error.description))\n".utf8))
+            // An error may quote what the user gave (an id, a tag, a value): inert on a terminal.
+            // Some errors list one problem per line (config problems): each line is escaped.
+            let text = error.description.split(separator: "\n", omittingEmptySubsequences: false)
+                .map { TerminalText.escaped(String($0)) }.joined(separator: "\n")
+            FileHandle.standardError.write(Data("pushspool: \(text)\n".utf8))
             exit(error.code.rawValue)
         }
         Log.shared.flushRepeats()
