@@ -1,0 +1,120 @@
+import Foundation
+import Synchronization
+import Testing
+@testable import PushspoolKit
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `status` and `resume` tell the truth about the dispatcher, with the real binary: a dispatcher
+/// stopped with SIGSTOP is reported as not responding (its heartbeat), two resumes at once both
+/// succeed, and `resume` returns once the dispatcher has acknowledged it.
+@Suite(.serialized)
+struct ControlPathTests {
+    /// A sandbox spool with a slow (paced) job running under `pushspool run`.
+    static func pacedCampaign(devices: Int, seconds: Int) throws -> (SandboxSpool, Process) {
+        let s = try SandboxSpool(devices: devices)
+        s.dir.write("spool/incoming/paced.json", #"{"id":"paced","to_tag":"all","pns":"fcm","message":"m","spread_over_seconds":\#(seconds)}"#)
+        let run = try startPushspool(["run"] + s.common)
+        #expect(CampaignControlTests.until(30) { s.sent("paced").count >= 2 }, "the campaign got going")
+        return (s, run)
+    }
+
+    static func statusJSON(_ s: SandboxSpool) throws -> (doc: [String: Any], seconds: Double) {
+        let started = Date()
+        let r = try runPushspool(["status", "--json"] + s.common)
+        let seconds = Date().timeIntervalSince(started)
+        #expect(r.status == 0, "\(r.stderr)")
+        return ((try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8))) as? [String: Any] ?? [:], seconds)
+    }
+
+    @Test func statusSaysWhenTheDispatcherStopsResponding() throws {
+        let (s, run) = try Self.pacedCampaign(devices: 200, seconds: 100)
+        defer { kill(run.processIdentifier, SIGCONT); if run.isRunning { run.terminate() }; run.waitUntilExit() }
+        let pid = Int(run.processIdentifier)
+
+        var (doc, seconds) = try Self.statusJSON(s)
+        var dispatcher = doc["dispatcher"] as? [String: Any] ?? [:]
+        #expect(dispatcher["pid"] as? Int == pid && dispatcher["responding"] as? Bool == true, "\(doc)")
+        #expect((doc["active"] as? [[String: Any]])?.first?["state"] as? String == "running", "\(doc)")
+
+        kill(run.processIdentifier, SIGSTOP)
+        let stoppedAt = Date()
+        #expect(CampaignControlTests.until(30) {
+            (((try? Self.statusJSON(s))?.doc["dispatcher"] as? [String: Any])?["responding"] as? Bool) == false
+        }, "status never said the stopped dispatcher was not responding")
+        print("status: a dispatcher stopped with SIGSTOP shown as not responding \(String(format: "%.1f", Date().timeIntervalSince(stoppedAt))) s after the stop (threshold \(DispatcherPresence.respondingWithin) s)")
+        (doc, seconds) = try Self.statusJSON(s)
+        dispatcher = doc["dispatcher"] as? [String: Any] ?? [:]
+        let age = dispatcher["heartbeat_age_s"] as? Int ?? -1
+        #expect(dispatcher["pid"] as? Int == pid && age >= Int(DispatcherPresence.respondingWithin), "\(dispatcher)")
+        let job = (doc["active"] as? [[String: Any]])?.first ?? [:]
+        #expect(job["state"] as? String == "not responding" && job["rate_per_s"] is NSNull, "no rate for a stalled job: \(job)")
+        let text = try runPushspool(["status"] + s.common)
+        #expect(text.stdout.contains("dispatcher pid \(pid) not responding (no heartbeat for "), "\(text.stdout)")
+        #expect(text.stdout.range(of: #", \d+/s"#, options: .regularExpression) == nil, "no rate while stalled: \(text.stdout)")
+        print("status answered in \(String(format: "%.3f", seconds)) s with the dispatcher stopped")
+        #expect(seconds < 2, "status took \(seconds) s")
+
+        // It goes on: responding again at its next beat.
+        kill(run.processIdentifier, SIGCONT)
+        #expect(CampaignControlTests.until(30) {
+            (((try? Self.statusJSON(s))?.doc["dispatcher"] as? [String: Any])?["responding"] as? Bool) == true
+        })
+        // Stopped cleanly: no dispatcher, and its record is gone.
+        run.terminate()
+        run.waitUntilExit()
+        (doc, _) = try Self.statusJSON(s)
+        #expect(doc["dispatcher"] is NSNull && (doc["dispatchers"] as? [Any])?.isEmpty == true, "\(doc)")
+        #expect(try runPushspool(["status"] + s.common).stdout.contains("no dispatcher running"))
+    }
+
+    @Test func twoResumesAtOnceBothSucceedAndReturnOnceTheDispatcherActed() throws {
+        let (s, run) = try Self.pacedCampaign(devices: 400, seconds: 40)
+        defer { if run.isRunning { run.terminate() }; run.waitUntilExit() }
+        #expect(try runPushspool(["pause", "paced"] + s.common).status == 0)
+        #expect(CampaignControlTests.until(30) {
+            ((try? Self.statusJSON(s))?.doc["active"] as? [[String: Any]])?.first?["state"] as? String == "paused"
+        })
+        let before = s.sent("paced").count
+
+        // Two operators resume at the same moment.
+        let started = Date()
+        let results = Mutex<[RunResult]>([])
+        let group = DispatchGroup()
+        let resume = ["resume", "paced"] + s.common
+        for _ in 0..<2 {
+            DispatchQueue.global().async(group: group) {
+                if let r = try? runPushspool(resume) { results.withLock { $0.append(r) } }
+            }
+        }
+        group.wait()
+        let returned = Date().timeIntervalSince(started)
+        let both = results.withLock { $0 }
+        #expect(both.count == 2 && both.allSatisfy { $0.status == 0 }, "\(both)")
+        let acknowledged = both.filter { $0.stdout.contains("dispatcher pid \(run.processIdentifier) continues it") }
+        #expect(acknowledged.count == 1, "one resume removed the pause and saw it acknowledged: \(both.map(\.stdout))")
+        #expect(both.contains { $0.stdout.contains("is not paused: nothing to resume") } || acknowledged.count == 2, "\(both.map(\.stdout))")
+        // Acknowledged means acting: the next target goes out at once (pacing does not wait
+        // for the targets sent before the pause).
+        #expect(CampaignControlTests.until(30) { s.sent("paced").count > before })
+        let firstSend = Date().timeIntervalSince(started)
+        print("resume: both commands returned after \(String(format: "%.3f", returned)) s; the next push went out \(String(format: "%.3f", firstSend)) s after the resume (process start-up included)")
+        #expect(firstSend < 3, "the resumed job sent again only after \(firstSend) s")
+        #expect(s.dir.list("spool/control").isEmpty, "no marker left behind: \(s.dir.list("spool/control"))")
+
+        // Resuming what is not paused: a no-op, exit 0.
+        let again = try runPushspool(["resume", "paced"] + s.common)
+        #expect(again.status == 0 && again.stdout.contains("is not paused"), "\(again)")
+    }
+
+    @Test func resumeWithNoDispatcherSaysSoAtOnce() throws {
+        let s = try SandboxSpool(devices: 3)
+        s.dir.write("spool/incoming/later.json", #"{"id":"later","to_tag":"all","pns":"fcm","message":"m","not_before":"2099-01-01T00:00:00Z"}"#)
+        #expect(try runPushspool(["pause", "later"] + s.common).status == 0)
+        let r = try runPushspool(["resume", "later"] + s.common)
+        #expect(r.status == 0 && r.stdout.contains("no dispatcher is running"), "\(r)")
+        #expect(s.dir.list("spool/control").isEmpty)
+        #expect(try runPushspool(["resume", "nope"] + s.common).status == 64, "an unknown id is still an error")
+    }
+}
