@@ -254,6 +254,12 @@ public final class Dispatcher: Sendable {
                 if isStopping {
                     finishIfIdle()
                 } else {
+                    // Resumed (or cancelled) while its requests in flight were finishing: the
+                    // scan the request caused found it still running here and left it. It goes
+                    // on (or ends as cancelled) now, not at the next look at active/ seconds later.
+                    if result.outcome == .paused, controls?.request(for: result.id) != .pause, hasRoom() {
+                        start(name, origin: .orphan)
+                    }
                     startDeferred()
                     claimFromBacklog(rescanWhenEmpty: true)
                 }

@@ -108,6 +108,29 @@ struct ControlPathTests {
         #expect(again.status == 0 && again.stdout.contains("is not paused"), "\(again)")
     }
 
+    /// Resumed while the pause is still taking effect (the requests in flight take 1.5 s to be
+    /// answered, and a paced job has them at staggered times): the job goes on as soon as they
+    /// are answered, not at the dispatcher's next look at `active/` (every 5 s).
+    @Test(.enabled(if: Paths.nodeAvailable)) func aResumeDuringThePauseTakesEffectOnceInFlightRequestsEnd() throws {
+        let s = try APNsSpool(fakeArgs: ["hold-ms": "1500", "track-limit": "0"], concurrency: 16)
+        try s.importDevices(200, tag: "all")
+        // One request every 250 ms, each answered after 1.5 s: about 6 in flight at any moment.
+        s.drop("slow", #"{"id":"slow","to_tag":"all","pns":["apns"],"message":"m","spread_over_seconds":50}"#)
+        let run = try startPushspool(["run"] + s.common)
+        defer { if run.isRunning { run.terminate() }; run.waitUntilExit() }
+        func lastArrival() -> Double { CampaignControlTests.arrivals(s.fake.state()).last }
+        #expect(CampaignControlTests.until(30) { CampaignControlTests.answered(s) >= 4 }, "the campaign got going")
+        #expect(try runPushspool(["pause", "slow"] + s.common).status == 0)
+        usleep(300_000)          // the pause is seen; the requests in flight are still being answered
+        let resumedAt = Date()
+        let resume = try runPushspool(["resume", "slow"] + s.common)
+        #expect(resume.status == 0 && resume.stdout.contains("continues it"), "\(resume)")
+        #expect(CampaignControlTests.until(30) { lastArrival() > resumedAt.timeIntervalSince1970 }, "never sent again")
+        let latency = Date().timeIntervalSince(resumedAt)
+        print("resume while a pause waits for 1.5 s requests in flight: sending again \(String(format: "%.2f", latency)) s after the resume")
+        #expect(latency < 4, "the job waited \(latency) s for the dispatcher's next look at active/")
+    }
+
     @Test func resumeWithNoDispatcherSaysSoAtOnce() throws {
         let s = try SandboxSpool(devices: 3)
         s.dir.write("spool/incoming/later.json", #"{"id":"later","to_tag":"all","pns":"fcm","message":"m","not_before":"2099-01-01T00:00:00Z"}"#)
