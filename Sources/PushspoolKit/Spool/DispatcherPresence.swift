@@ -34,16 +34,27 @@ final class DispatcherPresence: Sendable {
     /// Writes the first record, sweeps records of dispatchers that are gone, and beats.
     func start() {
         mkdir(records.directory.path, 0o700)
-        for seen in Self.all(records, now: Date()) where seen.isGone { unlink(records.path(seen.file)) }
-        records.replace(name, with: .current())
+        let now = Date()
+        for seen in Self.all(records, now: now) where seen.isGone { unlink(records.path(seen.file)) }
+        for (file, modified) in records.entries() where file.hasPrefix(".") && now.timeIntervalSince1970 - modified > 60 {
+            unlink(records.path(file))                // a temporary file left by a crash
+        }
+        beat()
         timer.withLock { t in
             guard t == nil else { return }
             let source = DispatchSource.makeTimerSource(queue: .global(qos: .userInitiated))
             source.schedule(deadline: .now() + Self.interval, repeating: Self.interval, leeway: .milliseconds(100))
-            source.setEventHandler { [records, name] in records.replace(name, with: .current()) }
+            source.setEventHandler { [weak self] in self?.beat() }
             source.resume()
             t = source
         }
+    }
+
+    /// Rewrites the record; where that fails (a full disk: the temporary file gets no block)
+    /// the record's modification time is set instead, which readers take as a heartbeat too, so
+    /// a full disk does not make a working dispatcher look stalled.
+    private func beat() {
+        if !records.replace(name, with: .current()) { utimensat(AT_FDCWD, records.path(name), nil, 0) }
     }
 
     /// Stops beating and removes the record: this dispatcher is no longer running.
@@ -92,7 +103,8 @@ final class DispatcherPresence: Sendable {
     private static func all(_ records: OwnerRecordFolder, now: Date) -> [Seen] {
         records.entries().compactMap { entry -> Seen? in
             guard !entry.name.hasPrefix("."), let record = records.read(entry.name)?.record else { return nil }
-            let age = max(0, now.timeIntervalSince(record.heartbeat))
+            // The later of the heartbeat written and the file's time (`beat` on a full disk).
+            let age = max(0, min(now.timeIntervalSince(record.heartbeat), now.timeIntervalSince1970 - entry.modified))
             let gone = record.host == OwnerRecord.hostName ? (kill(record.pid, 0) != 0 && errno == ESRCH)
                 : age > JobOwners.defaultLease
             return Seen(file: entry.name, record: record, age: age, isGone: gone)
