@@ -69,9 +69,10 @@ public struct JobSteering: Sendable {
             if errno == ENOENT { return (folder, .notPaused) }
             throw Failure(kind: .io, description: "cannot remove \(controls.url(id, .pause).path): \(String(cString: strerror(errno)))")
         }
-        guard let dispatcher = DispatcherPresence.running(on: spool).last(where: \.isResponding) else {
-            return (folder, .noDispatcher)
-        }
+        let running = DispatcherPresence.running(on: spool)
+        guard let stalled = running.first else { return (folder, .noDispatcher) }
+        // Only stalled ones (SIGSTOP): they see the pause gone when they go on; nobody acknowledges now.
+        guard let dispatcher = running.last(where: \.isResponding) else { return (folder, .unacknowledged(pid: stalled.record.pid)) }
         do { try controls.writeResumeMarker(id: id) } catch { return (folder, .unacknowledged(pid: dispatcher.record.pid)) }
         let marker = controls.resumeMarkerURL(id).path
         let acknowledged = Self.until(wait) { access(marker, F_OK) != 0 }

@@ -56,6 +56,11 @@ struct ControlPathTests {
         print("status answered in \(String(format: "%.3f", seconds)) s with the dispatcher stopped")
         #expect(seconds < 2, "status took \(seconds) s")
 
+        // A resume meanwhile does not wait for it, and does not claim that no dispatcher runs.
+        #expect(try runPushspool(["pause", "paced"] + s.common).status == 0)
+        let resume = try runPushspool(["resume", "paced"] + s.common)
+        #expect(resume.status == 0 && resume.stdout.contains("dispatcher pid \(pid) has not acknowledged it yet"), "\(resume)")
+
         // It goes on: responding again at its next beat.
         kill(run.processIdentifier, SIGCONT)
         #expect(CampaignControlTests.until(30) {
