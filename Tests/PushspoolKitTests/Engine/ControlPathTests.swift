@@ -20,6 +20,14 @@ struct ControlPathTests {
         return (s, run)
     }
 
+    /// When the sandbox sent each push of `job` (its outbox lines' `at`), seconds since the epoch.
+    static func pushTimes(_ s: SandboxSpool, job: String) -> [Double] {
+        let format = ISO8601DateFormatter()
+        format.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
+        return s.dir.jsonLines("spool/outbox/fcm.jsonl").filter { $0["job"] as? String == job }
+            .compactMap { ($0["at"] as? String).flatMap { format.date(from: $0)?.timeIntervalSince1970 } }
+    }
+
     static func statusJSON(_ s: SandboxSpool) throws -> (doc: [String: Any], seconds: Double) {
         let started = Date()
         let r = try runPushspool(["status", "--json"] + s.common)
@@ -75,13 +83,20 @@ struct ControlPathTests {
     }
 
     @Test func twoResumesAtOnceBothSucceedAndReturnOnceTheDispatcherActed() throws {
-        let (s, run) = try Self.pacedCampaign(devices: 400, seconds: 40)
+        // 40 pushes a second: one every 25 ms, the resolution of the pause's latency below.
+        let (s, run) = try Self.pacedCampaign(devices: 400, seconds: 10)
         defer { if run.isRunning { run.terminate() }; run.waitUntilExit() }
         #expect(try runPushspool(["pause", "paced"] + s.common).status == 0)
+        let pausedAt = Date().timeIntervalSince1970
         #expect(CampaignControlTests.until(30) {
             ((try? Self.statusJSON(s))?.doc["active"] as? [[String: Any]])?.first?["state"] as? String == "paused"
         })
         let before = s.sent("paced").count
+        let times = Self.pushTimes(s, job: "paced")
+        #expect(times.count == before, "every push has its time")
+        let lastPush = times.max() ?? .infinity
+        print("pause: the last push went out \(Int(max(0, lastPush - pausedAt) * 1000)) ms after the pause command returned")
+        #expect(lastPush - pausedAt < 1, "pushes went on \(lastPush - pausedAt) s after the pause")
 
         // Two operators resume at the same moment.
         let started = Date()
