@@ -151,6 +151,27 @@ struct ControlPathTests {
         #expect(latency < 4, "the job waited \(latency) s for the dispatcher's next look at active/")
     }
 
+    /// The heartbeat records' folder on a full disk (a tmpfs filled up): the record cannot be
+    /// rewritten, but the dispatcher works, and `status` must not say it stopped responding.
+    @Test(.enabled(if: MountProbe.canMountTmpfs)) func aFullDiskDoesNotMakeAWorkingDispatcherLookStalled() throws {
+        let s = try SandboxSpool(devices: 3)
+        let records = s.dir.path("spool/.state/dispatchers")
+        mkdir(records, 0o700)
+        try #require(MountProbe.sh(["mount", "-t", "tmpfs", "-o", "size=16k,mode=0700", "tmpfs", records]) == 0, "mount failed")
+        defer { _ = MountProbe.sh(["umount", records]) }
+        let run = try startPushspool(["run"] + s.common)
+        defer { if run.isRunning { run.terminate() }; run.waitUntilExit() }
+        #expect(CampaignControlTests.until(30) { s.dir.list("spool/.state/dispatchers").count == 1 })
+        // Fill what is left (dd stops at ENOSPC).
+        _ = MountProbe.sh(["dd", "if=/dev/zero", "of=\(records)/.filler", "bs=1k", "count=64"])
+        var st = statvfs()
+        #expect(statvfs(records, &st) == 0 && st.f_bavail == 0, "the folder is full")
+        usleep(UInt32(DispatcherPresence.respondingWithin * 1_000_000) + 1_500_000)
+        let (doc, _) = try Self.statusJSON(s)
+        let dispatcher = doc["dispatcher"] as? [String: Any] ?? [:]
+        #expect(dispatcher["pid"] as? Int == Int(run.processIdentifier) && dispatcher["responding"] as? Bool == true, "\(doc)")
+    }
+
     @Test func resumeWithNoDispatcherSaysSoAtOnce() throws {
         let s = try SandboxSpool(devices: 3)
         s.dir.write("spool/incoming/later.json", #"{"id":"later","to_tag":"all","pns":"fcm","message":"m","not_before":"2099-01-01T00:00:00Z"}"#)
