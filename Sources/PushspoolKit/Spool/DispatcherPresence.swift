@@ -105,9 +105,33 @@ final class DispatcherPresence: Sendable {
             guard !entry.name.hasPrefix("."), let record = records.read(entry.name)?.record else { return nil }
             // The later of the heartbeat written and the file's time (`beat` on a full disk).
             let age = max(0, min(now.timeIntervalSince(record.heartbeat), now.timeIntervalSince1970 - entry.modified))
-            let gone = record.host == OwnerRecord.hostName ? (kill(record.pid, 0) != 0 && errno == ESRCH)
+            let gone = record.host == OwnerRecord.hostName ? !isAlive(record)
                 : age > JobOwners.defaultLease
             return Seen(file: entry.name, record: record, age: age, isGone: gone)
         }
     }
+
+    /// Whether the dispatcher of a record of this host still exists: its pid is alive and, where
+    /// `/proc` tells, that process started before the record's heartbeat (else the pid was
+    /// reused after the dispatcher was killed, and the record is a leftover).
+    private static func isAlive(_ record: OwnerRecord) -> Bool {
+        if kill(record.pid, 0) != 0 && errno == ESRCH { return false }
+        guard let started = processStart(record.pid) else { return true }
+        return started <= record.heartbeat.timeIntervalSince1970 + 1
+    }
+
+    /// When process `pid` started (seconds since the epoch), from `/proc` (Linux); nil elsewhere.
+    private static func processStart(_ pid: Int32) -> Double? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return nil }
+        // Fields after "pid (comm)": state is field 3, starttime field 22 (clock ticks after boot).
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 19, let ticks = Double(fields[19]), let boot = bootTime else { return nil }
+        return boot + ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    }
+
+    private static let bootTime: Double? = {
+        guard let text = try? String(contentsOfFile: "/proc/stat", encoding: .utf8) else { return nil }
+        return text.split(separator: "\n").first { $0.hasPrefix("btime ") }.flatMap { Double($0.dropFirst(6)) }
+    }()
 }

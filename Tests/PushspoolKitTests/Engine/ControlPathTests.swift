@@ -172,6 +172,29 @@ struct ControlPathTests {
         #expect(dispatcher["pid"] as? Int == Int(run.processIdentifier) && dispatcher["responding"] as? Bool == true, "\(doc)")
     }
 
+    /// A record left by a killed dispatcher whose pid now belongs to another process (started
+    /// after the record's last heartbeat) is a leftover, not a dispatcher that stopped responding.
+    @Test func aRecordWhosePidWasReusedIsNoDispatcher() throws {
+        let s = try SandboxSpool(devices: 1)
+        let records = s.dir.path("spool/.state/dispatchers")
+        mkdir(records, 0o700)
+        let stale = OwnerRecord(host: OwnerRecord.hostName, pid: 0, instance: "killed", heartbeat: Date().addingTimeInterval(-30))
+        let other = Process()
+        other.executableURL = URL(fileURLWithPath: "/bin/sleep")
+        other.arguments = ["30"]
+        other.standardInput = FileHandle.nullDevice
+        other.standardOutput = FileHandle.nullDevice
+        other.standardError = FileHandle.nullDevice
+        try other.run()
+        defer { kill(other.processIdentifier, SIGKILL); other.waitUntilExit() }
+        var record = stale
+        record.pid = other.processIdentifier
+        s.dir.write("spool/.state/dispatchers/killed.json", String(decoding: record.encoded(), as: UTF8.self))
+        let (doc, _) = try Self.statusJSON(s)
+        #expect(doc["dispatcher"] is NSNull, "\(doc)")
+        #expect(try runPushspool(["status"] + s.common).stdout.contains("no dispatcher running"))
+    }
+
     @Test func resumeWithNoDispatcherSaysSoAtOnce() throws {
         let s = try SandboxSpool(devices: 3)
         s.dir.write("spool/incoming/later.json", #"{"id":"later","to_tag":"all","pns":"fcm","message":"m","not_before":"2099-01-01T00:00:00Z"}"#)
