@@ -2,16 +2,26 @@ import Foundation
 import PushspoolCore
 
 /// `cancel ID`, `pause ID`, `resume ID`: an operator's request about one job, written into
-/// `control/` for the dispatchers (which act within a second), through `JobSteering`.
+/// `control/` for the dispatchers (which watch it and act at once), through `JobSteering`.
 enum ControlCommands {
     static func cancel(_ args: Arguments) throws(CLIError) -> ExitCode { try request(.cancel, args, command: "cancel") }
     static func pause(_ args: Arguments) throws(CLIError) -> ExitCode { try request(.pause, args, command: "pause") }
 
     static func resume(_ args: Arguments) throws(CLIError) -> ExitCode {
         let (steering, id) = try target(args, command: "resume")
-        let folder: Spool.Folder
-        do { folder = try steering.resume(id: id) } catch { throw cliError(error, command: "resume") }
-        print("resumed job \(id) (in \(folder.rawValue)/): a running dispatcher continues it within a second, sending only what it has not sent")
+        let done: (folder: Spool.Folder, resumed: JobSteering.Resumed)
+        do { done = try steering.resume(id: id) } catch { throw cliError(error, command: "resume") }
+        let job = "job \(id) (in \(done.folder.rawValue)/)"
+        switch done.resumed {
+        case .notPaused:
+            print("\(job) is not paused: nothing to resume")
+        case .acknowledged(let pid):
+            print("resumed \(job): dispatcher pid \(pid) continues it, sending only what it has not sent")
+        case .noDispatcher:
+            print("resumed \(job); no dispatcher is running: the next `pushspool run` continues it")
+        case .unacknowledged(let pid):
+            print("resumed \(job); dispatcher pid \(pid) has not acknowledged it yet (see `pushspool status`): it continues the job when it next looks at control/")
+        }
         return .ok
     }
 

@@ -20,12 +20,18 @@ enum StatusCommand {
         }
         let status = JobStatus(spool: spool, ownerLeaseSeconds: runtime.config.ownerLeaseSeconds)
         let active = spool.jobs(in: .active).map { status.active(name: $0, now: now) }
+        let dispatchers = DispatcherPresence.running(on: spool, now: now)
+        let registryProblem = RegistryProbe(config: runtime.config).problem()
         var failures: [JSONValue] = []
         for name in spool.jobs(in: .failed).suffix(5).reversed() {
             failures.append(.object([("file", .string(name)), ("error", failureReason(spool, name).map(JSONValue.string) ?? .null)]))
         }
         let doc = JSONValue.object([
             ("spool", .string(spool.root.path)),
+            // The least responsive dispatcher (null: none runs), then every one.
+            ("dispatcher", dispatchers.first?.json() ?? .null),
+            ("dispatchers", .array(dispatchers.map { $0.json() })),
+            ("registry", RegistryProbe.json(registryProblem)),
             ("folders", .object(folders)),
             ("active", .array(active)),
             ("paused_providers", .array(PauseRecord.all(in: spool))),
@@ -43,6 +49,9 @@ enum StatusCommand {
             let age = v["oldest_age_s"].flatMap { if case .int(let n) = $0 { return " (oldest \(formatAge(Int(n))))" } else { return nil } } ?? ""
             print("  \(name.padding(toLength: 9, withPad: " ", startingAt: 0)) \(count)\(age)")
         }
+        if dispatchers.isEmpty { print("  no dispatcher running") }
+        for d in dispatchers { print("  \(d.line)") }
+        print("  registry: " + (registryProblem.map { "unreachable (\($0))" } ?? "reachable"))
         for a in active {
             var line = "  \(a["state"]?.stringValue ?? "?") \(a["id"]?.stringValue ?? "?")"
             if let host = a["host"]?.stringValue, host != OwnerRecord.hostName { line += " on \(host)" }

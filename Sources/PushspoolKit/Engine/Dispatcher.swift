@@ -21,6 +21,8 @@ public final class Dispatcher: Sendable {
     private let maxJobs: Int
     private let control = DispatchQueue(label: "pushspool.dispatcher")
     private let idle = DispatchSemaphore(value: 0)
+    /// This dispatcher's heartbeat record, for `status` and `resume`.
+    private let presence: DispatcherPresence
 
     private struct State {
         var running: Set<String> = []
@@ -48,20 +50,28 @@ public final class Dispatcher: Sendable {
         self.log = log
         self.maxJobs = max(1, maxJobs)
         self.report = report
+        presence = DispatcherPresence(spool: spool)
     }
 
     private var controls: JobControls? { runner.env.controls }
 
     /// Watches `control/` (inotify): a cancel or pause reaches running jobs at once (they ask
     /// `controls` before each target); a cancelled or resumed job that is not running is
-    /// started now (cancel also overrides `not_before`).
+    /// started now (cancel also overrides `not_before`). A `resume` waiting for this dispatcher
+    /// left a marker (`JobControls.resumeMarkers`): it is removed once the scan that follows
+    /// the resume has run, which is the acknowledgement the command waits for.
     private func watchControls() -> SpoolWatcher? {
         guard let controls else { return nil }
         let watcher = SpoolWatcher(directory: controls.directory, removals: true)
         watcher.start { [weak self] in
-            guard let self, controls.refresh() else { return }
+            guard let self else { return }
+            let changed = controls.refresh()
+            let markers = controls.resumeMarkers()
+            guard changed || !markers.isEmpty else { return }
             state.withLock { $0.lastOrphanScan = .distantPast }
             requestScan()
+            // Queued behind the scan just requested (or the one already queued): runs after it.
+            if !markers.isEmpty { control.async { markers.forEach(controls.acknowledgeResume) } }
         }
         // A request written between the runner's first look and the watch.
         if controls.refresh() { state.withLock { $0.lastOrphanScan = .distantPast } }
@@ -81,6 +91,8 @@ public final class Dispatcher: Sendable {
     /// Processes what is due now (orphans first), waits for it, returns. For cron: `run --once`.
     public func runOnce() {
         state.withLock { $0.onceMode = true }
+        presence.start()
+        defer { presence.stop() }
         let controlWatcher = watchControls()
         requestScan()
         idle.wait()
@@ -89,6 +101,8 @@ public final class Dispatcher: Sendable {
 
     /// Watches the spool until `stop()`; then finishes or checkpoints running jobs and returns.
     public func runForever(watcher: SpoolWatcher) {
+        presence.start()
+        defer { presence.stop() }
         watcher.start { [weak self] in self?.requestScan() }
         let controlWatcher = watchControls()
         let tick = DispatchSource.makeTimerSource(queue: control)
@@ -240,6 +254,12 @@ public final class Dispatcher: Sendable {
                 if isStopping {
                     finishIfIdle()
                 } else {
+                    // Resumed (or cancelled) while its requests in flight were finishing: the
+                    // scan the request caused found it still running here and left it. It goes
+                    // on (or ends as cancelled) now, not at the next look at active/ seconds later.
+                    if result.outcome == .paused, controls?.request(for: result.id) != .pause, hasRoom() {
+                        start(name, origin: .orphan)
+                    }
                     startDeferred()
                     claimFromBacklog(rescanWhenEmpty: true)
                 }

@@ -74,13 +74,46 @@ public final class JobControls: Sendable {
 
     /// Writes a request atomically (a hidden temporary file renamed into place).
     public func write(_ kind: ControlRequest, id: String, now: Date = Date()) throws {
-        let line = #"{"request":"\#(kind.rawValue)","id":"\#(id)","requested_at":"\#(Timestamp.rfc3339(now))"}"# + "\n"
-        let tmp = directory.appendingPathComponent(".\(id).\(kind.rawValue).\(getpid()).tmp")
+        try write(kind.rawValue, id: id, now: now)
+    }
+
+    // MARK: Resume acknowledgements
+
+    /// `control/<id>.resume`: left by a `resume` that waits for a dispatcher to act on it. It is
+    /// no request (a resume is the pause file's removal): a dispatcher removes it once it has
+    /// looked at the spool again after the resume, and that removal is the acknowledgement.
+    static let resumeMarker = "resume"
+
+    /// Writes the marker of a resume of `id` (after its pause file is gone).
+    public func writeResumeMarker(id: String) throws {
+        try write(Self.resumeMarker, id: id, now: Date())
+    }
+
+    public func resumeMarkerURL(_ id: String) -> URL {
+        directory.appendingPathComponent("\(id).\(Self.resumeMarker)")
+    }
+
+    /// Ids with a resume marker waiting for a dispatcher.
+    public func resumeMarkers() -> [String] {
+        let suffix = ".\(Self.resumeMarker)"
+        return ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? [])
+            .filter { !$0.hasPrefix(".") && $0.hasSuffix(suffix) }.map { String($0.dropLast(suffix.count)) }
+    }
+
+    /// Acknowledges (removes) the resume marker of `id`.
+    public func acknowledgeResume(_ id: String) {
+        unlink(resumeMarkerURL(id).path)
+    }
+
+    private func write(_ kind: String, id: String, now: Date) throws {
+        let line = #"{"request":"\#(kind)","id":"\#(id)","requested_at":"\#(Timestamp.rfc3339(now))"}"# + "\n"
+        let target = directory.appendingPathComponent("\(id).\(kind)")
+        let tmp = directory.appendingPathComponent(".\(id).\(kind).\(getpid()).tmp")
         try FileIO.writeDurably(Array(line.utf8), to: tmp, mode: 0o660)
-        guard rename(tmp.path, url(id, kind).path) == 0 else {
+        guard rename(tmp.path, target.path) == 0 else {
             let why = String(cString: strerror(errno))
             unlink(tmp.path)
-            throw SpoolError("cannot write \(url(id, kind).path): \(why)")
+            throw SpoolError("cannot write \(target.path): \(why)")
         }
     }
 }

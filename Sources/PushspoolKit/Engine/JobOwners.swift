@@ -123,6 +123,17 @@ final class JobOwners: Sendable {
         return ownership
     }
 
+    /// Reads the job's record again between heartbeats: the owner asks before each batch of
+    /// targets (`SendRun.ownershipBatch`), so that where the job file's lock does nothing (a
+    /// filesystem without working locks) a dispatcher that took the job over stops this one
+    /// within a batch, not a heartbeat. One small file read per batch.
+    func confirm(_ ownership: Ownership) {
+        ownership.ifCurrent {
+            guard let other = records.read(ownership.name)?.record, !other.isThisProcess else { return nil }
+            return other.host
+        }
+    }
+
     /// Rewrites each owned job's record; one that holds another process's record now is lost.
     private func beat() {
         for ownership in owned.withLock({ Array($0.values) }) {

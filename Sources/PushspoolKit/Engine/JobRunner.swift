@@ -22,6 +22,8 @@ final class JobRunner: Sendable {
         /// How long a job stays with a dispatcher on another host after its last heartbeat
         /// (`owner_lease_seconds`).
         var ownerLease: Double = JobOwners.defaultLease
+        /// Re-reads the running job's owner record (set per job by the runner; see `JobOwners.confirm`).
+        var confirmOwnership: (@Sendable () -> Void)? = nil
     }
 
     /// Interruption reasons that are operators' requests, not failures.
@@ -171,6 +173,7 @@ final class JobRunner: Sendable {
             // A job taken over by another host stops producing targets, as on a stop.
             var sendEnv = env
             sendEnv.isStopping = { [isStopping = env.isStopping] in isStopping() || ownership.isLost }
+            sendEnv.confirmOwnership = { [owners] in owners.confirm(ownership) }
             let tally = request == .cancel
                 ? SendRun.Result(delivered: prior.delivered, failed: prior.failed, unregistered: prior.unregistered,
                                  retries: prior.retries, interruption: Self.cancelled)

@@ -8,12 +8,14 @@ public struct JobStatus: Sendable {
     public let spool: Spool
     let controls: JobControls
     let owners: OwnerRecordFolder
+    let dispatchers: OwnerRecordFolder
     let lease: Double
 
     public init(spool: Spool, ownerLeaseSeconds: Int) {
         self.spool = spool
         controls = JobControls(directory: spool.url(.control))
         owners = OwnerRecordFolder(spool: spool)
+        dispatchers = OwnerRecordFolder(directory: DispatcherPresence.directory(spool))
         lease = Double(ownerLeaseSeconds)
     }
 
@@ -38,14 +40,19 @@ public struct JobStatus: Sendable {
                                           failed: log.failed, unregistered: log.unregistered, updatedAt: now)
         }
         // What an operator asked of it, and whether a dispatcher has acted on it yet.
-        let state: String = switch (controls.request(for: id), running) {
+        var state: String = switch (controls.request(for: id), running) {
         case (.cancel?, _): "cancelling"
         case (.pause?, true): "pausing"
         case (.pause?, false): "paused"
         case (nil, true): "running"
         case (nil, false): "waiting to resume"
         }
-        let rate = running ? progress?.rate : nil
+        // A held lock says the owner's process exists, not that it works (SIGSTOP, a stall):
+        // its dispatcher's heartbeat says that. A stalled job shows no rate, whatever its last checkpoint said.
+        let stalled = running && owner.flatMap { dispatchers.read("\($0.instance).json")?.record }
+            .map { now.timeIntervalSince($0.heartbeat) >= DispatcherPresence.respondingWithin } == true
+        if stalled { state = "not responding" }
+        let rate = running && !stalled ? progress?.rate : nil
         let eta: Int? = {
             guard let p = progress, let t = p.targets, let rate, rate > 0, t > p.finished else { return nil }
             return Int((Double(t - p.finished) / rate).rounded(.up))

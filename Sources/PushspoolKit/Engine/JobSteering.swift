@@ -1,16 +1,21 @@
 import Foundation
 import PushspoolCore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// An operator's request about one job (`cancel`, `pause`, `resume`), from the CLI or
-/// `POST /v1/jobs/{id}/cancel|pause|resume`: written into `control/`, where running dispatchers
-/// see it within a second. Only a job still waiting in `incoming/` or claimed in `active/` can
+/// `POST /v1/jobs/{id}/cancel|pause|resume`: written into `control/`, which running dispatchers
+/// watch (inotify) and act on at once. Only a job still waiting in `incoming/` or claimed in `active/` can
 /// be steered.
 public struct JobSteering: Sendable {
     public struct Failure: Error, Sendable, CustomStringConvertible {
         public enum Kind: Sendable, Equatable {
             /// No such job here (`404`).
             case unknown
-            /// The job has ended, or is not paused for a resume (`409`).
+            /// The job has ended (`409`).
             case conflict
             /// The request could not be written (`503`).
             case io
@@ -39,19 +44,51 @@ public struct JobSteering: Sendable {
         return (folder, file, false)
     }
 
-    /// Takes a pause back. Returns the job's folder.
-    public func resume(id: String) throws(Failure) -> Spool.Folder {
-        guard FileManager.default.fileExists(atPath: controls.url(id, .pause).path) else {
-            let (folder, _) = try locate(id)
-            throw Failure(kind: .conflict, description: "job \(id) (in \(folder.rawValue)/) is not paused")
+    /// What a resume did.
+    public enum Resumed: Sendable, Equatable {
+        /// The job was not paused: nothing to do (a second `resume` at the same moment, too).
+        case notPaused
+        /// A running dispatcher (its pid) has looked at the spool again since: a resumed job in
+        /// `active/` is sending again (or waits for a free job slot).
+        case acknowledged(pid: Int32)
+        /// No dispatcher runs on this spool: the next `run` takes the job.
+        case noDispatcher
+        /// A dispatcher runs but did not acknowledge within the bound (stopped, overloaded); it
+        /// takes the job up when it looks at `control/` again.
+        case unacknowledged(pid: Int32)
+    }
+
+    /// Takes a pause back, like `mkdir -p`: a job that is not paused is left as it is. A resume
+    /// that removed the pause waits, at most `wait` seconds, for a running dispatcher to
+    /// acknowledge it (`JobControls.resumeMarkers`). Returns the job's folder.
+    public func resume(id: String, wait: Double = 5) throws(Failure) -> (folder: Spool.Folder, resumed: Resumed) {
+        let (folder, _) = try locate(id)
+        // Removing the pause is the resume; of two resumes at once, one removes it and the
+        // other finds it gone, which is the state both asked for.
+        if unlink(controls.url(id, .pause).path) != 0 {
+            if errno == ENOENT { return (folder, .notPaused) }
+            throw Failure(kind: .io, description: "cannot remove \(controls.url(id, .pause).path): \(String(cString: strerror(errno)))")
         }
-        let folder = (try? locate(id))?.folder ?? .active
-        do {
-            try FileManager.default.removeItem(at: controls.url(id, .pause))
-        } catch {
-            throw Failure(kind: .io, description: "cannot remove \(controls.url(id, .pause).path): \(error.localizedDescription)")
+        let running = DispatcherPresence.running(on: spool)
+        guard let stalled = running.first else { return (folder, .noDispatcher) }
+        // Only stalled ones (SIGSTOP): they see the pause gone when they go on; nobody acknowledges now.
+        guard let dispatcher = running.last(where: \.isResponding) else { return (folder, .unacknowledged(pid: stalled.record.pid)) }
+        do { try controls.writeResumeMarker(id: id) } catch { return (folder, .unacknowledged(pid: dispatcher.record.pid)) }
+        let marker = controls.resumeMarkerURL(id).path
+        let acknowledged = Self.until(wait) { access(marker, F_OK) != 0 }
+        if !acknowledged { controls.acknowledgeResume(id) }    // nobody else will
+        return (folder, acknowledged ? .acknowledged(pid: dispatcher.record.pid) : .unacknowledged(pid: dispatcher.record.pid))
+    }
+
+    /// Polls `condition` every 5 ms for at most `seconds` (an acknowledgement is expected within
+    /// milliseconds; a watch of `control/` would cost more to set up than these few checks).
+    private static func until(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+        let end = Date().addingTimeInterval(seconds)
+        while Date() < end {
+            if condition() { return true }
+            usleep(5_000)
         }
-        return folder
+        return condition()
     }
 
     /// Where the job with this id is: `incoming/` or `active/`, and its file name.

@@ -69,6 +69,7 @@ struct SendRun {
         if !plan.direct.isEmpty {
             do {
                 try env.registry.forEach(platforms: Set(plan.direct), matching: send.audience.tagExpression) { device in
+                    if matched % Self.ownershipBatch == 0 { env.confirmOwnership?() }
                     if let why = halt.reason {
                         interruption = why
                         return false
@@ -106,6 +107,11 @@ struct SendRun {
         return Result(delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, retries: c.retries,
                       matched: plan.direct.isEmpty ? nil : matched, interruption: interruption)
     }
+
+    /// Targets between two checks that this dispatcher still owns the job (its owner record):
+    /// after another dispatcher took it over, at most this many more (and those in flight) go
+    /// out from here.
+    static let ownershipBatch = 64
 
     /// Why the job must stop producing targets now: the dispatcher is stopping, or an operator
     /// cancelled or paused this job (`control/`). Targets in flight finish either way. One per

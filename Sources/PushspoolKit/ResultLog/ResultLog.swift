@@ -33,7 +33,7 @@ public final class ResultLog: Sendable {
         self.url = url
         let fd = open(url.path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0o640)   // never write through a planted symlink
         guard fd >= 0 else { throw .io(String(cString: strerror(errno))) }
-        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        if !FileIO.tryLockExclusive(fd) {
             FileIO.closeDescriptor(fd)
             throw .busy
         }

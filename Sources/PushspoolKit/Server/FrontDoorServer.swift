@@ -40,7 +40,8 @@ public final class FrontDoorServer: Sendable {
         self.listen = listen
         intake = JobIntake(spool: parts.spool)
         metrics = HTTPMetrics()
-        health = HealthCheck(check: HealthCheck.spoolAndRegistry(spool: parts.spool, registry: parts.registry))
+        // Bounded below the check's 1 s interval, so a database that does not answer shows at the next check.
+        health = HealthCheck(check: HealthCheck.spoolAndRegistry(spool: parts.spool, registry: RegistryProbe(config: parts.config, timeout: 0.9)))
         let jobs = JobAPI(spool: parts.spool, intake: intake, ownerLeaseSeconds: parts.config.ownerLeaseSeconds)
         let operations = OperationsAPI(health: health, metrics: metrics, spool: parts.spool,
                                        dispatcherTextfile: parts.config.metrics.textfile.map { parts.config.resolve($0).path })

@@ -35,8 +35,9 @@ public final class HealthCheck: @unchecked Sendable {   // the timer is only tou
     /// nil when healthy, else why not.
     public var currentProblem: String? { problem.withLock { $0 } }
 
-    /// The usual check of `serve`: the spool's writers' folders and the registry.
-    public static func spoolAndRegistry(spool: Spool, registry: any DeviceRegistry) -> @Sendable () -> String? {
+    /// The usual check of `serve`: the spool's writers' folders and the registry (the probe
+    /// `status` uses too).
+    public static func spoolAndRegistry(spool: Spool, registry: RegistryProbe) -> @Sendable () -> String? {
         {
             for folder in [Spool.Folder.tmp, .incoming] {
                 let path = spool.url(folder).path
@@ -48,12 +49,7 @@ public final class HealthCheck: @unchecked Sendable {   // the timer is only tou
             if statvfs(spool.url(.tmp).path, &fs) == 0, fs.f_bavail == 0 {
                 return "spool not writable: its disk is full"
             }
-            do {
-                _ = try registry.device(id: "healthz")
-            } catch {
-                return "registry unreachable: \(error)"
-            }
-            return nil
+            return registry.problem().map { "registry unreachable: \($0)" }
         }
     }
 }

@@ -108,8 +108,15 @@ public struct JobAPI: Sendable {
                     return .json(200, .object([("id", .string(id)), ("requested", .string(kind.rawValue)),
                                                ("folder", .string(placed.folder.rawValue)), ("already", .bool(placed.already))]))
                 }
-                let folder = try steering.resume(id: id)
-                return .json(200, .object([("id", .string(id)), ("requested", "resume"), ("folder", .string(folder.rawValue))]))
+                let done = try steering.resume(id: id)
+                let (resumed, pid): (String, Int32?) = switch done.resumed {
+                case .notPaused: ("not_paused", nil)
+                case .acknowledged(let pid): ("acknowledged", pid)
+                case .noDispatcher: ("no_dispatcher", nil)
+                case .unacknowledged(let pid): ("unacknowledged", pid)
+                }
+                return .json(200, .object([("id", .string(id)), ("requested", "resume"), ("folder", .string(done.folder.rawValue)),
+                                           ("resumed", .string(resumed)), ("dispatcher_pid", pid.map { .int(Int64($0)) } ?? .null)]))
             } catch {
                 switch error.kind {
                 case .unknown: return .error(404, "id: \(error.description)")

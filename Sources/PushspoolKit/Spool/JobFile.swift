@@ -29,7 +29,7 @@ final class JobFile {
 
     init(path: String) throws(OpenError) {
         let (fd, st) = try Self.openRegular(path)
-        if flock(fd, LOCK_EX | LOCK_NB) != 0 {
+        if !FileIO.tryLockExclusive(fd) {
             FileIO.closeDescriptor(fd)
             throw .busy
         }

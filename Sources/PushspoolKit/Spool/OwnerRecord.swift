@@ -75,7 +75,12 @@ struct OwnerRecordFolder: Sendable {
     let directory: URL
 
     init(spool: Spool) {
-        directory = spool.stateDirectory.appendingPathComponent("owners")
+        self.init(directory: spool.stateDirectory.appendingPathComponent("owners"))
+    }
+
+    /// Another folder of such records (`DispatcherPresence`: one per running dispatcher).
+    init(directory: URL) {
+        self.directory = directory
     }
 
     func path(_ name: String) -> String { directory.appendingPathComponent(name).path }

@@ -222,7 +222,7 @@ final class PostgresRows {
 }
 
 /// NUL-terminated copies of `strings` (plus a terminating NULL), alive while `body` runs.
-private func withCStrings<T>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> T) -> T {
+func withCStrings<T>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<CChar>?>) -> T) -> T {
     let copies: [UnsafeMutablePointer<CChar>?] = strings.map { strdup($0) }
     defer { copies.forEach { free($0) } }
     let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } } + [nil]
