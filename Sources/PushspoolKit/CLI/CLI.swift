@@ -6,17 +6,22 @@ import PushspoolCore
 /// arguments, does its work through library types, prints, and returns a sysexits code.
 public enum CLI {
     public static func main(_ arguments: [String]) -> Never {
-        csystem_line_buffer_stdout()
+        StandardOutput.guardClosedDescriptors()
         let args = Array(arguments.dropFirst())
+        // Long-running commands' stdout is a log: each report leaves as it is printed.
+        StandardOutput.shared.setLineBuffered(["run", "serve"].contains(args.first ?? ""))
         let code: ExitCode
         do {
             code = try run(args)
         } catch {
             Log.shared.flushRepeats()
+            _ = StandardOutput.shared.finish()
             FileHandle.standardError.write(Data("pushspool: \(error.description)\n".utf8))
             exit(error.code.rawValue)
         }
         Log.shared.flushRepeats()
+        // Output that could not be written is a failure, whatever the command did (exit 74).
+        if let failed = StandardOutput.shared.finish() { exit(failed.rawValue) }
         exit(code.rawValue)
     }
 
