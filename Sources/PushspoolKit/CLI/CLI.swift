@@ -233,6 +233,6 @@ public enum CLI {
 
         Common options: --spool DIR (default ./jobs), --config FILE (default ./pushspool.json).
         A word or option a command does not take is refused (exit 64), never ignored.
-        Exit codes: 0 ok, 64 usage, 65 bad job data, 74 I/O error, 78 configuration error.
+        Exit codes: 0 ok, 64 usage, 65 bad job data, 74 I/O error, 77 permission denied, 78 configuration error.
         """
 }

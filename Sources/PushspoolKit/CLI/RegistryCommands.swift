@@ -158,7 +158,7 @@ enum RegistryCommands {
             }
             return linesOK
         } catch {
-            throw CLIError(.ioError, "import: reading the registry back for the hub failed: \(error)")
+            throw CLIError(.ioError, "import: reading the registry back for the hub failed: \(RegistryError.detail(error))")
         }
     }
 }

@@ -13,8 +13,10 @@ struct Runtime {
     /// commands that talk to services (`run`, `config --check`) need `env:` secrets to be set.
     /// `createSpool`: only `init` and the demo create a spool; every other command refuses a
     /// missing one (exit 78), so a mistyped path is an error, not a new spool nobody watches.
+    /// `writing`: the spool folders the command writes to (a dispatcher: all), checked up front so
+    /// that a permission problem is told as one (exit 77), not as a failure halfway through.
     init(_ args: Arguments, builtIn: Bool = false, spool spoolPath: String? = nil, requireSecrets: Bool = false,
-         createSpool: Bool = false) throws(CLIError) {
+         createSpool: Bool = false, writing: [Spool.Folder] = []) throws(CLIError) {
         var config = try Self.loadConfig(args, builtIn: builtIn, requireSecrets: requireSecrets)
         if let spoolPath {
             config.spool = spoolPath
@@ -22,7 +24,9 @@ struct Runtime {
         }
         do {
             spool = try Spool(root: URL(fileURLWithPath: config.spool), create: createSpool)
+            try spool.checkWritable(writing)
         } catch {
+            if error.kind == .denied { throw CLIError(.noPermission, error.description) }
             if error.kind == .missing {
                 throw CLIError(.config, "no spool at \(config.spool) (create it with `pushspool init --spool \(config.spool)`, or give the right --spool/--config)")
             }
@@ -69,7 +73,7 @@ struct Runtime {
             }
             return try Registry(path: config.resolve(value).path)
         } catch {
-            throw CLIError(.ioError, "registry \(RegistryLocation.redacted(value)): \(error)")
+            throw CLIError(.ioError, "registry \(RegistryLocation.redacted(value)): \(RegistryError.detail(error))")
         }
     }
 

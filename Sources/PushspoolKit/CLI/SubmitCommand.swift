@@ -31,7 +31,7 @@ enum SubmitCommand {
         } catch {
             throw CLIError(.dataError, "submit: \(error.description)")
         }
-        let runtime = try Runtime(args)
+        let runtime = try Runtime(args, writing: [.tmp, .incoming])
         do {
             try runtime.spool.submit(bytes + [0x0A], name: "\(id).json")
         } catch {
@@ -80,7 +80,7 @@ enum SubmitCommand {
             do {
                 count = try registry.count(platforms: [platform], matching: send.audience.tagExpression)
             } catch {
-                throw CLIError(.ioError, "validate: registry: \(error)")
+                throw CLIError(.ioError, "validate: registry: \(RegistryError.detail(error))")
             }
             let who = route == "azure"
                 ? "the hub resolves \(send.audience.hubTags ?? "everyone") (\(count) such devices in the local registry)"

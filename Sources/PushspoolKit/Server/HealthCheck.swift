@@ -51,7 +51,7 @@ public final class HealthCheck: @unchecked Sendable {   // the timer is only tou
             do {
                 _ = try registry.device(id: "healthz")
             } catch {
-                return "registry unreachable: \(error)"
+                return "registry unreachable: \(RegistryError.detail(error))"
             }
             return nil
         }
