@@ -115,12 +115,15 @@ public enum CLI {
         "submit": Command(help: """
             usage: pushspool submit (--to-tag TAG | --tags EXPR | --broadcast) --pns apns,fcm,wns
                                     --message TEXT [--from NAME] [--title T] [--id ID]
-                                    [--not-before RFC3339] [--spool DIR]
+                                    [--not-before RFC3339] [--allow-duplicate] [--spool DIR]
               Write a send job into the spool atomically (tmp/ then rename into incoming/).
+              An --id whose result log is complete (done or cancelled) is refused (exit 65),
+              naming the log: an id is sent once. --allow-duplicate writes it anyway; the run
+              then reports it a duplicate and sends nothing.
               Each option takes one value, given once: quote a message with spaces
               (--message "Dinner is ready"); --pns takes several platforms in one value, with commas.
             """, valued: ["to-tag", "tags", "pns", "message", "from", "title", "id", "not-before"],
-            switches: ["broadcast"], run: SubmitCommand.run),
+            switches: ["broadcast", "allow-duplicate"], run: SubmitCommand.run),
         "validate": Command(help: """
             usage: pushspool validate [--resolve] FILE...
               Check job files; print each problem with its field. Exit 65 if any file is invalid.
@@ -146,6 +149,9 @@ public enum CLI {
         "import": Command(help: """
             usage: pushspool import FILE.jsonl
               Bulk-register devices from lines {"id"?, "platform", "handle", "tags": [...], "lang"?}, in one transaction.
+              A line refused (its number and field on stderr) does not stop the others (exit 65 at the
+              end). A handle already registered under another id moves to the line's id (the other
+              row is deleted); the summary counts those moves and names the first few.
             """, positionals: .upTo(1, "one FILE.jsonl"), run: RegistryCommands.importFile),
         "registry": Command(help: """
             usage: pushspool registry migrate [--config FILE]

@@ -139,7 +139,10 @@ enum RegistryCommands {
         } catch {
             throw CLIError(.ioError, "import: \(file): \(error)")
         }
-        print("imported \(report.imported) devices" + (report.refusedCount > 0 ? ", refused \(report.refusedCount) lines" : ""))
+        // A handle that changed installation is a device that changed hands: say so, by name.
+        let moved = report.moved == 0 ? "" : ", moved \(report.moved) handle\(report.moved == 1 ? "" : "s") to another id ("
+            + report.firstMoves.joined(separator: ", ") + (report.moved > report.firstMoves.count ? ", …" : "") + ")"
+        print("imported \(report.imported) devices" + moved + (report.refusedCount > 0 ? ", refused \(report.refusedCount) lines" : ""))
         // Every refused line on stderr with its number and field, then the rest of the import
         // goes on (the hub still gets what was imported); the exit code says some lines were bad.
         for problem in report.refused { FileHandle.standardError.write(Data("pushspool: import: \(file): \(problem)\n".utf8)) }

@@ -32,6 +32,13 @@ enum SubmitCommand {
             throw CLIError(.dataError, "submit: \(error.description)")
         }
         let runtime = try Runtime(args, writing: [.tmp, .incoming])
+        // A completed id is never sent again (the run would only report a duplicate): say so now,
+        // while the one who asked is still here.
+        let log = runtime.spool.resultURL(jobID: id)
+        if !args.has("allow-duplicate"), let status = ResultLogSummary.status(log), status == "done" || status == "cancelled" {
+            throw CLIError(.dataError, "submit: job \(id) already ran (\(status)); its result log is \(log.path). "
+                + "An id is sent once: give another --id, or --allow-duplicate to drop it anyway (the run reports it a duplicate and sends nothing)")
+        }
         do {
             try runtime.spool.submit(bytes + [0x0A], name: "\(id).json")
         } catch {
