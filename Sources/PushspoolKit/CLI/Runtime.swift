@@ -94,6 +94,17 @@ struct Runtime {
     /// With no spool (`config --check`), credentials are cached in memory only and nothing is
     /// created on disk.
     static func makeRoutes(config: Config, spool: Spool?, log: Log) throws(CLIError) -> [Platform: ProviderState] {
+        let (routes, problems) = routesAndProblems(config: config, spool: spool, log: log)
+        if !problems.isEmpty {
+            for state in routes.values { state.provider.shutdown() }
+            throw CLIError(.config, "configuration problems:\n" + problems.map { "  \($0)" }.joined(separator: "\n"))
+        }
+        return routes
+    }
+
+    /// The providers that could be set up, and every problem of the others (`config --check`
+    /// lists them with the config's other problems).
+    static func routesAndProblems(config: Config, spool: Spool?, log: Log) -> (routes: [Platform: ProviderState], problems: [String]) {
         var problems: [String] = []
         var caPEM: String?
         if let caFile = config.tls.caFile {
@@ -138,9 +149,6 @@ struct Runtime {
             }
             routes[platform] = byName[name]
         }
-        if !problems.isEmpty {
-            throw CLIError(.config, "configuration problems:\n" + problems.map { "  \($0)" }.joined(separator: "\n"))
-        }
-        return routes
+        return (routes, problems)
     }
 }
