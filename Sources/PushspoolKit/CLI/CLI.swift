@@ -34,24 +34,31 @@ public enum CLI {
             print("pushspool \(version)")
             return .ok
         }
+        let rest = Array(args.dropFirst())
+        if let spec = commands[command], rest.contains("--help") || rest.contains("-h") {
+            print(spec.help + "\n" + commonOptions)
+            return .ok
+        }
+        let (spec, parsed) = try parse(command: command, rest)
+        try configureLog(parsed, command: command)
+        return try spec.run(parsed)
+    }
+
+    /// The command and its arguments as `run` takes them, without running anything (the
+    /// README's command lines are checked with this): an unknown command, word or option is
+    /// refused here (exit 64).
+    static func parse(command: String, _ rest: [String]) throws(CLIError) -> (Command, Arguments) {
         guard let spec = commands[command] else {
             let near = Spelling.closest(to: command, among: commands.keys).map { " (did you mean \"\($0)\"?)" } ?? ""
             throw CLIError(.usage, "unknown command \"\(command)\"\(near); see pushspool --help")
         }
-        let rest = Array(args.dropFirst())
-        if rest.contains("--help") || rest.contains("-h") {
-            print(spec.help + "\n" + commonOptions)
-            return .ok
-        }
-        let parsed: Arguments
         do {
-            parsed = try Arguments(rest, command: command, valued: spec.valued.union(["spool", "config", "log-format", "log-level"]),
-                                   repeatable: spec.repeatable, switches: spec.switches, positionals: spec.positionals)
+            let parsed = try Arguments(rest, command: command, valued: spec.valued.union(["spool", "config", "log-format", "log-level"]),
+                                       repeatable: spec.repeatable, switches: spec.switches, positionals: spec.positionals)
+            return (spec, parsed)
         } catch {
             throw CLIError(.usage, "\(command): \(error.description); see pushspool \(command) --help")
         }
-        try configureLog(parsed, command: command)
-        return try spec.run(parsed)
     }
 
     /// `--log-format text|logfmt|json` and `--log-level debug|info|warning|error`.
