@@ -1,4 +1,3 @@
-import CSystem
 import Foundation
 import PushspoolCore
 
@@ -8,8 +7,9 @@ public enum CLI {
     public static func main(_ arguments: [String]) -> Never {
         StandardOutput.guardClosedDescriptors()
         let args = Array(arguments.dropFirst())
-        // Long-running commands' stdout is a log: each report leaves as it is printed.
-        StandardOutput.shared.setLineBuffered(["run", "serve"].contains(args.first ?? ""))
+        // Long-running commands' stdout is a log: each report leaves as it is printed; a person
+        // at a terminal sees each line as it comes. Elsewhere (a file, a pipe) 64 KiB at a time.
+        StandardOutput.shared.setLineBuffered(["run", "serve"].contains(args.first ?? "") || isatty(1) != 0)
         let code: ExitCode
         do {
             code = try run(args)

@@ -109,11 +109,17 @@ enum RegistryCommands {
             try registry.forEach(platforms: platforms, matching: expression) { d in
                 // Handles are left out: they are delivery credentials of a sort.
                 // A web subscription shows its push service's origin only (its keys and path are the credential).
-                let endpoint: [(String, JSONValue)] = d.platform == .web
-                    ? [("endpoint", .string(((try? WebPushSubscription.parse(text: d.handle))?.origin ?? "") + "…"))] : []
-                print(JSONValue.object([("id", .string(d.id)), ("platform", .string(d.platform.rawValue))] + endpoint + [
-                                        ("tags", .array(d.tags.map(JSONValue.string)))] + (d.lang.map { [("lang", .string($0.value))] } ?? []) + [
-                                        ("updated_at", .string(Timestamp.rfc3339(d.updatedAt)))]).encodedString)
+                // Written straight to bytes: a million devices to a file in a second or two.
+                var line = JSONLineWriter(capacity: 192)
+                line.field("id", d.id)
+                line.field("platform", d.platform.rawValue)
+                if d.platform == .web {
+                    line.field("endpoint", ((try? WebPushSubscription.parse(text: d.handle))?.origin ?? "") + "…")
+                }
+                line.field("tags", strings: d.tags)
+                if let lang = d.lang { line.field("lang", lang.value) }
+                line.field("updated_at", Timestamp.rfc3339(d.updatedAt))
+                StandardOutput.shared.write(bytes: line.line())
                 return true
             }
         } catch {

@@ -70,6 +70,15 @@ public final class StandardOutput: Sendable {
         }
     }
 
+    /// Bytes already encoded (a JSON line), without a trip through String.
+    public func write(bytes: [UInt8]) {
+        state.withLock { s in
+            guard s.failure == nil else { return }
+            s.buffer.append(contentsOf: bytes)
+            if s.lineBuffered || s.buffer.count >= Self.capacity { drain(&s) }
+        }
+    }
+
     /// Writes what is buffered; the errno of the first failure so far, if any.
     @discardableResult
     public func flush() -> Int32? {
