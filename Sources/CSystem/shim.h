@@ -29,7 +29,4 @@ static inline int csystem_rename_noreplace(const char *from, const char *to) {
 }
 #endif
 
-#include <stdio.h>
-/* Line-buffered stdout, so `run` reports reach a pipe (journald, a log file) as jobs finish. */
-static inline void csystem_line_buffer_stdout(void) { setvbuf(stdout, NULL, _IOLBF, 0); }
 #endif

@@ -95,11 +95,12 @@ struct Measured {
 
 /// Runs a child to completion and measures its own wall time, CPU (user + system) and peak RSS
 /// (posix_spawn + wait4: Foundation's Process reaps children itself and cannot say this).
-func measure(_ executable: String, _ args: [String], env: [String: String] = [:]) throws -> Measured {
+/// `stdoutFile`: the child's stdout goes there and is kept (not read back: a listing can be large).
+func measure(_ executable: String, _ args: [String], env: [String: String] = [:], stdoutFile: String? = nil) throws -> Measured {
     let dir = FileManager.default.temporaryDirectory
-    let outPath = dir.appendingPathComponent("bench-out-\(getpid())-\(UUID().uuidString.prefix(6))").path
-    let errPath = outPath + ".err"
-    defer { unlink(outPath); unlink(errPath) }
+    let outPath = stdoutFile ?? dir.appendingPathComponent("bench-out-\(getpid())-\(UUID().uuidString.prefix(6))").path
+    let errPath = dir.appendingPathComponent("bench-err-\(getpid())-\(UUID().uuidString.prefix(6))").path
+    defer { if stdoutFile == nil { unlink(outPath) }; unlink(errPath) }
     var actions = posix_spawn_file_actions_t()
     posix_spawn_file_actions_init(&actions)
     defer { posix_spawn_file_actions_destroy(&actions) }
@@ -129,7 +130,7 @@ func measure(_ executable: String, _ args: [String], env: [String: String] = [:]
     #endif
     func read(_ path: String) -> String { (try? String(contentsOfFile: path, encoding: .utf8)) ?? "" }
     return Measured(status: exit, seconds: seconds, cpuSeconds: secs(usage.ru_utime) + secs(usage.ru_stime),
-                    peakRSS: rss, stdout: read(outPath), stderr: read(errPath))
+                    peakRSS: rss, stdout: stdoutFile == nil ? read(outPath) : "", stderr: read(errPath))
 }
 
 /// The executable's full path from PATH (posix_spawn does not search).

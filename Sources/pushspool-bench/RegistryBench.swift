@@ -4,7 +4,9 @@ import Foundation
 /// interest tags, a language), through the release binary: `import`, a broadcast through the
 /// sandbox (`submit --broadcast` + `run --once`: registry scan, rendering, outbox and result log),
 /// a tag expression resolved over every device (`devices --count --tags`), and a campaign to that
-/// expression (`submit --tags` + `run --once`: resolution, rendering, sandbox for the ~20% matched).
+/// expression (`submit --tags` + `run --once`: resolution, rendering, sandbox for the ~20% matched),
+/// and every device listed to a file (`devices > file`), beside SQLite's shell writing the same
+/// rows as JSON from the same registry file.
 struct RegistryRound {
     struct Step {
         var seconds: Double
@@ -16,6 +18,8 @@ struct RegistryRound {
     var broadcast: Step
     var resolve: Step
     var campaign: Step
+    var listing: Step
+    var sqliteListing: Step?
     /// SQLite's own shell loading the same rows (CSV) into the same tables and building the same
     /// indexes: what the storage engine itself takes for this load on this machine.
     var sqliteShell: Step?
@@ -82,6 +86,16 @@ struct RegistryRound {
         guard campaignSubmitted.status == 0 else { throw BenchError(description: "submit --tags failed: \(campaignSubmitted.stderr)") }
         let campaignSent = try measure(binary, ["run", "--once"] + common)
         guard campaignSent.status == 0 else { throw BenchError(description: "campaign run failed (\(campaignSent.status)): \(campaignSent.stderr)") }
+        let listFile = dir.appendingPathComponent("devices.out").path
+        let listed = try measure(binary, ["devices"] + common, stdoutFile: listFile)
+        guard listed.status == 0 else { throw BenchError(description: "devices failed (\(listed.status)): \(listed.stderr)") }
+        var peerListing: Step?
+        if let shell {
+            let registry = dir.appendingPathComponent("spool/registry.sqlite").path
+            let query = "SELECT json_object('id', id, 'platform', platform, 'tags', json_array(tags), 'lang', lang) FROM devices;"
+            let listedByShell = try measure(shell, ["-readonly", registry, query], stdoutFile: listFile)
+            if listedByShell.status == 0 { peerListing = Step(seconds: listedByShell.seconds, peakRSS: listedByShell.peakRSS, rows: devices) }
+        }
         var peer: Step?
         if let shell {
             let script = dir.appendingPathComponent("load.sql")
@@ -109,7 +123,8 @@ struct RegistryRound {
                              resolve: Step(seconds: counted.seconds, peakRSS: counted.peakRSS, rows: devices),
                              campaign: Step(seconds: campaignSubmitted.seconds + campaignSent.seconds,
                                             peakRSS: max(campaignSubmitted.peakRSS, campaignSent.peakRSS), rows: devices),
-                             sqliteShell: peer)
+                             listing: Step(seconds: listed.seconds, peakRSS: listed.peakRSS, rows: devices),
+                             sqliteListing: peerListing, sqliteShell: peer)
     }
 }
 
@@ -141,6 +156,8 @@ extension RegistryRound {
              target: "≤ 8 s, ≤ 64 MB") { s, _ in s <= 8 }
         step("tag expression resolved over \(devices) devices (devices --count)", rounds.map { $0.resolve },
              target: "≥ 1M rows/s, ≤ 64 MB") { _, r in r >= 1e6 }
+        step("every device listed to a file (devices > file)", rounds.map { $0.listing }, peer: rounds.compactMap { $0.sqliteListing },
+             target: "≤ 2 s, ≤ 64 MB") { s, _ in s <= 2 }
         step("campaign to that expression (submit + run --once, ~20% sent)", rounds.map { $0.campaign },
              target: "≤ 64 MB", met: nil)
     }

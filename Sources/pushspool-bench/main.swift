@@ -5,7 +5,7 @@
 // the same run. `apns`: pushspool vs Node's http2 client vs h2load on the same fake APNs.
 // `webpush`: pushspool vs Node's crypto + http2 client (RFC 8291 encryption, VAPID) on the same
 // fake push service.
-// `registry`: import, a sandbox broadcast and a tag-expression resolution over N devices; with
+// `registry`: import, a sandbox broadcast, a tag-expression resolution and `devices > file` over N devices; with
 // `--postgres URI`, also on a PostgreSQL registry (a database of its own: its tables are dropped).
 // `serve`: the HTTP front door under wrk beside nginx's fixed 200: /healthz, the tutorial's PUT
 // /api/register with Basic auth (SQLite; PostgreSQL with `--postgres URI`), POST /v1/jobs (durable),

@@ -25,6 +25,17 @@ public struct JSONLineWriter {
         if let value { JSONValue.writeString(value, into: &bytes) } else { bytes.append(contentsOf: "null".utf8) }
     }
 
+    /// An array of strings (a device's tags), without a `JSONValue` per element.
+    public mutating func field(_ k: StaticString, strings: [String]) {
+        key(k)
+        bytes.append(UInt8(ascii: "["))
+        for (i, s) in strings.enumerated() {
+            if i > 0 { bytes.append(UInt8(ascii: ",")) }
+            JSONValue.writeString(s, into: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
     public mutating func field(_ k: StaticString, _ value: Int) {
         key(k)
         bytes.append(contentsOf: String(value).utf8)

@@ -95,7 +95,17 @@ public indirect enum JSONValue: Sendable, Equatable {
         out.append(UInt8(ascii: "\""))
         // Result-log lines write several strings per delivery, nearly always plain ASCII with
         // nothing to escape: those are copied in one go (no per-byte appends, no allocation).
-        if !s.utf8.contains(where: { $0 < 0x20 || $0 >= 0x7F || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+        // One pass over the contiguous bytes where the string has them (native strings do).
+        let copied = s.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
+            for b in bytes where b < 0x20 || b >= 0x7F || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") { return false }
+            out.append(contentsOf: bytes)
+            return true
+        }
+        if copied == true {
+            out.append(UInt8(ascii: "\""))
+            return
+        }
+        if copied == nil, !s.utf8.contains(where: { $0 < 0x20 || $0 >= 0x7F || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
             out.append(contentsOf: s.utf8)
             out.append(UInt8(ascii: "\""))
             return

@@ -1,4 +1,3 @@
-import CSystem
 import Foundation
 import PushspoolCore
 
@@ -6,8 +5,11 @@ import PushspoolCore
 /// arguments, does its work through library types, prints, and returns a sysexits code.
 public enum CLI {
     public static func main(_ arguments: [String]) -> Never {
-        csystem_line_buffer_stdout()
+        StandardOutput.guardClosedDescriptors()
         let args = Array(arguments.dropFirst())
+        // Long-running commands' stdout is a log: each report leaves as it is printed; a person
+        // at a terminal sees each line as it comes. Elsewhere (a file, a pipe) 64 KiB at a time.
+        StandardOutput.shared.setLineBuffered(["run", "serve"].contains(args.first ?? "") || isatty(1) != 0)
         let code: ExitCode
         do {
             code = try run(args)
@@ -17,10 +19,13 @@ public enum CLI {
             // Some errors list one problem per line (config problems): each line is escaped.
             let text = error.description.split(separator: "\n", omittingEmptySubsequences: false)
                 .map { TerminalText.escaped(String($0)) }.joined(separator: "\n")
+            _ = StandardOutput.shared.finish()
             FileHandle.standardError.write(Data("pushspool: \(text)\n".utf8))
             exit(error.code.rawValue)
         }
         Log.shared.flushRepeats()
+        // Output that could not be written is a failure, whatever the command did (exit 74).
+        if let failed = StandardOutput.shared.finish() { exit(failed.rawValue) }
         exit(code.rawValue)
     }
 
@@ -33,24 +38,31 @@ public enum CLI {
             print("pushspool \(version)")
             return .ok
         }
+        let rest = Array(args.dropFirst())
+        if let spec = commands[command], rest.contains("--help") || rest.contains("-h") {
+            print(spec.help + "\n" + commonOptions)
+            return .ok
+        }
+        let (spec, parsed) = try parse(command: command, rest)
+        try configureLog(parsed, command: command)
+        return try spec.run(parsed)
+    }
+
+    /// The command and its arguments as `run` takes them, without running anything (the
+    /// README's command lines are checked with this): an unknown command, word or option is
+    /// refused here (exit 64).
+    static func parse(command: String, _ rest: [String]) throws(CLIError) -> (Command, Arguments) {
         guard let spec = commands[command] else {
             let near = Spelling.closest(to: command, among: commands.keys).map { " (did you mean \"\($0)\"?)" } ?? ""
             throw CLIError(.usage, "unknown command \"\(command)\"\(near); see pushspool --help")
         }
-        let rest = Array(args.dropFirst())
-        if rest.contains("--help") || rest.contains("-h") {
-            print(spec.help + "\n" + commonOptions)
-            return .ok
-        }
-        let parsed: Arguments
         do {
-            parsed = try Arguments(rest, command: command, valued: spec.valued.union(["spool", "config", "log-format", "log-level"]),
-                                   repeatable: spec.repeatable, switches: spec.switches, positionals: spec.positionals)
+            let parsed = try Arguments(rest, command: command, valued: spec.valued.union(["spool", "config", "log-format", "log-level"]),
+                                       repeatable: spec.repeatable, switches: spec.switches, positionals: spec.positionals)
+            return (spec, parsed)
         } catch {
             throw CLIError(.usage, "\(command): \(error.description); see pushspool \(command) --help")
         }
-        try configureLog(parsed, command: command)
-        return try spec.run(parsed)
     }
 
     /// `--log-format text|logfmt|json` and `--log-level debug|info|warning|error`.
@@ -114,12 +126,15 @@ public enum CLI {
         "submit": Command(help: """
             usage: pushspool submit (--to-tag TAG | --tags EXPR | --broadcast) --pns apns,fcm,wns
                                     --message TEXT [--from NAME] [--title T] [--id ID]
-                                    [--not-before RFC3339] [--spool DIR]
+                                    [--not-before RFC3339] [--allow-duplicate] [--spool DIR]
               Write a send job into the spool atomically (tmp/ then rename into incoming/).
+              An --id whose result log is complete (done or cancelled) is refused (exit 65),
+              naming the log: an id is sent once. --allow-duplicate writes it anyway; the run
+              then reports it a duplicate and sends nothing.
               Each option takes one value, given once: quote a message with spaces
               (--message "Dinner is ready"); --pns takes several platforms in one value, with commas.
             """, valued: ["to-tag", "tags", "pns", "message", "from", "title", "id", "not-before"],
-            switches: ["broadcast"], run: SubmitCommand.run),
+            switches: ["broadcast", "allow-duplicate"], run: SubmitCommand.run),
         "validate": Command(help: """
             usage: pushspool validate [--resolve] FILE...
               Check job files; print each problem with its field. Exit 65 if any file is invalid.
@@ -145,6 +160,9 @@ public enum CLI {
         "import": Command(help: """
             usage: pushspool import FILE.jsonl
               Bulk-register devices from lines {"id"?, "platform", "handle", "tags": [...], "lang"?}, in one transaction.
+              A line refused (its number and field on stderr) does not stop the others (exit 65 at the
+              end). A handle already registered under another id moves to the line's id (the other
+              row is deleted); the summary counts those moves and names the first few.
             """, positionals: .upTo(1, "one FILE.jsonl"), run: RegistryCommands.importFile),
         "registry": Command(help: """
             usage: pushspool registry migrate [--config FILE]
@@ -232,6 +250,6 @@ public enum CLI {
 
         Common options: --spool DIR (default ./jobs), --config FILE (default ./pushspool.json).
         A word or option a command does not take is refused (exit 64), never ignored.
-        Exit codes: 0 ok, 64 usage, 65 bad job data, 74 I/O error, 78 configuration error.
+        Exit codes: 0 ok, 64 usage, 65 bad job data, 74 I/O error, 77 permission denied, 78 configuration error.
         """
 }

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import PushspoolCore
 
 enum ConfigCommand {
@@ -7,20 +10,54 @@ enum ConfigCommand {
     /// TLS), then prints the effective config, secrets redacted. Every problem is listed at once.
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
         guard args.has("check") else { throw CLIError(.usage, "config: use --check") }
-        let config = try Runtime.loadConfig(args, requireSecrets: true)
-        let frontDoor = config.http.map { FrontDoorChecks.problems($0, resolve: config.resolve) } ?? []
-        let frontDoorLines = frontDoor.map { "\n  \($0)" }.joined()
+        // An `env:` secret that is not set is a problem, but it must not hide the others (the key
+        // files behind it): everything else is checked with it as a placeholder, leaving out what
+        // only follows from the placeholder.
+        var problems: [String] = []
         do {
-            let routes = try Runtime.makeRoutes(config: config, spool: nil, log: Log.shared)
-            for state in routes.values { state.provider.shutdown() }
+            _ = try ConfigLoader.load(explicit: args.value("config"), requireSecrets: true)
         } catch {
-            // The providers' problems first, then the front door's, in the same list.
-            throw CLIError(error.code, error.description + frontDoorLines)
+            problems = error.problems
         }
-        if !frontDoor.isEmpty { throw CLIError(.config, "configuration problems:" + frontDoorLines) }
+        let config: Config
+        do {
+            config = try Runtime.loadConfig(args, requireSecrets: problems.isEmpty)
+        } catch {
+            // Not only secrets: the strict pass's list is the whole list.
+            throw problems.isEmpty ? error : CLIError(.config, listing(problems))
+        }
+        let unset = problems.compactMap { line in line.range(of: ": environment variable ").map { String(line[..<$0.lowerBound]) } }
+        let (routes, providerProblems) = Runtime.routesAndProblems(config: config, spool: nil, log: Log.shared)
+        for state in routes.values { state.provider.shutdown() }
+        problems += providerProblems.filter { p in !p.contains("<env:") && !unset.contains { p.hasPrefix($0 + ":") } }
+        problems += metricsProblems(config)
+        problems += config.http.map { FrontDoorChecks.problems($0, resolve: config.resolve) } ?? []
+        if !problems.isEmpty { throw CLIError(.config, listing(problems)) }
         print(prettyJSON(config.redacted()))
         print("configuration ok")
         return .ok
+    }
+
+    static func listing(_ problems: [String]) -> String {
+        "configuration problems:\n" + problems.map { "  \($0)" }.joined(separator: "\n")
+    }
+
+    /// The metrics file is rewritten every few seconds by a temporary file renamed into place:
+    /// its folder must exist and be writable, or no metrics are ever written.
+    static func metricsProblems(_ config: Config) -> [String] {
+        guard let textfile = config.metrics.textfile else { return [] }
+        let folder = config.resolve(textfile).deletingLastPathComponent().path
+        var st = stat()
+        guard stat(folder, &st) == 0 else {
+            return ["metrics.textfile: the folder \(folder) \(errno == ENOENT ? "does not exist" : "cannot be reached: \(String(cString: strerror(errno)))") (create it, writable by the user running pushspool)"]
+        }
+        guard st.st_mode & S_IFMT == S_IFDIR else { return ["metrics.textfile: \(folder) is not a folder"] }
+        if access(folder, W_OK | X_OK) != 0 {
+            let code = errno   // before getpwuid, which may change it
+            let who = SpoolAccess.userName(geteuid()) ?? "uid \(geteuid())"
+            return ["metrics.textfile: user \(who) may not write to \(folder) (\(String(cString: strerror(code))))"]
+        }
+        return []
     }
 
     /// Indented JSON for people (result logs and outboxes stay compact).

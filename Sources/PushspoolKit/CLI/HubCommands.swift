@@ -138,7 +138,7 @@ enum HubCommands {
         do {
             counts = try link.push(from: registry, label: "hub sync")
         } catch {
-            throw CLIError(.ioError, "hub sync: reading the registry failed: \(error)")
+            throw CLIError(.ioError, "hub sync: reading the registry failed: \(RegistryError.detail(error))")
         }
         for failure in counts.firstFailures { FileHandle.standardError.write(Data("pushspool: hub sync: \(failure)\n".utf8)) }
         print(HubCommands.report("hub sync", counts))

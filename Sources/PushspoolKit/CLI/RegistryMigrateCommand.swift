@@ -19,9 +19,9 @@ enum RegistryMigrateCommand {
                                  : "registry \(shown): schema migrated from version \(from) to \(to)")
                 return .ok
             } catch let error as RegistryError where error.kind != .unavailable {
-                throw CLIError(.config, "registry migrate: \(shown): \(error)")
+                throw CLIError(.config, "registry migrate: \(shown): \(RegistryError.detail(error))")
             } catch {
-                throw CLIError(.ioError, "registry migrate: \(shown): \(error)")
+                throw CLIError(.ioError, "registry migrate: \(shown): \(RegistryError.detail(error))")
             }
         }
         // A SQLite registry lives with its spool: as every other command, refuse a missing one
@@ -34,7 +34,7 @@ enum RegistryMigrateCommand {
                              : "registry \(path): schema migrated from version \(from) to \(to)")
             return .ok
         } catch {
-            throw CLIError(.ioError, "registry migrate: \(path): \(error)")
+            throw CLIError(.ioError, "registry migrate: \(path): \(RegistryError.detail(error))")
         }
     }
 }

@@ -10,7 +10,7 @@ import Darwin
 
 enum RunCommand {
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
-        let runtime = try Runtime(args, requireSecrets: true)
+        let runtime = try Runtime(args, requireSecrets: true, writing: Spool.Folder.allCases)
         let once = args.has("once")
         let (reports, scheduled, lostSpool) = try dispatch(runtime, once: once) { print($0) }
         if let lostSpool {

@@ -13,8 +13,10 @@ struct Runtime {
     /// commands that talk to services (`run`, `config --check`) need `env:` secrets to be set.
     /// `createSpool`: only `init` and the demo create a spool; every other command refuses a
     /// missing one (exit 78), so a mistyped path is an error, not a new spool nobody watches.
+    /// `writing`: the spool folders the command writes to (a dispatcher: all), checked up front so
+    /// that a permission problem is told as one (exit 77), not as a failure halfway through.
     init(_ args: Arguments, builtIn: Bool = false, spool spoolPath: String? = nil, requireSecrets: Bool = false,
-         createSpool: Bool = false) throws(CLIError) {
+         createSpool: Bool = false, writing: [Spool.Folder] = []) throws(CLIError) {
         var config = try Self.loadConfig(args, builtIn: builtIn, requireSecrets: requireSecrets)
         if let spoolPath {
             config.spool = spoolPath
@@ -22,7 +24,9 @@ struct Runtime {
         }
         do {
             spool = try Spool(root: URL(fileURLWithPath: config.spool), create: createSpool)
+            try spool.checkWritable(writing)
         } catch {
+            if error.kind == .denied { throw CLIError(.noPermission, error.description) }
             if error.kind == .missing {
                 throw CLIError(.config, "no spool at \(config.spool) (create it with `pushspool init --spool \(config.spool)`, or give the right --spool/--config)")
             }
@@ -69,7 +73,7 @@ struct Runtime {
             }
             return try Registry(path: config.resolve(value).path)
         } catch {
-            throw CLIError(.ioError, "registry \(RegistryLocation.redacted(value)): \(error)")
+            throw CLIError(.ioError, "registry \(RegistryLocation.redacted(value)): \(RegistryError.detail(error))")
         }
     }
 
@@ -90,6 +94,17 @@ struct Runtime {
     /// With no spool (`config --check`), credentials are cached in memory only and nothing is
     /// created on disk.
     static func makeRoutes(config: Config, spool: Spool?, log: Log) throws(CLIError) -> [Platform: ProviderState] {
+        let (routes, problems) = routesAndProblems(config: config, spool: spool, log: log)
+        if !problems.isEmpty {
+            for state in routes.values { state.provider.shutdown() }
+            throw CLIError(.config, "configuration problems:\n" + problems.map { "  \($0)" }.joined(separator: "\n"))
+        }
+        return routes
+    }
+
+    /// The providers that could be set up, and every problem of the others (`config --check`
+    /// lists them with the config's other problems).
+    static func routesAndProblems(config: Config, spool: Spool?, log: Log) -> (routes: [Platform: ProviderState], problems: [String]) {
         var problems: [String] = []
         var caPEM: String?
         if let caFile = config.tls.caFile {
@@ -134,9 +149,6 @@ struct Runtime {
             }
             routes[platform] = byName[name]
         }
-        if !problems.isEmpty {
-            throw CLIError(.config, "configuration problems:\n" + problems.map { "  \($0)" }.joined(separator: "\n"))
-        }
-        return routes
+        return (routes, problems)
     }
 }

@@ -31,7 +31,14 @@ enum SubmitCommand {
         } catch {
             throw CLIError(.dataError, "submit: \(error.description)")
         }
-        let runtime = try Runtime(args)
+        let runtime = try Runtime(args, writing: [.tmp, .incoming])
+        // A completed id is never sent again (the run would only report a duplicate): say so now,
+        // while the one who asked is still here.
+        let log = runtime.spool.resultURL(jobID: id)
+        if !args.has("allow-duplicate"), let status = ResultLogTail.summary(log)?["status"]?.stringValue, status == "done" || status == "cancelled" {
+            throw CLIError(.dataError, "submit: job \(id) already ran (\(status)); its result log is \(log.path). "
+                + "An id is sent once: give another --id, or --allow-duplicate to drop it anyway (the run reports it a duplicate and sends nothing)")
+        }
         do {
             try runtime.spool.submit(bytes + [0x0A], name: "\(id).json")
         } catch {
@@ -80,7 +87,7 @@ enum SubmitCommand {
             do {
                 count = try registry.count(platforms: [platform], matching: send.audience.tagExpression)
             } catch {
-                throw CLIError(.ioError, "validate: registry: \(error)")
+                throw CLIError(.ioError, "validate: registry: \(RegistryError.detail(error))")
             }
             let who = route == "azure"
                 ? "the hub resolves \(send.audience.hubTags ?? "everyone") (\(count) such devices in the local registry)"

@@ -236,7 +236,7 @@ final class JobRunner: Sendable {
             if try env.registry.claimJob(id: job.id, owner: claimOwner) { return nil }
         } catch {
             try? log.close()
-            return JobReport(id: job.id, file: name, outcome: .interrupted("registry: \(error)"))
+            return JobReport(id: job.id, file: name, outcome: .interrupted("registry: \(RegistryError.detail(error))"))
         }
         try? log.close()
         // The log this run opened stays empty: the job's log is on the host that sends it.
@@ -318,8 +318,8 @@ final class JobRunner: Sendable {
     static func registryFailure(_ error: RegistrationError) -> JobReport.Outcome {
         switch error.kind {
         case .busy: return .interrupted("registry busy (another process is writing it, e.g. an import); the next run applies it")
-        case .unavailable: return .interrupted("registry unreachable (\(error)); the next run applies it")
-        case .invalid, .other: return .failed("registry update failed: \(error)")
+        case .unavailable: return .interrupted("registry unreachable (\(RegistryError.detail(error))); the next run applies it")
+        case .invalid, .other: return .failed("registry update failed: \(RegistryError.detail(error))")
         }
     }
 

@@ -30,7 +30,8 @@ public struct JobStatus: Sendable {
         let owner = owners.read(name)?.record
         let elsewhere = owner.map { $0.isLiveElsewhere(lease: lease, now: now) } ?? false
         running = running || elsewhere
-        let id = Self.jobID(spool, .active, name)
+        let job = JobFile.peek(spool.url(.active, name).path).flatMap { try? JobParser.parse($0, fileName: name) }
+        let id = job?.id ?? JobRunner.fallbackID(for: name)
         // The checkpoint a sending job keeps (a few bytes); else the result log, when small
         // enough to read at once; a million-line log is not read for a status line.
         var progress = ProgressCheckpoint.read(ProgressCheckpoint.url(in: spool, jobID: id))
@@ -62,7 +63,8 @@ public struct JobStatus: Sendable {
             ("host", running ? owner.map { .string($0.host) } ?? .null : .null),
             ("rate_per_s", rate.map { .int(Int64($0.rounded())) } ?? .null),
             ("eta_s", eta.map { .int(Int64($0)) } ?? .null),
-            ("spread_over_seconds", progress?.spreadOverSeconds.map { .int(Int64($0)) } ?? .null),
+            // The job's own pacing when no checkpoint says it (paused before its first one).
+            ("spread_over_seconds", (progress?.spreadOverSeconds ?? Self.pacing(job)).map { .int(Int64($0)) } ?? .null),
             ("finished", progress.map { .int(Int64($0.finished)) } ?? .null),
             ("targets", progress?.targets.map { .int(Int64($0)) } ?? .null),
             ("delivered", progress.map { .int(Int64($0.delivered)) } ?? .null),
@@ -112,7 +114,14 @@ public struct JobStatus: Sendable {
                         ("not_before", notBefore.map { .string(Timestamp.rfc3339($0)) } ?? .null)])
     }
 
+    /// A send job's `spread_over_seconds`.
+    static func pacing(_ job: Job?) -> Int? {
+        if case .send(let send)? = job?.kind { return send.spreadOverSeconds }
+        return nil
+    }
+
     /// The id a job's result log is named after (its `id`, else its file name).
+
     public static func jobID(_ spool: Spool, _ folder: Spool.Folder, _ name: String) -> String {
         JobFile.peek(spool.url(folder, name).path).flatMap { try? JobParser.parse($0, fileName: name).id }
             ?? JobRunner.fallbackID(for: name)

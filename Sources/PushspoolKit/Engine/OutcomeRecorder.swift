@@ -61,7 +61,7 @@ final class RegistryPruner: Sendable {
             do {
                 try registry.removeGone(batch)
             } catch {
-                log.error("job \(jobID): could not remove \(batch.count) gone device(s) from the registry (\(batch[0].id)…): \(error)")
+                log.error("job \(jobID): could not remove \(batch.count) gone device(s) from the registry (\(batch[0].id)…): \(RegistryError.detail(error))")
             }
         }
     }

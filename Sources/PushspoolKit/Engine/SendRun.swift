@@ -95,8 +95,8 @@ struct SendRun {
                     return true
                 }
             } catch {
-                interruption = "registry: \(error)"
-                env.log.error("job \(job.id): reading the registry failed: \(error)")
+                interruption = "registry: \(RegistryError.detail(error))"
+                env.log.error("job \(job.id): reading the registry failed: \(RegistryError.detail(error))")
             }
         }
         inFlight.wait()

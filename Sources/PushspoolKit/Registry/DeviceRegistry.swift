@@ -111,6 +111,16 @@ public struct RegistryImportReport: Sendable {
     public var refused: [String] = []
     public var refusedCount = 0
     static let keptRefusals = 1000
+    /// Handles the file gave to another installation id than the one holding them (that row was
+    /// deleted: one device, one row), and the first few as `old-id → new-id`.
+    public var moved = 0
+    public var firstMoves: [String] = []
+    static let keptMoves = 3
+
+    mutating func noteMove(from old: String, to new: String) {
+        moved += 1
+        if firstMoves.count < Self.keptMoves { firstMoves.append("\(old) → \(new)") }
+    }
 
     mutating func refuse(_ message: String) {
         refusedCount += 1

@@ -37,7 +37,13 @@ extension Registry {
                         throw error
                     }
                 }
-                return try Self.forEachRegistration(in: url, progress: progress) { r in _ = try Self.upsert(r, now: now, in: db) }
+                var moves = ImportReport()
+                var report = try Self.forEachRegistration(in: url, progress: progress) { r in
+                    let upserted = try Self.upsert(r, now: now, in: db)
+                    if let old = upserted.movedFrom { moves.noteMove(from: old, to: upserted.device.id) }
+                }
+                (report.moved, report.firstMoves) = (moves.moved, moves.firstMoves)
+                return report
             }
         }
     }

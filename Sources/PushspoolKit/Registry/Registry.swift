@@ -209,7 +209,7 @@ public final class Registry: DeviceRegistry {
         if let (field, message) = r.problem() { throw RegistryError("\(field): \(message)") }
         return try locked { db in
             try db.transaction {
-                let device = try Self.upsert(r, now: now, in: db)
+                let device = try Self.upsert(r, now: now, in: db).device
                 try Self.consumeReservation(device.id, in: db)
                 return device
             }
@@ -222,19 +222,16 @@ public final class Registry: DeviceRegistry {
         if let (field, message) = r.problem() { throw RegistryError("\(field): \(message)") }
         return try locked { db in
             try db.transaction {
-                let holder = try db.statement("SELECT id FROM devices WHERE handle = ?")
-                try holder.bind([.text(r.handle)])
-                let previous: String? = try holder.step() ? holder.text(0) : nil
-                holder.reset()
-                let device = try Self.upsert(r, now: now, in: db)
-                try Self.consumeReservation(device.id, in: db)
-                return (device, previous == device.id ? nil : previous)
+                let upserted = try Self.upsert(r, now: now, in: db)
+                try Self.consumeReservation(upserted.device.id, in: db)
+                return upserted
             }
         }
     }
 
     /// The upsert itself; the caller holds the lock, has validated `r` and opened a transaction.
-    static func upsert(_ r: Registration, now: Date, in db: SQLiteDatabase) throws -> Device {
+    /// `movedFrom`: the other installation id that held this handle (its row was deleted).
+    static func upsert(_ r: Registration, now: Date, in db: SQLiteDatabase) throws -> (device: Device, movedFrom: String?) {
         // Round-trip through the stored representation so the returned Device equals a re-read.
         let now = Date(timeIntervalSince1970: now.timeIntervalSince1970)
         let byHandle = try db.statement("SELECT rowid, id FROM devices WHERE handle = ?")
@@ -274,7 +271,8 @@ public final class Registry: DeviceRegistry {
         }
         let addTag = try db.statement("INSERT INTO device_tags(tag, device_rowid) VALUES(?, ?)")
         for tag in added { try addTag.run([.text(tag), .integer(rowid)]) }
-        return Device(id: id, platform: r.platform, handle: r.handle, tags: tags, lang: r.lang, updatedAt: now)
+        return (Device(id: id, platform: r.platform, handle: r.handle, tags: tags, lang: r.lang, updatedAt: now),
+                holder.flatMap { $0.id == id ? nil : $0.id })
     }
 
     @discardableResult

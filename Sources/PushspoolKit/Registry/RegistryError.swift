@@ -22,3 +22,13 @@ public struct RegistryError: Error, Sendable, CustomStringConvertible {
 
     public var description: String { message }
 }
+
+extension RegistryError {
+    /// What went wrong, without the `registry: ` a storage error starts with, for a message that
+    /// names the registry itself (`registry /x/registry.sqlite: …`, `reading the registry failed: …`):
+    /// one layer adds the context, so no message says `registry: registry: …`.
+    public static func detail(_ error: any Error) -> String {
+        let text = "\(error)"
+        return text.hasPrefix("registry: ") ? String(text.dropFirst("registry: ".count)) : text
+    }
+}

@@ -31,6 +31,8 @@ public final class Spool: Sendable {
     public init(root: URL, create: Bool = true) throws(SpoolError) {
         self.root = root.standardizedFileURL
         let fm = FileManager.default
+        // Before "is there a spool": a folder this user cannot search looks missing.
+        if let denied = SpoolAccess.problem(root: self.root) { throw SpoolError(denied, kind: .denied) }
         if !create, !fm.fileExists(atPath: self.root.appendingPathComponent(Folder.incoming.rawValue).path) {
             throw SpoolError("no spool at \(self.root.path)", kind: .missing)
         }
@@ -61,6 +63,11 @@ public final class Spool: Sendable {
         }
         // Cached credentials are for pushspool alone, whatever an earlier umask or chmod did.
         chmod(stateDirectory.path, 0o700)
+    }
+
+    /// Refuses (kind `denied`) when this user may not write to one of `folders`.
+    public func checkWritable(_ folders: [Folder]) throws(SpoolError) {
+        if let denied = SpoolAccess.problem(root: root, writing: folders) { throw SpoolError(denied, kind: .denied) }
     }
 
     public func url(_ folder: Folder) -> URL { root.appendingPathComponent(folder.rawValue) }
@@ -183,6 +190,8 @@ public struct SpoolError: Error, Sendable, CustomStringConvertible {
         case missing
         /// The spool is there but unsafe to use (world-writable, not a directory): configuration.
         case refused
+        /// The spool is there but this user may not read or write it (EX_NOPERM).
+        case denied
         /// Reading or writing failed.
         case io
     }

@@ -80,6 +80,23 @@ public enum FileIO {
         }
     }
 
+    /// Why `url` cannot be read, for a message after "cannot read <path>: ": a file that is not
+    /// there is told apart from one this user may not read (the fixes differ: copy it there,
+    /// or chown/chmod it).
+    public static func whyUnreadable(_ url: URL) -> String {
+        if access(url.path, F_OK) != 0 {
+            return errno == ENOENT ? "no such file" : errnoText()
+        }
+        if access(url.path, R_OK) != 0 {
+            let code = errno   // before getpwuid, which may change it
+            let who = getpwuid(geteuid()).flatMap { $0.pointee.pw_name.map { String(cString: $0) } } ?? "uid \(geteuid())"
+            return code == EACCES ? "permission denied for user \(who) (chown or chmod it so that \(who) may read it)" : String(cString: strerror(code))
+        }
+        var st = stat()
+        if stat(url.path, &st) == 0, st.st_mode & S_IFMT == S_IFDIR { return "it is a folder" }
+        return "not readable as text"
+    }
+
     public static func readAll(_ url: URL, limit: Int = 16 << 20) throws -> [UInt8] {
         let fd = open(url.path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else { throw Failure(description: errnoText()) }

@@ -49,7 +49,7 @@ enum APNsSetup {
             }
             warnIfShared(keyURL, log: context.log)
         } else {
-            problems.append("\(section).key_file: cannot read \(keyURL.path)")
+            problems.append("\(section).key_file: cannot read \(keyURL.path): \(FileIO.whyUnreadable(keyURL))")
         }
 
         guard problems.isEmpty, let key else { throw ProviderSetupError(problems) }

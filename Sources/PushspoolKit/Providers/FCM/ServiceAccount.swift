@@ -13,7 +13,7 @@ struct ServiceAccount: Sendable {
     static func load(_ url: URL) -> Result<ServiceAccount, ProviderSetupError> {
         let field = "providers.fcm.service_account_file"
         guard let data = FileManager.default.contents(atPath: url.path) else {
-            return .failure(ProviderSetupError(["\(field): cannot read \(url.path)"]))
+            return .failure(ProviderSetupError(["\(field): cannot read \(url.path): \(FileIO.whyUnreadable(url))"]))
         }
         guard let json = try? JSONParser.parse(Array(data)), case .object = json else {
             return .failure(ProviderSetupError(["\(field): \(url.path) is not a JSON object"]))

@@ -37,7 +37,7 @@ enum WebPushSetup {
                 }
             }
         } else {
-            problems.append("\(section).vapid_private_key_file: cannot read \(url.path)")
+            problems.append("\(section).vapid_private_key_file: cannot read \(url.path): \(FileIO.whyUnreadable(url))")
         }
         guard problems.isEmpty, let key else { throw ProviderSetupError(problems) }
         return key

@@ -52,7 +52,7 @@ extension PostgresRegistry {
             CREATE TEMP TABLE import_devices(line bigint NOT NULL, id text, platform text NOT NULL,
                 handle text NOT NULL, lang text, tags text[] NOT NULL) ON COMMIT DROP;
             """)
-        let report = try copy(url, "COPY import_devices(line, id, platform, handle, lang, tags) FROM STDIN",
+        var report = try copy(url, "COPY import_devices(line, id, platform, handle, lang, tags) FROM STDIN",
                               into: c, stamp: nil, progress: progress)
         let duplicated = try c.query("""
             SELECT EXISTS(SELECT 1 FROM import_devices WHERE id IS NOT NULL GROUP BY id HAVING count(*) > 1)
@@ -68,8 +68,13 @@ extension PostgresRegistry {
             ANALYZE import_devices;
             UPDATE import_devices i SET id = d.id FROM devices d WHERE i.id IS NULL AND d.handle = i.handle;
             UPDATE import_devices SET id = gen_random_uuid()::text WHERE id IS NULL;
-            DELETE FROM devices d USING import_devices i WHERE d.handle = i.handle AND d.id <> i.id;
             """)
+        // Handles moving to another id: counted, the first few named, before their rows go.
+        let moves = "FROM devices d JOIN import_devices i ON d.handle = i.handle AND d.id <> i.id"
+        report.moved = Int(try c.query("SELECT count(*) \(moves)").text(0, 0) ?? "0") ?? 0
+        let first = try c.query("SELECT d.id, i.id \(moves) ORDER BY i.line LIMIT \(RegistryImportReport.keptMoves)")
+        report.firstMoves = (0..<first.count).map { "\(first.text($0, 0) ?? "") → \(first.text($0, 1) ?? "")" }
+        try c.execute("DELETE FROM devices d USING import_devices i WHERE d.handle = i.handle AND d.id <> i.id")
         try c.query("""
             INSERT INTO devices(id, platform, handle, updated_at, lang, tags)
                 SELECT id, platform, handle, $1::float8, lang, tags FROM import_devices ORDER BY line
@@ -136,18 +141,24 @@ extension PostgresRegistry {
 
     private static func upsertLineByLine(_ url: URL, stamp: String, into c: PostgresConnection,
                                          progress: (@Sendable (Int) -> Void)?) throws -> RegistryImportReport {
-        try Registry.forEachRegistration(in: url, progress: progress) { r in
+        var moves = RegistryImportReport()
+        var report = try Registry.forEachRegistration(in: url, progress: progress) { r in
             let tags = Array(Set(r.tags)).sorted()
             let holder = try c.query("SELECT id FROM devices WHERE handle = $1", [r.handle])
             let previous = holder.count > 0 ? holder.text(0, 0) : nil
             let id = r.id ?? previous ?? UUID().uuidString.lowercased()
-            if let previous, previous != id { try c.query("DELETE FROM devices WHERE handle = $1", [r.handle]) }
+            if let previous, previous != id {
+                try c.query("DELETE FROM devices WHERE handle = $1", [r.handle])
+                moves.noteMove(from: previous, to: id)
+            }
             try c.query("""
                 INSERT INTO devices(id, platform, handle, updated_at, lang, tags) VALUES($1, $2, $3, $4::float8, $5, $6::text[])
                 ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
                     updated_at = excluded.updated_at, lang = excluded.lang, tags = excluded.tags
                 """, [id, r.platform.rawValue, r.handle, stamp, r.lang?.value, arrayLiteral(tags)])
         }
+        (report.moved, report.firstMoves) = (moves.moved, moves.firstMoves)
+        return report
     }
 
     /// COPY text format: a backslash, tab, newline or carriage return in a value is escaped.
