@@ -8,10 +8,12 @@ import Darwin
 #endif
 
 /// The HTTP/2 transport under APNs, FCM and the hub: libnghttp2 sessions over OpenSSL TLS on
-/// non-blocking sockets, one long-lived connection per origin with up to the server's
-/// SETTINGS_MAX_CONCURRENT_STREAMS requests on it (a second connection only when that limit, not
-/// ours, is what fills the first), PING for liveness, GOAWAY and REFUSED_STREAM handled so that a
-/// request the server never processed is sent again and an answered one never is.
+/// non-blocking sockets. Per origin, long-lived connections that follow demand: as many as the
+/// requests waiting need at the server's SETTINGS_MAX_CONCURRENT_STREAMS (up to
+/// `maxConnectionsPerHost`), each request on the least-loaded one, the extras closed once demand
+/// has fitted in fewer for `extraConnectionIdle` seconds; the last one stays. PING for liveness,
+/// GOAWAY and REFUSED_STREAM handled so that a request the server never processed is sent again
+/// (on whichever connection can take it) and an answered one never is.
 ///
 /// Threading: `execute` builds the request's header block on the caller's thread, queues it and
 /// wakes the poll thread (one wakeup per batch). The poll thread alone touches sockets, TLS and
@@ -134,6 +136,9 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
         private var head = 0
         var connecting = 0
         var speaksHTTP1 = false
+        /// When demand last needed every open connection (or one was added): extras close only
+        /// after it has fitted in fewer for a while, so a dip between two batches costs nothing.
+        var busyAt = monotonicNow()
         var waiting: Int { retries.count + queue.count - head }
 
         func push(_ s: H2Stream) { queue.append(s) }
@@ -244,22 +249,70 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
         p.push(s)
     }
 
-    /// Gives waiting requests to connections with free stream slots; opens a connection where
-    /// none can take them.
+    /// Gives waiting requests to connections with free stream slots, each to the least-loaded
+    /// one; opens connections where those cannot take them all.
     private func assign() {
         for (origin, p) in pools where p.waiting > 0 {
-            for c in connections where c.origin == origin && p.waiting > 0 {
+            var open = connections.filter { $0.origin == origin && $0.capacity > 0 }
+            if open.count == 1 {
+                let c = open[0]
                 var room = c.capacity
                 while room > 0, let s = p.pop() {
                     if c.submit(s) { room -= 1 } else { p.unpop(s); break }
                 }
+            } else {
+                // The connection with the most free slots takes the next request: the load stays
+                // even, so no connection's window or server-side queue is the one that lags.
+                while !open.isEmpty {
+                    var best = 0
+                    for i in 1..<open.count where open[i].capacity > open[best].capacity { best = i }
+                    guard open[best].capacity > 0 else { break }
+                    guard let s = p.pop() else { break }
+                    if !open[best].submit(s) { p.unpop(s); open.remove(at: best) }
+                }
             }
-            guard p.waiting > 0, p.connecting == 0 else { continue }
-            let open = connections.filter { $0.origin == origin && !$0.draining && $0.failure == nil }
-            // More than one connection only when the server's stream limit is what fills them.
-            let mayOpen = open.isEmpty
-                || (open.count < core.options.maxConnectionsPerHost && open.allSatisfy { $0.ready && $0.capacity == 0 && $0.limitedByServer })
-            if mayOpen { connect(origin, p) }
+            grow(origin, p)
+        }
+    }
+
+    /// Opens as many connections as the requests still waiting need at the stream limit the open
+    /// ones carry. The first opens at once; more only once every open connection has its
+    /// SETTINGS and a first answer (before it, APNs allows one stream: its limit would mislead)
+    /// and is full.
+    private func grow(_ origin: Origin, _ p: Pool) {
+        guard p.waiting > 0 else { return }
+        let open = connections.filter { $0.origin == origin && $0.usable }
+        if open.isEmpty {
+            if p.connecting == 0 { connect(origin, p) }
+            return
+        }
+        guard open.allSatisfy({ $0.ready && $0.answered > 0 && $0.capacity == 0 }) else { return }
+        let perConnection = max(1, open.map(\.streamLimit).min()!)
+        // Connects under way will take their share of what waits.
+        let uncovered = p.waiting - p.connecting * perConnection
+        guard uncovered > 0 else { return }
+        let room = core.options.maxConnectionsPerHost - open.count - p.connecting
+        let more = min(room, (uncovered + perConnection - 1) / perConnection)
+        for _ in 0..<max(0, more) { connect(origin, p) }
+    }
+
+    /// Closes one extra connection of an origin once demand (streams in flight and requests
+    /// waiting) has fitted in fewer connections for `extraConnectionIdle` seconds: it takes no
+    /// new streams, finishes what it carries, then says GOAWAY. One at a time; the last stays.
+    private func shed(now: Double) {
+        for (origin, p) in pools {
+            let open = connections.filter { $0.origin == origin && $0.usable && $0.ready }
+            guard open.count > 1 else { p.busyAt = now; continue }
+            let demand = open.reduce(p.waiting) { $0 + $1.streams.count }
+            let perConnection = max(1, open.map(\.streamLimit).min()!)
+            if (demand + perConnection - 1) / perConnection >= open.count {
+                p.busyAt = now
+            } else if now - p.busyAt >= core.options.extraConnectionIdle {
+                // The least-loaded one, the newest of equals: the oldest has proven itself.
+                let extra = open.reversed().min { $0.streams.count < $1.streams.count }!
+                extra.draining = true
+                p.busyAt = now
+            }
         }
     }
 
@@ -283,6 +336,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
             do {
                 let c = try H2Connection(origin: origin, socket: socket, sink: self, maxConcurrentStreams: core.options.maxConcurrentStreams)
                 connections.append(c)
+                p.busyAt = monotonicNow()
                 core.connectionsOpened.add(1, ordering: .relaxed)
             } catch {
                 failWaiting(p, error)
@@ -297,7 +351,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
             }
         case .failure(let error):
             // Requests wait for a connection only while one could still take them.
-            if !connections.contains(where: { $0.origin == origin && $0.failure == nil && !$0.draining }) {
+            if p.connecting == 0 && !connections.contains(where: { $0.origin == origin && $0.usable }) {
                 failWaiting(p, error)
             }
         }
@@ -354,6 +408,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
             c.checkLiveness(now: now, interval: core.options.pingInterval, timeout: core.options.pingTimeout)
             for (id, s) in c.streams where s.deadline < now { c.cancel(id) }
         }
+        shed(now: now)
         for p in pools.values {
             for s in p.expire(now: now) { done.append((s, .failure(HTTPTransportError("no response within \(Int(s.request.timeout)) s (never sent: no connection or stream slot)")))) }
         }

@@ -29,6 +29,10 @@ final class H2Connection {
     private(set) var failure: String?
     /// Streams opened over the connection's life.
     private(set) var opened = 0
+    /// Responses received over the connection's life. Until the first, a connection's stream
+    /// limit is not what it will be: APNs allows a token-authenticated connection one stream
+    /// until a request with a valid JWT has succeeded, then raises it by SETTINGS.
+    private(set) var answered = 0
 
     let createdAt = monotonicNow()
     private var lastReadAt = monotonicNow()
@@ -71,14 +75,17 @@ final class H2Connection {
 
     deinit { nghttp2_session_del(session) }
 
+    /// Streams this connection carries at once: the server's limit or ours, the smaller.
+    var streamLimit: Int { min(ourStreamLimit, serverStreamLimit) }
+
     /// Streams this connection may still take now.
     var capacity: Int {
         guard ready, !draining, failure == nil else { return 0 }
-        return max(0, min(ourStreamLimit, serverStreamLimit) - streams.count)
+        return max(0, streamLimit - streams.count)
     }
 
-    /// Whether the server's limit, not ours, is what caps this connection.
-    var limitedByServer: Bool { serverStreamLimit < ourStreamLimit }
+    /// Open for new streams: neither going away nor broken (it may still be starting).
+    var usable: Bool { !draining && failure == nil }
 
     /// Finished with: nothing in flight and no new work allowed, or broken.
     var isDone: Bool { failure != nil || (draining && streams.isEmpty && !wantsWrite) }
@@ -248,6 +255,7 @@ final class H2Connection {
         if s.timedOut {
             sink.finished(s, .failure(HTTPTransportError("no response within \(Int(s.request.timeout)) s")))
         } else if s.ended && s.status >= 200 {
+            answered += 1
             sink.finished(s, .success(s.response))
         } else if errorCode == NGHTTP2_REFUSED_STREAM.rawValue || !mayHaveProcessed(id) {
             // Never processed (RFC 9113 §8.7): safe to send again, on another connection.
