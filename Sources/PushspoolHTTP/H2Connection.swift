@@ -96,20 +96,24 @@ final class H2Connection {
     /// False when the connection can take no more streams (the caller requeues it).
     func submit(_ stream: H2Stream) -> Bool {
         stream.resetAttempt()
-        let id: Int32 = stream.block.withUnsafeBufferPointer { block in
-            let base = UnsafeMutablePointer(mutating: block.baseAddress!)
-            var nva = stream.fields.map { f in
-                nghttp2_nv(name: base + f.nameStart, value: base + f.valueStart,
-                           namelen: f.nameLength, valuelen: f.valueLength,
-                           flags: UInt8(f.unindexed ? NGHTTP2_NV_FLAG_NO_INDEX.rawValue : NGHTTP2_NV_FLAG_NONE.rawValue))
+        let fields = stream.fields
+        // The name/value array lives on the stack: nghttp2 copies it into its own frame.
+        let id: Int32 = withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: fields.count) { nva in
+            stream.block.withUnsafeBufferPointer { block in
+                let base = UnsafeMutablePointer(mutating: block.baseAddress!)
+                for (i, f) in fields.enumerated() {
+                    nva.initializeElement(at: i, to: nghttp2_nv(
+                        name: base + f.nameStart, value: base + f.valueStart, namelen: f.nameLength, valuelen: f.valueLength,
+                        flags: UInt8(f.unindexed ? NGHTTP2_NV_FLAG_NO_INDEX.rawValue : NGHTTP2_NV_FLAG_NONE.rawValue)))
+                }
+                if stream.request.body.isEmpty {
+                    return nghttp2_submit_request(session, nil, nva.baseAddress, fields.count, nil, nil)
+                }
+                var provider = nghttp2_data_provider(
+                    source: nghttp2_data_source(ptr: Unmanaged.passUnretained(stream).toOpaque()),
+                    read_callback: h2ReadBody)
+                return nghttp2_submit_request(session, nil, nva.baseAddress, fields.count, &provider, nil)
             }
-            if stream.request.body.isEmpty {
-                return nghttp2_submit_request(session, nil, &nva, nva.count, nil, nil)
-            }
-            var provider = nghttp2_data_provider(
-                source: nghttp2_data_source(ptr: Unmanaged.passUnretained(stream).toOpaque()),
-                read_callback: h2ReadBody)
-            return nghttp2_submit_request(session, nil, &nva, nva.count, &provider, nil)
         }
         if id < 0 {
             // Stream ids used up (after about a billion requests) or the session is closing.
@@ -240,6 +244,8 @@ final class H2Connection {
             for b in value where b >= 0x30 && b <= 0x39 { status = status * 10 + Int(b - 0x30) }
             if status >= 200 || s.status == 0 { s.status = status }
         } else if s.status >= 200 {   // not an informational (1xx) block's fields
+            // Room for a typical answer's few fields at once, not regrown field by field.
+            if s.headers.isEmpty { s.headers.reserveCapacity(6) }
             s.headers[String(decoding: name, as: UTF8.self)] = String(decoding: value, as: UTF8.self)
         }
     }

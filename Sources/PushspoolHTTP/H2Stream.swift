@@ -82,6 +82,7 @@ final class H2Stream: @unchecked Sendable {
 
     /// Fields HTTP/2 forbids (RFC 9113 §8.2.2) or sets itself; dropped from the caller's headers.
     private static let dropped: [String] = ["connection", "keep-alive", "transfer-encoding", "upgrade", "host", "proxy-connection"]
+    private static let droppedLengths: [Int] = dropped.map(\.utf8.count)
 
     init(request: HTTPRequest, origin: Origin, path: String,
          completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
@@ -121,7 +122,8 @@ final class H2Stream: @unchecked Sendable {
                     return c.withUTF8 { memcmp(b.baseAddress! + n, $0.baseAddress!, v - n) == 0 }
                 }
             }
-            if Self.dropped.contains(where: named) {
+            // Only names as long as a dropped one are compared with them (this runs per header).
+            if Self.droppedLengths.contains(v - n) && Self.dropped.contains(where: named) {
                 block.removeSubrange(n...)
                 continue
             }
