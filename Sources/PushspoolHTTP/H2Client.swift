@@ -276,9 +276,11 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
     }
 
     /// Opens as many connections as the requests still waiting need at the stream limit the open
-    /// ones carry. The first opens at once; more only once every open connection has its
-    /// SETTINGS and a first answer (before it, APNs allows one stream: its limit would mislead)
-    /// and is full.
+    /// ones carry. The first opens at once; more only once every open connection is full and its
+    /// limit is known: its SETTINGS have come, and either allow more than one stream or a first
+    /// answer has come (APNs allows a token-authenticated connection one stream until a request
+    /// with a valid JWT has succeeded, then raises the limit: one stream then says nothing about
+    /// how many connections demand needs).
     private func grow(_ origin: Origin, _ p: Pool) {
         guard p.waiting > 0 else { return }
         let open = connections.filter { $0.origin == origin && $0.usable }
@@ -286,7 +288,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
             if p.connecting == 0 { connect(origin, p) }
             return
         }
-        guard open.allSatisfy({ $0.ready && $0.answered > 0 && $0.capacity == 0 }) else { return }
+        guard open.allSatisfy({ $0.ready && ($0.streamLimit > 1 || $0.answered > 0) && $0.capacity == 0 }) else { return }
         let perConnection = max(1, open.map(\.streamLimit).min()!)
         // Connects under way will take their share of what waits.
         let uncovered = p.waiting - p.connecting * perConnection

@@ -13,6 +13,8 @@
 //   --track-limit N (per-token detail only for the first N tokens; default 2000, keeps the fake cheap),
 //   --hold-ms N (answer each stream N ms after its request ended, so many streams are open at once),
 //   --max-streams N (SETTINGS_MAX_CONCURRENT_STREAMS, default 1000 as Apple's),
+//   --first-streams N (a new connection allows N streams until its first answer, then --max-streams,
+//     as APNs allows one until a request with a valid JWT has succeeded),
 //   --refuse-every N (every Nth stream: RST_STREAM(REFUSED_STREAM) unprocessed, which a client may resend),
 //   --reset-every N (every Nth stream: RST_STREAM(INTERNAL_ERROR) with no answer: not delivered),
 //   --retry-after S (429 and 503 answers carry Retry-After: S),
@@ -38,6 +40,7 @@ const authReason = a['auth-reason'] || null;
 const trackLimit = Number(a['track-limit'] || 2000);
 const holdMs = Number(a['hold-ms'] || 0);
 const maxStreams = Number(a['max-streams'] || 1000);
+const firstStreams = Number(a['first-streams'] || 0);
 const refuseEvery = Number(a['refuse-every'] || 0);
 const resetEvery = Number(a['reset-every'] || 0);
 const retryAfter = a['retry-after'] || null;
@@ -130,6 +133,8 @@ function scripted(token, n) {
 }
 
 function answer(stream, h, body) {
+  const session = stream.session;
+  if (firstStreams && session && !session.raised) { session.raised = true; session.settings({ maxConcurrentStreams: maxStreams }); }
   const m = /^\/3\/device\/([^/?]*)$/.exec(h[':path'] || '');
   const token = m ? m[1] : null;
   stats.requests++;
@@ -166,7 +171,7 @@ function answer(stream, h, body) {
   touch();
 }
 
-const server = http2.createSecureServer({ ...tlsOptions(), allowHTTP1: false, settings: { maxConcurrentStreams: maxStreams } });
+const server = http2.createSecureServer({ ...tlsOptions(), allowHTTP1: false, settings: { maxConcurrentStreams: firstStreams || maxStreams } });
 // `openSessions` counts open TLS connections: after our GOAWAY, Node does not always emit the
 // session's 'close' when the client goes, but the socket's 'close' always comes.
 server.on('secureConnection', (socket) => {

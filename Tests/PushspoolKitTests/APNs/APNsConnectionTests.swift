@@ -56,6 +56,14 @@ struct APNsConnectionTests {
         #expect(perSession.allSatisfy { $0 >= c.devices / c.connections / 3 }, "\(perSession)")
     }
 
+    /// APNs allows a new connection one stream until its first answer, then 50 here: one stream
+    /// is no measure of demand, so connections open after that answer, as many as 50 a piece need.
+    @Test func aOneStreamStartIsNotTakenForTheLimit() throws {
+        let c = Case(streams: 50, concurrency: 200, devices: 2000, connections: 4)
+        let state = try campaign(c, holdMs: 100, fakeArgs: ["first-streams": "1"])
+        #expect(state["tlsConnections"] as? Int == c.connections)
+    }
+
     /// One GOAWAY, on the first connection to reach a stream mid-campaign: its streams past the
     /// GOAWAY's last-stream-id go again on the others (or a replacement), answered ones never.
     @Test(arguments: cases)
