@@ -121,50 +121,12 @@ final class H2Core: @unchecked Sendable {
 /// The poll thread: queues per origin, connections, timers. Everything here is its alone.
 final class H2Loop: H2ConnectionSink, @unchecked Sendable {
     private let core: H2Core
-    private var pools: [Origin: Pool] = [:]
+    private var pools: [Origin: H2Pool] = [:]
     private var connections: [H2Connection] = []
     private var done: [(H2Stream, Result<HTTPResponse, HTTPTransportError>)] = []
     /// Origins that answered ALPN without h2 (allowed under `.http2Preferred`): HTTP/1.1 client.
     private var http1: (any HTTPClient)?
     private var lastTimerCheck = monotonicNow()
-
-    /// Requests waiting for a stream slot, and connects under way, for one origin. Requests the
-    /// server refused unprocessed go first, in their original order.
-    final class Pool {
-        private var retries: [H2Stream] = []
-        private var queue: [H2Stream] = []
-        private var head = 0
-        var connecting = 0
-        var speaksHTTP1 = false
-        /// When demand last needed every open connection (or one was added): extras close only
-        /// after it has fitted in fewer for a while, so a dip between two batches costs nothing.
-        var busyAt = monotonicNow()
-        var waiting: Int { retries.count + queue.count - head }
-
-        func push(_ s: H2Stream) { queue.append(s) }
-        func pushRetry(_ s: H2Stream) { retries.append(s) }
-        func pop() -> H2Stream? {
-            if !retries.isEmpty { return retries.removeFirst() }
-            guard head < queue.count else { return nil }
-            let s = queue[head]
-            head += 1
-            if head == queue.count { queue.removeAll(keepingCapacity: true); head = 0 }
-            return s
-        }
-        /// Puts back a request a connection could not take after all (it stays first).
-        func unpop(_ s: H2Stream) { retries.insert(s, at: 0) }
-        func takeAll() -> [H2Stream] {
-            defer { retries.removeAll(); queue.removeAll(); head = 0 }
-            return retries + Array(queue[head...])
-        }
-        /// Takes out the requests whose deadline has passed.
-        func expire(now: Double) -> [H2Stream] {
-            guard waiting > 0, retries.contains(where: { $0.deadline < now }) || queue[head...].contains(where: { $0.deadline < now }) else { return [] }
-            let all = takeAll()
-            for s in all where s.deadline >= now { push(s) }
-            return all.filter { $0.deadline < now }
-        }
-    }
 
     /// How often a request goes again after the server refused it unprocessed.
     static let maxRefusals = 8
@@ -186,9 +148,9 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
         }
     }
 
-    private func pool(_ origin: Origin) -> Pool {
+    private func pool(_ origin: Origin) -> H2Pool {
         if let p = pools[origin] { return p }
-        let p = Pool()
+        let p = H2Pool()
         pools[origin] = p
         return p
     }
@@ -281,7 +243,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
     /// answer has come (APNs allows a token-authenticated connection one stream until a request
     /// with a valid JWT has succeeded, then raises the limit: one stream then says nothing about
     /// how many connections demand needs).
-    private func grow(_ origin: Origin, _ p: Pool) {
+    private func grow(_ origin: Origin, _ p: H2Pool) {
         guard p.waiting > 0 else { return }
         let open = connections.filter { $0.origin == origin && $0.usable }
         if open.isEmpty {
@@ -289,13 +251,9 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
             return
         }
         guard open.allSatisfy({ $0.ready && ($0.streamLimit > 1 || $0.answered > 0) && $0.capacity == 0 }) else { return }
-        let perConnection = max(1, open.map(\.streamLimit).min()!)
-        // Connects under way will take their share of what waits.
-        let uncovered = p.waiting - p.connecting * perConnection
-        guard uncovered > 0 else { return }
-        let room = core.options.maxConnectionsPerHost - open.count - p.connecting
-        let more = min(room, (uncovered + perConnection - 1) / perConnection)
-        for _ in 0..<max(0, more) { connect(origin, p) }
+        let more = p.connectionsToOpen(open: open.count, perConnection: open.map(\.streamLimit).min()!,
+                                       max: core.options.maxConnectionsPerHost)
+        for _ in 0..<more { connect(origin, p) }
     }
 
     /// Closes one extra connection of an origin once demand (streams in flight and requests
@@ -318,7 +276,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
         }
     }
 
-    private func connect(_ origin: Origin, _ p: Pool) {
+    private func connect(_ origin: Origin, _ p: H2Pool) {
         p.connecting += 1
         let core = self.core
         core.connects.async {
@@ -359,7 +317,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
         }
     }
 
-    private func failWaiting(_ p: Pool, _ error: HTTPTransportError) {
+    private func failWaiting(_ p: H2Pool, _ error: HTTPTransportError) {
         for s in p.takeAll() { done.append((s, .failure(error))) }
     }
 
