@@ -8,10 +8,12 @@ import Darwin
 #endif
 
 /// The HTTP/2 transport under APNs, FCM and the hub: libnghttp2 sessions over OpenSSL TLS on
-/// non-blocking sockets, one long-lived connection per origin with up to the server's
-/// SETTINGS_MAX_CONCURRENT_STREAMS requests on it (a second connection only when that limit, not
-/// ours, is what fills the first), PING for liveness, GOAWAY and REFUSED_STREAM handled so that a
-/// request the server never processed is sent again and an answered one never is.
+/// non-blocking sockets. Per origin, long-lived connections that follow demand: as many as the
+/// requests waiting need at the server's SETTINGS_MAX_CONCURRENT_STREAMS (up to
+/// `maxConnectionsPerHost`), each request on the least-loaded one, the extras closed once demand
+/// has fitted in fewer for `extraConnectionIdle` seconds; the last one stays. PING for liveness,
+/// GOAWAY and REFUSED_STREAM handled so that a request the server never processed is sent again
+/// (on whichever connection can take it) and an answered one never is.
 ///
 /// Threading: `execute` builds the request's header block on the caller's thread, queues it and
 /// wakes the poll thread (one wakeup per batch). The poll thread alone touches sockets, TLS and
@@ -119,47 +121,12 @@ final class H2Core: @unchecked Sendable {
 /// The poll thread: queues per origin, connections, timers. Everything here is its alone.
 final class H2Loop: H2ConnectionSink, @unchecked Sendable {
     private let core: H2Core
-    private var pools: [Origin: Pool] = [:]
+    private var pools: [Origin: H2Pool] = [:]
     private var connections: [H2Connection] = []
     private var done: [(H2Stream, Result<HTTPResponse, HTTPTransportError>)] = []
     /// Origins that answered ALPN without h2 (allowed under `.http2Preferred`): HTTP/1.1 client.
     private var http1: (any HTTPClient)?
     private var lastTimerCheck = monotonicNow()
-
-    /// Requests waiting for a stream slot, and connects under way, for one origin. Requests the
-    /// server refused unprocessed go first, in their original order.
-    final class Pool {
-        private var retries: [H2Stream] = []
-        private var queue: [H2Stream] = []
-        private var head = 0
-        var connecting = 0
-        var speaksHTTP1 = false
-        var waiting: Int { retries.count + queue.count - head }
-
-        func push(_ s: H2Stream) { queue.append(s) }
-        func pushRetry(_ s: H2Stream) { retries.append(s) }
-        func pop() -> H2Stream? {
-            if !retries.isEmpty { return retries.removeFirst() }
-            guard head < queue.count else { return nil }
-            let s = queue[head]
-            head += 1
-            if head == queue.count { queue.removeAll(keepingCapacity: true); head = 0 }
-            return s
-        }
-        /// Puts back a request a connection could not take after all (it stays first).
-        func unpop(_ s: H2Stream) { retries.insert(s, at: 0) }
-        func takeAll() -> [H2Stream] {
-            defer { retries.removeAll(); queue.removeAll(); head = 0 }
-            return retries + Array(queue[head...])
-        }
-        /// Takes out the requests whose deadline has passed.
-        func expire(now: Double) -> [H2Stream] {
-            guard waiting > 0, retries.contains(where: { $0.deadline < now }) || queue[head...].contains(where: { $0.deadline < now }) else { return [] }
-            let all = takeAll()
-            for s in all where s.deadline >= now { push(s) }
-            return all.filter { $0.deadline < now }
-        }
-    }
 
     /// How often a request goes again after the server refused it unprocessed.
     static let maxRefusals = 8
@@ -181,9 +148,9 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
         }
     }
 
-    private func pool(_ origin: Origin) -> Pool {
+    private func pool(_ origin: Origin) -> H2Pool {
         if let p = pools[origin] { return p }
-        let p = Pool()
+        let p = H2Pool()
         pools[origin] = p
         return p
     }
@@ -244,26 +211,72 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
         p.push(s)
     }
 
-    /// Gives waiting requests to connections with free stream slots; opens a connection where
-    /// none can take them.
+    /// Gives waiting requests to connections with free stream slots, each to the least-loaded
+    /// one; opens connections where those cannot take them all.
     private func assign() {
         for (origin, p) in pools where p.waiting > 0 {
-            for c in connections where c.origin == origin && p.waiting > 0 {
+            var open = connections.filter { $0.origin == origin && $0.capacity > 0 }
+            if open.count == 1 {
+                let c = open[0]
                 var room = c.capacity
                 while room > 0, let s = p.pop() {
                     if c.submit(s) { room -= 1 } else { p.unpop(s); break }
                 }
+            } else {
+                // The connection with the most free slots takes the next request: the load stays
+                // even, so no connection's window or server-side queue is the one that lags.
+                while !open.isEmpty {
+                    var best = 0
+                    for i in 1..<open.count where open[i].capacity > open[best].capacity { best = i }
+                    guard open[best].capacity > 0 else { break }
+                    guard let s = p.pop() else { break }
+                    if !open[best].submit(s) { p.unpop(s); open.remove(at: best) }
+                }
             }
-            guard p.waiting > 0, p.connecting == 0 else { continue }
-            let open = connections.filter { $0.origin == origin && !$0.draining && $0.failure == nil }
-            // More than one connection only when the server's stream limit is what fills them.
-            let mayOpen = open.isEmpty
-                || (open.count < core.options.maxConnectionsPerHost && open.allSatisfy { $0.ready && $0.capacity == 0 && $0.limitedByServer })
-            if mayOpen { connect(origin, p) }
+            grow(origin, p)
         }
     }
 
-    private func connect(_ origin: Origin, _ p: Pool) {
+    /// Opens as many connections as the requests still waiting need at the stream limit the open
+    /// ones carry. The first opens at once; more only once every open connection is full and its
+    /// limit is known: its SETTINGS have come, and either allow more than one stream or a first
+    /// answer has come (APNs allows a token-authenticated connection one stream until a request
+    /// with a valid JWT has succeeded, then raises the limit: one stream then says nothing about
+    /// how many connections demand needs).
+    private func grow(_ origin: Origin, _ p: H2Pool) {
+        guard p.waiting > 0 else { return }
+        let open = connections.filter { $0.origin == origin && $0.usable }
+        if open.isEmpty {
+            if p.connecting == 0 { connect(origin, p) }
+            return
+        }
+        guard open.allSatisfy({ $0.ready && ($0.streamLimit > 1 || $0.answered > 0) && $0.capacity == 0 }) else { return }
+        let more = p.connectionsToOpen(open: open.count, perConnection: open.map(\.streamLimit).min()!,
+                                       max: core.options.maxConnectionsPerHost)
+        for _ in 0..<more { connect(origin, p) }
+    }
+
+    /// Closes one extra connection of an origin once demand (streams in flight and requests
+    /// waiting) has fitted in fewer connections for `extraConnectionIdle` seconds: it takes no
+    /// new streams, finishes what it carries, then says GOAWAY. One at a time; the last stays.
+    private func shed(now: Double) {
+        for (origin, p) in pools {
+            let open = connections.filter { $0.origin == origin && $0.usable && $0.ready }
+            guard open.count > 1 else { p.busyAt = now; continue }
+            let demand = open.reduce(p.waiting) { $0 + $1.streams.count }
+            let perConnection = max(1, open.map(\.streamLimit).min()!)
+            if (demand + perConnection - 1) / perConnection >= open.count {
+                p.busyAt = now
+            } else if now - p.busyAt >= core.options.extraConnectionIdle {
+                // The least-loaded one, the newest of equals: the oldest has proven itself.
+                let extra = open.reversed().min { $0.streams.count < $1.streams.count }!
+                extra.draining = true
+                p.busyAt = now
+            }
+        }
+    }
+
+    private func connect(_ origin: Origin, _ p: H2Pool) {
         p.connecting += 1
         let core = self.core
         core.connects.async {
@@ -283,6 +296,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
             do {
                 let c = try H2Connection(origin: origin, socket: socket, sink: self, maxConcurrentStreams: core.options.maxConcurrentStreams)
                 connections.append(c)
+                p.busyAt = monotonicNow()
                 core.connectionsOpened.add(1, ordering: .relaxed)
             } catch {
                 failWaiting(p, error)
@@ -297,13 +311,13 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
             }
         case .failure(let error):
             // Requests wait for a connection only while one could still take them.
-            if !connections.contains(where: { $0.origin == origin && $0.failure == nil && !$0.draining }) {
+            if p.connecting == 0 && !connections.contains(where: { $0.origin == origin && $0.usable }) {
                 failWaiting(p, error)
             }
         }
     }
 
-    private func failWaiting(_ p: Pool, _ error: HTTPTransportError) {
+    private func failWaiting(_ p: H2Pool, _ error: HTTPTransportError) {
         for s in p.takeAll() { done.append((s, .failure(error))) }
     }
 
@@ -354,6 +368,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
             c.checkLiveness(now: now, interval: core.options.pingInterval, timeout: core.options.pingTimeout)
             for (id, s) in c.streams where s.deadline < now { c.cancel(id) }
         }
+        shed(now: now)
         for p in pools.values {
             for s in p.expire(now: now) { done.append((s, .failure(HTTPTransportError("no response within \(Int(s.request.timeout)) s (never sent: no connection or stream slot)")))) }
         }

@@ -29,6 +29,10 @@ final class H2Connection {
     private(set) var failure: String?
     /// Streams opened over the connection's life.
     private(set) var opened = 0
+    /// Responses received over the connection's life. Until the first, a connection's stream
+    /// limit is not what it will be: APNs allows a token-authenticated connection one stream
+    /// until a request with a valid JWT has succeeded, then raises it by SETTINGS.
+    private(set) var answered = 0
 
     let createdAt = monotonicNow()
     private var lastReadAt = monotonicNow()
@@ -71,14 +75,17 @@ final class H2Connection {
 
     deinit { nghttp2_session_del(session) }
 
+    /// Streams this connection carries at once: the server's limit or ours, the smaller.
+    var streamLimit: Int { min(ourStreamLimit, serverStreamLimit) }
+
     /// Streams this connection may still take now.
     var capacity: Int {
         guard ready, !draining, failure == nil else { return 0 }
-        return max(0, min(ourStreamLimit, serverStreamLimit) - streams.count)
+        return max(0, streamLimit - streams.count)
     }
 
-    /// Whether the server's limit, not ours, is what caps this connection.
-    var limitedByServer: Bool { serverStreamLimit < ourStreamLimit }
+    /// Open for new streams: neither going away nor broken (it may still be starting).
+    var usable: Bool { !draining && failure == nil }
 
     /// Finished with: nothing in flight and no new work allowed, or broken.
     var isDone: Bool { failure != nil || (draining && streams.isEmpty && !wantsWrite) }
@@ -89,20 +96,24 @@ final class H2Connection {
     /// False when the connection can take no more streams (the caller requeues it).
     func submit(_ stream: H2Stream) -> Bool {
         stream.resetAttempt()
-        let id: Int32 = stream.block.withUnsafeBufferPointer { block in
-            let base = UnsafeMutablePointer(mutating: block.baseAddress!)
-            var nva = stream.fields.map { f in
-                nghttp2_nv(name: base + f.nameStart, value: base + f.valueStart,
-                           namelen: f.nameLength, valuelen: f.valueLength,
-                           flags: UInt8(f.unindexed ? NGHTTP2_NV_FLAG_NO_INDEX.rawValue : NGHTTP2_NV_FLAG_NONE.rawValue))
+        let fields = stream.fields
+        // The name/value array lives on the stack: nghttp2 copies it into its own frame.
+        let id: Int32 = withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: fields.count) { nva in
+            stream.block.withUnsafeBufferPointer { block in
+                let base = UnsafeMutablePointer(mutating: block.baseAddress!)
+                for (i, f) in fields.enumerated() {
+                    nva.initializeElement(at: i, to: nghttp2_nv(
+                        name: base + f.nameStart, value: base + f.valueStart, namelen: f.nameLength, valuelen: f.valueLength,
+                        flags: UInt8(f.unindexed ? NGHTTP2_NV_FLAG_NO_INDEX.rawValue : NGHTTP2_NV_FLAG_NONE.rawValue)))
+                }
+                if stream.request.body.isEmpty {
+                    return nghttp2_submit_request(session, nil, nva.baseAddress, fields.count, nil, nil)
+                }
+                var provider = nghttp2_data_provider(
+                    source: nghttp2_data_source(ptr: Unmanaged.passUnretained(stream).toOpaque()),
+                    read_callback: h2ReadBody)
+                return nghttp2_submit_request(session, nil, nva.baseAddress, fields.count, &provider, nil)
             }
-            if stream.request.body.isEmpty {
-                return nghttp2_submit_request(session, nil, &nva, nva.count, nil, nil)
-            }
-            var provider = nghttp2_data_provider(
-                source: nghttp2_data_source(ptr: Unmanaged.passUnretained(stream).toOpaque()),
-                read_callback: h2ReadBody)
-            return nghttp2_submit_request(session, nil, &nva, nva.count, &provider, nil)
         }
         if id < 0 {
             // Stream ids used up (after about a billion requests) or the session is closing.
@@ -233,6 +244,8 @@ final class H2Connection {
             for b in value where b >= 0x30 && b <= 0x39 { status = status * 10 + Int(b - 0x30) }
             if status >= 200 || s.status == 0 { s.status = status }
         } else if s.status >= 200 {   // not an informational (1xx) block's fields
+            // Room for a typical answer's few fields at once, not regrown field by field.
+            if s.headers.isEmpty { s.headers.reserveCapacity(6) }
             s.headers[String(decoding: name, as: UTF8.self)] = String(decoding: value, as: UTF8.self)
         }
     }
@@ -248,6 +261,7 @@ final class H2Connection {
         if s.timedOut {
             sink.finished(s, .failure(HTTPTransportError("no response within \(Int(s.request.timeout)) s")))
         } else if s.ended && s.status >= 200 {
+            answered += 1
             sink.finished(s, .success(s.response))
         } else if errorCode == NGHTTP2_REFUSED_STREAM.rawValue || !mayHaveProcessed(id) {
             // Never processed (RFC 9113 §8.7): safe to send again, on another connection.

@@ -82,6 +82,7 @@ final class H2Stream: @unchecked Sendable {
 
     /// Fields HTTP/2 forbids (RFC 9113 §8.2.2) or sets itself; dropped from the caller's headers.
     private static let dropped: [String] = ["connection", "keep-alive", "transfer-encoding", "upgrade", "host", "proxy-connection"]
+    private static let droppedLengths: [Int] = dropped.map(\.utf8.count)
 
     init(request: HTTPRequest, origin: Origin, path: String,
          completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
@@ -115,17 +116,19 @@ final class H2Stream: @unchecked Sendable {
             let v = block.count
             // HTTP/2 field names are lowercase (RFC 9113 §8.2.1).
             for i in n..<v where block[i] >= 0x41 && block[i] <= 0x5A { block[i] |= 0x20 }
-            let named = { (candidate: String) -> Bool in
+            // A local function, not a closure value: no context allocated per header.
+            func named(_ candidate: String) -> Bool {
                 candidate.utf8.count == v - n && block.withUnsafeBufferPointer { b in
                     var c = candidate
                     return c.withUTF8 { memcmp(b.baseAddress! + n, $0.baseAddress!, v - n) == 0 }
                 }
             }
-            if Self.dropped.contains(where: named) {
+            // Only names as long as a dropped one are compared with them (this runs per header).
+            if Self.droppedLengths.contains(v - n) && Self.dropped.contains(where: named) {
                 block.removeSubrange(n...)
                 continue
             }
-            if named("content-length") { hasLength = true }
+            if v - n == 14 && named("content-length") { hasLength = true }
             append(value)
             let unindexed = !request.unindexedHeaders.isEmpty && request.unindexedHeaders.contains(where: named)
             fields.append(Field(nameStart: n, nameLength: v - n, valueStart: v, valueLength: block.count - v, unindexed: unindexed))

@@ -78,9 +78,13 @@ public struct HTTPClientOptions: Sendable {
     public var versions: HTTPVersionPolicy
     /// Our own cap on concurrent streams per connection; the server's SETTINGS may lower it.
     public var maxConcurrentStreams: Int = 1000
-    /// Connections per origin. A second connection opens only when the server's
-    /// SETTINGS_MAX_CONCURRENT_STREAMS, not our own cap, is what fills the first.
-    public var maxConnectionsPerHost: Int = 4
+    /// Connections per origin at most. HTTP/2 opens more than one only as demand needs them: when
+    /// every open connection is full at its stream limit (the server's or ours) and requests wait.
+    public var maxConnectionsPerHost: Int = 8
+    /// HTTP/2: an origin's extra connections close, one at a time, once demand has fitted in fewer
+    /// for this long. Long enough that connections are not opened and closed in quick turns,
+    /// which APNs may take for an attack.
+    public var extraConnectionIdle: Double = 30
     /// A connection that has read nothing for this long while in use is sent a PING.
     public var pingInterval: Double = 30
     /// A PING unanswered for this long closes the connection as dead.

@@ -64,18 +64,8 @@ final class BenchFake {
         return state
     }
 
-    /// CPU seconds the fake has used so far (user + system, from /proc).
-    var cpuSeconds: Double {
-        #if os(Linux)
-        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")") else { return 0 }
-        let fields = stat[stat.index(after: close)...].split(separator: " ")
-        guard fields.count > 13, let u = Double(fields[11]), let s = Double(fields[12]) else { return 0 }
-        return (u + s) / Double(sysconf(Int32(_SC_CLK_TCK)))
-        #else
-        return 0
-        #endif
-    }
+    /// CPU seconds the fake has used so far.
+    var cpuSeconds: Double { processCPUSeconds(process.processIdentifier) }
 
     func stop() {
         try? input.fileHandleForWriting.close()

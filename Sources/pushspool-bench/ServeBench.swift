@@ -33,9 +33,7 @@ struct ServeRound {
 
     static func run(seconds: Int, devices: Int, postgres: String?) throws -> ServeRound {
         guard let wrk = which("wrk") else { throw BenchError(description: "wrk is not installed (apt-get install wrk)") }
-        guard let nginxBinary = which("nginx") ?? ["/usr/sbin/nginx"].first(where: { FileManager.default.isExecutableFile(atPath: $0) }) else {
-            throw BenchError(description: "nginx is not installed (apt-get install nginx-light)")
-        }
+        let nginxBinary = try Nginx.binary()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushspool-bench-serve-\(getpid())")
         try? FileManager.default.removeItem(at: dir)
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
@@ -249,66 +247,6 @@ struct ServeRound {
     }
 
     static let lastGroups = LockedString()
-
-    /// nginx, one worker, `return 200` on every path, no access log, in a folder of its own.
-    struct Nginx {
-        let process: Process
-        let port: Int
-        let dir: URL
-
-        init(binary: String, dir: URL) throws {
-            try FileManager.default.createDirectory(at: dir.appendingPathComponent("logs"), withIntermediateDirectories: true)
-            // A free port: bind 0, read it, let it go (nginx binds it next).
-            let probe = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var addr = sockaddr_in()
-            addr.sin_family = sa_family_t(AF_INET)
-            addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-            var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-            _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(probe, $0, len) } }
-            _ = withUnsafeMutablePointer(to: &addr) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(probe, $0, &len) } }
-            port = Int(UInt16(bigEndian: addr.sin_port))
-            close(probe)
-            let conf = """
-                worker_processes 1;
-                daemon off;
-                pid \(dir.path)/nginx.pid;
-                error_log \(dir.path)/logs/error.log warn;
-                events { worker_connections 4096; }
-                http {
-                    access_log off;
-                    keepalive_requests 1000000;
-                    server {
-                        listen 127.0.0.1:\(port);
-                        location / { return 200 "ok\\n"; }
-                    }
-                }
-                """
-            try conf.write(to: dir.appendingPathComponent("nginx.conf"), atomically: true, encoding: .utf8)
-            process = Process()
-            process.executableURL = URL(fileURLWithPath: binary)
-            process.arguments = ["-p", dir.path, "-c", dir.appendingPathComponent("nginx.conf").path]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            self.dir = dir
-            for _ in 0..<100 {
-                if FileManager.default.fileExists(atPath: dir.appendingPathComponent("nginx.pid").path) { break }
-                usleep(20_000)
-            }
-            usleep(100_000)
-        }
-
-        /// The worker's pid (the master's only child).
-        func workerPID() -> pid_t {
-            let children = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/task/\(process.processIdentifier)/children", encoding: .utf8)) ?? ""
-            return pid_t(children.split(separator: " ").first ?? "") ?? process.processIdentifier
-        }
-
-        func stop() {
-            process.terminate()
-            process.waitUntilExit()
-        }
-    }
 }
 
 final class LockedString: @unchecked Sendable {

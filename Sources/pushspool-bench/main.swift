@@ -1,8 +1,12 @@
-// pushspool-bench [apns|webpush|registry|serve|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
+// pushspool-bench [apns|nginx|webpush|registry|serve|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
 //                 [--postgres URI]
 //
 // Prints one table: the median of R runs (default 3) of each figure, beside its peer measured in
 // the same run. `apns`: pushspool vs Node's http2 client vs h2load on the same fake APNs.
+// `nginx`: APNs-shaped pushes to nginx (TLS, HTTP/2, a fixed 200; not the bottleneck): pushspool's
+// whole process vs Node's http2 client vs h2load, N = --count (default 100,000) at --concurrency
+// (default 1000); then answers held 100 ms, --latency-count devices (default 30,000) at
+// --latency-concurrency (default 4000) vs h2load -c 4 -m 1000.
 // `webpush`: pushspool vs Node's crypto + http2 client (RFC 8291 encryption, VAPID) on the same
 // fake push service.
 // `registry`: import, a sandbox broadcast, a tag-expression resolution and `devices > file` over N devices; with
@@ -25,8 +29,8 @@ func option(_ name: String, default value: Int) -> Int {
 
 let args = CommandLine.arguments
 let what = args.count >= 2 && !args[1].hasPrefix("--") ? args[1] : "all"
-guard ["apns", "webpush", "registry", "serve", "all"].contains(what) else {
-    print("usage: pushspool-bench [apns|webpush|registry|serve|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
+guard ["apns", "nginx", "webpush", "registry", "serve", "all"].contains(what) else {
+    print("usage: pushspool-bench [apns|nginx|webpush|registry|serve|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
     exit(64)
 }
 let count = option("count", default: 30_000)
@@ -101,6 +105,11 @@ do {
                  String(format: "baseline %.1f µs", median(rounds.map { $0.baseline!.cpuMicrosPerRequest })),
                  String(format: "%.3f×", median(rounds.map { $0.pushspool.cpuMicrosPerRequest / $0.baseline!.cpuMicrosPerRequest })), "", ""])
         }
+    }
+    if what == "nginx" || what == "all" {
+        try NginxRound.printRows(count: option("count", default: 100_000), concurrency: option("concurrency", default: 1000),
+                                 latencyCount: option("latency-count", default: 30_000),
+                                 latencyConcurrency: option("latency-concurrency", default: 4000), runs: runs)
     }
     if what == "webpush" || what == "all" { try WebPushRound.printRows(count: webCount, concurrency: concurrency, runs: runs) }
     if what == "registry" || what == "all" {

@@ -8,10 +8,13 @@
 //   503c… 503 Shutdown once, then 200                    anything else: 200
 // Options: --team-id T --key-id K --topic T (what the JWT and apns-topic must say),
 //   --goaway-every N (after answering every Nth stream of a session, GOAWAY(NO_ERROR, that stream)),
+//   --goaway-once N (the same, once in the fake's life: on the first connection to reach its Nth stream),
 //   --auth-reason R (answer every request 403 R: InvalidProviderToken, Forbidden, …),
 //   --track-limit N (per-token detail only for the first N tokens; default 2000, keeps the fake cheap),
 //   --hold-ms N (answer each stream N ms after its request ended, so many streams are open at once),
 //   --max-streams N (SETTINGS_MAX_CONCURRENT_STREAMS, default 1000 as Apple's),
+//   --first-streams N (a new connection allows N streams until its first answer, then --max-streams,
+//     as APNs allows one until a request with a valid JWT has succeeded),
 //   --refuse-every N (every Nth stream: RST_STREAM(REFUSED_STREAM) unprocessed, which a client may resend),
 //   --reset-every N (every Nth stream: RST_STREAM(INTERNAL_ERROR) with no answer: not delivered),
 //   --retry-after S (429 and 503 answers carry Retry-After: S),
@@ -31,10 +34,13 @@ const teamID = a['team-id'] || 'TEAMID1234';
 const keyID = a['key-id'] || 'TESTKEY123';
 const topic = a['topic'] || 'com.example.app';
 const goawayEvery = Number(a['goaway-every'] || 0);
+const goawayOnce = Number(a['goaway-once'] || 0);
+let goawayOnceSent = false;
 const authReason = a['auth-reason'] || null;
 const trackLimit = Number(a['track-limit'] || 2000);
 const holdMs = Number(a['hold-ms'] || 0);
 const maxStreams = Number(a['max-streams'] || 1000);
+const firstStreams = Number(a['first-streams'] || 0);
 const refuseEvery = Number(a['refuse-every'] || 0);
 const resetEvery = Number(a['reset-every'] || 0);
 const retryAfter = a['retry-after'] || null;
@@ -45,7 +51,7 @@ const writeState = stateWriter(a.state);
 const stats = {
   requests: 0, answered: 0, byStatus: {}, byReason: {}, tlsConnections: 0, sessions: 0, closedSessions: 0, openSessions: 0,
   nonH2Rejected: 0, goawaysSent: 0, refusedAfterGoaway: 0, refused: 0, resets: 0, jwts: 0, badJWTs: 0, tokensDelivered: 0, duplicateDeliveries: 0,
-  maxStreamsOpen: 0, perToken: {}, lastHeaders: {}, problems: [],
+  maxStreamsOpen: 0, maxOpenSessions: 0, streamsPerSession: [], perToken: {}, lastHeaders: {}, problems: [],
   arrivals: { first: null, last: null, perSecond: {} },
 };
 const jwtCache = new Map();          // jwt -> verdict (each distinct token is verified once)
@@ -127,6 +133,8 @@ function scripted(token, n) {
 }
 
 function answer(stream, h, body) {
+  const session = stream.session;
+  if (firstStreams && session && !session.raised) { session.raised = true; session.settings({ maxConcurrentStreams: maxStreams }); }
   const m = /^\/3\/device\/([^/?]*)$/.exec(h[':path'] || '');
   const token = m ? m[1] : null;
   stats.requests++;
@@ -163,11 +171,12 @@ function answer(stream, h, body) {
   touch();
 }
 
-const server = http2.createSecureServer({ ...tlsOptions(), allowHTTP1: false, settings: { maxConcurrentStreams: maxStreams } });
+const server = http2.createSecureServer({ ...tlsOptions(), allowHTTP1: false, settings: { maxConcurrentStreams: firstStreams || maxStreams } });
 // `openSessions` counts open TLS connections: after our GOAWAY, Node does not always emit the
 // session's 'close' when the client goes, but the socket's 'close' always comes.
 server.on('secureConnection', (socket) => {
   stats.tlsConnections++; stats.openSessions++; touch();
+  if (stats.openSessions > stats.maxOpenSessions) stats.maxOpenSessions = stats.openSessions;
   socket.on('close', () => { stats.openSessions--; dirty = true; flush(); });
 });
 // A client that does not offer h2 in ALPN: Apple refuses it, so do we.
@@ -179,7 +188,8 @@ server.on('tlsClientError', (err) => {
   else { problem('tls: ' + (err && err.message)); touch(); }
 });
 server.on('session', (session) => {
-  stats.sessions++;
+  const index = stats.sessions++;
+  stats.streamsPerSession[index] = 0;
   let streamsSeen = 0, open = 0, goneAway = false, lastID = 0;
   session.on('stream', (stream, headers) => {
     // Streams above the GOAWAY's last-stream-id may still reach us (they were in the same read);
@@ -191,6 +201,7 @@ server.on('session', (session) => {
       return;
     }
     streamsSeen++;
+    stats.streamsPerSession[index] = streamsSeen;
     if (refuseEvery > 0 && streamsSeen % refuseEvery === 0) {
       stats.refused++; touch();
       stream.on('error', () => {});
@@ -207,7 +218,9 @@ server.on('session', (session) => {
     if (open > stats.maxStreamsOpen) stats.maxStreamsOpen = open;
     // GOAWAY naming this stream as the last one: it and every earlier stream are answered; later
     // ones (already on the wire) are ignored by nghttp2, and the client must retry them elsewhere.
-    if (goawayEvery > 0 && !goneAway && streamsSeen % goawayEvery === 0) {
+    const once = goawayOnce > 0 && !goawayOnceSent && streamsSeen === goawayOnce;
+    if (once || (goawayEvery > 0 && !goneAway && streamsSeen % goawayEvery === 0)) {
+      if (once) goawayOnceSent = true;
       goneAway = true;
       lastID = stream.id;
       stats.goawaysSent++;

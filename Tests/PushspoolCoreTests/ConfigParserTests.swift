@@ -26,6 +26,24 @@ import Testing
         #expect(problems(#"{"providers": {"x\u2028": {"max_per_second": 0}}}"#) == [#"providers."x\u2028": unknown key"#])
     }
 
+    /// `providers.<name>.max_connections`: connections per origin for the HTTP providers, 1…64,
+    /// 8 when unset; the sandbox opens none and does not take it.
+    @Test func maxConnectionsPerProvider() throws {
+        let text = #"""
+            {"providers": {"apns": {"team_id": "T", "key_id": "K", "key_file": "k.p8", "topic": "t", "max_connections": 2},
+                           "webpush": {"vapid_private_key_file": "v.pem", "subject": "mailto:a@b.c", "max_connections": 16}}}
+            """#
+        let c = try ConfigParser.parse(Array(text.utf8), source: "pushspool.json", environment: [:])
+        #expect(c.maxConnections(for: "apns") == 2)
+        #expect(c.maxConnections(for: "webpush") == 16)
+        #expect(c.maxConnections(for: "fcm") == 8)
+        #expect(problems(#"{"providers": {"fcm": {"service_account_file": "s", "max_connections": 0}}}"#)
+                == ["providers.fcm.max_connections: must be an integer in 1…64"])
+        #expect(problems(#"{"providers": {"wns": {"client_id": "c", "client_secret": "s", "max_connections": 1.5}}}"#)
+                == ["providers.wns.max_connections: must be an integer in 1…64"])
+        #expect(problems(#"{"providers": {"sandbox": {"max_connections": 2}}}"#).count == 1)
+    }
+
     @Test func valuesSomeoneTypedAreQuotedWithTheirControlCharactersEscaped() {
         let text = #"""
             {"routes": {"wns": "w\u001b[2Jns"},

@@ -20,6 +20,9 @@ public struct Config: Sendable {
     public var tls = TLSConfig()
     /// `providers.<name>.max_per_second`: each provider's request rate cap, by provider name.
     public var maxPerSecond: [String: Double] = [:]
+    /// `providers.<name>.max_connections`: connections per origin an HTTP provider may open, by
+    /// provider name; `maxConnections(for:)` gives the default for the rest.
+    public var maxConnectionsByProvider: [String: Int] = [:]
     public var metrics = MetricsConfig()
     /// `http`: the front door of `pushspool serve`; nil when the config has no `http` section
     /// (then `serve` uses the defaults and, with no users or tokens file, only `/healthz` answers).
@@ -31,6 +34,18 @@ public struct Config: Sendable {
     public var baseDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
 
     public init() {}
+
+    /// Connections per origin when `max_connections` is not set: at APNs's 1,000 streams per
+    /// connection, room for `concurrency` up to 8,000 on one origin. Connections open only as
+    /// demand needs them, so a smaller campaign still uses one.
+    public static let defaultMaxConnections = 8
+
+    /// The providers that open HTTP connections, so the ones that take `max_connections`.
+    public static let connectingProviders = ["apns", "fcm", "wns", "azure", "webpush"]
+
+    public func maxConnections(for provider: String) -> Int {
+        maxConnectionsByProvider[provider] ?? Self.defaultMaxConnections
+    }
 
     public var registryPath: String { registry ?? (spool as NSString).appendingPathComponent("registry.sqlite") }
 

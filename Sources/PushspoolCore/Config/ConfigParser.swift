@@ -185,7 +185,12 @@ public enum ConfigParser {
                 default: problem(key, "must be a number of requests per second from 0.01 to 1000000")
                 }
             }
-            if let a = object(p["apns"], "providers.apns", allowed: ["team_id", "key_id", "key_file", "topic", "environment", "endpoint", "max_per_second"]) {
+            // The HTTP providers take `max_connections`: connections per origin at most.
+            for name in Config.connectingProviders {
+                guard case .object(let pairs)? = p[name], let value = pairs.first(where: { $0.0 == "max_connections" })?.1 else { continue }
+                if let n = int(value, "providers.\(name).max_connections", range: 1...64) { c.maxConnectionsByProvider[name] = n }
+            }
+            if let a = object(p["apns"], "providers.apns", allowed: ["team_id", "key_id", "key_file", "topic", "environment", "endpoint", "max_per_second", "max_connections"]) {
                 var apns = APNsConfig(teamID: required(a["team_id"], "providers.apns.team_id"),
                                       keyID: required(a["key_id"], "providers.apns.key_id"),
                                       keyFile: required(a["key_file"], "providers.apns.key_file"),
@@ -200,11 +205,11 @@ public enum ConfigParser {
                 apns.endpoint = string(a["endpoint"], "providers.apns.endpoint")
                 c.apns = apns
             }
-            if let f = object(p["fcm"], "providers.fcm", allowed: ["service_account_file", "endpoint", "max_per_second"]) {
+            if let f = object(p["fcm"], "providers.fcm", allowed: ["service_account_file", "endpoint", "max_per_second", "max_connections"]) {
                 c.fcm = FCMConfig(serviceAccountFile: required(f["service_account_file"], "providers.fcm.service_account_file"),
                                   endpoint: string(f["endpoint"], "providers.fcm.endpoint"))
             }
-            if let w = object(p["wns"], "providers.wns", allowed: ["client_id", "client_secret", "token_endpoint", "scope", "allowed_hosts", "max_per_second"]) {
+            if let w = object(p["wns"], "providers.wns", allowed: ["client_id", "client_secret", "token_endpoint", "scope", "allowed_hosts", "max_per_second", "max_connections"]) {
                 var wns = WNSConfig(clientID: required(w["client_id"], "providers.wns.client_id"),
                                     clientSecret: Secret(required(w["client_secret"], "providers.wns.client_secret")),
                                     tokenEndpoint: string(w["token_endpoint"], "providers.wns.token_endpoint"),
@@ -212,7 +217,7 @@ public enum ConfigParser {
                 if let hosts = hostList(w["allowed_hosts"], "providers.wns.allowed_hosts") { wns.allowedHosts = hosts }
                 c.wns = wns
             }
-            if let z = object(p["azure"], "providers.azure", allowed: ["connection_string", "hub", "fcm_format", "api_version", "max_per_second"]) {
+            if let z = object(p["azure"], "providers.azure", allowed: ["connection_string", "hub", "fcm_format", "api_version", "max_per_second", "max_connections"]) {
                 var azure = AzureConfig(connectionString: Secret(required(z["connection_string"], "providers.azure.connection_string")),
                                         hub: required(z["hub"], "providers.azure.hub"))
                 if let format = string(z["fcm_format"], "providers.azure.fcm_format") {
@@ -223,7 +228,7 @@ public enum ConfigParser {
                 azure.apiVersion = string(z["api_version"], "providers.azure.api_version")
                 c.azure = azure
             }
-            if let w = object(p["webpush"], "providers.webpush", allowed: ["vapid_private_key_file", "subject", "allowed_hosts", "max_per_second"]) {
+            if let w = object(p["webpush"], "providers.webpush", allowed: ["vapid_private_key_file", "subject", "allowed_hosts", "max_per_second", "max_connections"]) {
                 var webpush = WebPushConfig(vapidPrivateKeyFile: required(w["vapid_private_key_file"], "providers.webpush.vapid_private_key_file"),
                                             subject: required(w["subject"], "providers.webpush.subject"))
                 if let hosts = hostList(w["allowed_hosts"], "providers.webpush.allowed_hosts") { webpush.allowedHosts = hosts }

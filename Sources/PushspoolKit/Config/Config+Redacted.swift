@@ -32,10 +32,17 @@ extension Config {
                                                   ("allowed_hosts", .array(w.allowedHosts.map(JSONValue.string)))])))
         }
         providers.append(("sandbox", .object([("outbox", .string(resolve(outboxPath).path))])))
-        // The rate caps go into their provider's object.
+        // The rate caps and (for the HTTP providers, default included) the connection caps go
+        // into their provider's object.
         providers = providers.map { name, value in
-            guard let limit = maxPerSecond[name], case .object(let pairs) = value else { return (name, value) }
-            return (name, .object(pairs + [("max_per_second", limit == limit.rounded() ? .int(Int64(limit)) : .double(limit))]))
+            guard case .object(var pairs) = value else { return (name, value) }
+            if let limit = maxPerSecond[name] {
+                pairs.append(("max_per_second", limit == limit.rounded() ? .int(Int64(limit)) : .double(limit)))
+            }
+            if Config.connectingProviders.contains(name) {
+                pairs.append(("max_connections", .int(Int64(maxConnections(for: name)))))
+            }
+            return (name, .object(pairs))
         }
         var sections: [(String, JSONValue)] = [
             ("spool", .string(spool)),

@@ -27,4 +27,17 @@ import PushspoolCore
         #expect(http?["users_may_send"] == .bool(true))
         #expect(http?["max_connections"] == .int(4096))
     }
+
+    /// `config --check` shows each HTTP provider's connection cap, the default included; the
+    /// sandbox opens no connections and has none.
+    @Test func maxConnectionsIsPrintedPerHTTPProvider() throws {
+        let c = try ConfigLoader.parse(try JSONParser.parse("""
+            {"providers": {"apns": {"team_id": "T", "key_id": "K", "key_file": "k.p8", "topic": "t", "max_connections": 3},
+                           "fcm": {"service_account_file": "sa.json"}}}
+            """))
+        let providers = c.redacted()["providers"]
+        #expect(providers?["apns"]?["max_connections"] == .int(3))
+        #expect(providers?["fcm"]?["max_connections"] == .int(Int64(Config.defaultMaxConnections)))
+        #expect(providers?["sandbox"]?["max_connections"] == nil)
+    }
 }

@@ -83,6 +83,34 @@ struct H2ClientTests {
         #expect((state["maxStreamsOpen"] as? Int ?? 0) <= 50)
     }
 
+    /// Demand for 200 streams at the server's 50 opens 4 connections; once demand has fitted in
+    /// one for `extraConnectionIdle`, the extras close one by one and the last stays open.
+    @Test func extraConnectionsCloseWhenDemandFalls() throws {
+        let dir = TempDir()
+        let fake = try FakeServer("apns", args: ["hold-ms": "200", "max-streams": "50", "track-limit": "0"], dir: dir)
+        var options = Self.options()
+        options.extraConnectionIdle = 0.5
+        let client = try H2Client(options: options)
+        let results = Self.sendAll(client, (0..<1000).map { Self.request(fake, token: Self.token($0)) }, inFlight: 200)
+        #expect(Self.failures(results).isEmpty)
+        // 4 at least: on a loaded machine a stall of the caller longer than the idle time may
+        // already have retired one, and demand then opened another.
+        let opened = client.connectionsOpened
+        #expect(opened >= 4)
+        #expect((fake.state()["maxOpenSessions"] as? Int ?? 0) >= 4)
+        var state = fake.state()
+        for _ in 0..<200 where (state["openSessions"] as? Int ?? 0) != 1 || (state["closedSessions"] as? Int ?? 0) < 3 {
+            usleep(50_000)
+            state = fake.state()
+        }
+        #expect(state["openSessions"] as? Int == 1, "the extras closed, one stayed")
+        // The one left still carries requests, on the same connection.
+        let again = Self.sendAll(client, (1000..<1010).map { Self.request(fake, token: Self.token($0)) })
+        #expect(Self.failures(again).isEmpty)
+        #expect(client.connectionsOpened == opened)
+        client.shutdown()
+    }
+
     /// GOAWAY every 100 streams: streams past each GOAWAY's last-stream-id go again on a new
     /// connection; every request gets exactly one answer and the fake processes each once.
     @Test func goawayMidFlightIsAnsweredExactlyOnce() throws {

@@ -20,7 +20,8 @@ public final class APNsProvider: PushProvider {
     /// (the CLI reports it once and exits 78).
     public convenience init(config: APNsConfig, context: ProviderContext) throws {
         let setup = try APNsSetup.validate(config, context: context)
-        let options = HTTPClientOptions(versions: .http2Only)   // the context adds tls.ca_file
+        var options = HTTPClientOptions(versions: .http2Only)   // the context adds tls.ca_file
+        options.maxConnectionsPerHost = context.config.maxConnections(for: "apns")
         self.init(tokens: APNsTokenSource(teamID: config.teamID, keyID: config.keyID, key: setup.key,
                                           cache: context.credentials),
                   builder: APNsRequestBuilder(baseURL: config.baseURL, topic: config.topic),

@@ -55,7 +55,9 @@ public final class AzureHubProvider: PushProvider {
         credentials = context.credentials
         log = context.log
         // HTTP/1.1 or HTTP/2 by ALPN; `tls.ca_file` is added by the context's client factory.
-        client = context.makeHTTPClient(HTTPClientOptions())
+        var options = HTTPClientOptions()
+        options.maxConnectionsPerHost = context.config.maxConnections(for: "azure")
+        client = context.makeHTTPClient(options)
     }
 
     public func audienceProblem(_ audience: Audience) -> String? {

@@ -35,7 +35,9 @@ public final class FCMProvider: PushProvider {
         if let p = ProviderSetupChecks.httpsURLProblem(endpoint, field: "providers.fcm.endpoint") { problems.append(p) }
         guard problems.isEmpty, let account else { throw ProviderSetupError(problems) }
 
-        let http = context.makeHTTPClient(HTTPClientOptions())   // the context adds tls.ca_file
+        var options = HTTPClientOptions()   // the context adds tls.ca_file
+        options.maxConnectionsPerHost = context.config.maxConnections(for: "fcm")
+        let http = context.makeHTTPClient(options)
         let cache = context.credentials
         let tokenEndpoint = OAuthTokenEndpoint(url: account.tokenURI, label: "fcm")
         let log = context.log

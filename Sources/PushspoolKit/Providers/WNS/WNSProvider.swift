@@ -20,7 +20,6 @@ public final class WNSProvider: PushProvider {
     /// their Entra tenant and `scope` to `https://wns.windows.com/.default`.
     public static let defaultTokenEndpoint = "https://login.live.com/accesstoken.srf"
     public static let defaultScope = "notify.windows.com"
-    static let connectionsPerHost = 8
 
     public init(config: WNSConfig, context: ProviderContext) throws {
         var problems: [String] = []
@@ -36,7 +35,7 @@ public final class WNSProvider: PushProvider {
         // WNS speaks HTTP/1.1 without pipelining: one request per connection at a time, so one
         // connection per host would serialise every channel on the same WNS node.
         var options = HTTPClientOptions(versions: .http1)   // the context adds tls.ca_file
-        options.maxConnectionsPerHost = Self.connectionsPerHost
+        options.maxConnectionsPerHost = context.config.maxConnections(for: "wns")
         let http = context.makeHTTPClient(options)
         let cache = context.credentials
         let endpoint = OAuthTokenEndpoint(url: tokenURL, label: "wns")

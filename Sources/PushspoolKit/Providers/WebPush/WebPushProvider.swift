@@ -21,7 +21,7 @@ public final class WebPushProvider: PushProvider {
         let key = try WebPushSetup.validate(config, context: context)
         // Each push service is one origin; HTTP/2 where it offers it (FCM, Mozilla), else 1.1.
         var options = HTTPClientOptions(versions: .http2Preferred)   // the context adds tls.ca_file
-        options.maxConnectionsPerHost = 4
+        options.maxConnectionsPerHost = context.config.maxConnections(for: "webpush")
         http = context.makeHTTPClient(options)
         vapid = VAPIDTokenSource(key: key, subject: config.subject, cache: context.credentials)
         endpoints = WebPushEndpointPolicy(allowedHosts: config.allowedHosts)
