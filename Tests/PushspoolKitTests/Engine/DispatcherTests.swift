@@ -261,7 +261,7 @@ import PushspoolCore
         guard case .interrupted(let gone) = JobRunner.registryFailure(RegistryError("registry: PostgreSQL unreachable: x", kind: .unavailable)) else {
             Issue.record("an unreachable registry should leave the job in active/"); return
         }
-        #expect(gone.hasPrefix("registry unreachable (registry: PostgreSQL unreachable: x)"))
-        #expect(JobRunner.registryFailure(RegistryError("registry: disk I/O error")) == .failed("registry update failed: registry: disk I/O error"))
+        #expect(gone.hasPrefix("registry unreachable (PostgreSQL unreachable: x)"))
+        #expect(JobRunner.registryFailure(RegistryError("registry: disk I/O error")) == .failed("registry update failed: disk I/O error"))
     }
 }
