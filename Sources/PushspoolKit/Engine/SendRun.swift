@@ -60,43 +60,57 @@ struct SendRun {
         let halt = Halt(isStopping: env.isStopping, controls: env.controls, jobID: job.id)
         let pruner = RegistryPruner(registry: env.registry, log: env.log, jobID: job.id)
         let recorder = OutcomeRecorder(log: log, pruner: pruner, label: job.id)
-
-        for hubSend in plan.hubSends {
-            let recipient = Recipient.hub(hubSend.audience)
-            if prior.finished.contains(platform: hubSend.platform, recipient: recipient) { continue }
-            dispatch(platform: hubSend.platform, recipient: recipient, notification: hubSend.notification, tally: tally, group: inFlight, halt: halt, recorder: recorder)
+        // Writes what this thread holds (ProducerThread): the providers' output first, whose
+        // answers then reach the recorder, then the recorder's lines (and the slots go free).
+        let providers = Dictionary(env.routes.values.map { (ObjectIdentifier($0.provider), $0.provider) }) { a, _ in a }.values
+        let flush = {
+            for provider in providers { provider.flush() }
+            recorder.flush()
         }
-        if !plan.direct.isEmpty {
-            do {
-                try env.registry.forEach(platforms: Set(plan.direct), matching: send.audience.tagExpression) { device in
-                    if let why = halt.reason {
-                        interruption = why
-                        return false
-                    }
-                    // Unlogged deliveries would be sent again on resume: stop while the log
-                    // cannot be written (full disk) and leave the job to be resumed.
-                    if let failure = log.failure {
-                        interruption = "result log: \(failure)"
-                        return false
-                    }
-                    matched += 1
-                    let recipient = Recipient.device(device)
-                    if prior.finished.contains(platform: device.platform, recipient: recipient) { return true }
-                    // Pacing: the i-th target sent in this run goes at start + i × window / targets
-                    // (a resumed job goes on at the same pace, without waiting for what it sent before).
-                    if let due = pacing.due(sentThisRun), !RateLimiter.wait(until: due, halted: { halt.isHalted }) {
-                        interruption = halt.reason ?? "stopping"
-                        return false
-                    }
-                    guard let notification = plan.renditions[device.platform]?.notification(for: device.lang) else { return true }
-                    sentThisRun += 1
-                    dispatch(platform: device.platform, recipient: recipient, notification: notification, tally: tally, group: inFlight, halt: halt, recorder: recorder)
-                    return true
-                }
-            } catch {
-                interruption = "registry: \(error)"
-                env.log.error("job \(job.id): reading the registry failed: \(error)")
+        ProducerThread.run {
+            for hubSend in plan.hubSends {
+                let recipient = Recipient.hub(hubSend.audience)
+                if prior.finished.contains(platform: hubSend.platform, recipient: recipient) { continue }
+                dispatch(platform: hubSend.platform, recipient: recipient, notification: hubSend.notification, tally: tally, group: inFlight, halt: halt,
+                         recorder: recorder, idle: flush)
             }
+            if !plan.direct.isEmpty {
+                do {
+                    try env.registry.forEach(platforms: Set(plan.direct), matching: send.audience.tagExpression) { device in
+                        if let why = halt.reason {
+                            interruption = why
+                            return false
+                        }
+                        // Unlogged deliveries would be sent again on resume: stop while the log
+                        // cannot be written (full disk) and leave the job to be resumed.
+                        if let failure = log.failure {
+                            interruption = "result log: \(failure)"
+                            return false
+                        }
+                        matched += 1
+                        let recipient = Recipient.device(device)
+                        if prior.finished.contains(platform: device.platform, recipient: recipient) { return true }
+                        // Pacing: the i-th target sent in this run goes at start + i × window / targets
+                        // (a resumed job goes on at the same pace, without waiting for what it sent before).
+                        if let due = pacing.due(sentThisRun) {
+                            flush()
+                            if !RateLimiter.wait(until: due, halted: { halt.isHalted }) {
+                                interruption = halt.reason ?? "stopping"
+                                return false
+                            }
+                        }
+                        guard let notification = plan.renditions[device.platform]?.notification(for: device.lang) else { return true }
+                        sentThisRun += 1
+                        dispatch(platform: device.platform, recipient: recipient, notification: notification, tally: tally, group: inFlight, halt: halt,
+                                 recorder: recorder, idle: flush)
+                        return true
+                    }
+                } catch {
+                    interruption = "registry: \(error)"
+                    env.log.error("job \(job.id): reading the registry failed: \(error)")
+                }
+            }
+            flush()
         }
         inFlight.wait()
         pruner.finish()
@@ -194,12 +208,12 @@ struct SendRun {
     }
 
     private func dispatch(platform: Platform, recipient: Recipient, notification: RenderedNotification, tally: Tally,
-                          group: DispatchGroup, halt: Halt, recorder: OutcomeRecorder) {
+                          group: DispatchGroup, halt: Halt, recorder: OutcomeRecorder, idle: () -> Void) {
         guard let state = env.routes[platform] else { return }
         let request = SendRequest(jobID: job.id, platform: platform, recipient: recipient, notification: notification)
         let metrics = env.metrics
         group.enter()
-        env.pool.submit(request, via: state, isStopping: { halt.isHalted }) { outcome, release in
+        env.pool.submit(request, via: state, isStopping: { halt.isHalted }, idle: idle) { outcome, release in
             // Left for the resumed job: not final, not logged, not counted.
             if outcome.abandoned {
                 tally.counts.withLock { $0.abandoned += 1 }
