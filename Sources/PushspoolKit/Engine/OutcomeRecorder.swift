@@ -27,8 +27,16 @@ final class OutcomeRecorder: Sendable {
     private let batches: BatchQueue<Entry>
     /// The job's own (producer) thread: the one that makes the recorder.
     private let jobThread = ThreadID.current
+    private final class Written: Sendable {
+        let position: Mutex<LogPosition>
+        init(_ start: LogPosition) { position = Mutex(start) }
+    }
+    private let written: Written
 
-    init(log: ResultLog, pruner: RegistryPruner, label: String) {
+    /// `start`: the log's end now, and the deliveries it holds.
+    init(log: ResultLog, pruner: RegistryPruner, label: String, start: LogPosition) {
+        let written = Written(start)
+        self.written = written
         batches = BatchQueue(label: "pushspool.outcomes.\(label)") { batch in
             var bytes: [UInt8] = []
             for e in batch {
@@ -40,6 +48,19 @@ final class OutcomeRecorder: Sendable {
                 }
             }
             log.append(line: bytes)
+            if log.failure == nil {
+                written.position.withLock { p in
+                    p.offset += Int64(bytes.count)
+                    for e in batch {
+                        switch e.outcome.status {
+                        case .delivered: p.delivered += 1
+                        case .failed: p.failed += 1
+                        case .unregistered: p.unregistered += 1
+                        }
+                        p.retries += max(0, e.outcome.attempts - 1)
+                    }
+                }
+            }
             for e in batch { e.then() }
         }
     }
@@ -56,6 +77,9 @@ final class OutcomeRecorder: Sendable {
 
     /// Writes what the job's own thread recorded since the last flush, on the calling thread.
     func flush() { batches.drainHeld() }
+
+    /// The log's end as this recorder wrote it, and the deliveries it then holds.
+    var position: LogPosition { written.position.withLock { $0 } }
 }
 
 /// Deletes devices the services reported gone, in batches (one registry transaction each), on a

@@ -106,4 +106,53 @@ import Testing
             #expect(dir.list("spool/done") == ["\(job).json"])
         }
     }
+
+    /// Starts `run --once`, and kills it (SIGKILL) once the result log has grown past `bytes` and
+    /// a progress checkpoint with a resume point was written after that.
+    static func killOnceAt(_ bytes: Int, _ dir: TempDir, job: String) throws {
+        let p = try startPushspool(["run", "--once", "--config", dir.path("pushspool.json")], cwd: dir.url)
+        let log = dir.path("spool/results/\(job).jsonl"), checkpoint = dir.path("spool/results/.\(job).progress")
+        let deadline = Date().addingTimeInterval(120)
+        var grownAt: Date?
+        while p.isRunning && Date() < deadline {
+            let size = (try? FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0
+            if grownAt == nil && size > bytes { grownAt = Date() }
+            if let grownAt, let modified = try? FileManager.default.attributesOfItem(atPath: checkpoint)[.modificationDate] as? Date,
+               modified > grownAt, dir.read("spool/results/.\(job).progress")?.contains(#""resume""#) == true { break }
+            usleep(1_000)
+        }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+    }
+
+    /// A resume reads the log's tail, not every line it already holds: killed at about 40%, its
+    /// resume killed again at about 75%, the last resume reads a fraction of the log (traced), and
+    /// every device ends with exactly one delivery line, at most `concurrency` sent twice per kill.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace")))
+    func aResumeReadsOnlyTheLogsTail() throws {
+        let devices = 60_000, job = "tail"
+        let dir = try Self.broadcastSpool(devices: devices, job: job)
+        let line = 150   // bytes, about, per delivery line
+        try Self.killOnceAt(devices * line * 4 / 10, dir, job: job)
+        try Self.killOnceAt(devices * line * 3 / 4, dir, job: job)
+        let logged = Self.deliveries(dir, job: job)
+        #expect(logged.count > devices / 2 && logged.count < devices, "killed at \(logged.count) of \(devices)")
+        let logSize = (try FileManager.default.attributesOfItem(atPath: dir.path("spool/results/\(job).jsonl"))[.size] as? Int) ?? 0
+        let trace = dir.path("trace.txt")
+        let resumed = try runPushspoolVia("/usr/bin/strace", ["-f", "-y", "-o", trace, "-e", "trace=read,pread64",
+                                                             Paths.binary.path, "run", "--once", "--config", dir.path("pushspool.json")])
+        #expect(resumed.status == 0, "\(resumed.stderr)")
+        // What the resumed run read from its result log: the job line, the tails, the lines after the point.
+        var read = 0
+        for call in (dir.read("trace.txt") ?? "").split(separator: "\n") where call.contains("/spool/results/\(job).jsonl>") {
+            if let r = call.range(of: #"= [0-9]+$"#, options: .regularExpression) { read += Int(call[r].dropFirst(2)) ?? 0 }
+        }
+        #expect(read > 0 && read < logSize / 4, "the resume read \(read) of the log's \(logSize) bytes")
+        let final = Self.deliveries(dir, job: job), sent = Self.outbox(dir, job: job)
+        #expect(final.count == devices && final.values.allSatisfy { $0 == 1 }, "one delivery line per device")
+        #expect(sent.count == devices && sent.values.filter { $0 > 1 }.count <= 2 * Self.concurrency)
+        let summary = dir.jsonLines("spool/results/\(job).jsonl").last
+        #expect(summary?["delivered"] as? Int == devices && summary?["matched"] as? Int == devices, "\(summary ?? [:])")
+        #expect(dir.list("spool/done") == ["\(job).json"])
+    }
 }
