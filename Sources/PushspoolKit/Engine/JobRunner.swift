@@ -126,7 +126,11 @@ final class JobRunner: Sendable {
         let logURL = spool.url(.results, "\(spool.adoptResultLogName(jobID: job.id)).jsonl")
         var resultLog: ResultLog
         do { resultLog = try lockLog(logURL, job: job, name: name) } catch { return error }
-        var existing = ResultLogContents.read(logURL)
+        // A send job that crashed left where to pick up (its progress checkpoint): then only the
+        // log's tail is read, not every line it already holds.
+        let checkpoint = ProgressCheckpoint.read(ProgressCheckpoint.url(in: env.spool, jobID: job.id))
+        let resumeAt = checkpoint?.resume.flatMap { $0.registry == env.registry.location ? $0.point : nil }
+        var existing = ResultLogContents.read(logURL, from: resumeAt)
         let isRegistryChange: Bool
         if case .send = job.kind { isRegistryChange = false } else { isRegistryChange = true }
         switch existing?.summaryStatus {

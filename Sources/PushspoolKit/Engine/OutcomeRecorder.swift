@@ -27,8 +27,16 @@ final class OutcomeRecorder: Sendable {
     private let batches: BatchQueue<Entry>
     /// The job's own (producer) thread: the one that makes the recorder.
     private let jobThread = ThreadID.current
+    private final class Written: Sendable {
+        let position: Mutex<LogPosition>
+        init(_ start: LogPosition) { position = Mutex(start) }
+    }
+    private let written: Written
 
-    init(log: ResultLog, pruner: RegistryPruner, label: String) {
+    /// `start`: the log's end now, and the deliveries it holds.
+    init(log: ResultLog, pruner: RegistryPruner, label: String, start: LogPosition) {
+        let written = Written(start)
+        self.written = written
         batches = BatchQueue(label: "pushspool.outcomes.\(label)") { batch in
             var bytes: [UInt8] = []
             for e in batch {
@@ -40,15 +48,38 @@ final class OutcomeRecorder: Sendable {
                 }
             }
             log.append(line: bytes)
+            if log.failure == nil {
+                written.position.withLock { p in
+                    p.offset += Int64(bytes.count)
+                    for e in batch {
+                        switch e.outcome.status {
+                        case .delivered: p.delivered += 1
+                        case .failed: p.failed += 1
+                        case .unregistered: p.unregistered += 1
+                        }
+                        p.retries += max(0, e.outcome.attempts - 1)
+                    }
+                }
+            }
             for e in batch { e.then() }
         }
     }
 
     /// An outcome that comes back on the job's own thread, as from a provider that answers at
-    /// once, is written right there, with no hand-off to another thread (that hand-off, a wake-up
-    /// per target, doubled the CPU of a sandbox broadcast). Answers from a transport's completion
-    /// queue always go through the recorder's queue.
-    func record(_ entry: Entry) { batches.add(entry, drainHere: ThreadID.current == jobThread) }
+    /// once, waits for the job's next `flush` (which it makes before it waits for anything), with
+    /// no hand-off to another thread (that hand-off, a wake-up per target, doubled the CPU of a
+    /// sandbox broadcast): the targets handed out between two waits share one `write(2)`. Its slot
+    /// stays taken until then. Answers from a transport's completion queue always go through the
+    /// recorder's queue.
+    func record(_ entry: Entry) {
+        if ThreadID.current == jobThread { batches.hold(entry) } else { batches.add(entry) }
+    }
+
+    /// Writes what the job's own thread recorded since the last flush, on the calling thread.
+    func flush() { batches.drainHeld() }
+
+    /// The log's end as this recorder wrote it, and the deliveries it then holds.
+    var position: LogPosition { written.position.withLock { $0 } }
 }
 
 /// Deletes devices the services reported gone, in batches (one registry transaction each), on a
@@ -72,9 +103,9 @@ final class RegistryPruner: Sendable {
     func finish() { batches.wait() }
 }
 
-/// Items handled in batches on a serial queue of its own: `add` never waits for the work (unless
-/// asked to drain on its own thread), and each pass hands `handle` everything that arrived since
-/// the last one. One pass runs at a time, wherever it runs.
+/// Items handled in batches on a serial queue of its own: `add` never waits for the work, `hold`
+/// leaves it to the caller's `drainHeld`, and each pass hands `handle` everything that arrived
+/// since the last one. One pass runs at a time, wherever it runs.
 final class BatchQueue<Item: Sendable>: Sendable {
     private let queue: DispatchQueue
     private let group = DispatchGroup()
@@ -86,17 +117,37 @@ final class BatchQueue<Item: Sendable>: Sendable {
         self.handle = handle
     }
 
-    /// `drainHere`: if no pass is running, run it on the calling thread instead of the queue.
-    func add(_ item: Item, drainHere: Bool = false) {
+    /// Adds `item` and, if no pass is running, starts one on the queue.
+    func add(_ item: Item) {
+        guard appendStartingPass(item, start: true) else { return }
+        group.enter()
+        queue.async { [self] in drain() }
+    }
+
+    /// Adds `item` for a later `drainHeld` (or a pass already running, or one `add` starts).
+    func hold(_ item: Item) { _ = appendStartingPass(item, start: false) }
+
+    /// Runs a pass on the calling thread for what is waiting, unless one is running elsewhere
+    /// (which then takes it).
+    func drainHeld() {
         let start = pending.withLock { p -> Bool in
-            p.items.append(item)
-            if p.draining { return false }
+            if p.draining || p.items.isEmpty { return false }
             p.draining = true
             return true
         }
         guard start else { return }
         group.enter()
-        if drainHere { drain() } else { queue.async { [self] in drain() } }
+        drain()
+    }
+
+    /// Appends; true when the caller is to run the pass (`start` and none running).
+    private func appendStartingPass(_ item: Item, start: Bool) -> Bool {
+        pending.withLock { p -> Bool in
+            p.items.append(item)
+            if p.draining || !start { return false }
+            p.draining = true
+            return true
+        }
     }
 
     private func drain() {

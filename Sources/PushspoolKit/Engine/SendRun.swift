@@ -46,58 +46,89 @@ struct SendRun {
         let tally = Tally(prior)
         let inFlight = DispatchGroup()
         var interruption: String?
-        var matched = 0
         var sentThisRun = 0
+        // Where this run starts in the registry and the log (ResumeTracker): after the point it
+        // resumes from, or from the start. Hub sends are not keyed: such a job keeps no point.
+        let runStart = log.size
+        let start = prior.resumedFrom
+            ?? ResumePoint(after: 0, log: LogPosition(offset: prior.finished.count == 0 ? runStart : 0))
+        let tracker = plan.hubSends.isEmpty ? ResumeTracker(start: start, runStart: runStart) : nil
+        var matched = start.matched
         let activity = env.activity, jobID = job.id
-        activity?.begin(Activity.Progress(id: jobID, targets: progress.targets, finished: prior.finished.count, failed: prior.failed,
+        let finishedBefore = prior.delivered + prior.failed + prior.unregistered
+        activity?.begin(Activity.Progress(id: jobID, targets: progress.targets, finished: finishedBefore, failed: prior.failed,
                                           finishedThisRun: 0, started: Date(), spreadOverSeconds: send.spreadOverSeconds)) {
             tally.counts.withLock { ($0.delivered + $0.failed + $0.unregistered, $0.failed) }
         }
         defer { activity?.end(jobID) }
-        let checkpoints = Checkpoints(run: self, tally: tally)
+        let pruner = RegistryPruner(registry: env.registry, log: env.log, jobID: job.id)
+        let recorder = OutcomeRecorder(log: log, pruner: pruner, label: job.id,
+                                       start: LogPosition(offset: runStart, delivered: prior.delivered, failed: prior.failed,
+                                                          unregistered: prior.unregistered, retries: prior.retries))
+        let location = env.registry.location
+        let checkpoints = Checkpoints(run: self, tally: tally) { tracker.map { ($0.point(current: recorder.position), location) } }
         defer { checkpoints.stop() }
         let pacing = Pacing(spread: send.spreadOverSeconds, targets: progress.targets)
         let halt = Halt(isStopping: env.isStopping, controls: env.controls, jobID: job.id)
-        let pruner = RegistryPruner(registry: env.registry, log: env.log, jobID: job.id)
-        let recorder = OutcomeRecorder(log: log, pruner: pruner, label: job.id)
-
-        for hubSend in plan.hubSends {
-            let recipient = Recipient.hub(hubSend.audience)
-            if prior.finished.contains(platform: hubSend.platform, recipient: recipient) { continue }
-            dispatch(platform: hubSend.platform, recipient: recipient, notification: hubSend.notification, tally: tally, group: inFlight, halt: halt, recorder: recorder)
+        // Writes what this thread holds (ProducerThread): the providers' output first, whose
+        // answers then reach the recorder, then the recorder's lines (and the slots go free).
+        let providers = Dictionary(env.routes.values.map { (ObjectIdentifier($0.provider), $0.provider) }) { a, _ in a }.values
+        let flush = {
+            for provider in providers { provider.flush() }
+            recorder.flush()
         }
-        if !plan.direct.isEmpty {
-            do {
-                try env.registry.forEach(platforms: Set(plan.direct), matching: send.audience.tagExpression) { device in
-                    if matched % Self.ownershipBatch == 0 { env.confirmOwnership?() }
-                    if let why = halt.reason {
-                        interruption = why
-                        return false
-                    }
-                    // Unlogged deliveries would be sent again on resume: stop while the log
-                    // cannot be written (full disk) and leave the job to be resumed.
-                    if let failure = log.failure {
-                        interruption = "result log: \(failure)"
-                        return false
-                    }
-                    matched += 1
-                    let recipient = Recipient.device(device)
-                    if prior.finished.contains(platform: device.platform, recipient: recipient) { return true }
-                    // Pacing: the i-th target sent in this run goes at start + i × window / targets
-                    // (a resumed job goes on at the same pace, without waiting for what it sent before).
-                    if let due = pacing.due(sentThisRun), !RateLimiter.wait(until: due, halted: { halt.isHalted }) {
-                        interruption = halt.reason ?? "stopping"
-                        return false
-                    }
-                    guard let notification = plan.renditions[device.platform]?.notification(for: device.lang) else { return true }
-                    sentThisRun += 1
-                    dispatch(platform: device.platform, recipient: recipient, notification: notification, tally: tally, group: inFlight, halt: halt, recorder: recorder)
-                    return true
-                }
-            } catch {
-                interruption = "registry: \(RegistryError.detail(error))"
-                env.log.error("job \(job.id): reading the registry failed: \(RegistryError.detail(error))")
+        ProducerThread.run {
+            for hubSend in plan.hubSends {
+                let recipient = Recipient.hub(hubSend.audience)
+                if prior.finished.contains(platform: hubSend.platform, recipient: recipient) { continue }
+                dispatch(platform: hubSend.platform, recipient: recipient, notification: hubSend.notification, tally: tally, group: inFlight, halt: halt,
+                         recorder: recorder, idle: flush, ticket: nil)
             }
+            if !plan.direct.isEmpty {
+                do {
+                    try env.registry.forEach(platforms: Set(plan.direct), matching: send.audience.tagExpression, after: start.after) { device, key in
+                        if matched % Self.ownershipBatch == 0 { env.confirmOwnership?() }
+                        if let why = halt.reason {
+                            interruption = why
+                            return false
+                        }
+                        // Unlogged deliveries would be sent again on resume: stop while the log
+                        // cannot be written (full disk) and leave the job to be resumed.
+                        if let failure = log.failure {
+                            interruption = "result log: \(failure)"
+                            return false
+                        }
+                        matched += 1
+                        let recipient = Recipient.device(device)
+                        if prior.finished.contains(platform: device.platform, recipient: recipient) {
+                            tracker?.passed(key: key)
+                            return true
+                        }
+                        // Pacing: the i-th target sent in this run goes at start + i × window / targets
+                        // (a resumed job goes on at the same pace, without waiting for what it sent before).
+                        if let due = pacing.due(sentThisRun) {
+                            flush()
+                            if !RateLimiter.wait(until: due, halted: { halt.isHalted }) {
+                                interruption = halt.reason ?? "stopping"
+                                return false
+                            }
+                        }
+                        guard let notification = plan.renditions[device.platform]?.notification(for: device.lang) else {
+                            tracker?.passed(key: key)
+                            return true
+                        }
+                        sentThisRun += 1
+                        let ticket = tracker.map { (tracker: $0, number: $0.handedOut(key: key, at: recorder.position)) }
+                        dispatch(platform: device.platform, recipient: recipient, notification: notification, tally: tally, group: inFlight, halt: halt,
+                                 recorder: recorder, idle: flush, ticket: ticket)
+                        return true
+                    }
+                } catch {
+                    interruption = "registry: \(RegistryError.detail(error))"
+                    env.log.error("job \(job.id): reading the registry failed: \(RegistryError.detail(error))")
+                }
+            }
+            flush()
         }
         inFlight.wait()
         pruner.finish()
@@ -165,7 +196,8 @@ struct SendRun {
         /// The previous sample (time, finished), for the rate over the last second or so.
         private let last = Mutex<(Double, Int)?>(nil)
 
-        init(run: SendRun, tally: Tally) {
+        /// `resume`: the run's resume point and its registry's location, written with each checkpoint.
+        init(run: SendRun, tally: Tally, resume: @escaping @Sendable () -> (ResumePoint, String)?) {
             timer.schedule(deadline: .now(), repeating: 1, leeway: .milliseconds(200))
             timer.setEventHandler { [self] in
                 stopped.withLock { done in
@@ -177,7 +209,7 @@ struct SendRun {
                         guard let (t, n) = l, now - t > 0.2 else { return nil }
                         return Double(finished - n) / (now - t)
                     }
-                    run.writeCheckpoint(tally, rate: rate)
+                    run.writeCheckpoint(tally, rate: rate, resume: resume())
                 }
             }
             timer.resume()
@@ -189,23 +221,24 @@ struct SendRun {
         }
     }
 
-    func writeCheckpoint(_ tally: Tally, rate: Double?) {
+    func writeCheckpoint(_ tally: Tally, rate: Double?, resume: (ResumePoint, String)?) {
         // Once a second is also when a deleted result log (an `rm -rf results/`) is put back.
         if let restored = log.restoreIfDeleted() { env.log.warning("job \(job.id): \(restored)") }
         let c = tally.counts.withLock { $0 }
         ProgressCheckpoint(targets: progress.targets, finished: c.delivered + c.failed + c.unregistered,
                            delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, updatedAt: Date(),
-                           rate: rate, spreadOverSeconds: send.spreadOverSeconds)
+                           rate: rate, spreadOverSeconds: send.spreadOverSeconds, resume: resume.map { (point: $0.0, registry: $0.1) })
             .write(to: progress.url)
     }
 
     private func dispatch(platform: Platform, recipient: Recipient, notification: RenderedNotification, tally: Tally,
-                          group: DispatchGroup, halt: Halt, recorder: OutcomeRecorder) {
+                          group: DispatchGroup, halt: Halt, recorder: OutcomeRecorder, idle: () -> Void,
+                          ticket: (tracker: ResumeTracker, number: Int)?) {
         guard let state = env.routes[platform] else { return }
         let request = SendRequest(jobID: job.id, platform: platform, recipient: recipient, notification: notification)
         let metrics = env.metrics
         group.enter()
-        env.pool.submit(request, via: state, isStopping: { halt.isHalted }) { outcome, release in
+        env.pool.submit(request, via: state, isStopping: { halt.isHalted }, idle: idle) { outcome, release in
             // Left for the resumed job: not final, not logged, not counted.
             if outcome.abandoned {
                 tally.counts.withLock { $0.abandoned += 1 }
@@ -214,6 +247,7 @@ struct SendRun {
             }
             recorder.record(OutcomeRecorder.Entry(platform: platform, provider: state.name, recipient: recipient, outcome: outcome) {
                 tally.add(outcome)
+                if let ticket { ticket.tracker.finished(ticket.number) }
                 metrics?.delivery(platform: platform.rawValue, provider: state.name, status: outcome.status.rawValue)
                 release()
                 group.leave()

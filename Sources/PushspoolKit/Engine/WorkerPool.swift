@@ -58,21 +58,33 @@ public final class WorkerPool: Sendable {
     /// quiet), then sends `request` with retries. `record` runs exactly once, on any thread, with
     /// the final outcome and the slot's `release`: the slot stays taken until the caller has
     /// recorded the outcome (its result-log line written) and calls `release`, so that after a
-    /// crash only requests in flight are sent again.
+    /// crash only requests in flight are sent again. `idle` runs before the producer waits for
+    /// anything (a slot, quiet, the rate cap): there it writes what it holds (`ProducerThread`),
+    /// which also frees the slots of the targets it holds.
     public func submit(_ request: SendRequest, via state: ProviderState,
                        isStopping: @escaping @Sendable () -> Bool = { false },
+                       idle: () -> Void = {},
                        record: @escaping @Sendable (TargetOutcome, _ release: @escaping @Sendable () -> Void) -> Void) {
         // The service asked for quiet: wait, in short naps so that a stop is not held up.
+        var idled = false
         while !isStopping() {
             let wait = state.quietUntil.timeIntervalSinceNow
             if wait <= 0 { break }
+            if !idled { idle(); idled = true }
             Thread.sleep(forTimeInterval: min(wait, 0.2))
         }
         let slots = slots(for: state)
-        slots.wait()
+        if slots.wait(timeout: .now()) == .timedOut {
+            idle()
+            slots.wait()
+        }
         // Stopped while waiting for a slot, or for the provider's rate cap: no new target
         // starts after a stop (or a cancel or pause of its job).
-        if isStopping() || state.limiter.map({ !RateLimiter.wait(until: $0.reserve(), halted: isStopping) }) == true {
+        if isStopping() || state.limiter.map({ limiter in
+            let due = limiter.reserve()
+            if due > Date().timeIntervalSince1970 { idle() }
+            return !RateLimiter.wait(until: due, halted: isStopping)
+        }) == true {
             slots.signal()
             return record(.stopping, {})
         }

@@ -34,7 +34,10 @@ public protocol DeviceRegistry: AnyObject, Sendable {
     func removeGone(_ devices: [GoneDevice]) throws -> Int
     func device(id: String) throws -> Device?
     func device(handle: String) throws -> Device?
-    func forEach(platforms: Set<Platform>, matching: TagExpression?, pageSize: Int, _ body: (Device) throws -> Bool) throws
+    /// Devices in ascending order of a key of the registry's own (SQLite's rowid, PostgreSQL's
+    /// `seq`), those after `after` only; `body` gets each with its key (a place to resume from).
+    func forEach(platforms: Set<Platform>, matching: TagExpression?, pageSize: Int, after: Int64,
+                 _ body: (Device, Int64) throws -> Bool) throws
     func count(platforms: Set<Platform>, matching: TagExpression?) throws -> Int
     /// JSON Lines registrations in one transaction; bad lines refused with their number and field.
     func importJSONL(contentsOf url: URL, now: Date, progress: (@Sendable (Int) -> Void)?) throws -> RegistryImportReport
@@ -96,8 +99,13 @@ extension DeviceRegistry {
     public func upsertReportingMove(_ r: Registration) throws -> (device: Device, movedFrom: String?) {
         try upsertReportingMove(r, now: Date())
     }
-    public func forEach(platforms: Set<Platform>, matching: TagExpression?, _ body: (Device) throws -> Bool) throws {
-        try forEach(platforms: platforms, matching: matching, pageSize: 1000, body)
+    public func forEach(platforms: Set<Platform>, matching: TagExpression?, pageSize: Int = 1000,
+                        _ body: (Device) throws -> Bool) throws {
+        try forEach(platforms: platforms, matching: matching, pageSize: pageSize, after: 0) { device, _ in try body(device) }
+    }
+    public func forEach(platforms: Set<Platform>, matching: TagExpression?, after: Int64,
+                        _ body: (Device, Int64) throws -> Bool) throws {
+        try forEach(platforms: platforms, matching: matching, pageSize: 1000, after: after, body)
     }
     public func importJSONL(contentsOf url: URL, now: Date = Date()) throws -> RegistryImportReport {
         try importJSONL(contentsOf: url, now: now, progress: nil)

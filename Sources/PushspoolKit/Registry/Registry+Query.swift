@@ -8,13 +8,13 @@ extension Registry {
     /// connection lock is NOT held while `body` runs, so other threads may upsert or removeGone
     /// during a stream; each page sees the registry as of its own query. `body` returns false to
     /// stop early.
-    public func forEach(platforms: Set<Platform>, matching: TagExpression?, pageSize: Int = 1000,
-                        _ body: (Device) throws -> Bool) throws {
+    public func forEach(platforms: Set<Platform>, matching: TagExpression?, pageSize: Int, after start: Int64,
+                        _ body: (Device, Int64) throws -> Bool) throws {
         guard !platforms.isEmpty else { return }
         let query = AudienceQuery(platforms: platforms, expression: matching)
         let limit = max(1, pageSize)
         let sql = query.pageSQL
-        var after: Int64 = 0
+        var after = start
         var languages: [String: LanguageTag] = [:]   // a campaign has a handful among a million rows
         while true {
             let (page, seen): ([Row], [String: LanguageTag]) = try locked { db in
@@ -28,7 +28,7 @@ extension Registry {
                 return (rows, known)
             }
             languages = seen
-            for row in page where try !body(row.device) { return }
+            for row in page where try !body(row.device, row.rowid) { return }
             guard page.count == limit, let last = page.last else { return }
             after = last.rowid
         }

@@ -67,6 +67,14 @@ public final class ResultLog: Sendable {
         }
     }
 
+    /// The file's size: where the next line goes.
+    public var size: Int64 {
+        state.withLock { s in
+            var st = stat()
+            return fstat(s.fd, &st) == 0 ? Int64(st.st_size) : 0
+        }
+    }
+
     /// Why lines could not be written (a full disk), once that happened; senders stop then.
     public var failure: String? { state.withLock { $0.failure } }
 
@@ -129,141 +137,5 @@ public final class ResultLog: Sendable {
             pos -= 1
         }
         if pos != size { _ = ftruncate(fd, pos) }
-    }
-}
-
-/// What an existing result log already records (for resuming after a crash and for duplicates).
-public struct ResultLogContents: Sendable {
-    public var hasJobLine = false
-    /// From the job line: the job file's name and the targets planned.
-    public var file: String?
-    public var targets: Int?
-    public var summaryStatus: String?
-    public var summaryError: String?
-    /// Every target already final (a resume skips them).
-    public var finished = FinishedTargets()
-    public var delivered = 0, failed = 0, unregistered = 0, retries = 0
-
-    public init() {}
-
-    /// Reads a log line by line (bounded memory per line); torn or foreign lines are skipped.
-    public static func read(_ url: URL) -> ResultLogContents? {
-        guard let handle = FileHandle(forReadingAtPath: url.path) else { return nil }
-        defer { try? handle.close() }
-        var c = ResultLogContents()
-        var pending: [UInt8] = []
-        while let chunk = try? handle.read(upToCount: 1 << 20), !chunk.isEmpty {
-            pending.append(contentsOf: chunk)
-            var start = 0
-            while let nl = pending[start...].firstIndex(of: 0x0A) {
-                c.absorb(Array(pending[start..<nl]))
-                start = nl + 1
-            }
-            pending.removeFirst(start)
-        }
-        c.finished.seal()
-        return c
-    }
-
-    mutating func absorb(_ line: [UInt8]) {
-        guard let v = try? JSONParser.parse(line), let type = v["type"]?.stringValue else { return }
-        switch type {
-        case "job":
-            hasJobLine = true
-            file = v["file"]?.stringValue
-            if case .int(let n)? = v["targets"] { targets = Int(n) }
-        case "summary":
-            summaryStatus = v["status"]?.stringValue
-            summaryError = v["error"]?.stringValue
-        case "delivery":
-            guard let platform = v["platform"]?.stringValue else { return }
-            if let device = v["device"]?.stringValue {
-                finished.insert(platform: platform, device: device)
-            } else {
-                finished.insert(platform: platform, hubTags: v["tags"]?.stringValue ?? "")
-            }
-            switch v["status"]?.stringValue {
-            case "delivered": delivered += 1
-            case "unregistered": unregistered += 1
-            default: failed += 1
-            }
-            if case .int(let a) = v["attempts"] ?? .null, a > 1 { retries += Int(a) - 1 }
-        default: return
-        }
-    }
-}
-
-/// The targets a result log records as final, in 16 bytes each: two independent 64-bit hashes of
-/// (platform, device id or hub tags), kept sorted. A resumed 1M-device job holds 16 MB here where
-/// a set of `platform|device` strings held about 70 MB. Two seeded 64-bit hashes make a false
-/// match (a target skipped that was never sent) about 1 in 10^25 for a million targets; the seeds
-/// are the process's own, so nothing about them is ever stored.
-public struct FinishedTargets: Sendable {
-    private struct Print: Comparable, Hashable {
-        var a: UInt64, b: UInt64
-        static func < (l: Print, r: Print) -> Bool { (l.a, l.b) < (r.a, r.b) }
-    }
-    private var prints: [Print] = []
-    private var sealed = true
-
-    public init() {}
-
-    /// Distinct targets (once sealed).
-    public var count: Int { prints.count }
-
-    mutating func insert(platform: String, device: String) { add(Self.print(platform, 0, device)) }
-    mutating func insert(platform: String, hubTags: String) { add(Self.print(platform, 1, hubTags)) }
-
-    /// Sorts and drops repeats; `contains` needs it (reading a log ends with it).
-    mutating func seal() {
-        guard !sealed else { return }
-        prints.sort()
-        var out = 0
-        for i in prints.indices where i == 0 || prints[i] != prints[out - 1] {
-            prints[out] = prints[i]
-            out += 1
-        }
-        prints.removeLast(prints.count - out)
-        prints.shrinkToFit()
-        sealed = true
-    }
-
-    public func contains(platform: Platform, recipient: Recipient) -> Bool {
-        precondition(sealed, "FinishedTargets read before seal()")
-        if prints.isEmpty { return false }          // a job's first run: no hashing per target
-        let p = switch recipient {
-        case .device(let d): Self.print(platform.rawValue, 0, d.id)
-        case .hub(let audience): Self.print(platform.rawValue, 1, audience.hubTags ?? "")
-        }
-        var lo = 0, hi = prints.count
-        while lo < hi {
-            let mid = (lo + hi) / 2
-            if prints[mid] < p { lo = mid + 1 } else { hi = mid }
-        }
-        return lo < prints.count && prints[lo] == p
-    }
-
-    private mutating func add(_ p: Print) {
-        prints.append(p)
-        sealed = false
-    }
-
-    private static func print(_ platform: String, _ kind: UInt8, _ who: String) -> Print {
-        func hash(_ seed: UInt64) -> UInt64 {
-            var h = Hasher()
-            h.combine(seed)
-            h.combine(platform)
-            h.combine(kind)
-            h.combine(who)
-            return UInt64(bitPattern: Int64(h.finalize()))
-        }
-        return Print(a: hash(0x7075_7368), b: hash(0x7370_6F6F))
-    }
-}
-
-extension Array {
-    fileprivate mutating func shrinkToFit() {
-        guard capacity > count + count / 8 else { return }
-        self = Array(self[...])
     }
 }

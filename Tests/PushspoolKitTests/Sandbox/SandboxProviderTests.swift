@@ -1,6 +1,7 @@
 import Foundation
 import PushspoolCore
 import PushspoolHTTP
+import Synchronization
 import Testing
 @testable import PushspoolKit
 
@@ -43,5 +44,27 @@ import Testing
             #expect(value["payload"]?["aps"]?["alert"] == .string("From bob: hi"))
         }
         #expect(seen.count == 4000 && seen.values.allSatisfy { $0 == 1 })
+    }
+
+    /// On a send job's producer thread a request waits, line and answer, for `flush`: then all
+    /// of them land with one write and are answered delivered; off that thread a line is written
+    /// and answered at once.
+    @Test func heldOnTheProducerThreadUntilFlushed() throws {
+        let dir = TempDir("sandbox")
+        let provider = SandboxProvider(outbox: dir.url)
+        defer { provider.shutdown() }
+        let answers = Mutex<[ProviderResult]>([])
+        ProducerThread.run {
+            for i in 0..<100 { provider.send(Self.request(i, job: "held")) { r in answers.withLock { $0.append(r) } } }
+        }
+        #expect(answers.withLock { $0.isEmpty })
+        #expect(dir.read("apns.jsonl") == nil)
+        provider.flush()
+        #expect(answers.withLock { $0.count == 100 && $0.allSatisfy { $0.disposition == .delivered } })
+        #expect(dir.read("apns.jsonl")?.split(separator: "\n").count == 100)
+        let done = ResultBox<ProviderResult>()
+        provider.send(Self.request(100, job: "direct")) { done.set($0) }
+        #expect(done.wait().disposition == .delivered)
+        #expect(dir.read("apns.jsonl")?.split(separator: "\n").count == 101)
     }
 }

@@ -12,9 +12,19 @@ import Darwin
 public final class SandboxProvider: PushProvider {
     public let name = "sandbox"
     private let outbox: URL
-    /// One descriptor per platform file, opened O_APPEND: every line lands whole at the end,
-    /// whoever else (another dispatcher on the spool) appends to the same file.
-    private let files = Mutex<[Platform: Int32]>([:])
+    /// One descriptor per platform file, opened O_APPEND: every write lands whole at the end,
+    /// whoever else (another dispatcher on the spool) appends to the same file. Lines held for a
+    /// producer's flush wait here, per platform file, with their answers. Writes happen under the
+    /// lock, so two flushes never interleave their bytes.
+    private struct Files {
+        var descriptors: [Platform: Int32] = [:]
+        var held: [Platform: Held] = [:]
+    }
+    private struct Held {
+        var bytes: [UInt8] = []
+        var answers: [@Sendable (ProviderResult) -> Void] = []
+    }
+    private let files = Mutex(Files())
     /// Message ids: unique per process run (a random prefix) and per send (a counter).
     private let idPrefix = "sandbox-" + UUID().uuidString.lowercased().prefix(8) + "-"
     private let sent = Atomic<Int>(0)
@@ -24,31 +34,68 @@ public final class SandboxProvider: PushProvider {
         self.outbox = outbox
     }
 
+    /// On a send job's producer thread the line and its answer are held until the producer's
+    /// `flush`: a delivery is answered only once its line is written, so the result log never
+    /// records one the outbox lacks. Anywhere else the line is written at once.
     public func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {
         if case .device(let device) = request.recipient, let refusal = Self.refusal(device.platform, handle: device.handle) {
             completion(refusal)
             return
         }
         let line = Self.outboxLine(request, at: Date())
+        if ProducerThread.isCurrent {
+            files.withLock { f in
+                f.held[request.platform, default: Held()].bytes += line
+                f.held[request.platform, default: Held()].answers.append(completion)
+            }
+            return
+        }
+        let failure = files.withLock { f in write(line, platform: request.platform, &f) }
+        completion(answer(failure))
+    }
+
+    /// Writes every held line, one `write(2)` per platform file, then answers their requests:
+    /// delivered, or (a full disk, an unwritable outbox) a transient failure the engine retries.
+    public func flush() {
+        var answered: [(String?, [@Sendable (ProviderResult) -> Void])] = []
+        files.withLock { f in
+            guard !f.held.isEmpty else { return }
+            let held = f.held
+            f.held = [:]
+            for (platform, h) in held { answered.append((write(h.bytes, platform: platform, &f), h.answers)) }
+        }
+        for (failure, answers) in answered {
+            for completion in answers { completion(answer(failure)) }
+        }
+    }
+
+    /// Appends `bytes` to the platform's file (opened, and the outbox created, on first use);
+    /// the failure's text, or nil once written.
+    private func write(_ bytes: [UInt8], platform: Platform, _ f: inout Files) -> String? {
         do {
-            let fd = try files.withLock { files in
-                if let fd = files[request.platform] { return fd }
+            let fd: Int32
+            if let open = f.descriptors[platform] {
+                fd = open
+            } else {
                 try FileManager.default.createDirectory(at: outbox, withIntermediateDirectories: true,
                                                         attributes: [.posixPermissions: 0o750])
-                let path = outbox.appendingPathComponent("\(request.platform.rawValue).jsonl").path
-                let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640)
+                let path = outbox.appendingPathComponent("\(platform.rawValue).jsonl").path
+                fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640)
                 guard fd >= 0 else { throw FileIO.Failure(description: "cannot open \(path): \(FileIO.errnoText())") }
-                files[request.platform] = fd
-                return fd
+                f.descriptors[platform] = fd
             }
-            // One write per line: O_APPEND makes it land whole at the end of the file.
-            try FileIO.writeAll(fd, line)
-            let n = sent.add(1, ordering: .relaxed).newValue
-            completion(ProviderResult(.delivered, code: "200", providerID: idPrefix + String(n)))
+            try FileIO.writeAll(fd, bytes)
+            return nil
         } catch {
-            // A full disk or unwritable outbox is transient from the job's point of view.
-            completion(ProviderResult(.retry(after: nil), code: "io", reason: "outbox write failed: \(error)"))
+            return "\(error)"
         }
+    }
+
+    private func answer(_ failure: String?) -> ProviderResult {
+        // A full disk or unwritable outbox is transient from the job's point of view.
+        if let failure { return ProviderResult(.retry(after: nil), code: "io", reason: "outbox write failed: \(failure)") }
+        let n = sent.add(1, ordering: .relaxed).newValue
+        return ProviderResult(.delivered, code: "200", providerID: idPrefix + String(n))
     }
 
     /// A rehearsal refuses what the real service would, with the outcome its provider gives: a
@@ -66,9 +113,10 @@ public final class SandboxProvider: PushProvider {
     }
 
     public func shutdown() {
-        files.withLock { files in
-            for fd in files.values { FileIO.closeDescriptor(fd) }
-            files.removeAll()
+        flush()
+        files.withLock { f in
+            for fd in f.descriptors.values { FileIO.closeDescriptor(fd) }
+            f.descriptors.removeAll()
         }
     }
 

@@ -6,25 +6,25 @@ extension PostgresRegistry {
     /// Streams devices in `seq` order, `pageSize` rows per query (keyset pagination: bounded
     /// memory however large the audience). No connection is held while `body` runs; each page
     /// sees the registry as of its own query.
-    public func forEach(platforms: Set<Platform>, matching: TagExpression?, pageSize: Int = 1000,
-                        _ body: (Device) throws -> Bool) throws {
+    public func forEach(platforms: Set<Platform>, matching: TagExpression?, pageSize: Int, after start: Int64,
+                        _ body: (Device, Int64) throws -> Bool) throws {
         guard !platforms.isEmpty else { return }
         var query = PostgresAudienceQuery(platforms: platforms, expression: matching)
         let limit = max(1, pageSize)
         query.sparse = try isSparse(matching, limit: limit)
-        var after: Int64 = 0
+        var after = start
         var languages: [String: LanguageTag] = [:]
         while true {
-            let (page, last, seen): ([Device], Int64, [String: LanguageTag]) = try run { c in
+            let (page, last, seen): ([(Device, Int64)], Int64, [String: LanguageTag]) = try run { c in
                 let rows = try c.queryOnce(query.pageSQL, query.pageParameters(after: after, limit: limit))
                 var known = languages
-                var devices: [Device] = []
+                var devices: [(Device, Int64)] = []
                 devices.reserveCapacity(rows.count)
-                for i in 0..<rows.count { devices.append(try Self.device(from: rows, row: i, languages: &known)) }
+                for i in 0..<rows.count { devices.append((try Self.device(from: rows, row: i, languages: &known), rows.int64(i, 0))) }
                 return (devices, rows.count > 0 ? rows.int64(rows.count - 1, 0) : after, known)
             }
             languages = seen
-            for device in page where try !body(device) { return }
+            for (device, key) in page where try !body(device, key) { return }
             guard page.count == limit else { return }
             after = last
         }
