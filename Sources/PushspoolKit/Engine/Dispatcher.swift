@@ -32,6 +32,12 @@ public final class Dispatcher: Sendable {
         var peeked: [String: Peeked] = [:]
         /// Due job names from the last listing, oldest first, not yet claimed.
         var backlog: [String] = []
+        /// Jobs in `active/` from the last orphan scan not yet tried: every one of them is taken
+        /// as job slots free up, so `run --once` resumes all of them before it exits, not only as
+        /// many as it has slots.
+        var orphans: [String] = []
+        /// When `tmp/` was last swept of files older than `staleTemporaryAge`.
+        var lastTmpSweep = Date.distantPast
         var onceMode = false
         var wake: (any DispatchSourceTimer)?
         /// Incoming files that are not even whole JSON yet and changed moments ago: a writer that
@@ -146,10 +152,9 @@ public final class Dispatcher: Sendable {
             runner.owners.sweep(active: Set(active))
             let paused = controls?.ids(.pause).subtracting(controls?.ids(.cancel) ?? []) ?? []
             // (A paused job is left alone; one whose file name is not its id is looked at and left.)
-            for name in active where !isRunning(name) && !isDeferred(name) && !paused.contains(String(name.dropLast(5))) {
-                guard hasRoom() else { break }
-                start(name, origin: .orphan)
-            }
+            let orphans = active.filter { !paused.contains(String($0.dropLast(5))) }
+            state.withLock { $0.orphans = orphans }
+            sweepTemporaries(now: now)
         }
         quarantineUnsafeNames(in: .incoming)
         var nextDue: Date?
@@ -199,6 +204,10 @@ public final class Dispatcher: Sendable {
     /// left, the folder is listed again (new arrivals) if `rescanWhenEmpty`.
     private func claimFromBacklog(rescanWhenEmpty: Bool) {
         while hasRoom(), !isStopping {
+            if let orphan = nextOrphan() {
+                start(orphan, origin: .orphan)
+                continue
+            }
             guard let name = state.withLock({ s -> String? in s.backlog.isEmpty ? nil : s.backlog.removeFirst() }) else {
                 if rescanWhenEmpty { scan() }
                 return finishIfIdle()
@@ -206,6 +215,33 @@ public final class Dispatcher: Sendable {
             if spool.claim(name) { start(name, origin: .incoming) }
         }
         finishIfIdle()
+    }
+
+    /// The next job from the orphan list that is not running or waiting here already.
+    private func nextOrphan() -> String? {
+        state.withLock { s in
+            while !s.orphans.isEmpty {
+                let name = s.orphans.removeFirst()
+                if !s.running.contains(name) && s.deferred[name] == nil { return name }
+            }
+            return nil
+        }
+    }
+
+    /// Files in `tmp/` older than this are a writer's leftovers (it crashed, or its disk was
+    /// full), removed as Maildir readers do: no writer takes 36 h between create and rename.
+    static let staleTemporaryAge = 36.0 * 3600
+
+    /// Sweeps `tmp/` at most hourly, along with an orphan scan.
+    private func sweepTemporaries(now: Date) {
+        let due = state.withLock { s -> Bool in
+            guard now.timeIntervalSince(s.lastTmpSweep) >= 3600 else { return false }
+            s.lastTmpSweep = now
+            return true
+        }
+        guard due else { return }
+        let removed = spool.removeTemporaries(olderThan: now.addingTimeInterval(-Self.staleTemporaryAge))
+        if removed > 0 { log.info("removed \(removed) file\(removed == 1 ? "" : "s") older than 36 h from \(spool.url(.tmp).path) (writers' leftovers)") }
     }
 
     private func finishIfIdle() {
