@@ -159,3 +159,21 @@ import Testing
         #expect(Spelling.closest(to: "ab", among: ["xy"]) == nil)
     }
 }
+
+/// Which id names an invalid job's result log: its own `id` when one can be read.
+@Suite struct DeclaredIDTests {
+    @Test(arguments: [
+        (#"{"id":"promo-77","to_tag":"a","pns":["bogus"],"message":"m"}"#, "promo-77"),
+        (#"{"id":"promo-77","tags":"a &&","pns":"fcm"}"#, "promo-77"),                 // bad expression, no message
+        (#"{"kind":"send","id":"x.1","oops":true}"#, "x.1"),
+        (#"{"id":"promo-77","to_tag":"a""#, nil),                                     // truncated: not readable
+        (#"{"id":"../evil","to_tag":"a","pns":"fcm","message":"m"}"#, nil),            // not a valid job id
+        (#"{"id":7,"to_tag":"a","pns":"fcm","message":"m"}"#, nil),
+        (#"{"kind":"register","id":"device-1","platform":"nope"}"#, nil),             // an installation id
+        (#"{"kind":"bogus","id":"a"}"#, nil),
+        (#"["id"]"#, nil),
+    ] as [(String, String?)])
+    func declaredID(text: String, expected: String?) {
+        #expect(JobParser.declaredID(Array(text.utf8)) == expected)
+    }
+}

@@ -82,6 +82,16 @@ public enum JobParser {
         fileName.hasSuffix(".json") ? String(fileName.dropLast(5)) : fileName
     }
 
+    /// The job id an invalid job file declares, for its result log: its `id` when the file is a
+    /// readable JSON object of a send job (register and unregister jobs take their job id from
+    /// the file name) whose `id` is a valid job id; nil otherwise (the file name then names it).
+    /// A producer waiting for `results/<id>.jsonl` thus hears of its job's failure.
+    public static func declaredID(_ bytes: [UInt8]) -> String? {
+        guard let document = try? JSONParser.parse(bytes), case .object = document,
+              kind(of: document) == "send", let id = document["id"]?.stringValue, isValidID(id) else { return nil }
+        return id
+    }
+
     /// The job id for register/unregister jobs, whose `id` field is the installation id: the job id
     /// then always comes from the file name.
     static func fileNameID(_ file: String, problems: inout Problems) -> String {

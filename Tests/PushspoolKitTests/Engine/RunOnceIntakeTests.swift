@@ -18,3 +18,56 @@ import Testing
         #expect(dir.list("spool/tmp") == [".fresh.json.2.tmp"])
     }
 }
+
+extension RunOnceIntakeTests {
+    /// Issue: `upload-3f9.json` holding `"id": "promo-77"` with a bad platform was logged as
+    /// `results/upload-3f9.jsonl`, so a producer waiting for `results/promo-77.jsonl` waited for ever.
+    @Test func anInvalidJobIsLoggedUnderItsOwnIdWhenItHasAReadableOne() throws {
+        let dir = TempDir("pushspool-intake")
+        let spool = ["--spool", dir.path("spool")]
+        try initSpool(spool)
+        dir.write("spool/incoming/upload-3f9.json", #"{"id": "promo-77", "to_tag": "a", "pns": ["bogus"], "message": "m"}"#)
+        dir.write("spool/incoming/upload-4a0.json", #"{"id": "../x", "to_tag": "a", "pns": ["fcm"], "message": "m"}"#)
+        let r = try runPushspool(["run", "--once"] + spool)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(dir.list("spool/results") == ["promo-77.jsonl", "upload-4a0.jsonl"])
+        let log = dir.jsonLines("spool/results/promo-77.jsonl")
+        #expect(log.first?["id"] as? String == "promo-77")
+        #expect(log.first?["file"] as? String == "upload-3f9.json")
+        #expect(log.last?["status"] as? String == "failed")
+        #expect(dir.list("spool/failed") == ["upload-3f9.json", "upload-4a0.json"])
+    }
+
+    /// An invalid file never writes into the log of another job with its id: a finished job's
+    /// log stays as it was (so a later re-drop is still a duplicate), the invalid one gets its own.
+    @Test func anInvalidJobNeverWritesIntoTheLogOfAnotherJobWithItsId() throws {
+        let dir = TempDir("pushspool-intake")
+        let spool = ["--spool", dir.path("spool")]
+        try initSpool(spool)
+        #expect(try runPushspool(["submit", "--to-tag", "a", "--pns", "fcm", "--message", "m", "--id", "promo-77"] + spool).status == 0)
+        #expect(try runPushspool(["run", "--once"] + spool).status == 0)
+        let finished = dir.read("spool/results/promo-77.jsonl")
+        dir.write("spool/incoming/upload-3f9.json", #"{"id": "promo-77", "to_tag": "a", "pns": ["bogus"], "message": "m"}"#)
+        #expect(try runPushspool(["run", "--once"] + spool).status == 0)
+        #expect(dir.read("spool/results/promo-77.jsonl") == finished)
+        let invalid = dir.list("spool/results").filter { $0.hasPrefix("promo-77.invalid-") }
+        #expect(invalid.count == 1)
+        #expect(dir.jsonLines("spool/results/\(invalid.first ?? "")").last?["status"] as? String == "failed")
+        #expect(!dir.list("spool/results").contains("upload-3f9.jsonl"))
+    }
+
+    /// Issue: a truncated file was quarantined as `invalid JSON at byte 51: expected a string key`.
+    @Test func aTruncatedJobSaysTruncated() throws {
+        let dir = TempDir("pushspool-intake")
+        let spool = ["--spool", dir.path("spool")]
+        try initSpool(spool)
+        let cut = #"{"id": "promo-78", "to_tag": "username:alice", "pns": ["fcm"],"#
+        dir.write("spool/incoming/cut.json", cut)
+        // Old enough not to be taken for a file still being written.
+        try FileManager.default.setAttributes([.modificationDate: Date().addingTimeInterval(-60)], ofItemAtPath: dir.path("spool/incoming/cut.json"))
+        let r = try runPushspool(["run", "--once"] + spool)
+        #expect(r.status == 0, "\(r.stderr)")
+        let error = dir.jsonLines("spool/results/cut.jsonl").last?["error"] as? String
+        #expect(error == "invalid JSON at byte \(cut.utf8.count): truncated (ends inside an object)")
+    }
+}
