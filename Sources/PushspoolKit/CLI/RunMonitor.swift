@@ -103,7 +103,7 @@ final class RunMonitor: Sendable {
         guard let textfile else { return }
         var g = Metrics.Gauges()
         for folder in [Spool.Folder.incoming, .active, .done, .failed] {
-            g.queue.append((folder.rawValue, spool.jobs(in: folder).count))
+            g.queue.append((folder.rawValue, spool.count(folder)))
         }
         g.targetsRemaining = activity.targetsRemaining
         g.providers = providers.map { ($0.name, $0.pausedReason != nil) }.sorted { $0.0 < $1.0 }

@@ -41,7 +41,7 @@ public struct OperationsAPI: Sendable {
         } else {
             text += "# HELP pushspool_queue_jobs Job files in each spool folder.\n# TYPE pushspool_queue_jobs gauge\n"
             for folder in [Spool.Folder.incoming, .active, .done, .failed] {
-                text += "pushspool_queue_jobs{folder=\"\(folder.rawValue)\"} \(spool.jobs(in: folder).count)\n"
+                text += "pushspool_queue_jobs{folder=\"\(folder.rawValue)\"} \(spool.count(folder))\n"
             }
         }
         return text

@@ -82,6 +82,12 @@ public final class Spool: Sendable {
         return dated.sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }.map(\.0)
     }
 
+    /// How many jobs wait in `folder`: names only, no file is read or dated (a flood of a
+    /// million files is counted in a fraction of a second; `jobs(in:)` would sort them all).
+    public func count(_ folder: Folder) -> Int {
+        FolderScan(url(folder).path, limit: 0, dated: false)?.jobs ?? 0
+    }
+
     /// Claims `incoming/<name>` by renaming it into `active/`. Returns false when another
     /// dispatcher was faster (the file is gone) or an active job already has that name.
     public func claim(_ name: String) -> Bool {

@@ -71,3 +71,65 @@ extension RunOnceIntakeTests {
         #expect(error == "invalid JSON at byte \(cut.utf8.count): truncated (ends inside an object)")
     }
 }
+
+extension RunOnceIntakeTests {
+    /// Issue: a half-written file younger than 2 s was left for a later run without a word, and
+    /// `run --once` said `nothing due`. It waits out the settle time, then quarantines it.
+    @Test func runOnceWaitsOutTheSettleTimeOfAFreshHalfWrittenFileThenQuarantinesIt() throws {
+        let dir = TempDir("pushspool-intake")
+        let spool = ["--spool", dir.path("spool")]
+        try initSpool(spool)
+        dir.write("spool/incoming/half.json", #"{"id": "half", "to_tag": "username:alice", "pns": ["#)
+        let r = try runPushspool(["run", "--once"] + spool)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!r.stdout.contains("nothing due"), "\(r.stdout)")
+        #expect(dir.list("spool/incoming").isEmpty)
+        #expect(dir.list("spool/failed") == ["half.json"])
+        #expect(dir.jsonLines("spool/results/half.jsonl").last?["error"] as? String
+                == "invalid JSON at byte 51: truncated (ends inside an array)")
+    }
+
+    /// A file completed while `run --once` waits for it is run, not quarantined.
+    @Test func aFileCompletedDuringTheSettleTimeIsRun() throws {
+        let dir = TempDir("pushspool-intake")
+        let spool = ["--spool", dir.path("spool")]
+        try initSpool(spool)
+        dir.write("spool/incoming/slow.json", #"{"id": "slow", "to_tag": "username:alice", "#)
+        let run = try startPushspool(["run", "--once"] + spool)
+        Thread.sleep(forTimeInterval: 0.5)
+        // Written in place, as a careless producer would (no tmp/ + rename).
+        let handle = try FileHandle(forWritingTo: dir.url.appendingPathComponent("spool/incoming/slow.json"))
+        try handle.seekToEnd()
+        try handle.write(contentsOf: Data(#""pns": ["fcm"], "message": "m"}"#.utf8))
+        try handle.close()
+        run.waitUntilExit()
+        #expect(run.terminationStatus == 0)
+        #expect(dir.list("spool/done") == ["slow.json"])
+        #expect(dir.jsonLines("spool/results/slow.jsonl").last?["status"] as? String == "done")
+    }
+
+    /// Issue: `Welcome.JSON` and `welcome.txt` in `incoming/` were ignored for ever, and
+    /// `status` showed `incoming 0`.
+    @Test func filesInIncomingThatAreNotJobsAreWarnedAboutAndCounted() throws {
+        let dir = TempDir("pushspool-intake")
+        let spool = ["--spool", dir.path("spool")]
+        try initSpool(spool)
+        dir.write("spool/incoming/Welcome.JSON", #"{"to_tag": "a", "pns": "fcm", "message": "m"}"#)
+        dir.write("spool/incoming/welcome.txt", "hello")
+        dir.write("spool/incoming/.hidden.json", "{}")       // names starting with '.' are ignored by design
+        let r = try runPushspool(["run", "--once"] + spool)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stderr.contains("incoming/Welcome.JSON is not a job"), "\(r.stderr)")
+        #expect(r.stderr.contains("incoming/welcome.txt is not a job"), "\(r.stderr)")
+        #expect(!r.stderr.contains(".hidden.json"))
+        #expect(dir.list("spool/incoming") == [".hidden.json", "Welcome.JSON", "welcome.txt"])
+
+        let status = try runPushspool(["status"] + spool)
+        #expect(status.stdout.contains("  incoming  0, 2 files that are not jobs\n"), "\(status.stdout)")
+        let json = try runPushspool(["status", "--json"] + spool)
+        let doc = try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any]
+        let incoming = (doc?["folders"] as? [String: Any])?["incoming"] as? [String: Any]
+        #expect(incoming?["count"] as? Int == 0)
+        #expect(incoming?["not_jobs"] as? Int == 2)
+    }
+}
