@@ -52,7 +52,7 @@ enum RunCommand {
                                                      ownerLease: Double(runtime.config.ownerLeaseSeconds)))
         let providers = Array(Set(routes.values.map(ObjectIdentifier.init))).compactMap { id in routes.values.first { ObjectIdentifier($0) == id } }
         let monitor = RunMonitor(activity: activity, metrics: metrics, spool: runtime.spool, providers: providers, controls: controls,
-                                 textfile: runtime.config.metrics.textfile.map { runtime.config.resolve($0).path },
+                                 textfile: MetricsTextfile.forProcess(runtime.config, spool: runtime.spool, role: .run, log: log),
                                  intervalSeconds: runtime.config.metrics.intervalSeconds, log: log)
         let dispatcher = Dispatcher(spool: runtime.spool, runner: runner, log: log, maxJobs: 4) { report in
             collected.add(report)
