@@ -13,12 +13,15 @@ enum StatusCommand {
         var recentlyFailed: [String] = []
         for folder in [Spool.Folder.incoming, .active, .done, .failed] {
             // Counted and dated in one pass, names not kept: a flood answers as fast as it is listed.
-            let scan = FolderScan(spool.url(folder).path, limit: folder == .failed ? 5 : 0, newest: true)
+            // Beyond `datedSample` jobs only that many are dated (the age is then a lower bound):
+            // status answers within half a second even with a million files waiting.
+            let scan = FolderScan(spool.url(folder).path, limit: folder == .failed ? 5 : 0, datedLimit: Self.datedSample, newest: true)
             if folder == .failed { recentlyFailed = scan?.oldest.map(\.name) ?? [] }
             var fields: [(String, JSONValue)] = [
                 ("count", .int(Int64(scan?.jobs ?? 0))),
                 ("oldest_age_s", scan?.oldestModified.map { .int(Int64(now.timeIntervalSince1970 - $0)) } ?? .null),
             ]
+            if let scan, scan.dated < scan.jobs { fields.append(("oldest_age_sampled", .bool(true))) }
             if folder == .incoming { fields.append(("not_jobs", .int(Int64(scan?.strays ?? 0)))) }
             folders.append((folder.rawValue, .object(fields)))
         }
@@ -44,7 +47,8 @@ enum StatusCommand {
         print("spool \(spool.root.path)")
         for (name, v) in folders {
             let count = v["count"].flatMap { if case .int(let n) = $0 { return Int(n) } else { return nil } } ?? 0
-            let age = v["oldest_age_s"].flatMap { if case .int(let n) = $0 { return " (oldest \(formatAge(Int(n))))" } else { return nil } } ?? ""
+            let atLeast = v["oldest_age_sampled"] == .bool(true) ? "≥ " : ""
+            let age = v["oldest_age_s"].flatMap { if case .int(let n) = $0 { return " (oldest \(atLeast)\(formatAge(Int(n))))" } else { return nil } } ?? ""
             let strays = v["not_jobs"].flatMap { if case .int(let n) = $0, n > 0 { return n == 1 ? ", 1 file that is not a job" : ", \(n) files that are not jobs" } else { return nil } } ?? ""
             print("  \(name.padding(toLength: 9, withPad: " ", startingAt: 0)) \(count)\(age)\(strays)")
         }
@@ -96,6 +100,9 @@ enum StatusCommand {
     static func jobID(_ spool: Spool, _ folder: Spool.Folder, _ name: String) -> String {
         JobStatus.jobID(spool, folder, name)
     }
+
+    /// How many jobs of a folder `status` dates at most (in directory order).
+    static let datedSample = 20_000
 
     static func formatAge(_ s: Int) -> String {
         s < 120 ? "\(s)s" : s < 7200 ? "\(s / 60)m" : s < 172_800 ? "\(s / 3600)h" : "\(s / 86400)d"

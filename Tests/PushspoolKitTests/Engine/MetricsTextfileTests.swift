@@ -121,3 +121,33 @@ extension MetricsTextfileTests {
         #expect(processes == ["run-0", "run-1"])
     }
 }
+
+extension MetricsTextfileTests {
+    /// `serve` writes a file of its own beside the dispatchers' (never theirs), and its
+    /// `/metrics` merges every dispatcher's file into one valid exposition.
+    @Test func serveWritesItsOwnFileAndServesEveryDispatchersFile() throws {
+        let door = try SandboxFrontDoor(top: #""metrics": {"textfile": "metrics.prom", "interval_seconds": 1, "instance": "front-1"}, "#)
+        // Two dispatchers' files, as two `run`s would leave them.
+        let one = Metrics.labelled(Self.rendered(), with: [("spool_instance", "front-1"), ("process", "run-0")])
+        let two = Metrics.labelled(Self.rendered(), with: [("spool_instance", "front-1"), ("process", "run-1")])
+        door.dir.write("metrics.prom", one, mode: 0o644)
+        door.dir.write("metrics.run-1.prom", two, mode: 0o644)
+        let health = try door.serve.client().request("GET", "/healthz")
+        #expect(health.status == 200)
+        var own: Exposition?
+        let deadline = Date().addingTimeInterval(30)
+        while Date() < deadline {
+            if let text = door.dir.read("metrics.serve-0.prom"), let e = try? Exposition(text),
+               e.sum("pushspool_http_requests_total", where: ["route": "GET /healthz"]) >= 1 { own = e; break }
+            Thread.sleep(forTimeInterval: 0.1)
+        }
+        let e = try #require(own, "serve's own metrics file")
+        #expect(e.samples.allSatisfy { $0.labels["process"] == "serve-0" && $0.labels["spool_instance"] == "front-1" })
+        #expect(door.dir.read("metrics.prom") == one, "a dispatcher's file is never written by serve")
+
+        let scraped = try door.serve.client().request("GET", "/metrics", headers: [("Authorization", FrontDoorFiles.bearer)])
+        #expect(scraped.status == 200)
+        let merged = try Exposition(scraped.text)
+        #expect(merged.sum("pushspool_jobs_total", where: ["status": "done"]) == 2, "both dispatchers' files")
+    }
+}
