@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import PushspoolCore
 
@@ -175,5 +176,19 @@ import Testing
     ] as [(String, String?)])
     func declaredID(text: String, expected: String?) {
         #expect(JobParser.declaredID(Array(text.utf8)) == expected)
+    }
+}
+
+/// What a dispatcher learns of a waiting file before claiming it, in one JSON parse.
+@Suite struct JobPeekTests {
+    @Test func peeksIdScheduleAndWholeness() {
+        let later = JobParser.peek(Array(#"{"id":"sale","to_tag":"a","pns":"fcm","message":"m","not_before":"2030-01-02T03:04:05Z"}"#.utf8), fileName: "x.json")
+        #expect(later.isWholeJSON && later.id == "sale")
+        #expect(later.notBefore == Date(timeIntervalSince1970: 1_893_553_445))
+        #expect(JobParser.peek(Array(#"{"to_tag":"a"}"#.utf8), fileName: "incoming/plain.json") == .init(isWholeJSON: true, id: "plain"))
+        #expect(JobParser.peek(Array(#"{"kind":"register","id":"dev-1"}"#.utf8), fileName: "r.json") == .init(isWholeJSON: true, id: "r"))
+        #expect(JobParser.peek(Array(#"{"id":"../x"}"#.utf8), fileName: "f.json") == .init(isWholeJSON: true, id: nil))
+        #expect(JobParser.peek(Array(#"{"id":"half","to_tag":"#.utf8), fileName: "h.json") == .init(isWholeJSON: false))
+        #expect(JobParser.peek(Array(#"{"not_before":"tomorrow"}"#.utf8), fileName: "t.json").notBefore == nil)
     }
 }
