@@ -31,7 +31,7 @@ public final class Dispatcher: Sendable {
         /// file version is read once however often the folder is listed (bounded: `IncomingPlan`).
         var peeked: [String: IncomingPlan.Peeked] = [:]
         /// Due job names from the last listing, not yet claimed: the oldest last (taken with
-        /// `popLast`, O(1)). At most one batch (`IncomingPlan.batchSize`): a flood is taken batch by batch.
+        /// `popLast`, O(1)). At most `IncomingPlan.batchSize`: a flood is taken batch by batch.
         var backlog: [String] = []
         /// Jobs in `active/` from the last orphan scan not yet tried: every one of them is taken
         /// as job slots free up, so `run --once` resumes all of them before it exits, not only as
@@ -46,8 +46,6 @@ public final class Dispatcher: Sendable {
         /// When the files still being written at the last listing will have settled.
         var settledBy: Date?
         var wake: (any DispatchSourceTimer)?
-        /// Job files in `incoming/` at the last listing.
-        var waiting = 0
         /// Names in `incoming/` that are not jobs, already warned about (bounded).
         var warnedStrays: Set<String> = []
         /// Jobs in `active/` waiting for a job with the same id running here to end.
@@ -173,9 +171,8 @@ public final class Dispatcher: Sendable {
     /// Lists `incoming/` (`IncomingPlan`): the due batch becomes the backlog; unsafe names are
     /// quarantined; files that are not jobs are warned about, once each.
     private func listIncoming(now: Date) {
-        let (known, settle, waiting) = state.withLock { s in (s.peeked, !(s.onceMode && now > (s.settleDeadline ?? now)), s.waiting) }
-        guard let plan = IncomingPlan(spool: spool, known: known, controls: controls, now: now, settle: settle,
-                                      batchSize: IncomingPlan.batchSize(waiting: waiting)) else {
+        let (known, settle) = state.withLock { s in (s.peeked, !(s.onceMode && now > (s.settleDeadline ?? now))) }
+        guard let plan = IncomingPlan(spool: spool, known: known, controls: controls, now: now, settle: settle) else {
             state.withLock { s in
                 s.backlog = []
                 s.settledBy = nil
@@ -188,7 +185,6 @@ public final class Dispatcher: Sendable {
         warnAboutStrays(plan)
         state.withLock { s in
             s.peeked = plan.peeked      // forgets files that are gone
-            s.waiting = plan.waiting
             s.backlog = plan.due.reversed()
             s.settledBy = plan.settledBy
         }

@@ -24,14 +24,8 @@ struct IncomingPlan {
     /// A file that is not whole JSON and changed within this is looked at again this long after
     /// its last change, instead of being claimed half-written and quarantined.
     static let settleSeconds = 2.0
-    /// Jobs claimed from one listing; the folder is listed again when they are used up. An
-    /// eighth of the backlog, within these bounds: a million waiting files are listed about
-    /// twenty times, not 250, and a batch's names and peeks stay within a few MB.
-    static let batchSizes = 4096...65_536
-
-    static func batchSize(waiting: Int) -> Int {
-        min(batchSizes.upperBound, max(batchSizes.lowerBound, waiting / 8))
-    }
+    /// Jobs claimed from one listing; the folder is listed again when they are used up.
+    static let batchSize = 4096
     /// Waiting files remembered between listings (beyond that they are peeked again each time:
     /// more reads, never more memory).
     static let rememberedLimit = 50_000
@@ -47,17 +41,15 @@ struct IncomingPlan {
     var unsafe: [SpoolName] = []
     var strays = 0
     var strayNames: [String] = []
-    /// Job files in `incoming/` at this listing (the next batch's size follows from it).
-    var waiting = 0
 
     /// Lists `incoming/` of `spool`. `known`: the peeks of the last listing. `settle: false`
     /// claims files still being written too (`run --once` after waiting out the settle time).
-    init?(spool: Spool, known: [String: Peeked], controls: JobControls?, now: Date, settle: Bool, batchSize: Int) {
+    init?(spool: Spool, known: [String: Peeked], controls: JobControls?, now: Date, settle: Bool) {
         let incoming = spool.url(.incoming).path
         var remembered: [String: Peeked] = [:]
         var nextDue: Date?
         // Files that wait and have not changed since they were peeked stay out of the batch.
-        guard let scan = FolderScan(incoming, limit: batchSize, skip: { name, version in
+        guard let scan = FolderScan(incoming, limit: Self.batchSize, skip: { name, version in
             guard let seen = known[name], seen.version == version, !seen.settling, remembered.count < Self.rememberedLimit else { return false }
             let request = seen.id.flatMap { controls?.request(for: $0) }
             let waiting = request == .pause || (request == nil && (seen.notBefore.map { $0 > now } ?? false))
@@ -67,7 +59,6 @@ struct IncomingPlan {
             return true
         }) else { return nil }
         unsafe = scan.unsafe
-        waiting = scan.jobs
         strays = scan.strays
         strayNames = scan.strayNames
         for entry in scan.oldest {
