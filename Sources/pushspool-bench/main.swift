@@ -1,4 +1,4 @@
-// pushspool-bench [apns|nginx|webpush|registry|serve|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
+// pushspool-bench [apns|nginx|webpush|registry|serve|flood|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
 //                 [--postgres URI]
 //
 // Prints one table: the median of R runs (default 3) of each figure, beside its peer measured in
@@ -14,6 +14,10 @@
 // `serve`: the HTTP front door under wrk beside nginx's fixed 200: /healthz, the tutorial's PUT
 // /api/register with Basic auth (SQLite; PostgreSQL with `--postgres URI`), POST /v1/jobs (durable),
 // RSS with 1,000 open connections. `--seconds S` per load (default 5).
+// `flood`: `--files N` (default 100,000) one-device job files dropped at once, drained by `run
+// --once`: jobs/s, run's peak RSS, the worst `status` answer meanwhile; `--flood-seconds S` stops
+// the dispatcher after S s instead (a million waiting files); `--baseline BINARY` drains the same
+// flood with that binary too.
 // README.md next to this file explains each figure and how it is measured.
 import Foundation
 import PushspoolHTTP
@@ -29,8 +33,8 @@ func option(_ name: String, default value: Int) -> Int {
 
 let args = CommandLine.arguments
 let what = args.count >= 2 && !args[1].hasPrefix("--") ? args[1] : "all"
-guard ["apns", "nginx", "webpush", "registry", "serve", "all"].contains(what) else {
-    print("usage: pushspool-bench [apns|nginx|webpush|registry|serve|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
+guard ["apns", "nginx", "webpush", "registry", "serve", "flood", "all"].contains(what) else {
+    print("usage: pushspool-bench [apns|nginx|webpush|registry|serve|flood|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
     exit(64)
 }
 let count = option("count", default: 30_000)
@@ -118,6 +122,10 @@ do {
     }
     if what == "serve" || what == "all" {
         try ServeRound.printRows(seconds: option("seconds", default: 5), devices: devices, runs: runs, postgres: postgres)
+    }
+    if what == "flood" || what == "all" {
+        try FloodRound.printRows(files: option("files", default: 100_000), runs: runs,
+                                 stopAfter: stringOption("flood-seconds").flatMap(Double.init), baseline: stringOption("baseline"))
     }
 } catch {
     FileHandle.standardError.write(Data("pushspool-bench: \(error)\n".utf8))

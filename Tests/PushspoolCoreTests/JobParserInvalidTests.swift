@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import PushspoolCore
 
@@ -157,5 +158,37 @@ import Testing
         #expect(Spelling.closest(to: "concurency", among: ["concurrency", "spool", "registry"]) == "concurrency")
         #expect(Spelling.closest(to: "colour", among: ["concurrency", "spool"]) == nil)
         #expect(Spelling.closest(to: "ab", among: ["xy"]) == nil)
+    }
+}
+
+/// Which id names an invalid job's result log: its own `id` when one can be read.
+@Suite struct DeclaredIDTests {
+    @Test(arguments: [
+        (#"{"id":"promo-77","to_tag":"a","pns":["bogus"],"message":"m"}"#, "promo-77"),
+        (#"{"id":"promo-77","tags":"a &&","pns":"fcm"}"#, "promo-77"),                 // bad expression, no message
+        (#"{"kind":"send","id":"x.1","oops":true}"#, "x.1"),
+        (#"{"id":"promo-77","to_tag":"a""#, nil),                                     // truncated: not readable
+        (#"{"id":"../evil","to_tag":"a","pns":"fcm","message":"m"}"#, nil),            // not a valid job id
+        (#"{"id":7,"to_tag":"a","pns":"fcm","message":"m"}"#, nil),
+        (#"{"kind":"register","id":"device-1","platform":"nope"}"#, nil),             // an installation id
+        (#"{"kind":"bogus","id":"a"}"#, nil),
+        (#"["id"]"#, nil),
+    ] as [(String, String?)])
+    func declaredID(text: String, expected: String?) {
+        #expect(JobParser.declaredID(Array(text.utf8)) == expected)
+    }
+}
+
+/// What a dispatcher learns of a waiting file before claiming it, in one JSON parse.
+@Suite struct JobPeekTests {
+    @Test func peeksIdScheduleAndWholeness() {
+        let later = JobParser.peek(Array(#"{"id":"sale","to_tag":"a","pns":"fcm","message":"m","not_before":"2030-01-02T03:04:05Z"}"#.utf8), fileName: "x.json")
+        #expect(later.isWholeJSON && later.id == "sale")
+        #expect(later.notBefore == Date(timeIntervalSince1970: 1_893_553_445))
+        #expect(JobParser.peek(Array(#"{"to_tag":"a"}"#.utf8), fileName: "incoming/plain.json") == .init(isWholeJSON: true, id: "plain"))
+        #expect(JobParser.peek(Array(#"{"kind":"register","id":"dev-1"}"#.utf8), fileName: "r.json") == .init(isWholeJSON: true, id: "r"))
+        #expect(JobParser.peek(Array(#"{"id":"../x"}"#.utf8), fileName: "f.json") == .init(isWholeJSON: true, id: nil))
+        #expect(JobParser.peek(Array(#"{"id":"half","to_tag":"#.utf8), fileName: "h.json") == .init(isWholeJSON: false))
+        #expect(JobParser.peek(Array(#"{"not_before":"tomorrow"}"#.utf8), fileName: "t.json").notBefore == nil)
     }
 }

@@ -171,9 +171,12 @@ public struct Secret: Sendable, CustomStringConvertible, Equatable {
 
 /// `metrics`: the Prometheus textfile (node_exporter's textfile collector reads it).
 public struct MetricsConfig: Sendable {
-    /// Where to write it; nil: no metrics file.
+    /// Where to write it; nil: no metrics file. The first `run` on it writes this very file;
+    /// every other process sharing it writes a sibling of its own (`MetricsTextfile`).
     public var textfile: String?
     public var intervalSeconds: Int = 5
+    /// The `spool_instance` label of every sample (default: `<host>:<spool path>`).
+    public var instance: String?
 
     public init(textfile: String? = nil, intervalSeconds: Int = 5) {
         self.textfile = textfile

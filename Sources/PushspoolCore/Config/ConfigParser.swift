@@ -128,8 +128,9 @@ public enum ConfigParser {
                 providers(p, into: &c)
             }
             if let t = object(top["tls"], "tls", allowed: ["ca_file"]) { c.tls.caFile = string(t["ca_file"], "tls.ca_file") }
-            if let m = object(top["metrics"], "metrics", allowed: ["textfile", "interval_seconds"]) {
+            if let m = object(top["metrics"], "metrics", allowed: ["textfile", "interval_seconds", "instance"]) {
                 c.metrics.textfile = string(m["textfile"], "metrics.textfile")
+                c.metrics.instance = string(m["instance"], "metrics.instance")
                 if let n = int(m["interval_seconds"], "metrics.interval_seconds", range: 1...3600) { c.metrics.intervalSeconds = n }
             }
             if let h = object(top["http"], "http", allowed: Self.httpKeys) { c.http = http(h) }

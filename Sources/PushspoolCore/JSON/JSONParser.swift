@@ -10,7 +10,12 @@ public enum JSONParser {
     public static func parse(_ bytes: [UInt8], maxDepth: Int = 64) throws(Error) -> JSONValue {
         var p = Parser(bytes: bytes, maxDepth: maxDepth)
         p.skipSpace()
-        let v = try p.value(depth: 0)
+        let v: JSONValue
+        do {
+            v = try p.value(depth: 0)
+        } catch {
+            throw p.truncation(of: error)
+        }
         p.skipSpace()
         guard p.i == bytes.count else { throw Error(offset: p.i, message: "unexpected data after the document") }
         return v
@@ -22,6 +27,13 @@ public enum JSONParser {
         let bytes: [UInt8]
         let maxDepth: Int
         var i = 0
+        /// The objects and arrays open at `i` (their opening bytes), and whether `i` is inside a
+        /// string: what a file that ends too early ends inside.
+        var open: [UInt8] = []
+        var inString = false
+        /// A string's closing quote was the last byte: an error after it (bad UTF-8 inside) is
+        /// not a file cut short.
+        var closedAtEnd = false
 
         init(bytes: [UInt8], maxDepth: Int) {
             self.bytes = bytes
@@ -33,6 +45,15 @@ public enum JSONParser {
         }
 
         func fail(_ m: String) -> Error { Error(offset: i, message: m) }
+
+        /// An error at the very end of a document that has begun says so: a file cut short (a
+        /// writer that died, a full disk) reads as `truncated (ends inside an object)`, not as
+        /// whatever token the parser expected next.
+        func truncation(of error: Error) -> Error {
+            guard error.offset >= bytes.count, !closedAtEnd, !open.isEmpty || inString || error.offset > 0 else { return error }
+            let inside = inString ? "a string" : open.last == UInt8(ascii: "[") ? "an array" : open.isEmpty ? "a value" : "an object"
+            return Error(offset: error.offset, message: "truncated (ends inside \(inside))")
+        }
 
         mutating func value(depth: Int) throws(Error) -> JSONValue {
             guard depth < maxDepth else { throw fail("nested too deeply") }
@@ -54,16 +75,21 @@ public enum JSONParser {
 
         mutating func literal(_ word: String) throws(Error) {
             let w = Array(word.utf8)
-            guard i + w.count <= bytes.count, Array(bytes[i..<(i + w.count)]) == w else { throw fail("invalid literal") }
+            guard i + w.count <= bytes.count, Array(bytes[i..<(i + w.count)]) == w else {
+                // `tru` at the end of the file: cut short, not misspelt.
+                if bytes.count - i < w.count, w.starts(with: bytes[i...]) { i = bytes.count }
+                throw fail("invalid literal")
+            }
             i += w.count
         }
 
         mutating func object(depth: Int) throws(Error) -> JSONValue {
             i += 1
+            open.append(UInt8(ascii: "{"))   // popped on success only: a throw keeps where it was
             var pairs: [(String, JSONValue)] = []
             var seen = Set<String>()
             skipSpace()
-            if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; return .object(pairs) }
+            if i < bytes.count, bytes[i] == UInt8(ascii: "}") { i += 1; open.removeLast(); return .object(pairs) }
             while true {
                 skipSpace()
                 guard i < bytes.count, bytes[i] == UInt8(ascii: "\"") else { throw fail("expected a string key") }
@@ -78,23 +104,24 @@ public enum JSONParser {
                 skipSpace()
                 guard i < bytes.count else { throw fail("unexpected end of input in object") }
                 if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-                if bytes[i] == UInt8(ascii: "}") { i += 1; return .object(pairs) }
+                if bytes[i] == UInt8(ascii: "}") { i += 1; open.removeLast(); return .object(pairs) }
                 throw fail("expected ',' or '}'")
             }
         }
 
         mutating func array(depth: Int) throws(Error) -> JSONValue {
             i += 1
+            open.append(UInt8(ascii: "["))
             var items: [JSONValue] = []
             skipSpace()
-            if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+            if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; open.removeLast(); return .array(items) }
             while true {
                 skipSpace()
                 items.append(try value(depth: depth + 1))
                 skipSpace()
                 guard i < bytes.count else { throw fail("unexpected end of input in array") }
                 if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
-                if bytes[i] == UInt8(ascii: "]") { i += 1; return .array(items) }
+                if bytes[i] == UInt8(ascii: "]") { i += 1; open.removeLast(); return .array(items) }
                 throw fail("expected ',' or ']'")
             }
         }
@@ -119,11 +146,17 @@ public enum JSONParser {
 
         mutating func string() throws(Error) -> String {
             i += 1
+            inString = true
             var out: [UInt8] = []
             while true {
                 guard i < bytes.count else { throw fail("unterminated string") }
                 let c = bytes[i]
-                if c == UInt8(ascii: "\"") { i += 1; break }
+                if c == UInt8(ascii: "\"") {
+                    i += 1
+                    inString = false
+                    closedAtEnd = i == bytes.count
+                    break
+                }
                 if c < 0x20 { throw fail("control character in string") }
                 if c != UInt8(ascii: "\\") { out.append(c); i += 1; continue }
                 i += 1

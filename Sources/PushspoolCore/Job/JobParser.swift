@@ -67,6 +67,37 @@ public enum JobParser {
         fileName.hasSuffix(".json") ? String(fileName.dropLast(5)) : fileName
     }
 
+    /// The job id an invalid job file declares, for its result log: its `id` when the file is a
+    /// readable JSON object of a send job (register and unregister jobs take their job id from
+    /// the file name) whose `id` is a valid job id; nil otherwise (the file name then names it).
+    /// A producer waiting for `results/<id>.jsonl` thus hears of its job's failure.
+    public static func declaredID(_ bytes: [UInt8]) -> String? {
+        guard let document = try? JSONParser.parse(bytes), case .object = document,
+              kind(of: document) == "send", let id = document["id"]?.stringValue, isValidID(id) else { return nil }
+        return id
+    }
+
+    /// What a dispatcher needs of a job file waiting in `incoming/` before it claims it: one JSON
+    /// parse, no validation or rendering (that is the run's work, once).
+    public struct Peek: Sendable, Equatable {
+        /// Whether the file is one whole JSON document (a file being written in place is not yet).
+        public var isWholeJSON: Bool
+        /// The job id it would run under (its `id`, else the file name), nil when unreadable.
+        public var id: String?
+        /// A send job's `not_before`, when it reads as an RFC 3339 time.
+        public var notBefore: Date?
+    }
+
+    public static func peek(_ bytes: [UInt8], fileName: String) -> Peek {
+        guard let document = try? JSONParser.parse(bytes) else { return Peek(isWholeJSON: false) }
+        let fileID = defaultID(fileName: baseName(fileName))
+        guard case .object = document, kind(of: document) == "send" else {
+            return Peek(isWholeJSON: true, id: isValidID(fileID) ? fileID : nil)
+        }
+        let id = document["id"].map { $0.stringValue.flatMap { isValidID($0) ? $0 : nil } } ?? (isValidID(fileID) ? fileID : nil)
+        return Peek(isWholeJSON: true, id: id, notBefore: document["not_before"]?.stringValue.flatMap(RFC3339.date(from:)))
+    }
+
     /// The job id for register/unregister jobs, whose `id` field is the installation id: the job id
     /// then always comes from the file name.
     static func fileNameID(_ file: String, problems: inout Problems) -> String {

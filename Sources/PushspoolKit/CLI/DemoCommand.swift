@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import PushspoolCore
 
 /// `pushspool demo`: the zero-credential tour. It runs on a spool of its own (`jobs/demo`, or
@@ -45,7 +46,13 @@ enum DemoCommand {
         print("Dropped \(names.count) sample jobs from examples/jobs/ into \(spool.url(.incoming).path)/ (tmp/ → rename → incoming/).")
         print("Dispatching through the sandbox provider (no credentials, nothing leaves this machine):\n")
 
-        let reports = try RunCommand.dispatch(runtime, once: true) { print("  \($0)") }.reports
+        // A handful of sample jobs: the demo keeps their reports to judge them.
+        let collected = Mutex<[JobReport]>([])
+        try RunCommand.dispatch(runtime, once: true) { report in
+            collected.withLock { $0.append(report) }
+            print("  \(report)")
+        }
+        let reports = collected.withLock { $0 }
 
         let outbox = runtime.config.resolve(runtime.config.outboxPath)
         print("\nWhat each service would have received for the tutorial job (examples/jobs/demo-notify-alice.json):")

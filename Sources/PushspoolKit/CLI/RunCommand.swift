@@ -18,27 +18,25 @@ enum RunCommand {
             FileHandle.standardError.write(Data("pushspool: run: \(lostSpool); stopped\n".utf8))
             return .ioError
         }
-        if once {
-            // cron mails what a job prints: say when there was nothing to do, and what waits.
-            if reports.isEmpty { print("nothing due in \(runtime.spool.url(.incoming).path)") }
-            if let next = scheduled.first {
-                let more = scheduled.count > 1 ? " (\(scheduled.count) jobs scheduled)" : ""
-                print("next scheduled: \(next.name) at \(Timestamp.rfc3339(next.notBefore))\(more)")
-            }
+        // A long-running dispatcher stopped by a signal stopped cleanly, whatever it met and
+        // recovered from on the way (those I/O errors are in the log and the metrics): systemd
+        // must not mark a healthy stop as failed.
+        guard once else { return .ok }
+        // cron mails what a job prints: say when there was nothing to do, and what waits.
+        if reports.count == 0 { print("nothing due in \(runtime.spool.url(.incoming).path)") }
+        if let next = scheduled.first {
+            let more = scheduled.count > 1 ? " (\(scheduled.count) jobs scheduled)" : ""
+            print("next scheduled: \(next.name) at \(Timestamp.rfc3339(next.notBefore))\(more)")
         }
         // A job left in active/ by an I/O failure (full disk) is kept safe, but cron should hear of it.
-        let ioTrouble = reports.contains {
-            if case .interrupted(let why) = $0.outcome { return why != "stopping" }
-            return false
-        }
-        return ioTrouble ? .ioError : .ok
+        return reports.ioTrouble ? .ioError : .ok
     }
 
     /// Builds the engine for `runtime`, runs it (once or until SIGINT/SIGTERM), shuts providers
     /// down, and returns the job reports and the jobs still waiting for their `not_before`.
     @discardableResult
     static func dispatch(_ runtime: Runtime, once: Bool, print: @escaping @Sendable (JobReport) -> Void) throws(CLIError)
-        -> (reports: [JobReport], scheduled: [(name: String, notBefore: Date)], lostSpool: String?) {
+        -> (reports: ReportCollector.Tally, scheduled: [(name: String, notBefore: Date)], lostSpool: String?) {
         let log = Log.shared
         let registry = try runtime.openRegistry(log: log)
         let routes = try runtime.makeRoutes(log: log)
@@ -54,7 +52,7 @@ enum RunCommand {
                                                      ownerLease: Double(runtime.config.ownerLeaseSeconds)))
         let providers = Array(Set(routes.values.map(ObjectIdentifier.init))).compactMap { id in routes.values.first { ObjectIdentifier($0) == id } }
         let monitor = RunMonitor(activity: activity, metrics: metrics, spool: runtime.spool, providers: providers, controls: controls,
-                                 textfile: runtime.config.metrics.textfile.map { runtime.config.resolve($0).path },
+                                 textfile: MetricsTextfile.forProcess(runtime.config, spool: runtime.spool, role: .run, log: log),
                                  intervalSeconds: runtime.config.metrics.intervalSeconds, log: log)
         let dispatcher = Dispatcher(spool: runtime.spool, runner: runner, log: log, maxJobs: 4) { report in
             collected.add(report)
@@ -113,7 +111,7 @@ enum RunCommand {
         for p in providers { p.provider.shutdown() }
         registry.close()
         signalSources.forEach { $0.cancel() }
-        return (collected.all, dispatcher.scheduled, lost.withLock { $0 })
+        return (collected.tally, dispatcher.scheduled, lost.withLock { $0 })
     }
 }
 
@@ -163,8 +161,20 @@ final class StopFlag: Sendable {
     func set() { flag.store(true, ordering: .releasing) }
 }
 
+/// What `run` needs to know of the jobs it ended, in constant memory (a long-running dispatcher
+/// ends millions of jobs; each report is printed and logged as it comes).
 final class ReportCollector: Sendable {
-    private let reports = Mutex<[JobReport]>([])
-    func add(_ r: JobReport) { reports.withLock { $0.append(r) } }
-    var all: [JobReport] { reports.withLock { $0 } }
+    struct Tally: Sendable {
+        var count = 0
+        /// A job was left in `active/` by an I/O failure (full disk), not by a stop.
+        var ioTrouble = false
+    }
+    private let state = Mutex(Tally())
+    func add(_ r: JobReport) {
+        state.withLock { t in
+            t.count += 1
+            if case .interrupted(let why) = r.outcome, why != "stopping" { t.ioTrouble = true }
+        }
+    }
+    var tally: Tally { state.withLock { $0 } }
 }

@@ -11,7 +11,7 @@ final class RunMonitor: Sendable {
     private let spool: Spool
     private let providers: [ProviderState]
     private let controls: JobControls
-    private let textfile: String?
+    private let textfile: MetricsTextfile?
     private let log: Log
     private let board = TerminalBoard.shared
     private let lock = Mutex<Void>(())
@@ -20,7 +20,7 @@ final class RunMonitor: Sendable {
     private let lastWriteFailed = Mutex(false)
 
     init(activity: Activity, metrics: Metrics, spool: Spool, providers: [ProviderState], controls: JobControls,
-         textfile: String?, intervalSeconds: Int, log: Log) {
+         textfile: MetricsTextfile?, intervalSeconds: Int, log: Log) {
         self.activity = activity
         self.metrics = metrics
         self.spool = spool
@@ -103,12 +103,12 @@ final class RunMonitor: Sendable {
         guard let textfile else { return }
         var g = Metrics.Gauges()
         for folder in [Spool.Folder.incoming, .active, .done, .failed] {
-            g.queue.append((folder.rawValue, spool.jobs(in: folder).count))
+            g.queue.append((folder.rawValue, spool.count(folder)))
         }
         g.targetsRemaining = activity.targetsRemaining
         g.providers = providers.map { ($0.name, $0.pausedReason != nil) }.sorted { $0.0 < $1.0 }
         do {
-            try Metrics.write(metrics.render(g), to: textfile)
+            try textfile.write(metrics.render(g))
             lastWriteFailed.withLock { $0 = false }
         } catch {
             // Said once per run of failures, not every interval.

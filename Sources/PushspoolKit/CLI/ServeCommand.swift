@@ -43,6 +43,15 @@ enum ServeCommand {
         }
         log.info("serving \(tls == nil ? "http" : "https")://\(bound) for spool \(runtime.spool.root.path)",
                  [("listen", bound.description), ("tls", tls == nil ? "off" : "on")])
+        // serve's own metrics file (beside the dispatchers' ones, never one of theirs).
+        let textfile = MetricsTextfile.forProcess(config, spool: runtime.spool, role: .serve, log: log)
+        let metricsTimer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
+        if let textfile {
+            let interval = Double(config.metrics.intervalSeconds)
+            metricsTimer.schedule(deadline: .now(), repeating: interval, leeway: .milliseconds(100))
+            metricsTimer.setEventHandler { Self.writeMetrics(server, to: textfile, log: log) }
+            metricsTimer.resume()
+        }
         // A client that goes away mid-listing closes the pipe the listing writes into.
         signal(SIGPIPE, SIG_IGN)
         let stopped = DispatchSemaphore(value: 0)
@@ -62,11 +71,23 @@ enum ServeCommand {
         stopped.wait()
         log.info("stopping: no new connections; answering the requests in progress (at most 10 s)")
         server.stop(grace: 10)
+        if let textfile {
+            metricsTimer.cancel()
+            writeMetrics(server, to: textfile, log: log)
+        }
         log.info("stopped: \(server.intake.jobsWritten) job files made durable in \(server.intake.groupsWritten) fsync groups")
         hub?.close()
         registry.close()
         _ = sources
         return .ok
+    }
+
+    private static func writeMetrics(_ server: FrontDoorServer, to textfile: MetricsTextfile, log: Log) {
+        do {
+            try textfile.write(server.metrics.render())
+        } catch {
+            log.warning("metrics: \(error)")
+        }
     }
 
     /// The PEM key and certificate `http.tls` names, read once at start.

@@ -10,20 +10,27 @@ enum StatusCommand {
         let controls = JobControls(directory: spool.url(.control))
         let now = Date()
         var folders: [(String, JSONValue)] = []
+        var recentlyFailed: [String] = []
         for folder in [Spool.Folder.incoming, .active, .done, .failed] {
-            let names = spool.jobs(in: folder)
-            let oldest = names.first.flatMap { mtime(spool.url(folder, $0)) }
-            folders.append((folder.rawValue, .object([
-                ("count", .int(Int64(names.count))),
-                ("oldest_age_s", oldest.map { .int(Int64(now.timeIntervalSince($0))) } ?? .null),
-            ])))
+            // Counted and dated in one pass, names not kept: a flood answers as fast as it is listed.
+            // Beyond `datedSample` jobs only that many are dated (the age is then a lower bound):
+            // status answers within half a second even with a million files waiting.
+            let scan = FolderScan(spool.url(folder).path, limit: folder == .failed ? 5 : 0, datedLimit: Self.datedSample, newest: true)
+            if folder == .failed { recentlyFailed = scan?.oldest.map(\.name) ?? [] }
+            var fields: [(String, JSONValue)] = [
+                ("count", .int(Int64(scan?.jobs ?? 0))),
+                ("oldest_age_s", scan?.oldestModified.map { .int(Int64(now.timeIntervalSince1970 - $0)) } ?? .null),
+            ]
+            if let scan, scan.dated < scan.jobs { fields.append(("oldest_age_sampled", .bool(true))) }
+            if folder == .incoming { fields.append(("not_jobs", .int(Int64(scan?.strays ?? 0)))) }
+            folders.append((folder.rawValue, .object(fields)))
         }
         let status = JobStatus(spool: spool, ownerLeaseSeconds: runtime.config.ownerLeaseSeconds)
         let active = spool.jobs(in: .active).map { status.active(name: $0, now: now) }
         let dispatchers = DispatcherPresence.running(on: spool, now: now)
         let registryProblem = RegistryProbe(config: runtime.config).problem()
         var failures: [JSONValue] = []
-        for name in spool.jobs(in: .failed).suffix(5).reversed() {
+        for name in recentlyFailed {
             failures.append(.object([("file", .string(name)), ("error", failureReason(spool, name).map(JSONValue.string) ?? .null)]))
         }
         let doc = JSONValue.object([
@@ -46,8 +53,10 @@ enum StatusCommand {
         print("spool \(spool.root.path)")
         for (name, v) in folders {
             let count = v["count"].flatMap { if case .int(let n) = $0 { return Int(n) } else { return nil } } ?? 0
-            let age = v["oldest_age_s"].flatMap { if case .int(let n) = $0 { return " (oldest \(formatAge(Int(n))))" } else { return nil } } ?? ""
-            print("  \(name.padding(toLength: 9, withPad: " ", startingAt: 0)) \(count)\(age)")
+            let atLeast = v["oldest_age_sampled"] == .bool(true) ? "≥ " : ""
+            let age = v["oldest_age_s"].flatMap { if case .int(let n) = $0 { return " (oldest \(atLeast)\(formatAge(Int(n))))" } else { return nil } } ?? ""
+            let strays = v["not_jobs"].flatMap { if case .int(let n) = $0, n > 0 { return n == 1 ? ", 1 file that is not a job" : ", \(n) files that are not jobs" } else { return nil } } ?? ""
+            print("  \(name.padding(toLength: 9, withPad: " ", startingAt: 0)) \(count)\(age)\(strays)")
         }
         if dispatchers.isEmpty { print("  no dispatcher running") }
         for d in dispatchers { print("  \(d.line)") }
@@ -84,15 +93,16 @@ enum StatusCommand {
         let id = jobID(spool, .failed, name)
         let stem = name.hasSuffix(".json") ? String(name.dropLast(5)) : name
         let base = stem.split(separator: ".").first.map(String.init) ?? stem   // x.1.json was x.json
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: spool.url(.results).path)) ?? []
-        // (A file quarantined for its name has a log under its new name, whatever id it holds.)
-        let candidates = ["\(id).jsonl", "\(stem).jsonl"] + names.filter { $0.hasPrefix("\(id).invalid-") || $0.hasPrefix("\(base).invalid-") }.sorted().reversed()
-        for candidate in candidates {
-            guard let log = ResultLogContents.read(spool.url(.results, candidate)), log.summaryStatus == "failed" else { continue }
-            if let file = log.file, file != "\(base).json", file != name { continue }
+        func reason(_ candidate: String) -> String? {
+            guard let log = ResultLogContents.read(spool.url(.results, candidate)), log.summaryStatus == "failed" else { return nil }
+            if let file = log.file, file != "\(base).json", file != name { return nil }
             return log.summaryError
         }
-        return nil
+        // (A file quarantined for its name has a log under its new name, whatever id it holds.)
+        if let found = reason("\(id).jsonl") ?? reason("\(stem).jsonl") { return found }
+        // Only then results/ is listed (after a flood it holds a log per job).
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: spool.url(.results).path)) ?? []
+        return names.filter { $0.hasPrefix("\(id).invalid-") || $0.hasPrefix("\(base).invalid-") }.sorted().reversed().lazy.compactMap(reason).first
     }
 
     /// The id a job's result log is named after (its `id`, else its file name).
@@ -100,9 +110,8 @@ enum StatusCommand {
         JobStatus.jobID(spool, folder, name)
     }
 
-    static func mtime(_ url: URL) -> Date? {
-        (try? FileManager.default.attributesOfItem(atPath: url.path))?[.modificationDate] as? Date
-    }
+    /// How many jobs of a folder `status` dates at most (in directory order).
+    static let datedSample = 20_000
 
     static func formatAge(_ s: Int) -> String {
         s < 120 ? "\(s)s" : s < 7200 ? "\(s / 60)m" : s < 172_800 ? "\(s / 3600)h" : "\(s / 86400)d"

@@ -56,7 +56,8 @@ extension Config {
             ("providers", .object(providers)),
             ("tls", .object([("ca_file", opt(tls.caFile))])),
             ("metrics", .object([("textfile", opt(metrics.textfile.map { resolve($0).path })),
-                                 ("interval_seconds", .int(Int64(metrics.intervalSeconds)))])),
+                                 ("interval_seconds", .int(Int64(metrics.intervalSeconds))),
+                                 ("instance", opt(metrics.instance))])),
             ("owner_lease_seconds", .int(Int64(ownerLeaseSeconds))),
         ]
         if let http { sections.append(("http", http.redacted(resolve: resolve))) }

@@ -29,16 +29,27 @@ public final class Dispatcher: Sendable {
         var stopping = false
         var scanQueued = false
         var lastOrphanScan = Date.distantPast
-        /// What a peek found in each incoming file, by name, so each file version is read once
-        /// however often the folder is listed.
-        var peeked: [String: Peeked] = [:]
-        /// Due job names from the last listing, oldest first, not yet claimed.
+        /// What a peek found in waiting incoming files and the current batch, by name, so each
+        /// file version is read once however often the folder is listed (bounded: `IncomingPlan`).
+        var peeked: [String: IncomingPlan.Peeked] = [:]
+        /// Due job names from the last listing, not yet claimed: the oldest last (taken with
+        /// `popLast`, O(1)). At most `IncomingPlan.batchSize`: a flood is taken batch by batch.
         var backlog: [String] = []
+        /// Jobs in `active/` from the last orphan scan not yet tried: every one of them is taken
+        /// as job slots free up, so `run --once` resumes all of them before it exits, not only as
+        /// many as it has slots.
+        var orphans: [String] = []
+        /// When `tmp/` was last swept of files older than `staleTemporaryAge`.
+        var lastTmpSweep = Date.distantPast
         var onceMode = false
+        /// `run --once` waits out the settle time of files still being written until then, and
+        /// then takes them as they are.
+        var settleDeadline: Date?
+        /// When the files still being written at the last listing will have settled.
+        var settledBy: Date?
         var wake: (any DispatchSourceTimer)?
-        /// Incoming files that are not even whole JSON yet and changed moments ago: a writer that
-        /// skipped tmp/ + rename may still be writing them.
-        var settling: Set<String> = []
+        /// Names in `incoming/` that are not jobs, already warned about (bounded).
+        var warnedStrays: Set<String> = []
         /// Jobs in `active/` waiting for a job with the same id running here to end.
         var deferred: [String: (origin: JobRunner.Origin, id: String)] = [:]
     }
@@ -84,13 +95,16 @@ public final class Dispatcher: Sendable {
     public var scheduled: [(name: String, notBefore: Date)] {
         let now = Date()
         return state.withLock { s in
-            s.peeked.compactMap { name, seen in s.settling.contains(name) ? nil : seen.notBefore.flatMap { $0 > now ? (name, $0) : nil } }
+            s.peeked.compactMap { name, seen in seen.settling ? nil : seen.notBefore.flatMap { $0 > now ? (name, $0) : nil } }
         }.sorted { $0.notBefore < $1.notBefore }
     }
 
     /// Processes what is due now (orphans first), waits for it, returns. For cron: `run --once`.
     public func runOnce() {
-        state.withLock { $0.onceMode = true }
+        state.withLock { s in
+            s.onceMode = true
+            s.settleDeadline = Date().addingTimeInterval(IncomingPlan.settleSeconds + 0.5)
+        }
         presence.start()
         defer { presence.stop() }
         let controlWatcher = watchControls()
@@ -160,60 +174,62 @@ public final class Dispatcher: Sendable {
             runner.owners.sweep(active: Set(active))
             let paused = controls?.ids(.pause).subtracting(controls?.ids(.cancel) ?? []) ?? []
             // (A paused job is left alone; one whose file name is not its id is looked at and left.)
-            for name in active where !isRunning(name) && !isDeferred(name) && !paused.contains(String(name.dropLast(5))) {
-                guard hasRoom() else { break }
-                start(name, origin: .orphan)
-            }
+            let orphans = active.filter { !paused.contains(String($0.dropLast(5))) }
+            state.withLock { $0.orphans = orphans }
+            sweepTemporaries(now: now)
         }
-        quarantineUnsafeNames(in: .incoming)
-        var nextDue: Date?
-        var due: [String] = []
-        var settling: Set<String> = []
-        var peeked: [String: Peeked] = [:]
-        let known = state.withLock { $0.peeked }
-        for name in spool.jobs(in: .incoming) {
-            let path = spool.url(.incoming, name).path
-            guard let version = FileIO.version(path) else { continue }
-            let mtime = version.modified
-            var seen = known[name].flatMap { $0.version == version ? $0 : nil } ?? Self.peek(path, name: name, version: version)
-            var notBefore = seen.notBefore
-            // Operators' requests: a paused job waits where it is; a cancelled one is taken now
-            // (whatever its not_before) to be ended as cancelled.
-            switch seen.id.flatMap({ controls?.request(for: $0) }) {
-            case .pause?:
-                peeked[name] = seen
-                continue
-            case .cancel?: notBefore = nil
-            case nil: break
-            }
-            // A file that is not whole JSON and changed in the last 2 s is looked at again 2 s
-            // after its last change, instead of being claimed half-written and quarantined.
-            if notBefore == nil, now.timeIntervalSince1970 - mtime < Self.settleSeconds, !Self.isWholeJSON(path) {
-                notBefore = Date(timeIntervalSince1970: mtime + Self.settleSeconds)
-                seen.notBefore = notBefore
-                settling.insert(name)
-            }
-            peeked[name] = seen
-            if let notBefore, notBefore > now {
-                nextDue = min(nextDue ?? notBefore, notBefore)
-            } else {
-                due.append(name)
-            }
-        }
-        state.withLock { s in
-            s.settling = settling
-            s.peeked = peeked           // forget files that are gone
-            s.backlog = due
-        }
-        scheduleWake(nextDue)
+        listIncoming(now: now)
         claimFromBacklog(rescanWhenEmpty: false)
+    }
+
+    /// Lists `incoming/` (`IncomingPlan`): the due batch becomes the backlog; unsafe names are
+    /// quarantined; files that are not jobs are warned about, once each.
+    private func listIncoming(now: Date) {
+        let (known, settle) = state.withLock { s in (s.peeked, !(s.onceMode && now > (s.settleDeadline ?? now))) }
+        guard let plan = IncomingPlan(spool: spool, known: known, controls: controls, now: now, settle: settle) else {
+            state.withLock { s in
+                s.backlog = []
+                s.settledBy = nil
+            }
+            return
+        }
+        for raw in plan.unsafe {
+            if let result = runner.quarantine(unsafe: raw, in: .incoming) { report(result) }
+        }
+        warnAboutStrays(plan)
+        state.withLock { s in
+            s.peeked = plan.peeked      // forgets files that are gone
+            s.backlog = plan.due.reversed()
+            s.settledBy = plan.settledBy
+        }
+        scheduleWake(plan.nextDue)
+    }
+
+    /// `Welcome.JSON`, `notes.txt`: never run, so said once, or a user waits for ever.
+    private func warnAboutStrays(_ plan: IncomingPlan) {
+        guard plan.strays > 0 else { return }
+        let fresh = state.withLock { s -> [String] in
+            let new = plan.strayNames.filter { !s.warnedStrays.contains($0) }
+            if s.warnedStrays.count < 1000 { s.warnedStrays.formUnion(new) }
+            return new
+        }
+        for name in fresh {
+            log.warning("\(spool.url(.incoming, name).path) is not a job (jobs are *.json files whose names do not start with '.'): left alone")
+        }
+        if !fresh.isEmpty, plan.strays > plan.strayNames.count {
+            log.warning("\(plan.strays) files in \(spool.url(.incoming).path) are not jobs; the first \(plan.strayNames.count) are named above")
+        }
     }
 
     /// Claims backlog jobs while there is room. When the backlog is used up and there is room
     /// left, the folder is listed again (new arrivals) if `rescanWhenEmpty`.
     private func claimFromBacklog(rescanWhenEmpty: Bool) {
         while hasRoom(), !isStopping {
-            guard let name = state.withLock({ s -> String? in s.backlog.isEmpty ? nil : s.backlog.removeFirst() }) else {
+            if let orphan = nextOrphan() {
+                start(orphan, origin: .orphan)
+                continue
+            }
+            guard let name = state.withLock({ s in s.backlog.popLast() }) else {
                 if rescanWhenEmpty { scan() }
                 return finishIfIdle()
             }
@@ -222,8 +238,36 @@ public final class Dispatcher: Sendable {
         finishIfIdle()
     }
 
+    /// The next job from the orphan list that is not running or waiting here already.
+    private func nextOrphan() -> String? {
+        state.withLock { s in
+            while !s.orphans.isEmpty {
+                let name = s.orphans.removeFirst()
+                if !s.running.contains(name) && s.deferred[name] == nil { return name }
+            }
+            return nil
+        }
+    }
+
+    /// Files in `tmp/` older than this are a writer's leftovers (it crashed, or its disk was
+    /// full), removed as Maildir readers do: no writer takes 36 h between create and rename.
+    static let staleTemporaryAge = 36.0 * 3600
+
+    /// Sweeps `tmp/` at most hourly, along with an orphan scan.
+    private func sweepTemporaries(now: Date) {
+        let due = state.withLock { s -> Bool in
+            guard now.timeIntervalSince(s.lastTmpSweep) >= 3600 else { return false }
+            s.lastTmpSweep = now
+            return true
+        }
+        guard due else { return }
+        let removed = spool.removeTemporaries(olderThan: now.addingTimeInterval(-Self.staleTemporaryAge))
+        if removed > 0 { log.info("removed \(removed) file\(removed == 1 ? "" : "s") older than 36 h from \(spool.url(.tmp).path) (writers' leftovers)") }
+    }
+
     private func finishIfIdle() {
-        let finished = state.withLock { s in s.running.isEmpty && (s.onceMode || s.stopping) }
+        // `run --once` also waits for files it found still being written (at most 2 s).
+        let finished = state.withLock { s in s.running.isEmpty && ((s.onceMode && s.settledBy == nil) || s.stopping) }
         if finished { idle.signal() }
     }
 
@@ -287,33 +331,13 @@ public final class Dispatcher: Sendable {
         }
     }
 
-    static let settleSeconds = 2.0
-
-    private static func isWholeJSON(_ path: String) -> Bool {
-        guard let bytes = JobFile.peek(path) else { return true }
-        return (try? JSONParser.parse(bytes)) != nil
-    }
-
-    struct Peeked: Sendable {
-        var version: FileIO.Version
-        var notBefore: Date?
-        var id: String?
-    }
-
-    private static func peek(_ path: String, name: String, version: FileIO.Version) -> Peeked {
-        guard let bytes = JobFile.peek(path), let job = try? JobParser.parse(bytes, fileName: name) else {
-            return Peeked(version: version, notBefore: nil, id: nil)
-        }
-        if case .send(let send) = job.kind { return Peeked(version: version, notBefore: send.notBefore, id: job.id) }
-        return Peeked(version: version, notBefore: nil, id: job.id)
-    }
-
     /// Wakes the scanner when the earliest scheduled job is due (no busy-waiting).
     private func scheduleWake(_ date: Date?) {
         state.withLock { s in
             s.wake?.cancel()
             s.wake = nil
-            guard let date, !s.onceMode else { return }
+            // `run --once` waits for no scheduled job, only for files still being written.
+            guard let date = s.onceMode ? s.settledBy : date else { return }
             let timer = DispatchSource.makeTimerSource(queue: control)
             timer.schedule(wallDeadline: .now() + max(0.01, date.timeIntervalSinceNow + 0.01), leeway: .milliseconds(20))
             timer.setEventHandler { [weak self] in self?.requestScan() }

@@ -92,7 +92,8 @@ final class JobRunner: Sendable {
         do {
             job = try JobParser.parse(bytes, fileName: name)
         } catch {
-            return quarantine(name, id: fallbackID, error: error.description, pns: Self.declaredPlatforms(bytes), file: file)
+            return quarantine(name, id: JobParser.declaredID(bytes) ?? fallbackID, error: error.description,
+                              pns: Self.declaredPlatforms(bytes), file: file)
         }
 
         working.withLock { $0[name] = job.id }

@@ -115,6 +115,62 @@ public final class Metrics: Sendable {
         }
     }
 
+    /// `text` with `labels` added first to every sample (`name{a="1"} 2` → `name{p="x",a="1"} 2`,
+    /// `name 2` → `name{p="x"} 2`); comments are left as they are.
+    static func labelled(_ text: String, with labels: [(String, String)]) -> String {
+        guard !labels.isEmpty else { return text }
+        let added = labels.map { "\($0.0)=\"\(escape($0.1))\"" }.joined(separator: ",")
+        var out = ""
+        out.reserveCapacity(text.utf8.count + text.utf8.count / 2)
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            // A metric name holds neither a brace nor a space: the first of them ends it.
+            if !line.hasPrefix("#"), let end = line.firstIndex(where: { $0 == "{" || $0 == " " }) {
+                if line[end] == "{" {
+                    let rest = line[line.index(after: end)...]          // `a="1"} 2` or `} 2`
+                    out += line[..<end] + "{" + added + (rest.hasPrefix("}") ? "" : ",") + rest
+                } else {
+                    out += line[..<end] + "{" + added + "}" + line[end...]
+                }
+            } else {
+                out += line
+            }
+            out += "\n"
+        }
+        return String(out.dropLast())
+    }
+
+    /// Several exposition texts as one: each family once (its HELP and TYPE from the first text
+    /// that has it) with the samples of every text, in the order families first appear. Texts
+    /// of processes whose samples differ by label (`MetricsTextfile`) merge into a valid whole.
+    static func merge(_ texts: [String]) -> String {
+        var order: [String] = []
+        var families: [String: (header: [Substring], samples: [Substring])] = [:]
+        for text in texts {
+            var current: String?
+            for line in text.split(separator: "\n") {
+                if line.hasPrefix("# HELP ") || line.hasPrefix("# TYPE ") {
+                    let name = String(line.dropFirst(7).prefix { $0 != " " })
+                    if families[name] == nil {
+                        families[name] = ([], [])
+                        order.append(name)
+                    }
+                    if !families[name]!.header.contains(where: { $0.prefix(7) == line.prefix(7) }) { families[name]!.header.append(line) }
+                    current = name
+                } else if line.hasPrefix("#") {
+                    continue
+                } else if let current {
+                    families[current]!.samples.append(line)
+                }
+            }
+        }
+        var out = ""
+        for name in order {
+            guard let f = families[name] else { continue }
+            for line in f.header + f.samples { out += line + "\n" }
+        }
+        return out
+    }
+
     static func escape(_ v: String) -> String {
         v.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
     }

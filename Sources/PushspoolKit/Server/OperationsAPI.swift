@@ -36,12 +36,15 @@ public struct OperationsAPI: Sendable {
     /// deliveries, retries, jobs and queue gauges); without it, the queue gauges from here.
     func render() -> String {
         var text = metrics.render()
-        if let dispatcherTextfile, let file = try? String(contentsOfFile: dispatcherTextfile, encoding: .utf8), !file.isEmpty {
-            text += file.hasSuffix("\n") ? file : file + "\n"
+        // Every dispatcher's file (each labels its samples with its `process`), merged family by family.
+        let files = dispatcherTextfile.map(MetricsTextfile.dispatcherFiles) ?? []
+        let texts = files.compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }.filter { !$0.isEmpty }
+        if !texts.isEmpty {
+            text += Metrics.merge(texts)
         } else {
             text += "# HELP pushspool_queue_jobs Job files in each spool folder.\n# TYPE pushspool_queue_jobs gauge\n"
             for folder in [Spool.Folder.incoming, .active, .done, .failed] {
-                text += "pushspool_queue_jobs{folder=\"\(folder.rawValue)\"} \(spool.jobs(in: folder).count)\n"
+                text += "pushspool_queue_jobs{folder=\"\(folder.rawValue)\"} \(spool.count(folder))\n"
             }
         }
         return text

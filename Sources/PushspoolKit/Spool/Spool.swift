@@ -88,6 +88,12 @@ public final class Spool: Sendable {
         return dated.sorted { $0.1 != $1.1 ? $0.1 < $1.1 : $0.0 < $1.0 }.map(\.0)
     }
 
+    /// How many jobs wait in `folder`: names only, no file is read or dated (a flood of a
+    /// million files is counted in a fraction of a second; `jobs(in:)` would sort them all).
+    public func count(_ folder: Folder) -> Int {
+        FolderScan(url(folder).path, limit: 0, dated: false)?.jobs ?? 0
+    }
+
     /// Claims `incoming/<name>` by renaming it into `active/`. Returns false when another
     /// dispatcher was faster (the file is gone) or an active job already has that name.
     public func claim(_ name: String) -> Bool {
@@ -161,6 +167,21 @@ public final class Spool: Sendable {
         return nil
     }
 
+    /// Removes regular files in `tmp/` last changed before `cutoff` (writers' leftovers: a
+    /// crashed writer, a full disk). Returns how many were removed.
+    public func removeTemporaries(olderThan cutoff: Date) -> Int {
+        let dir = url(.tmp).path
+        var removed = 0
+        for name in SpoolName.list(dir) ?? [] {
+            let path = name.path(in: dir)
+            var st = stat()
+            guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG,
+                  Double(st.st_mtim.tv_sec) < cutoff.timeIntervalSince1970 else { continue }
+            if unlink(path) == 0 { removed += 1 }
+        }
+        return removed
+    }
+
     /// Writes a job atomically and durably: `tmp/<name>` (fsynced) renamed to `incoming/<name>`, then `incoming/` fsynced.
     /// Fails rather than replacing a job of the same name.
     public func submit(_ bytes: [UInt8], name: String) throws(SpoolError) {
@@ -168,6 +189,8 @@ public final class Spool: Sendable {
         do {
             try FileIO.writeDurably(bytes, to: tmp, mode: 0o640)
         } catch {
+            // A full disk must not leave an empty temporary behind per failed attempt.
+            unlink(tmp.path)
             throw SpoolError("cannot write \(tmp.path): \(error)")
         }
         if csystem_rename_noreplace(tmp.path, url(.incoming, name).path) != 0 {

@@ -65,7 +65,7 @@ import PushspoolCore
          #"tags[0]: invalid tag "a b" (1-120 characters of A-Z a-z 0-9 _ @ # . : -)"#),
         (#"{"platform":"fcm","handle":"h","tags":[],"tag":"x"}"#, #"unknown field "tag""#),
         (#"["fcm","h"]"#, "expected a JSON object, got array"),
-        (#"{"platform":"fcm","handle":"h","tags":[]"#, "invalid JSON at byte 40: unexpected end of input in object"),
+        (#"{"platform":"fcm","handle":"h","tags":[]"#, "invalid JSON at byte 40: truncated (ends inside an object)"),
         (#"{"platform":"fcm","platform":"fcm","handle":"h","tags":[]}"#, #"invalid JSON at byte 18: duplicate key "platform""#),
     ]
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 @testable import PushspoolKit
 import PushspoolCore
 
@@ -28,7 +29,7 @@ final class EngineHarness {
     }
 
     func makeDispatcher(routes: [Platform: ProviderState], stopping: @escaping @Sendable () -> Bool = { false },
-                        reports: ReportCollector = ReportCollector()) -> Dispatcher {
+                        reports: ReportList = ReportList()) -> Dispatcher {
         let runner = JobRunner(JobRunner.Environment(spool: spool, registry: registry,
                                                      pool: WorkerPool(concurrency: concurrency, policy: policy, random: { 0.5 }),
                                                      routes: routes, log: Log(minimum: .error), isStopping: stopping))
@@ -39,7 +40,7 @@ final class EngineHarness {
     @discardableResult
     func runOnce(_ provider: any PushProvider) -> [JobReport] {
         let state = ProviderState(provider: provider)
-        let reports = ReportCollector()
+        let reports = ReportList()
         makeDispatcher(routes: [.apns: state, .fcm: state, .wns: state], reports: reports).runOnce()
         return reports.all
     }
@@ -48,4 +49,11 @@ final class EngineHarness {
     func summary(_ id: String) -> [String: Any]? { resultLines(id).last { $0["type"] as? String == "summary" } }
     func deliveries(_ id: String) -> [[String: Any]] { resultLines(id).filter { $0["type"] as? String == "delivery" } }
     func list(_ folder: Spool.Folder) -> [String] { spool.jobs(in: folder) }
+}
+
+/// Every report a test dispatcher gave, in order.
+final class ReportList: Sendable {
+    private let reports = Mutex<[JobReport]>([])
+    func add(_ r: JobReport) { reports.withLock { $0.append(r) } }
+    var all: [JobReport] { reports.withLock { $0 } }
 }

@@ -16,9 +16,13 @@ struct Exposition {
     var types: [String: String] = [:]
     var samples: [Sample] = []
 
+    /// The sample of `name` with `labels` (besides the labels every sample of a process's
+    /// metrics file carries: `spool_instance`, `process`).
     func value(_ name: String, _ labels: [String: String] = [:]) -> Double? {
-        samples.first { $0.name == name && $0.labels == labels }?.value
+        samples.first { $0.name == name && $0.labels.filter { !Self.processLabels.contains($0.key) } == labels }?.value
     }
+
+    static let processLabels: Set<String> = ["spool_instance", "process"]
 
     func sum(_ name: String, where match: [String: String] = [:]) -> Double {
         samples.filter { s in s.name == name && match.allSatisfy { s.labels[$0.key] == $0.value } }.reduce(0) { $0 + $1.value }
@@ -154,7 +158,8 @@ struct Exposition {
                     throw Violation(description: "\(name)\(labels): buckets not cumulative")
                 }
                 guard let inf = buckets.last, inf.0 == .infinity else { throw Violation(description: "\(name)\(labels): no +Inf bucket") }
-                guard let count = value(name + "_count", labels), value(name + "_sum", labels) != nil else {
+                func exact(_ n: String) -> Double? { samples.first { $0.name == n && $0.labels == labels }?.value }
+                guard let count = exact(name + "_count"), exact(name + "_sum") != nil else {
                     throw Violation(description: "\(name)\(labels): _sum or _count missing")
                 }
                 guard count == inf.1 else { throw Violation(description: "\(name)\(labels): +Inf bucket \(inf.1) ≠ _count \(count)") }

@@ -13,7 +13,10 @@ enum Paths {
     static func fixture(_ name: String) -> URL { fixtures.appendingPathComponent(name) }
 
     /// The built `pushspool` binary, next to the test bundle (`.build/<config>/`).
+    /// `PUSHSPOOL_TEST_BINARY` runs the tests against another build (an earlier commit's, to see a
+    /// new test fail there).
     static var binary: URL {
+        if let other = ProcessInfo.processInfo.environment["PUSHSPOOL_TEST_BINARY"] { return URL(fileURLWithPath: other) }
         var dir = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
         for _ in 0..<4 {
             let candidate = dir.appendingPathComponent("pushspool")
