@@ -73,7 +73,7 @@ public enum JobParser {
     /// A producer waiting for `results/<id>.jsonl` thus hears of its job's failure.
     public static func declaredID(_ bytes: [UInt8]) -> String? {
         guard let document = try? JSONParser.parse(bytes), case .object = document,
-              kind(of: document) == "send", let id = document["id"]?.stringValue, isValidID(id) else { return nil }
+              kind(of: document) == "send", let id = document["id"]?.stringValue, Identifier.isValidJobID(id) else { return nil }
         return id
     }
 
@@ -92,9 +92,9 @@ public enum JobParser {
         guard let document = try? JSONParser.parse(bytes) else { return Peek(isWholeJSON: false) }
         let fileID = defaultID(fileName: baseName(fileName))
         guard case .object = document, kind(of: document) == "send" else {
-            return Peek(isWholeJSON: true, id: isValidID(fileID) ? fileID : nil)
+            return Peek(isWholeJSON: true, id: Identifier.isValidJobID(fileID) ? fileID : nil)
         }
-        let id = document["id"].map { $0.stringValue.flatMap { isValidID($0) ? $0 : nil } } ?? (isValidID(fileID) ? fileID : nil)
+        let id = document["id"].map { $0.stringValue.flatMap { Identifier.isValidJobID($0) ? $0 : nil } } ?? (Identifier.isValidJobID(fileID) ? fileID : nil)
         return Peek(isWholeJSON: true, id: id, notBefore: document["not_before"]?.stringValue.flatMap(RFC3339.date(from:)))
     }
 
