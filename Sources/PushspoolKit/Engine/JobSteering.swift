@@ -33,8 +33,8 @@ public struct JobSteering: Sendable {
     }
 
     /// Writes the request. Returns where the job is and whether that request was already there.
-    public func request(_ kind: ControlRequest, id: String) throws(Failure) -> (folder: Spool.Folder, file: String, already: Bool) {
-        let (folder, file) = try locate(id)
+    public func request(_ kind: ControlRequest, id given: String) throws(Failure) -> (folder: Spool.Folder, file: String, already: Bool) {
+        let (folder, file, id) = try locate(given)
         if FileManager.default.fileExists(atPath: controls.url(id, kind).path) { return (folder, file, true) }
         do {
             try controls.write(kind, id: id)
@@ -61,8 +61,8 @@ public struct JobSteering: Sendable {
     /// Takes a pause back, like `mkdir -p`: a job that is not paused is left as it is. A resume
     /// that removed the pause waits, at most `wait` seconds, for a running dispatcher to
     /// acknowledge it (`JobControls.resumeMarkers`). Returns the job's folder.
-    public func resume(id: String, wait: Double = 5) throws(Failure) -> (folder: Spool.Folder, resumed: Resumed) {
-        let (folder, _) = try locate(id)
+    public func resume(id given: String, wait: Double = 5) throws(Failure) -> (folder: Spool.Folder, resumed: Resumed) {
+        let (folder, _, id) = try locate(given)
         // Removing the pause is the resume; of two resumes at once, one removes it and the
         // other finds it gone, which is the state both asked for.
         if unlink(controls.url(id, .pause).path) != 0 {
@@ -91,16 +91,22 @@ public struct JobSteering: Sendable {
         return condition()
     }
 
-    /// Where the job with this id is: `incoming/` or `active/`, and its file name.
-    public func locate(_ id: String) throws(Failure) -> (folder: Spool.Folder, file: String) {
+    /// Where the job with this id is: `incoming/` or `active/`, its file name, and its id as the
+    /// job spells it (job ids are one whatever their case: `pause case1` steers job `Case1`, and
+    /// the request is written under `Case1`, the name the dispatcher looks for).
+    public func locate(_ id: String) throws(Failure) -> (folder: Spool.Folder, file: String, id: String) {
+        let key = Identifier.jobKey(id)
         for folder in [Spool.Folder.active, .incoming] {
             // The usual case first: the file is named after the id.
             let named = "\(id).json"
             if FileManager.default.fileExists(atPath: spool.url(folder, named).path),
-               JobStatus.jobID(spool, folder, named) == id { return (folder, named) }
+               case let own = JobStatus.jobID(spool, folder, named), Identifier.jobKey(own) == key { return (folder, named, own) }
         }
         for folder in [Spool.Folder.active, .incoming] {
-            for name in spool.jobs(in: folder) where JobStatus.jobID(spool, folder, name) == id { return (folder, name) }
+            for name in spool.jobs(in: folder) {
+                let own = JobStatus.jobID(spool, folder, name)
+                if Identifier.jobKey(own) == key { return (folder, name, own) }
+            }
         }
         if let summary = ResultLogTail.summary(spool.resultURL(jobID: id)), let status = summary["status"]?.stringValue {
             throw Failure(kind: .conflict, description: "job \(id) has already ended (\(status)); see \(spool.resultURL(jobID: id).path)")

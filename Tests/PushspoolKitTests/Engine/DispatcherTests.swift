@@ -119,6 +119,20 @@ import PushspoolCore
         #expect(h.spool.resultURL(jobID: "cASE1").lastPathComponent == "Case1.jsonl")
     }
 
+    @Test("pause, cancel and resume take a job id in any case and write the request under the job's own spelling")
+    func steeringFoldsCase() throws {
+        let h = try EngineHarness()
+        try h.drop("spring.json", #"{"id":"Spring-Sale","to_tag":"username:bob","pns":["apns"],"message":"soon"}"#)
+        let steering = JobSteering(spool: h.spool)
+        let paused = try steering.request(.pause, id: "spring-sale")
+        #expect(paused.folder == .incoming && paused.file == "spring.json")
+        let controls = try FileManager.default.contentsOfDirectory(atPath: h.spool.url(.control).path)
+        #expect(controls.contains("Spring-Sale.pause"), "\(controls)")
+        #expect(try steering.resume(id: "SPRING-SALE", wait: 0).resumed == .noDispatcher)
+        #expect(try steering.resume(id: "spring-SALE", wait: 0).resumed == .notPaused)
+        #expect(throws: JobSteering.Failure.self) { try steering.request(.cancel, id: "spring-sale-2") }
+    }
+
     @Test("two spellings of one job id dropped together: one is sent, the other waits and is a duplicate")
     func caseFoldedTwinsTogether() throws {
         let h = try EngineHarness()
