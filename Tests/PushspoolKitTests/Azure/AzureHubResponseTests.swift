@@ -4,7 +4,7 @@ import PushspoolCore
 import Testing
 @testable import PushspoolKit
 
-/// The hub's answers (PROTOCOLS.md §4) → dispositions, from a table of recorded-style responses.
+/// The hub's answers → dispositions, from a table of recorded-style responses.
 @Suite struct AzureHubResponseTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 

@@ -4,7 +4,7 @@ import PushspoolCore
 import Testing
 @testable import PushspoolKit
 
-/// FCM's classification table, driven by recorded response shapes (PROTOCOLS.md §2).
+/// FCM's classification table, driven by recorded response shapes.
 @Suite struct FCMResponseTests {
     static func fcmError(_ http: Int, _ status: String, _ code: String?, message: String = "x",
                          extra: String = "") -> String {

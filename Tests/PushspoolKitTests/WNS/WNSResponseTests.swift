@@ -3,7 +3,7 @@ import PushspoolHTTP
 import Testing
 @testable import PushspoolKit
 
-/// WNS's classification table (PROTOCOLS.md §3), from recorded response headers.
+/// WNS's classification table, from recorded response headers.
 @Suite struct WNSResponseTests {
     struct Case: Sendable, CustomStringConvertible {
         var description: String
