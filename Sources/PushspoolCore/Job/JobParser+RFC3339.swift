@@ -3,8 +3,8 @@ import Foundation
 /// RFC 3339 date-times (`2026-11-22T09:30:00Z`, `2026-11-22T10:30:00.250+01:00`), parsed by hand:
 /// the offset is mandatory (a local time would mean something different on every dispatcher), and
 /// ISO8601DateFormatter accepts and rejects different things across Foundation versions.
-enum RFC3339 {
-    static func date(from text: String) -> Date? {
+public enum RFC3339 {
+    public static func date(from text: String) -> Date? {
         var s = Scanner(bytes: Array(text.utf8))
         guard let year = s.digits(4), s.take("-"), let month = s.digits(2), s.take("-"), let day = s.digits(2),
               s.take("T") || s.take("t"),

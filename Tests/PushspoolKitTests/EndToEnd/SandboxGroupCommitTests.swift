@@ -10,7 +10,7 @@ import Testing
 
     /// A spool whose registry holds `devices` devices, a third each on APNs, FCM and WNS, and a
     /// broadcast to all of them waiting in `incoming/`.
-    static func broadcastSpool(devices: Int, job: String) throws -> TempDir {
+    static func broadcastSpool(devices: Int, job: String, spreadOverSeconds: Int? = nil) throws -> TempDir {
         let dir = TempDir("pushspool-group")
         dir.write("pushspool.json", #"{"spool": "spool", "concurrency": \#(concurrency)}"#)
         let common = ["--config", dir.path("pushspool.json")]
@@ -26,6 +26,11 @@ import Testing
         dir.write("devices.jsonl", lines)
         let imported = try runPushspool(["import"] + common + [dir.path("devices.jsonl")], cwd: dir.url)
         guard imported.status == 0 else { throw FakeServer.FakeError(message: "import failed: \(imported.stderr)") }
+        if let spreadOverSeconds {
+            // Paced (submit takes no pacing): written whole before any run looks at the spool.
+            dir.write("spool/incoming/\(job).json", #"{"id": "\#(job)", "broadcast": true, "pns": ["apns", "fcm", "wns"], "message": "m", "spread_over_seconds": \#(spreadOverSeconds)}"#)
+            return dir
+        }
         let submitted = try runPushspool(["submit", "--broadcast", "--pns", "apns,fcm,wns", "--message", "m", "--id", job] + common, cwd: dir.url)
         guard submitted.status == 0 else { throw FakeServer.FakeError(message: "submit failed: \(submitted.stderr)") }
         return dir
@@ -131,7 +136,9 @@ import Testing
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace")))
     func aResumeReadsOnlyTheLogsTail() throws {
         let devices = 60_000, job = "tail"
-        let dir = try Self.broadcastSpool(devices: devices, job: job)
+        // Paced over 20 s, so both kills land mid-campaign however fast the machine sends
+        // (unpaced, a whole second between checkpoints can be the whole campaign).
+        let dir = try Self.broadcastSpool(devices: devices, job: job, spreadOverSeconds: 20)
         let line = 150   // bytes, about, per delivery line
         try Self.killOnceAt(devices * line * 4 / 10, dir, job: job)
         try Self.killOnceAt(devices * line * 3 / 4, dir, job: job)
