@@ -11,7 +11,7 @@ import Glibc
 struct SpoolPermissionTests {
     static func asNobody(_ args: [String], cwd: URL) throws -> RunResult {
         try runPushspoolVia("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
-                                                 "/bin/sh", "-c", "cd \"$1\" && shift && exec \"$0\" \"$@\"", Paths.binary.path, cwd.path] + args)
+                                                 "/bin/sh", "-c", "cd \"$1\" && shift && exec \"$0\" \"$@\"", Paths.binaryForOtherUsers.path, cwd.path] + args)
     }
 
     @Test("a spool made by root, used by nobody: permission denied, with the user and the fix")

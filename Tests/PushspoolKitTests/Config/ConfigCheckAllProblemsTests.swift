@@ -47,7 +47,7 @@ import Glibc
              "providers": {"apns": {"team_id": "ABCDE12345", "key_id": "TESTKEY123", "key_file": "AuthKey.p8", "topic": "com.example.app"}}}
             """, mode: 0o644)
         let r = try runPushspoolVia("/usr/bin/setpriv", ["--reuid=nobody", "--regid=nogroup", "--clear-groups", "--",
-                                                         Paths.binary.path, "config", "--check", "--config", dir.path("pushspool.json")])
+                                                         Paths.binaryForOtherUsers.path, "config", "--check", "--config", dir.path("pushspool.json")])
         #expect(r.status == 78)
         #expect(r.stderr.contains("providers.apns.key_file: cannot read \(dir.path("AuthKey.p8")): permission denied for user nobody"), "\(r.stderr)")
         #expect(r.stderr.contains("metrics.textfile: user nobody may not write to \(dir.path("metrics"))"), "\(r.stderr)")

@@ -30,6 +30,20 @@ enum Paths {
         return packageRoot.appendingPathComponent(".build/debug/pushspool")
     }
 
+    /// A copy of `binary` that any user may run, for tests that run it as another user (`nobody`):
+    /// the checkout, and so `.build/`, may sit where only root can reach it (a clone under /root).
+    /// Made once per test process; its libraries come from the toolchain's absolute run path.
+    static let binaryForOtherUsers: URL = {
+        let dir = URL(fileURLWithPath: "/tmp/pushspool-tests-bin-\(getpid())")
+        try? FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        chmod(dir.path, 0o755)
+        let copy = dir.appendingPathComponent("pushspool")
+        try? FileManager.default.removeItem(at: copy)
+        try? FileManager.default.copyItem(at: binary, to: copy)
+        chmod(copy.path, 0o755)
+        return copy
+    }()
+
     static var nodeAvailable: Bool {
         ["/usr/bin/node", "/usr/local/bin/node"].contains { FileManager.default.isExecutableFile(atPath: $0) }
     }
