@@ -50,7 +50,12 @@ struct RegistryOutageTests {
         func wait(_ what: String, seconds: Double, _ condition: () -> Bool) -> Bool {
             let deadline = Date().addingTimeInterval(seconds)
             while !condition() {
-                if Date() > deadline { Issue.record("timed out waiting for \(what)"); return false }
+                if Date() > deadline {
+                    // What the dispatcher said and where the job is: the facts a flaky run needs.
+                    let said = (dir.read("dispatcher.err") ?? "").split(separator: "\n").suffix(15).joined(separator: "\n")
+                    Issue.record("timed out waiting for \(what); outbox \(outboxLines()) lines; active \(dir.list("spool/active")), done \(dir.list("spool/done")), failed \(dir.list("spool/failed")); dispatcher said:\n\(said)")
+                    return false
+                }
                 usleep(20_000)
             }
             return true
