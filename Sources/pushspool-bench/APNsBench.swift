@@ -101,17 +101,10 @@ struct APNsRound {
             let h2Fake = try BenchFake(dir: dir, name: "fake-h2load")
             let body = dir.appendingPathComponent("payload.json")
             try payload.write(to: body, atomically: true, encoding: .utf8)
-            let jwt = try String(decoding: measure(node, ["-e", """
-                const c=require('crypto'),fs=require('fs');const b=x=>Buffer.from(x).toString('base64url');
-                const i=b(JSON.stringify({alg:'ES256',kid:'TESTKEY123'}))+'.'+b(JSON.stringify({iss:'TEAMID1234',iat:Math.floor(Date.now()/1000)}));
-                process.stdout.write(i+'.'+c.sign('sha256',Buffer.from(i),{key:fs.readFileSync('\(key.path)'),dsaEncoding:'ieee-p1363'}).toString('base64url'));
-                """]).stdout.utf8, as: UTF8.self)
             // The same N device URLs (h2load cycles through an input file), so the fake does the
             // same per-token work as for the two clients; h2load cannot vary apns-id per request.
             let urls = dir.appendingPathComponent("urls.txt")
-            var list = ""
-            for i in 0..<count { list += "https://127.0.0.1:\(h2Fake.port)/3/device/\(String(format: "%064x", i))\n" }
-            try list.write(to: urls, atomically: true, encoding: .utf8)
+            let jwt = try h2loadAPNsInputs(node: node, key: key.path, port: h2Fake.port, count: count, urls: urls)
             let h2FakeCPU0 = h2Fake.cpuSeconds
             let h = try measure(h2load, ["-n", String(count), "-c", "1", "-m", String(concurrency), "-d", body.path,
                                          "-H", "authorization: bearer \(jwt)", "-H", "apns-topic: com.example.app",

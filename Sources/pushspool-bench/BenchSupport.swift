@@ -137,3 +137,18 @@ func median(_ xs: [Double]) -> Double {
     guard !s.isEmpty else { return .nan }
     return s.count % 2 == 1 ? s[s.count / 2] : (s[s.count / 2 - 1] + s[s.count / 2]) / 2
 }
+
+/// What h2load needs to send APNs-shaped pushes: a provider JWT signed by Node's own crypto with
+/// the test key (h2load cannot sign), and a file of `count` device URLs on `port` (h2load cycles
+/// through it with `-i`, so the server sees as many tokens as the other clients send).
+func h2loadAPNsInputs(node: String, key: String, port: Int, count: Int, urls: URL) throws -> String {
+    let jwt = try measure(node, ["-e", """
+        const c=require('crypto'),fs=require('fs');const b=x=>Buffer.from(x).toString('base64url');
+        const i=b(JSON.stringify({alg:'ES256',kid:'TESTKEY123'}))+'.'+b(JSON.stringify({iss:'TEAMID1234',iat:Math.floor(Date.now()/1000)}));
+        process.stdout.write(i+'.'+c.sign('sha256',Buffer.from(i),{key:fs.readFileSync('\(key)'),dsaEncoding:'ieee-p1363'}).toString('base64url'));
+        """]).stdout
+    var list = ""
+    for i in 0..<count { list += "https://127.0.0.1:\(port)/3/device/\(String(format: "%064x", i))\n" }
+    try list.write(to: urls, atomically: true, encoding: .utf8)
+    return jwt
+}

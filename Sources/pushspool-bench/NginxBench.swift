@@ -245,15 +245,8 @@ struct BenchAPNs {
         let body = dir.appendingPathComponent("payload.json")
         try APNsRound.payload.write(to: body, atomically: true, encoding: .utf8)
         guard let node = which("node") else { throw BenchError(description: "node is not on PATH (it signs h2load's JWT)") }
-        let jwt = try measure(node, ["-e", """
-            const c=require('crypto'),fs=require('fs');const b=x=>Buffer.from(x).toString('base64url');
-            const i=b(JSON.stringify({alg:'ES256',kid:'TESTKEY123'}))+'.'+b(JSON.stringify({iss:'TEAMID1234',iat:Math.floor(Date.now()/1000)}));
-            process.stdout.write(i+'.'+c.sign('sha256',Buffer.from(i),{key:fs.readFileSync('\(key)'),dsaEncoding:'ieee-p1363'}).toString('base64url'));
-            """]).stdout
         let urls = dir.appendingPathComponent("urls-\(port).txt")
-        var list = ""
-        for i in 0..<count { list += "https://127.0.0.1:\(port)/3/device/\(String(format: "%064x", i))\n" }
-        try list.write(to: urls, atomically: true, encoding: .utf8)
+        let jwt = try h2loadAPNsInputs(node: node, key: key, port: port, count: count, urls: urls)
         let cpu0 = processCPUSeconds(serverPID)
         let h = try measure(h2load, ["-n", String(count), "-c", String(connections), "-m", String(streams), "-d", body.path,
                                      "-H", "authorization: bearer \(jwt)", "-H", "apns-topic: com.example.app",

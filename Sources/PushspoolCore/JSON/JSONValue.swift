@@ -96,8 +96,9 @@ public indirect enum JSONValue: Sendable, Equatable {
         // Result-log lines write several strings per delivery, nearly always plain ASCII with
         // nothing to escape: those are copied in one go (no per-byte appends, no allocation).
         // One pass over the contiguous bytes where the string has them (native strings do).
+        let plain = { (b: UInt8) in b >= 0x20 && b < 0x7F && b != UInt8(ascii: "\"") && b != UInt8(ascii: "\\") }
         let copied = s.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            for b in bytes where b < 0x20 || b >= 0x7F || b == UInt8(ascii: "\"") || b == UInt8(ascii: "\\") { return false }
+            guard bytes.allSatisfy(plain) else { return false }
             out.append(contentsOf: bytes)
             return true
         }
@@ -105,7 +106,7 @@ public indirect enum JSONValue: Sendable, Equatable {
             out.append(UInt8(ascii: "\""))
             return
         }
-        if copied == nil, !s.utf8.contains(where: { $0 < 0x20 || $0 >= 0x7F || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+        if copied == nil, s.utf8.allSatisfy(plain) {
             out.append(contentsOf: s.utf8)
             out.append(UInt8(ascii: "\""))
             return
