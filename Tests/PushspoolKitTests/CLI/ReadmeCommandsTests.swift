@@ -112,7 +112,7 @@ import Testing
     /// shows after it (`…` stands for anything; lines in any order: two deliveries of one job
     /// may be logged either way round).
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/jq"))) func firstCampaignRunsAsWritten() throws {
-        let section = try #require(Self.readme.range(of: "### A first campaign"))
+        let section = try #require(Self.readme.range(of: "## A first campaign"))
         let body = Self.readme[section.upperBound...]
         let open = try #require(body.range(of: "```console\n"))
         let close = try #require(body[open.upperBound...].range(of: "```"))
