@@ -23,3 +23,10 @@ struct CLIError: Error, CustomStringConvertible {
         self.description = Redaction.scrub(message)
     }
 }
+
+extension CLIError {
+    /// The engine's setup problems: configuration ones exit 78, the rest 74.
+    init(_ error: EngineSetupError) {
+        self.init(error.kind == .config ? .config : .ioError, error.description)
+    }
+}
