@@ -5,7 +5,7 @@ import Synchronization
 
 /// What the engine shows and exports while it works: one live line per running job on a terminal
 /// (redrawn twice a second), and the Prometheus textfile every `interval_seconds` and at exit.
-final class RunMonitor: Sendable {
+package final class RunMonitor: Sendable {
     private let activity: Activity
     private let metrics: Metrics
     private let spool: Spool
@@ -93,7 +93,7 @@ final class RunMonitor: Sendable {
         return line
     }
 
-    static func duration(_ s: Double) -> String {
+    package static func duration(_ s: Double) -> String {
         let n = Int(s.rounded(.up))
         if n < 120 { return "\(n) s" }
         if n < 7200 { return "\(n / 60) min" }
