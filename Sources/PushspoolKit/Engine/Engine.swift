@@ -12,12 +12,13 @@ import Synchronization
 /// What belongs to a process rather than to the engine stays with the caller: signal handlers,
 /// the check that the spool was not moved away, and what is printed per job (`Hooks.report`).
 ///
-///     let engine = try Engine(config: config, spool: try Spool(root: url))
+///     let engine = try Engine(config: config, spool: try Spool(root: url), hooks: Engine.Hooks(log: log))
 ///     engine.runOnce()        // or runForever(), with stop() from a signal handler
 ///     engine.shutdown()
 public final class Engine: Sendable {
     /// What the embedding process decides.
     public struct Hooks: Sendable {
+        /// The engine's logger: passed, never a global, so an embedder's lines go where it says.
         public var log: Log
         /// Asked before each target, besides `stop()`: true stops producing targets.
         public var isStopping: @Sendable () -> Bool
@@ -28,7 +29,7 @@ public final class Engine: Sendable {
         /// Where the live progress lines are drawn (`run` on a terminal); nil: nowhere.
         public var board: TerminalBoard?
 
-        public init(log: Log = .shared, isStopping: @escaping @Sendable () -> Bool = { false },
+        public init(log: Log, isStopping: @escaping @Sendable () -> Bool = { false },
                     report: @escaping @Sendable (JobReport) -> Void = { _ in },
                     random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
                     board: TerminalBoard? = nil) {
@@ -57,7 +58,7 @@ public final class Engine: Sendable {
     /// Opens the registry the config names and sets up every routed provider. Throws every
     /// configuration problem at once (a bad key file, a CA file OpenSSL cannot read), or an I/O
     /// one when the registry cannot be opened.
-    public convenience init(config: Config, spool: Spool, hooks: Hooks = Hooks()) throws(EngineSetupError) {
+    public convenience init(config: Config, spool: Spool, hooks: Hooks) throws(EngineSetupError) {
         let registry = try EngineSetup.openRegistry(config, log: hooks.log)
         let routes: [Platform: ProviderState]
         do {
@@ -72,7 +73,7 @@ public final class Engine: Sendable {
     /// With a registry and providers made elsewhere (an embedder's own, or a test's scripted
     /// providers); everything else comes from `config`.
     public init(config: Config, spool: Spool, registry: any DeviceRegistry, routes: [Platform: ProviderState],
-                hooks: Hooks = Hooks()) {
+                hooks: Hooks) {
         self.config = config
         self.spool = spool
         self.registry = registry
