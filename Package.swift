@@ -38,16 +38,19 @@ let package = Package(
         .target(name: "PushspoolCore", swiftSettings: strict),
         // HTTP transports behind one seam: HTTP/2 on nghttp2 + OpenSSL, HTTP/1.1 on libcurl.
         .target(name: "PushspoolHTTP", dependencies: ["CTLS", "CNghttp2", "CCurl"], swiftSettings: strict),
-        // Everything else that does I/O: spool, registry, engine, providers, the HTTP front door, CLI.
+        // Everything else that does I/O: spool, registry, engine, providers, the HTTP front door.
         .target(name: "PushspoolKit",
                 dependencies: ["PushspoolCore", "PushspoolHTTP", "CSQLite", "CLibpq", "CCrypto", "CSystem", "CMHD", "CCrypt"],
                 swiftSettings: strict),
-        .executableTarget(name: "pushspool", dependencies: ["PushspoolKit"], swiftSettings: strict),
+        // The commands: argument parsing, exit codes, signal handling, over PushspoolKit. A library
+        // (not the executable itself) so the tests can reach the command table.
+        .target(name: "PushspoolCLI", dependencies: ["PushspoolKit"], swiftSettings: strict),
+        .executableTarget(name: "pushspool", dependencies: ["PushspoolCLI"], swiftSettings: strict),
         .executableTarget(name: "pushspool-bench", dependencies: ["PushspoolKit", "PushspoolHTTP"],
                           exclude: ["peer-node-client.js", "peer-node-webpush.js", "README.md"], swiftSettings: strict),
         .testTarget(name: "PushspoolCoreTests", dependencies: ["PushspoolCore"], swiftSettings: strict),
         .testTarget(name: "PushspoolKitTests",
-                    dependencies: ["PushspoolKit", "PushspoolHTTP", "pushspool"],
+                    dependencies: ["PushspoolKit", "PushspoolCLI", "PushspoolHTTP", "pushspool"],
                     swiftSettings: strict),
     ]
 )

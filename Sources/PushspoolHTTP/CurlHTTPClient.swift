@@ -104,27 +104,23 @@ final class CurlClientCore: @unchecked Sendable {
 }
 
 /// How the engine makes clients for `ProviderContext.makeHTTPClient`: HTTP/2 on libnghttp2 unless
-/// the service speaks only HTTP/1.1.
+/// the service speaks only HTTP/1.1. A transport that cannot be built (an extra CA that holds no
+/// certificate OpenSSL can read, no poll thread) is an error here, at start, where the caller can
+/// report it as a configuration problem, never a client whose every request fails.
 public enum HTTPClients {
-    public static func make(_ options: HTTPClientOptions) -> any HTTPClient {
-        do {
-            switch options.versions {
-            case .http1: return try CurlHTTPClient(options: options)
-            case .http2Only, .http2Preferred: return try H2Client(options: options)
+    public static func make(_ options: HTTPClientOptions) throws(HTTPTransportError) -> any HTTPClient {
+        switch options.versions {
+        case .http1:
+            // curl reads the extra CA only when it first connects: read it now, as the HTTP/2
+            // transport does when it builds its TLS context.
+            try TLSContext.checkCertificates(options.extraCAPEM)
+            do {
+                return try CurlHTTPClient(options: options)
+            } catch {
+                throw error as? HTTPTransportError ?? HTTPTransportError("\(error)", isPermanent: true)
             }
-        } catch {
-            return FailingHTTPClient(error: error as? HTTPTransportError ?? HTTPTransportError("\(error)", isPermanent: true))
+        case .http2Only, .http2Preferred:
+            return try H2Client(options: options)
         }
     }
-}
-
-/// Stands in when a transport cannot be initialised: every request fails with the reason.
-final class FailingHTTPClient: HTTPClient {
-    let error: HTTPTransportError
-    init(error: HTTPTransportError) { self.error = error }
-    func execute(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
-        completion(.failure(error))
-    }
-    func condemnConnections() {}
-    func shutdown() {}
 }

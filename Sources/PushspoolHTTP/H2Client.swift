@@ -325,7 +325,14 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
         if http1 == nil {
             var options = core.options
             options.versions = .http1
-            http1 = HTTPClients.make(options)
+            // The same options built the HTTP/2 transport, so this fails only when the process is
+            // out of resources: the request fails with the reason.
+            do {
+                http1 = try HTTPClients.make(options)
+            } catch {
+                s.completion(.failure(error))
+                return
+            }
         }
         http1!.execute(s.request, completion: s.completion)
     }

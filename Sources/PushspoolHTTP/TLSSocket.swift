@@ -36,7 +36,7 @@ final class TLSContext: @unchecked Sendable {
         }
         if let pem = extraCAPEM, !pem.isEmpty {
             let added = Self.addCertificates(pem: pem, to: SSL_CTX_get_cert_store(ctx))
-            if added == 0 { throw HTTPTransportError("tls.ca_file holds no readable PEM certificate", isPermanent: true) }
+            if added == 0 { throw Self.noCertificate }
         }
         var wire: [UInt8] = []
         for p in alpn { wire.append(UInt8(p.utf8.count)); wire += p.utf8 }
@@ -47,6 +47,19 @@ final class TLSContext: @unchecked Sendable {
     }
 
     deinit { SSL_CTX_free(ctx) }
+
+    /// Names no config field: the caller knows which one the PEM came from.
+    static let noCertificate = HTTPTransportError("holds no PEM certificate OpenSSL can read", isPermanent: true)
+
+    /// Throws `noCertificate` unless `pem` (when given) holds at least one certificate.
+    static func checkCertificates(_ pem: String?) throws(HTTPTransportError) {
+        guard let pem, !pem.isEmpty else { return }
+        guard let store = X509_STORE_new() else {
+            throw HTTPTransportError("X509_STORE_new failed: \(errorText())", isPermanent: true)
+        }
+        defer { X509_STORE_free(store) }
+        if addCertificates(pem: pem, to: store) == 0 { throw noCertificate }
+    }
 
     private static func addCertificates(pem: String, to store: OpaquePointer?) -> Int {
         var bytes = Array(pem.utf8)

@@ -1,3 +1,3 @@
-import PushspoolKit
+import PushspoolCLI
 
 CLI.main(CommandLine.arguments)

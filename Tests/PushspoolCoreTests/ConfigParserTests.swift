@@ -26,6 +26,20 @@ import Testing
         #expect(problems(#"{"providers": {"x\u2028": {"max_per_second": 0}}}"#) == [#"providers."x\u2028": unknown key"#])
     }
 
+    /// `max_jobs`: jobs one dispatcher runs at once, 1…1024, 4 when unset.
+    @Test func maxJobs() throws {
+        let parse = { (text: String) throws(ConfigError) -> Config in
+            try ConfigParser.parse(Array(text.utf8), source: "pushspool.json", environment: [:])
+        }
+        #expect(try parse("{}").maxJobs == 4)
+        #expect(try parse(#"{"max_jobs": 1}"#).maxJobs == 1)
+        #expect(try parse(#"{"max_jobs": 64}"#).maxJobs == 64)
+        for bad in ["0", "1025", "2.5", #""4""#, "-1"] {
+            #expect(problems(#"{"max_jobs": \#(bad)}"#) == ["max_jobs: must be an integer in 1…1024"])
+        }
+        #expect(problems(#"{"max_job": 2}"#) == [#"max_job: unknown key (did you mean "max_jobs"?)"#])
+    }
+
     /// `providers.<name>.max_connections`: connections per origin for the HTTP providers, 1…64,
     /// 8 when unset; the sandbox opens none and does not take it.
     @Test func maxConnectionsPerProvider() throws {

@@ -8,6 +8,10 @@ public struct Config: Sendable {
     /// Default: `<spool>/registry.sqlite`.
     public var registry: String?
     public var concurrency: Int = 256
+    /// `max_jobs`: jobs one dispatcher runs at once. The rest wait in `incoming/` (where another
+    /// dispatcher sharing the spool can take them), so a small campaign is not queued behind a
+    /// large one, while `concurrency` still bounds requests in flight across all of them.
+    public var maxJobs: Int = 4
     public var retry = RetryPolicy()
     /// Platform → provider name (`apns`, `fcm`, `wns`, `azure`, `sandbox`).
     public var routes: [Platform: String] = [.apns: "sandbox", .fcm: "sandbox", .wns: "sandbox", .web: "sandbox"]

@@ -114,10 +114,11 @@ public enum ConfigParser {
             // One problem for a document that is not an object (not also one with an empty key).
             guard case .object = json else { problem("config", "must be a JSON object"); return c }
             let top = object(json, "", allowed: ["spool", "registry", "concurrency", "retry", "routes", "providers", "tls", "metrics",
-                                                 "owner_lease_seconds", "http"]) ?? [:]
+                                                 "owner_lease_seconds", "http", "max_jobs"]) ?? [:]
             if let s = string(top["spool"], "spool") { c.spool = s }
             c.registry = string(top["registry"], "registry")
             if let n = int(top["concurrency"], "concurrency", range: 1...100_000) { c.concurrency = n }
+            if let n = int(top["max_jobs"], "max_jobs", range: 1...1024) { c.maxJobs = n }
             if let n = int(top["owner_lease_seconds"], "owner_lease_seconds", range: 2...86_400) { c.ownerLeaseSeconds = n }
             if let r = object(top["retry"], "retry", allowed: ["max_attempts", "base_delay_ms", "max_delay_ms"]) {
                 if let n = int(r["max_attempts"], "retry.max_attempts", range: 1...100) { c.retry.maxAttempts = n }

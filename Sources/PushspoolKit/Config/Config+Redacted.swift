@@ -48,6 +48,7 @@ extension Config {
             ("spool", .string(spool)),
             ("registry", .string(RegistryLocation.redacted(registryPath))),
             ("concurrency", .int(Int64(concurrency))),
+            ("max_jobs", .int(Int64(maxJobs))),
             // Rounded: 1001 ms is 1.001 s, which times 1000 is 1000.9999999999999.
             ("retry", .object([("max_attempts", .int(Int64(retry.maxAttempts))),
                                ("base_delay_ms", .int(Int64((retry.baseDelay * 1000).rounded()))),

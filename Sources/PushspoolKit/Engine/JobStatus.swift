@@ -130,9 +130,9 @@ public struct JobStatus: Sendable {
 
 /// The two ends of a result log that status needs, read without reading what lies between (a
 /// million-device job's log is about 200 MB).
-enum ResultLogTail {
+package enum ResultLogTail {
     /// The summary line, if the log has ended: the last line, found in the last 64 KiB.
-    static func summary(_ url: URL) -> JSONValue? {
+    package static func summary(_ url: URL) -> JSONValue? {
         guard let handle = FileHandle(forReadingAtPath: url.path) else { return nil }
         defer { try? handle.close() }
         guard let size = try? handle.seekToEnd(), size > 0 else { return nil }

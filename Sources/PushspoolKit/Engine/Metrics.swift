@@ -175,7 +175,7 @@ public final class Metrics: Sendable {
         v.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
     }
 
-    static func number(_ d: Double) -> String {
+    package static func number(_ d: Double) -> String {
         d == d.rounded() && abs(d) < 1e15 ? String(Int64(d)) : String(d)
     }
 }

@@ -24,8 +24,8 @@ import Darwin
 ///
 /// Every sample carries `spool_instance` (`metrics.instance`, else `<host>:<spool path>`) and
 /// `process` (`run-0`, `serve-0`…).
-final class MetricsTextfile: Sendable {
-    enum Role: String, Sendable { case run, serve }
+package final class MetricsTextfile: Sendable {
+    package enum Role: String, Sendable { case run, serve }
 
     let path: String
     let process: String
@@ -57,7 +57,7 @@ final class MetricsTextfile: Sendable {
 
     /// This process's file for `config.metrics` (nil without `textfile`), or nil with a warning
     /// naming the folder when no slot can be taken there: the work goes on without metrics.
-    static func forProcess(_ config: Config, spool: Spool, role: Role, log: Log) -> MetricsTextfile? {
+    package static func forProcess(_ config: Config, spool: Spool, role: Role, log: Log) -> MetricsTextfile? {
         guard let textfile = config.metrics.textfile else { return nil }
         let instance = config.metrics.instance ?? "\(OwnerRecord.hostName):\(spool.root.path)"
         do {
@@ -90,7 +90,7 @@ final class MetricsTextfile: Sendable {
     }
 
     /// Writes `text` (exposition format) with this process's labels on every sample, atomically.
-    func write(_ text: String) throws {
+    package func write(_ text: String) throws {
         try Metrics.write(Metrics.labelled(text, with: labels), to: path)
     }
 }

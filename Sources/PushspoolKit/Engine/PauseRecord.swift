@@ -2,7 +2,7 @@ import Foundation
 import PushspoolCore
 
 /// `.state/paused-<provider>.json`: the last time a provider was paused and why, for `status`.
-enum PauseRecord {
+package enum PauseRecord {
     static func write(provider: String, reason: String, in spool: Spool) {
         let doc = JSONValue.object([("provider", .string(provider)), ("reason", .string(reason)),
                                     ("at", .string(Timestamp.rfc3339(Date())))])
@@ -10,7 +10,7 @@ enum PauseRecord {
         try? FileIO.writeDurably(doc.encoded(), to: url, mode: 0o640)
     }
 
-    static func all(in spool: Spool) -> [JSONValue] {
+    package static func all(in spool: Spool) -> [JSONValue] {
         let dir = spool.stateDirectory
         let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
         return names.filter { $0.hasPrefix("paused-") && $0.hasSuffix(".json") }.sorted().compactMap {

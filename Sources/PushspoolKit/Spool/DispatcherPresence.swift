@@ -14,7 +14,7 @@ import Darwin
 /// A job's lock says that its dispatcher's process exists, not that it works: a dispatcher
 /// stopped with SIGSTOP, stuck in the kernel or starved still holds its locks. The heartbeat is
 /// what `status` (and `resume`, waiting for an acknowledgement) tells a working dispatcher by.
-final class DispatcherPresence: Sendable {
+package final class DispatcherPresence: Sendable {
     /// How often the record is rewritten.
     static let interval = 1.0
     /// A heartbeat older than this: the dispatcher is not responding. Several beats, so that a
@@ -69,7 +69,7 @@ final class DispatcherPresence: Sendable {
     deinit { timer.withLock { $0?.cancel() } }
 
     /// A dispatcher as its record shows it.
-    struct Seen: Sendable {
+    package struct Seen: Sendable {
         var file: String
         var record: OwnerRecord
         /// Seconds since its last heartbeat (0 when the heartbeat is ahead of this clock).
@@ -80,13 +80,13 @@ final class DispatcherPresence: Sendable {
 
         var isResponding: Bool { age < DispatcherPresence.respondingWithin }
 
-        func json() -> JSONValue {
+        package func json() -> JSONValue {
             .object([("pid", .int(Int64(record.pid))), ("host", .string(record.host)), ("responding", .bool(isResponding)),
                      ("heartbeat_age_s", .int(Int64(age.rounded(.down))))])
         }
 
         /// `dispatcher pid N responding` / `dispatcher pid N not responding (no heartbeat for 12 s)`.
-        var line: String {
+        package var line: String {
             let host = record.host == OwnerRecord.hostName ? "" : " on \(record.host)"
             return isResponding ? "dispatcher pid \(record.pid)\(host) responding"
                 : "dispatcher pid \(record.pid)\(host) not responding (no heartbeat for \(Int(age.rounded(.down))) s)"
@@ -95,7 +95,7 @@ final class DispatcherPresence: Sendable {
 
     /// The dispatchers running on `spool` (records left by crashed ones are not listed),
     /// least responsive first.
-    static func running(on spool: Spool, now: Date = Date()) -> [Seen] {
+    package static func running(on spool: Spool, now: Date = Date()) -> [Seen] {
         all(OwnerRecordFolder(directory: directory(spool)), now: now).filter { !$0.isGone }
             .sorted { ($0.age, $0.record.pid) > ($1.age, $1.record.pid) }
     }

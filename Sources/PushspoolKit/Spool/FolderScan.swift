@@ -13,23 +13,23 @@ import Darwin
 /// names are read with `readdir` and dated with `fstatat` on the open folder, and only the
 /// `limit` oldest are kept (a max-heap of the youngest kept one on top), so a scan costs
 /// O(n log limit) time and O(limit) memory.
-struct FolderScan {
-    struct Entry {
-        let name: String
+package struct FolderScan {
+    package struct Entry {
+        package let name: String
         let version: FileIO.Version
     }
 
     /// Job files (`*.json`, not starting with `.`, safe names) in the folder.
-    private(set) var jobs = 0
+    package private(set) var jobs = 0
     /// The oldest job's modification time, over every job (not only the batch).
-    private(set) var oldestModified: Double?
+    package private(set) var oldestModified: Double?
     /// The `limit` oldest jobs not skipped, oldest first (by modification time, then name); with
     /// `newest: true` the `limit` newest, newest first.
-    private(set) var oldest: [Entry] = []
+    package private(set) var oldest: [Entry] = []
     /// Would-be jobs whose names are not valid UTF-8 or hold control characters (at most `limit`).
     private(set) var unsafe: [SpoolName] = []
     /// Visible files that are not jobs (`Welcome.JSON`, `notes.txt`): how many, and the first names.
-    private(set) var strays = 0
+    package private(set) var strays = 0
     private(set) var strayNames: [String] = []
 
     static let strayNamesKept = 16
@@ -59,13 +59,13 @@ struct FolderScan {
 
     /// Jobs whose modification time was read: all of them unless `datedLimit` stopped it (then
     /// `oldestModified` is the oldest of a sample: the real oldest is at least that old).
-    private(set) var dated = 0
+    package private(set) var dated = 0
 
     /// Scans `directory`; nil when it cannot be read. `dated: false` only counts (no `fstatat`):
     /// `oldest` and `oldestModified` stay empty; `datedLimit` dates only that many jobs (in
     /// directory order). `skip` leaves a job out of the batch (a job known to be scheduled for
     /// later), not out of the count.
-    init?(_ directory: String, limit: Int, dated: Bool = true, datedLimit: Int = .max, newest: Bool = false,
+    package init?(_ directory: String, limit: Int, dated: Bool = true, datedLimit: Int = .max, newest: Bool = false,
           skip: (String, FileIO.Version) -> Bool = { _, _ in false }) {
         guard let dir = opendir(directory) else { return nil }
         defer { closedir(dir) }

@@ -19,7 +19,7 @@ import Darwin
 /// renaming it over the record; a first record is created with `link(2)` (fails if one exists);
 /// a stale record is taken away by renaming it to a name of the taker's own, which only one
 /// taker can win.
-struct OwnerRecord: Equatable, Sendable {
+package struct OwnerRecord: Equatable, Sendable {
     var host: String
     var pid: Int32
     /// Random per process: tells this process from an earlier one that had the same pid.
@@ -41,7 +41,7 @@ struct OwnerRecord: Equatable, Sendable {
 
     /// This host's name: `PUSHSPOOL_HOSTNAME` when set (tests run two "hosts" on one machine;
     /// operators of cloned machines that share one name), else `gethostname`.
-    static let hostName: String = {
+    package static let hostName: String = {
         if let name = ProcessInfo.processInfo.environment["PUSHSPOOL_HOSTNAME"], !name.isEmpty { return name }
         var buffer = [CChar](repeating: 0, count: 256)
         guard gethostname(&buffer, buffer.count - 1) == 0 else { return "unknown-host" }

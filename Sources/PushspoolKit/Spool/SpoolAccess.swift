@@ -8,7 +8,7 @@ import Darwin
 /// Whether this user may use a spool that exists: a spool made by root and then used by a
 /// service user must say "permission denied, and here is the fix", not "no spool here" (whose
 /// advice, `init`, fails the same way).
-enum SpoolAccess {
+package enum SpoolAccess {
     /// nil when this process may search and list `root` and every folder of it that exists,
     /// and write to each of `writing`; else the message naming the path, the user and the fix.
     static func problem(root: URL, writing: [Spool.Folder] = []) -> String? {
@@ -40,7 +40,7 @@ enum SpoolAccess {
         return text
     }
 
-    static func userName(_ uid: uid_t) -> String? {
+    package static func userName(_ uid: uid_t) -> String? {
         guard let pw = getpwuid(uid), let name = pw.pointee.pw_name else { return nil }
         return String(cString: name)
     }

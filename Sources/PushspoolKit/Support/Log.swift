@@ -15,6 +15,12 @@ public struct LogEvent: Sendable {
 /// of swift-log's `LogHandler`, without the dependency.
 public protocol LogHandler: Sendable {
     func emit(_ event: LogEvent)
+    /// Whether lines go to a log collector (logfmt, json) rather than a person (text, tests).
+    var isStructured: Bool { get }
+}
+
+extension LogHandler {
+    public var isStructured: Bool { false }
 }
 
 /// The dispatcher's logger: levels, metadata, a swappable handler, and repeated events counted
@@ -56,10 +62,6 @@ public final class Log: Sendable {
         self.metadata = metadata
     }
 
-    /// The process's logger: text on stderr, `info` and up (`debug` with PUSHSPOOL_DEBUG set),
-    /// until the CLI applies `--log-format` / `--log-level`.
-    public static let shared = Log(minimum: ProcessInfo.processInfo.environment["PUSHSPOOL_DEBUG"] != nil ? .debug : .info)
-
     /// A logger whose events carry `key=value` too.
     public func with(_ key: String, _ value: String) -> Log {
         Log(sink: sink, metadata: metadata + [(key, value)])
@@ -69,7 +71,7 @@ public final class Log: Sendable {
 
     /// Whether lines go to a log collector (logfmt, json) rather than a person (text, tests).
     public var isStructured: Bool {
-        sink.setup.withLock { ($0.handler as? StreamLogHandler).map { $0.format != .text } ?? false }
+        sink.setup.withLock { $0.handler.isStructured }
     }
 
     public func configure(handler: (any LogHandler)? = nil, minimum: Level? = nil) {
@@ -166,11 +168,16 @@ public struct StreamLogHandler: LogHandler {
     public let format: Format
     private let write: @Sendable (String) -> Void
 
-    public init(format: Format, write: (@Sendable (String) -> Void)? = nil) {
+    /// `board`: the live progress lines on stderr, if any, which the lines must go above.
+    public init(format: Format, board: TerminalBoard? = nil, write: (@Sendable (String) -> Void)? = nil) {
         self.format = format
-        // Stderr's own lines go above the live progress lines, if any are on screen.
-        self.write = write ?? { line in TerminalBoard.shared.above { FileHandle.standardError.write(Data(line.utf8)) } }
+        self.write = write ?? { line in
+            let out = { FileHandle.standardError.write(Data(line.utf8)) }
+            if let board { board.above(out) } else { out() }
+        }
     }
+
+    public var isStructured: Bool { format != .text }
 
     public func emit(_ event: LogEvent) { write(Self.render(event, format) + "\n") }
 

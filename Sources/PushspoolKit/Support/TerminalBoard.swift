@@ -10,13 +10,13 @@ import Darwin
 /// other output (log lines, job reports) so nothing interleaves, and never drawn when stderr is
 /// not a terminal. Lines are cut to the terminal's width so each takes exactly one row.
 public final class TerminalBoard: Sendable {
-    public static let shared = TerminalBoard(enabled: isatty(STDERR_FILENO) == 1)
-
     private struct State { var drawn = 0 }
     private let state = Mutex(State())
     public let enabled: Bool
 
-    init(enabled: Bool) { self.enabled = enabled }
+    /// `enabled`: stderr is a terminal (the process decides: one board per process, passed to
+    /// whatever draws or logs on stderr).
+    public init(enabled: Bool) { self.enabled = enabled }
 
     /// Replaces the lines on screen with `lines`.
     public func draw(_ lines: [String]) {

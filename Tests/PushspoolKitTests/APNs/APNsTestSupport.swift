@@ -48,7 +48,7 @@ enum APNsFixtures {
                                    // As the runtime does with `tls.ca_file`.
                                    var options = options
                                    if options.extraCAPEM == nil { options.extraCAPEM = ca }
-                                   return HTTPClients.make(options)
+                                   return try HTTPClients.make(options)
                                })
     }
 

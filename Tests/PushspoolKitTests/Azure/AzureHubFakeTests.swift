@@ -27,7 +27,7 @@ import Testing
                                           makeHTTPClient: { options in
                                               var o = options
                                               o.extraCAPEM = ca
-                                              return HTTPClients.make(o)
+                                              return try HTTPClients.make(o)
                                           })
             provider = try AzureHubProvider(config: azure, context: context)
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PushspoolKit
+@testable import PushspoolCLI
 
 /// Output that could not be written is a failure: `pushspool: cannot write output: <strerror>`
 /// and exit 74 (stdout on a full disk, or closed); a reader that goes away (`devices | head -1`)

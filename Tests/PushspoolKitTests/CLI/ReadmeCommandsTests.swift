@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PushspoolKit
+@testable import PushspoolCLI
 
 /// Issue 24 items 2 and 4: the README's commands are commands this pushspool takes, and its first
 /// campaign runs as written and prints what the README shows.

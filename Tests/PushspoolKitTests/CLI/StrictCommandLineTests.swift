@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PushspoolKit
+@testable import PushspoolCLI
 
 /// Issue 24, "a strict command line": every command refuses a word or an option it does not
 /// take (exit 64, naming it, with a "did you mean" for near misses), instead of ignoring it.

@@ -40,4 +40,10 @@ import PushspoolCore
         #expect(providers?["fcm"]?["max_connections"] == .int(Int64(Config.defaultMaxConnections)))
         #expect(providers?["sandbox"]?["max_connections"] == nil)
     }
+
+    /// `config --check` shows how many jobs a dispatcher runs at once, the default included.
+    @Test func maxJobsIsPrinted() throws {
+        #expect(try ConfigLoader.parse(try JSONParser.parse("{}")).redacted()["max_jobs"] == .int(4))
+        #expect(try ConfigLoader.parse(try JSONParser.parse(#"{"max_jobs": 9}"#)).redacted()["max_jobs"] == .int(9))
+    }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PushspoolCore
 @testable import PushspoolKit
+@testable import PushspoolCLI
 
 /// The real `pushspool` binary against the sandbox provider, in a fresh directory.
 @Suite struct SandboxEndToEndTests {

@@ -95,9 +95,8 @@ import Glibc
 
     /// A runner on the harness's spool and registry, every platform routed to `provider`.
     static func runner(_ h: EngineHarness, _ provider: ScriptedProvider) -> JobRunner {
-        JobRunner(JobRunner.Environment(
-            spool: h.spool, registry: h.registry, pool: WorkerPool(concurrency: 2, policy: h.policy),
-            routes: [.apns: ProviderState(provider: provider), .fcm: ProviderState(provider: provider), .wns: ProviderState(provider: provider)],
-            log: Log(minimum: .error), isStopping: { false }))
+        h.concurrency = 2
+        return h.makeEngine(routes: [.apns: ProviderState(provider: provider), .fcm: ProviderState(provider: provider),
+                                     .wns: ProviderState(provider: provider)]).runner
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PushspoolCore
 @testable import PushspoolKit
+@testable import PushspoolCLI
 
 /// The one redaction (`Redaction`): connection strings, configured secrets, libpq's messages.
 struct RedactionTests {

@@ -30,10 +30,18 @@ final class EngineHarness {
 
     func makeDispatcher(routes: [Platform: ProviderState], stopping: @escaping @Sendable () -> Bool = { false },
                         reports: ReportList = ReportList()) -> Dispatcher {
-        let runner = JobRunner(JobRunner.Environment(spool: spool, registry: registry,
-                                                     pool: WorkerPool(concurrency: concurrency, policy: policy, random: { 0.5 }),
-                                                     routes: routes, log: Log(minimum: .error), isStopping: stopping))
-        return Dispatcher(spool: spool, runner: runner, log: Log(minimum: .error), maxJobs: 4) { reports.add($0) }
+        makeEngine(routes: routes, stopping: stopping, reports: reports).dispatcher
+    }
+
+    /// The engine on this spool and registry, built as `run` builds it, with `routes` for providers.
+    func makeEngine(routes: [Platform: ProviderState], stopping: @escaping @Sendable () -> Bool = { false },
+                    reports: ReportList = ReportList(), maxJobs: Int = 4) -> Engine {
+        var config = Config()
+        config.concurrency = concurrency
+        config.retry = policy
+        config.maxJobs = maxJobs
+        return Engine(config: config, spool: spool, registry: registry, routes: routes,
+                      hooks: Engine.Hooks(log: Log(minimum: .error), isStopping: stopping, report: reports.add, random: { 0.5 }))
     }
 
     /// Runs `run --once` with every platform routed to `provider`; returns the reports.

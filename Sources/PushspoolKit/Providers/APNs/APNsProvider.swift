@@ -25,7 +25,7 @@ public final class APNsProvider: PushProvider {
         self.init(tokens: APNsTokenSource(teamID: config.teamID, keyID: config.keyID, key: setup.key,
                                           cache: context.credentials),
                   builder: APNsRequestBuilder(baseURL: config.baseURL, topic: config.topic),
-                  client: context.makeHTTPClient(options),
+                  client: try context.makeHTTPClient(options),
                   clock: { context.credentials.now }, log: context.log)
     }
 

@@ -57,7 +57,7 @@ public final class AzureHubProvider: PushProvider {
         // HTTP/1.1 or HTTP/2 by ALPN; `tls.ca_file` is added by the context's client factory.
         var options = HTTPClientOptions()
         options.maxConnectionsPerHost = context.config.maxConnections(for: "azure")
-        client = context.makeHTTPClient(options)
+        client = try context.makeHTTPClient(options)
     }
 
     public func audienceProblem(_ audience: Audience) -> String? {

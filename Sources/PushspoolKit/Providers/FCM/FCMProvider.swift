@@ -37,7 +37,7 @@ public final class FCMProvider: PushProvider {
 
         var options = HTTPClientOptions()   // the context adds tls.ca_file
         options.maxConnectionsPerHost = context.config.maxConnections(for: "fcm")
-        let http = context.makeHTTPClient(options)
+        let http = try context.makeHTTPClient(options)
         let cache = context.credentials
         let tokenEndpoint = OAuthTokenEndpoint(url: account.tokenURI, label: "fcm")
         let log = context.log

@@ -36,7 +36,7 @@ public final class WNSProvider: PushProvider {
         // connection per host would serialise every channel on the same WNS node.
         var options = HTTPClientOptions(versions: .http1)   // the context adds tls.ca_file
         options.maxConnectionsPerHost = context.config.maxConnections(for: "wns")
-        let http = context.makeHTTPClient(options)
+        let http = try context.makeHTTPClient(options)
         let cache = context.credentials
         let endpoint = OAuthTokenEndpoint(url: tokenURL, label: "wns")
         let form = [("grant_type", "client_credentials"), ("client_id", config.clientID),

@@ -34,9 +34,9 @@ public final class Authenticator: RequestAuthenticator {
     /// Reads `http.users_file` and `http.tokens_file` (either may be absent: then every user,
     /// or every service, is refused). Throws `SetupError` listing every problem when a file
     /// cannot be read, is readable by others, or has a refused line.
-    public convenience init(config: HTTPConfig, resolve: (String) -> URL,
+    public convenience init(config: HTTPConfig, resolve: (String) -> URL, log: Log,
                             now: @escaping @Sendable () -> Date = Date.init) throws {
-        try self.init(config: config, resolve: resolve, now: now, verifier: CryptPasswordVerifier(), log: Log.shared)
+        try self.init(config: config, resolve: resolve, now: now, verifier: CryptPasswordVerifier(), log: log)
     }
 
     /// The seams tests use: a counting verifier, a collecting log.

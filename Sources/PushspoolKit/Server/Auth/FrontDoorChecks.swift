@@ -6,8 +6,8 @@ import PushspoolCore
 /// the key, the file and, inside it, the line: the users and tokens files must be readable, not
 /// by others, with every line well-formed; the TLS certificate and key must parse as PEM (and
 /// belong together), the key not readable by others.
-enum FrontDoorChecks {
-    static func problems(_ http: HTTPConfig, resolve: (String) -> URL) -> [String] {
+package enum FrontDoorChecks {
+    package static func problems(_ http: HTTPConfig, resolve: (String) -> URL) -> [String] {
         var problems: [String] = []
         if let path = http.usersFile {
             problems += fileProblems(resolve(path), key: "http.users_file") { HtpasswdFile(parsing: $0).problems }

@@ -3,9 +3,9 @@ import Foundation
 import PushspoolCore
 import Synchronization
 
-/// What `run` shows and exports while it works: one live line per running job on a terminal
+/// What the engine shows and exports while it works: one live line per running job on a terminal
 /// (redrawn twice a second), and the Prometheus textfile every `interval_seconds` and at exit.
-final class RunMonitor: Sendable {
+package final class RunMonitor: Sendable {
     private let activity: Activity
     private let metrics: Metrics
     private let spool: Spool
@@ -13,14 +13,15 @@ final class RunMonitor: Sendable {
     private let controls: JobControls
     private let textfile: MetricsTextfile?
     private let log: Log
-    private let board = TerminalBoard.shared
+    private let board: TerminalBoard
     private let lock = Mutex<Void>(())
     /// Guarded by `lock` (Dispatch sources are not Sendable, but their cancel is thread-safe).
     nonisolated(unsafe) private var timers: [any DispatchSourceTimer] = []
     private let lastWriteFailed = Mutex(false)
 
     init(activity: Activity, metrics: Metrics, spool: Spool, providers: [ProviderState], controls: JobControls,
-         textfile: MetricsTextfile?, intervalSeconds: Int, log: Log) {
+         board: TerminalBoard, textfile: MetricsTextfile?, intervalSeconds: Int, log: Log) {
+        self.board = board
         self.activity = activity
         self.metrics = metrics
         self.spool = spool
@@ -92,7 +93,7 @@ final class RunMonitor: Sendable {
         return line
     }
 
-    static func duration(_ s: Double) -> String {
+    package static func duration(_ s: Double) -> String {
         let n = Int(s.rounded(.up))
         if n < 120 { return "\(n) s" }
         if n < 7200 { return "\(n / 60) min" }

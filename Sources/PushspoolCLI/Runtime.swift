@@ -1,5 +1,5 @@
+import PushspoolKit
 import Foundation
-import PushspoolHTTP
 import PushspoolCore
 
 /// The pieces a command works with, built from `--config`/`--spool` and the config file.
@@ -63,26 +63,7 @@ struct Runtime {
     }
 
     static func openRegistry(_ config: Config, migrate: Bool = true, log: Log? = nil) throws(CLIError) -> any DeviceRegistry {
-        let value = config.registryPath
-        if value.hasPrefix("<env:") {
-            throw CLIError(.config, "registry: \(value.dropFirst().dropLast()) (it names the registry every command needs)")
-        }
-        do {
-            if RegistryLocation.isPostgres(value) {
-                return try PostgresRegistry(uri: value, migrate: migrate, log: log)
-            }
-            return try Registry(path: config.resolve(value).path)
-        } catch {
-            throw CLIError(.ioError, "registry \(RegistryLocation.redacted(value)): \(RegistryError.detail(error))")
-        }
-    }
-
-    /// Where short-lived credentials are shared: the PostgreSQL registry (every host), else the
-    /// spool's `.state/` (every process on it); with no spool, nowhere (memory only).
-    static func credentialStore(config: Config, spool: Spool?) -> (any CredentialStore)? {
-        guard let spool else { return nil }
-        if RegistryLocation.isPostgres(config.registryPath) { return PostgresCredentialStore(uri: config.registryPath) }
-        return FileCredentialStore(directory: spool.stateDirectory)
+        do { return try EngineSetup.openRegistry(config, migrate: migrate, log: log) } catch { throw CLIError(error) }
     }
 
     /// One provider per distinct name in `routes`, shared by the platforms routed to it.
@@ -91,64 +72,7 @@ struct Runtime {
         try Self.makeRoutes(config: config, spool: spool, log: log)
     }
 
-    /// With no spool (`config --check`), credentials are cached in memory only and nothing is
-    /// created on disk.
     static func makeRoutes(config: Config, spool: Spool?, log: Log) throws(CLIError) -> [Platform: ProviderState] {
-        let (routes, problems) = routesAndProblems(config: config, spool: spool, log: log)
-        if !problems.isEmpty {
-            for state in routes.values { state.provider.shutdown() }
-            throw CLIError(.config, "configuration problems:\n" + problems.map { "  \($0)" }.joined(separator: "\n"))
-        }
-        return routes
-    }
-
-    /// The providers that could be set up, and every problem of the others (`config --check`
-    /// lists them with the config's other problems).
-    static func routesAndProblems(config: Config, spool: Spool?, log: Log) -> (routes: [Platform: ProviderState], problems: [String]) {
-        var problems: [String] = []
-        var caPEM: String?
-        if let caFile = config.tls.caFile {
-            do {
-                caPEM = String(decoding: try FileIO.readAll(config.resolve(caFile)), as: UTF8.self)
-                if !(caPEM ?? "").contains("-----BEGIN CERTIFICATE-----") { problems.append("tls.ca_file: \(caFile) holds no PEM certificate") }
-            } catch {
-                problems.append("tls.ca_file: cannot read \(caFile): \(error)")
-            }
-        }
-        let extraCA = caPEM
-        let context = ProviderContext(
-            config: config,
-            credentials: CredentialCache(store: credentialStore(config: config, spool: spool)),
-            log: log,
-            makeHTTPClient: { options in
-                var options = options
-                if options.extraCAPEM == nil { options.extraCAPEM = extraCA }
-                return HTTPClients.make(options)
-            })
-        var byName: [String: ProviderState] = [:]
-        var routes: [Platform: ProviderState] = [:]
-        var broken: Set<String> = []     // each provider's problems are reported once, whatever routes to it
-        for platform in Platform.allCases {
-            let name = config.routes[platform] ?? "sandbox"
-            if broken.contains(name) { continue }
-            if byName[name] == nil {
-                do {
-                    let provider = try ProviderFactory.make(name: name, context: context)
-                    byName[name] = ProviderState(provider: provider, maxPerSecond: config.maxPerSecond[name], onPause: { [spool] reason in
-                        if let spool { PauseRecord.write(provider: name, reason: reason, in: spool) }
-                    })
-                } catch let error as ProviderSetupError {
-                    problems += error.problems
-                    broken.insert(name)
-                    continue
-                } catch {
-                    problems.append("providers.\(name): \(error)")
-                    broken.insert(name)
-                    continue
-                }
-            }
-            routes[platform] = byName[name]
-        }
-        return (routes, problems)
+        do { return try EngineSetup.makeRoutes(config: config, spool: spool, log: log) } catch { throw CLIError(error) }
     }
 }

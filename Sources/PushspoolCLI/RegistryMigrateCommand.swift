@@ -1,3 +1,4 @@
+import PushspoolKit
 import Foundation
 
 /// `pushspool registry migrate`: brings the registry's schema to this binary's version, saying

@@ -1,3 +1,4 @@
+import PushspoolKit
 import Foundation
 import PushspoolCore
 
@@ -81,7 +82,7 @@ public enum CLI {
             }
             level = known
         }
-        Log.shared.configure(handler: format.map { StreamLogHandler(format: $0) }, minimum: level)
+        Log.shared.configure(handler: format.map { StreamLogHandler(format: $0, board: .shared) }, minimum: level)
     }
 
     public static let version = "0.1.0"

@@ -1,3 +1,4 @@
+import PushspoolKit
 import Dispatch
 import Foundation
 import PushspoolCore
@@ -38,25 +39,13 @@ enum RunCommand {
     static func dispatch(_ runtime: Runtime, once: Bool, print: @escaping @Sendable (JobReport) -> Void) throws(CLIError)
         -> (reports: ReportCollector.Tally, scheduled: [(name: String, notBefore: Date)], lostSpool: String?) {
         let log = Log.shared
-        let registry = try runtime.openRegistry(log: log)
-        let routes = try runtime.makeRoutes(log: log)
-        let metrics = Metrics()
-        let activity = Activity()
-        let controls = JobControls(directory: runtime.spool.url(.control))
-        let pool = WorkerPool(concurrency: runtime.config.concurrency, policy: runtime.config.retry, metrics: metrics)
         let collected = ReportCollector()
-        let stopFlag = StopFlag()
-        let runner = JobRunner(JobRunner.Environment(spool: runtime.spool, registry: registry, pool: pool, routes: routes,
-                                                     log: log, isStopping: { stopFlag.isSet }, controls: controls,
-                                                     activity: activity, metrics: metrics,
-                                                     ownerLease: Double(runtime.config.ownerLeaseSeconds)))
-        let providers = Array(Set(routes.values.map(ObjectIdentifier.init))).compactMap { id in routes.values.first { ObjectIdentifier($0) == id } }
-        let monitor = RunMonitor(activity: activity, metrics: metrics, spool: runtime.spool, providers: providers, controls: controls,
-                                 textfile: MetricsTextfile.forProcess(runtime.config, spool: runtime.spool, role: .run, log: log),
-                                 intervalSeconds: runtime.config.metrics.intervalSeconds, log: log)
-        let dispatcher = Dispatcher(spool: runtime.spool, runner: runner, log: log, maxJobs: 4) { report in
-            collected.add(report)
-            monitor.report(report) { print(report) }
+        let engine: Engine
+        do {
+            engine = try Engine(config: runtime.config, spool: runtime.spool,
+                                hooks: Engine.Hooks(log: log, report: { collected.add($0); print($0) }, board: .shared))
+        } catch {
+            throw CLIError(error)
         }
         // SIGINT/SIGTERM: stop claiming, let running jobs checkpoint, exit cleanly.
         var signalSources: [any DispatchSourceSignal] = []
@@ -71,8 +60,7 @@ enum RunCommand {
             source.setEventHandler {
                 let n = signals.withLock { n in n += 1; return n }
                 if n > 1 { exitNow("a second signal: stopping now; unfinished jobs stay in active/ and resume where their result logs end") }
-                stopFlag.set()
-                dispatcher.stop()
+                engine.stop()
                 DispatchQueue.global().asyncAfter(deadline: .now() + stopGrace) {
                     exitNow("requests still in flight \(Int(stopGrace)) s after the stop signal; stopping now: unfinished jobs stay in active/ and resume where their result logs end")
                 }
@@ -96,22 +84,19 @@ enum RunCommand {
             }
             guard first else { return }
             log.error(change)
-            stopFlag.set()
-            dispatcher.stop()
+            engine.stop()
         }
         guardTimer.resume()
         if once {
-            dispatcher.runOnce()
+            engine.runOnce()
         } else {
             log.info("watching \(runtime.spool.url(.incoming).path)")
-            dispatcher.runForever(watcher: SpoolWatcher(directory: runtime.spool.url(.incoming)))
+            engine.runForever()
         }
         guardTimer.cancel()
-        monitor.finish()
-        for p in providers { p.provider.shutdown() }
-        registry.close()
+        engine.shutdown()
         signalSources.forEach { $0.cancel() }
-        return (collected.tally, dispatcher.scheduled, lost.withLock { $0 })
+        return (collected.tally, engine.dispatcher.scheduled, lost.withLock { $0 })
     }
 }
 
@@ -152,13 +137,6 @@ struct SpoolIdentity: Sendable {
         if Self.id(registry).map({ $0 == registryID }) != true { return "the registry \(registry) was deleted or replaced while running" }
         return nil
     }
-}
-
-/// Asked several times per notification: an atomic, not a lock.
-final class StopFlag: Sendable {
-    private let flag = Atomic<Bool>(false)
-    var isSet: Bool { flag.load(ordering: .acquiring) }
-    func set() { flag.store(true, ordering: .releasing) }
 }
 
 /// What `run` needs to know of the jobs it ended, in constant memory (a long-running dispatcher

@@ -1,3 +1,4 @@
+import PushspoolKit
 import Dispatch
 import Foundation
 import PushspoolCore
@@ -21,7 +22,7 @@ enum ServeCommand {
         var authenticator: (any RequestAuthenticator)?
         if http.usersFile != nil || http.tokensFile != nil {
             do {
-                authenticator = try Authenticator(config: http, resolve: config.resolve)
+                authenticator = try Authenticator(config: http, resolve: config.resolve, log: log)
             } catch {
                 throw CLIError(.config, "serve: \(error)")
             }

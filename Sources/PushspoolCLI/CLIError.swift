@@ -1,16 +1,4 @@
-import PushspoolCore
-
-/// sysexits(3) codes (README "Command line").
-public enum ExitCode: Int32, Sendable {
-    case ok = 0
-    case usage = 64
-    case dataError = 65
-    case software = 70
-    case ioError = 74
-    /// EX_NOPERM: a spool this user may not read or write.
-    case noPermission = 77
-    case config = 78
-}
+import PushspoolKit
 
 /// A CLI failure: a message for stderr and the exit code.
 struct CLIError: Error, CustomStringConvertible {
@@ -21,5 +9,12 @@ struct CLIError: Error, CustomStringConvertible {
         // Error messages can quote a connection string or a provider's answer: masked here,
         // before anything prints them.
         self.description = Redaction.scrub(message)
+    }
+}
+
+extension CLIError {
+    /// The engine's setup problems: configuration ones exit 78, the rest 74.
+    init(_ error: EngineSetupError) {
+        self.init(error.kind == .config ? .config : .ioError, error.description)
     }
 }

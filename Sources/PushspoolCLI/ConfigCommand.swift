@@ -1,3 +1,4 @@
+import PushspoolKit
 import Foundation
 #if canImport(Glibc)
 import Glibc
@@ -27,7 +28,7 @@ enum ConfigCommand {
             throw problems.isEmpty ? error : CLIError(.config, listing(problems))
         }
         let unset = problems.compactMap { line in line.range(of: ": environment variable ").map { String(line[..<$0.lowerBound]) } }
-        let (routes, providerProblems) = Runtime.routesAndProblems(config: config, spool: nil, log: Log.shared)
+        let (routes, providerProblems) = EngineSetup.routesAndProblems(config: config, spool: nil, log: Log.shared)
         for state in routes.values { state.provider.shutdown() }
         problems += providerProblems.filter { p in !p.contains("<env:") && !unset.contains { p.hasPrefix($0 + ":") } }
         problems += metricsProblems(config)

@@ -1,3 +1,4 @@
+import PushspoolKit
 import PushspoolCore
 
 /// A small, strict command-line parser: `--flag`, `--option value` (or `--option=value`), and

@@ -1,0 +1,138 @@
+// Config, Platform, RetryPolicy and the job values are PushspoolCore's: an embedder that imports
+// PushspoolKit gets them with it.
+@_exported import PushspoolCore
+import Foundation
+import Synchronization
+
+/// The dispatcher and everything it works with, assembled from a `Config` in one place: the
+/// registry, one provider per routed name, the worker pool, the job runner (which makes each
+/// job's outcome recorder), the operators' controls, progress and metrics. `run`, `serve`'s
+/// tests, `demo` and the test suites all build the engine here.
+///
+/// What belongs to a process rather than to the engine stays with the caller: signal handlers,
+/// the check that the spool was not moved away, and what is printed per job (`Hooks.report`).
+///
+///     let engine = try Engine(config: config, spool: try Spool(root: url), hooks: Engine.Hooks(log: log))
+///     engine.runOnce()        // or runForever(), with stop() from a signal handler
+///     engine.shutdown()
+public final class Engine: Sendable {
+    /// What the embedding process decides.
+    public struct Hooks: Sendable {
+        /// The engine's logger: passed, never a global, so an embedder's lines go where it says.
+        public var log: Log
+        /// Asked before each target, besides `stop()`: true stops producing targets.
+        public var isStopping: @Sendable () -> Bool
+        /// Each job's end, in the order jobs end (called on the engine's threads).
+        public var report: @Sendable (JobReport) -> Void
+        /// Retry jitter in 0..<1 (tests fix it).
+        public var random: @Sendable () -> Double
+        /// Where the live progress lines are drawn (`run` on a terminal); nil: nowhere.
+        public var board: TerminalBoard?
+
+        public init(log: Log, isStopping: @escaping @Sendable () -> Bool = { false },
+                    report: @escaping @Sendable (JobReport) -> Void = { _ in },
+                    random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+                    board: TerminalBoard? = nil) {
+            self.log = log
+            self.isStopping = isStopping
+            self.report = report
+            self.random = random
+            self.board = board
+        }
+    }
+
+    public let config: Config
+    public let spool: Spool
+    public let registry: any DeviceRegistry
+    /// Provider state per platform, from the config's `routes`.
+    public let routes: [Platform: ProviderState]
+    public let metrics = Metrics()
+    public let activity = Activity()
+    public let controls: JobControls
+    public let pool: WorkerPool
+    public let dispatcher: Dispatcher
+    let runner: JobRunner
+    private let monitor: RunMonitor
+    private let stopping = StopFlag()
+
+    /// Opens the registry the config names and sets up every routed provider. Throws every
+    /// configuration problem at once (a bad key file, a CA file OpenSSL cannot read), or an I/O
+    /// one when the registry cannot be opened.
+    public convenience init(config: Config, spool: Spool, hooks: Hooks) throws(EngineSetupError) {
+        let registry = try EngineSetup.openRegistry(config, log: hooks.log)
+        let routes: [Platform: ProviderState]
+        do {
+            routes = try EngineSetup.makeRoutes(config: config, spool: spool, log: hooks.log)
+        } catch {
+            registry.close()
+            throw error
+        }
+        self.init(config: config, spool: spool, registry: registry, routes: routes, hooks: hooks)
+    }
+
+    /// With a registry and providers made elsewhere (an embedder's own, or a test's scripted
+    /// providers); everything else comes from `config`.
+    public init(config: Config, spool: Spool, registry: any DeviceRegistry, routes: [Platform: ProviderState],
+                hooks: Hooks) {
+        self.config = config
+        self.spool = spool
+        self.registry = registry
+        self.routes = routes
+        let log = hooks.log, metrics = metrics, activity = activity
+        controls = JobControls(directory: spool.url(.control))
+        pool = WorkerPool(concurrency: config.concurrency, policy: config.retry, metrics: metrics, random: hooks.random)
+        let flag = stopping
+        let userStop = hooks.isStopping
+        runner = JobRunner(JobRunner.Environment(spool: spool, registry: registry, pool: pool, routes: routes,
+                                                 log: log, isStopping: { flag.isSet || userStop() },
+                                                 controls: controls, activity: activity, metrics: metrics,
+                                                 ownerLease: Double(config.ownerLeaseSeconds)))
+        let monitor = RunMonitor(activity: activity, metrics: metrics, spool: spool, providers: Self.distinct(routes),
+                                 controls: controls, board: hooks.board ?? TerminalBoard(enabled: false),
+                                 textfile: MetricsTextfile.forProcess(config, spool: spool, role: .run, log: log),
+                                 intervalSeconds: config.metrics.intervalSeconds, log: log)
+        self.monitor = monitor
+        let report = hooks.report
+        dispatcher = Dispatcher(spool: spool, runner: runner, log: log, maxJobs: config.maxJobs) { r in
+            monitor.report(r) { report(r) }
+        }
+    }
+
+    /// Each provider once, however many platforms route to it.
+    public var providers: [ProviderState] { Self.distinct(routes) }
+
+    private static func distinct(_ routes: [Platform: ProviderState]) -> [ProviderState] {
+        var seen: Set<ObjectIdentifier> = []
+        return Platform.allCases.compactMap { routes[$0] }.filter { seen.insert(ObjectIdentifier($0)).inserted }
+    }
+
+    /// Runs what is due now (resumable jobs in `active/` first), waits for it, returns: `run --once`.
+    public func runOnce() { dispatcher.runOnce() }
+
+    /// Watches `incoming/` until `stop()`, then lets running jobs checkpoint and returns.
+    public func runForever() {
+        dispatcher.runForever(watcher: SpoolWatcher(directory: spool.url(.incoming)))
+    }
+
+    /// Stops claiming jobs and producing targets; what is in flight finishes and running jobs
+    /// stay in `active/`, to resume where their result logs end. Safe from any thread, any time.
+    public func stop() {
+        stopping.set()
+        dispatcher.stop()
+    }
+
+    /// After a run returned: the metrics file written a last time, the progress lines cleared,
+    /// the providers' connections closed and the registry closed.
+    public func shutdown() {
+        monitor.finish()
+        for p in providers { p.provider.shutdown() }
+        registry.close()
+    }
+}
+
+/// Asked several times per notification: an atomic, not a lock.
+private final class StopFlag: Sendable {
+    private let flag = Atomic<Bool>(false)
+    var isSet: Bool { flag.load(ordering: .acquiring) }
+    func set() { flag.store(true, ordering: .releasing) }
+}

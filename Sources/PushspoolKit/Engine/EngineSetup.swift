@@ -1,0 +1,124 @@
+import Foundation
+import PushspoolCore
+import PushspoolHTTP
+
+/// Why the engine, or one of its parts, could not be built from a config: a configuration
+/// problem (every one listed, each starting with its key) or an I/O one (the registry cannot be
+/// opened). The CLI turns the first into exit 78 and the second into exit 74.
+public struct EngineSetupError: Error, Sendable, CustomStringConvertible {
+    public enum Kind: Sendable { case config, io }
+    public var kind: Kind
+    /// One line each; a config error may hold several.
+    public var problems: [String]
+
+    public init(_ kind: Kind, _ problems: [String]) {
+        self.kind = kind
+        self.problems = problems
+    }
+
+    public var description: String {
+        kind == .config ? "configuration problems:\n" + problems.map { "  \($0)" }.joined(separator: "\n")
+            : problems.joined(separator: "\n")
+    }
+}
+
+/// The parts of the engine that come from the config alone, each usable on its own: the CLI's
+/// other commands (`devices`, `config --check`, `hub`) open a registry or set up providers
+/// without a dispatcher.
+public enum EngineSetup {
+    /// The registry `registry` names: a PostgreSQL URI (several hosts) or a SQLite file.
+    /// `migrate: false` only checks the schema (a newer one is refused either way).
+    public static func openRegistry(_ config: Config, migrate: Bool = true, log: Log? = nil) throws(EngineSetupError) -> any DeviceRegistry {
+        let value = config.registryPath
+        if value.hasPrefix("<env:") {
+            throw EngineSetupError(.config, ["registry: \(value.dropFirst().dropLast()) (it names the registry every command needs)"])
+        }
+        do {
+            if RegistryLocation.isPostgres(value) {
+                return try PostgresRegistry(uri: value, migrate: migrate, log: log)
+            }
+            return try Registry(path: config.resolve(value).path)
+        } catch {
+            throw EngineSetupError(.io, ["registry \(RegistryLocation.redacted(value)): \(RegistryError.detail(error))"])
+        }
+    }
+
+    /// Where short-lived credentials are shared: the PostgreSQL registry (every host), else the
+    /// spool's `.state/` (every process on it); with no spool, nowhere (memory only).
+    public static func credentialStore(config: Config, spool: Spool?) -> (any CredentialStore)? {
+        guard let spool else { return nil }
+        if RegistryLocation.isPostgres(config.registryPath) { return PostgresCredentialStore(uri: config.registryPath) }
+        return FileCredentialStore(directory: spool.stateDirectory)
+    }
+
+    /// One provider per distinct name in `routes`, shared by the platforms routed to it. Every
+    /// setup problem of every provider is reported before giving up. With no spool (`config
+    /// --check`), credentials are cached in memory only and nothing is created on disk.
+    public static func makeRoutes(config: Config, spool: Spool?, log: Log) throws(EngineSetupError) -> [Platform: ProviderState] {
+        let (routes, problems) = routesAndProblems(config: config, spool: spool, log: log)
+        if !problems.isEmpty {
+            for state in routes.values { state.provider.shutdown() }
+            throw EngineSetupError(.config, problems)
+        }
+        return routes
+    }
+
+    /// The providers that could be set up, and every problem of the others (`config --check`
+    /// lists them with the config's other problems).
+    public static func routesAndProblems(config: Config, spool: Spool?, log: Log) -> (routes: [Platform: ProviderState], problems: [String]) {
+        var problems: [String] = []
+        var caPEM: String?
+        if let caFile = config.tls.caFile {
+            do {
+                let pem = String(decoding: try FileIO.readAll(config.resolve(caFile)), as: UTF8.self)
+                // Told once: the providers are not also built with it.
+                if pem.contains("-----BEGIN CERTIFICATE-----") { caPEM = pem } else { problems.append("tls.ca_file: \(caFile) holds no PEM certificate") }
+            } catch {
+                problems.append("tls.ca_file: cannot read \(caFile): \(error)")
+            }
+        }
+        let extraCA = caPEM
+        let context = ProviderContext(
+            config: config,
+            credentials: CredentialCache(store: credentialStore(config: config, spool: spool)),
+            log: log,
+            makeHTTPClient: { options in
+                var options = options
+                if options.extraCAPEM == nil { options.extraCAPEM = extraCA }
+                do {
+                    return try HTTPClients.make(options)
+                } catch {
+                    // The one setting a transport is built from that a user writes is the CA
+                    // file; any other failure (no poll thread) is the provider's.
+                    guard let extraCA, options.extraCAPEM == extraCA else { throw error }
+                    throw ProviderSetupError(["tls.ca_file: \(config.tls.caFile ?? "") \(error)"])
+                }
+            })
+        var byName: [String: ProviderState] = [:]
+        var routes: [Platform: ProviderState] = [:]
+        var broken: Set<String> = []     // each provider's problems are reported once, whatever routes to it
+        for platform in Platform.allCases {
+            let name = config.routes[platform] ?? "sandbox"
+            if broken.contains(name) { continue }
+            if byName[name] == nil {
+                do {
+                    let provider = try ProviderFactory.make(name: name, context: context)
+                    byName[name] = ProviderState(provider: provider, maxPerSecond: config.maxPerSecond[name], onPause: { [spool] reason in
+                        if let spool { PauseRecord.write(provider: name, reason: reason, in: spool) }
+                    })
+                } catch let error as ProviderSetupError {
+                    // Shared settings (the CA file) are one problem, however many providers use them.
+                    problems += error.problems.filter { !problems.contains($0) }
+                    broken.insert(name)
+                    continue
+                } catch {
+                    problems.append("providers.\(name): \(error)")
+                    broken.insert(name)
+                    continue
+                }
+            }
+            routes[platform] = byName[name]
+        }
+        return (routes, problems)
+    }
+}
