@@ -12,7 +12,13 @@ struct SendExecutor: Sendable {
                  writeJobLine: Bool, cancel: Bool) -> JobReport.Outcome {
         var targets = prior.targets
         if writeJobLine {
-            let count = plan.targetCount(send, registry: env.registry)
+            // Without the count the job line would announce a wrong total: the job waits in
+            // active/ for the registry, as when it cannot read the audience (nothing was sent).
+            let count: Int
+            do { count = try plan.targetCount(send, registry: env.registry) } catch {
+                env.log.error("job \(held.job.id): counting its audience in the registry failed: \(RegistryError.detail(error))")
+                return .interrupted(.registry(RegistryError.detail(error)))
+            }
             targets = count
             log.append(ResultLine.job(held.job, file: held.name, receivedAt: held.receivedAt, pns: send.platforms, targets: count))
         }
