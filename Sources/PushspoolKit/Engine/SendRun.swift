@@ -239,9 +239,9 @@ struct SendRun {
         let request = SendRequest(jobID: job.id, platform: platform, recipient: recipient, notification: notification)
         let metrics = env.metrics
         group.enter()
-        env.pool.submit(request, via: state, isStopping: { stop.isHalted }, idle: fanout.flush) { outcome, release in
+        env.pool.submit(request, via: state, isStopping: { stop.isHalted }, idle: fanout.flush) { end, release in
             // Left for the resumed job: not final, not logged, not counted.
-            if outcome.abandoned {
+            guard case .final(let outcome) = end else {
                 tally.counts.withLock { $0.abandoned += 1 }
                 release()
                 return group.leave()
