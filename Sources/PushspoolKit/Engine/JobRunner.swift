@@ -112,7 +112,7 @@ final class JobRunner: Sendable {
             let moved = env.spool.complete(held.name, as: "\(held.name.dropLast(5)).duplicate.json")
             return held.report(.duplicate, file: moved ?? held.name)
         case .cancel(let writeJobLine), .run(let writeJobLine):
-            guard let opened, let log else { return held.report(.skipped) }
+            guard let opened, let log else { return held.report(.skipped) }   // decided only once the log is open
             let cancel = action == .cancel(writeJobLine: writeJobLine), prior = opened.contents ?? ResultLogContents()
             let outcome: JobReport.Outcome = switch held.job.kind {
             case .send(let send): sends.execute(held, send: send, plan: plan, log: log, prior: prior, writeJobLine: writeJobLine, cancel: cancel)
