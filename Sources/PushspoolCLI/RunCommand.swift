@@ -151,7 +151,7 @@ final class ReportCollector: Sendable {
     func add(_ r: JobReport) {
         state.withLock { t in
             t.count += 1
-            if case .interrupted(let why) = r.outcome, why != "stopping" { t.ioTrouble = true }
+            if case .interrupted(let why) = r.outcome, why != .stopping { t.ioTrouble = true }
         }
     }
     var tally: Tally { state.withLock { $0 } }

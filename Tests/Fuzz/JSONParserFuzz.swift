@@ -1,10 +1,18 @@
 // libFuzzer target: the JSON parser never crashes, and what it accepts survives a round trip
-// (encoded, then parsed again, it is the same value). Built by FuzzTests with
+// (encoded, then parsed again, it is the same value); its peek at a few members refuses exactly
+// what it refuses and reads those members as it does. Built by FuzzTests with
 // `swiftc -sanitize=fuzzer,address` together with Sources/PushspoolCore.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
-    guard let value = try? JSONParser.parse(bytes) else { return 0 }
+    let keys: Set<String> = ["id", "kind", "not_before"]
+    let peeked = try? JSONParser.members(bytes, named: keys)
+    guard let value = try? JSONParser.parse(bytes) else {
+        precondition(peeked == nil, "members accepted what parse refuses")
+        return 0
+    }
+    let expected: JSONValue = if case .object(let pairs) = value { .object(pairs.filter { keys.contains($0.0) }) } else { .null }
+    precondition(peeked.map { same($0, expected) } == true, "members read differently from parse")
     let again = try? JSONParser.parse(value.encoded())
     precondition(again.map { same($0, value) } == true, "round trip changed the value")
     return 0

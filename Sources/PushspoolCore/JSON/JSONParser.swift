@@ -23,6 +23,25 @@ public enum JSONParser {
 
     public static func parse(_ text: String) throws(Error) -> JSONValue { try parse(Array(text.utf8)) }
 
+    /// The top-level object's members named in `keys` (an object of just those, in document
+    /// order), the whole document checked exactly as strictly as `parse` checks it — syntax,
+    /// UTF-8, escapes, duplicate keys, depth — but no value built for any other member: a peek
+    /// at a few fields of a large document. A document that is no object gives `.null`.
+    public static func members(_ bytes: [UInt8], named keys: Set<String>, maxDepth: Int = 64) throws(Error) -> JSONValue {
+        var p = Parser(bytes: bytes, maxDepth: maxDepth)
+        p.wanted = keys
+        p.skipSpace()
+        let v: JSONValue
+        do {
+            if p.i < bytes.count, bytes[p.i] == UInt8(ascii: "{") { v = try p.value(depth: 0) } else { try p.skip(depth: 0); v = .null }
+        } catch {
+            throw p.truncation(of: error)
+        }
+        p.skipSpace()
+        guard p.i == bytes.count else { throw Error(offset: p.i, message: "unexpected data after the document") }
+        return v
+    }
+
     private struct Parser {
         let bytes: [UInt8]
         let maxDepth: Int
@@ -34,6 +53,10 @@ public enum JSONParser {
         /// A string's closing quote was the last byte: an error after it (bad UTF-8 inside) is
         /// not a file cut short.
         var closedAtEnd = false
+        /// `members(_:named:)`: the top-level members to build; the others are only checked.
+        var wanted: Set<String>?
+        /// False while a value is checked without being built (`skip`).
+        var building = true
 
         init(bytes: [UInt8], maxDepth: Int) {
             self.bytes = bytes
@@ -73,6 +96,14 @@ public enum JSONParser {
             }
         }
 
+        /// Checks the value at `i` as `value` does, building nothing of it.
+        mutating func skip(depth: Int) throws(Error) {
+            let was = building
+            building = false
+            defer { building = was }
+            _ = try value(depth: depth)
+        }
+
         mutating func literal(_ word: String) throws(Error) {
             let w = Array(word.utf8)
             guard i + w.count <= bytes.count, Array(bytes[i..<(i + w.count)]) == w else {
@@ -100,7 +131,12 @@ public enum JSONParser {
                 guard i < bytes.count, bytes[i] == UInt8(ascii: ":") else { throw fail("expected ':'") }
                 i += 1
                 skipSpace()
-                pairs.append((key, try value(depth: depth + 1)))
+                if depth == 0, let wanted, !wanted.contains(key) {
+                    try skip(depth: depth + 1)
+                } else {
+                    let member = try value(depth: depth + 1)
+                    if building { pairs.append((key, member)) }
+                }
                 skipSpace()
                 guard i < bytes.count else { throw fail("unexpected end of input in object") }
                 if bytes[i] == UInt8(ascii: ",") { i += 1; continue }
@@ -117,7 +153,8 @@ public enum JSONParser {
             if i < bytes.count, bytes[i] == UInt8(ascii: "]") { i += 1; open.removeLast(); return .array(items) }
             while true {
                 skipSpace()
-                items.append(try value(depth: depth + 1))
+                let item = try value(depth: depth + 1)
+                if building { items.append(item) }
                 skipSpace()
                 guard i < bytes.count else { throw fail("unexpected end of input in array") }
                 if bytes[i] == UInt8(ascii: ",") { i += 1; continue }

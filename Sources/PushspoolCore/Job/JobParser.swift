@@ -77,8 +77,9 @@ public enum JobParser {
         return id
     }
 
-    /// What a dispatcher needs of a job file waiting in `incoming/` before it claims it: one JSON
-    /// parse, no validation or rendering (that is the run's work, once).
+    /// What a dispatcher needs of a job file waiting in `incoming/` before it claims it: one scan
+    /// that checks the JSON and builds only `kind`, `id` and `not_before`, no validation or
+    /// rendering (that is the run's work, once).
     public struct Peek: Sendable, Equatable {
         /// Whether the file is one whole JSON document (a file being written in place is not yet).
         public var isWholeJSON: Bool
@@ -89,7 +90,7 @@ public enum JobParser {
     }
 
     public static func peek(_ bytes: [UInt8], fileName: String) -> Peek {
-        guard let document = try? JSONParser.parse(bytes) else { return Peek(isWholeJSON: false) }
+        guard let document = try? JSONParser.members(bytes, named: ["kind", "id", "not_before"]) else { return Peek(isWholeJSON: false) }
         let fileID = defaultID(fileName: baseName(fileName))
         guard case .object = document, kind(of: document) == "send" else {
             return Peek(isWholeJSON: true, id: Identifier.isValidJobID(fileID) ? fileID : nil)

@@ -194,7 +194,7 @@ public final class Dispatcher: Sendable {
             return
         }
         for raw in plan.unsafe {
-            if let result = runner.quarantine(unsafe: raw, in: .incoming) { report(result) }
+            if let result = runner.quarantine.quarantine(unsafe: raw, in: .incoming) { report(result) }
         }
         warnAboutStrays(plan)
         state.withLock { s in
@@ -327,7 +327,7 @@ public final class Dispatcher: Sendable {
     /// `failed/` under a safe name, unread (`JobRunner.quarantine(unsafe:in:)`).
     private func quarantineUnsafeNames(in folder: Spool.Folder) {
         for raw in spool.unsafeJobNames(in: folder) {
-            if let result = runner.quarantine(unsafe: raw, in: folder) { report(result) }
+            if let result = runner.quarantine.quarantine(unsafe: raw, in: folder) { report(result) }
         }
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import PushspoolCore
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -114,6 +115,17 @@ public final class JobControls: Sendable {
             let why = String(cString: strerror(errno))
             unlink(tmp.path)
             throw SpoolError("cannot write \(target.path): \(why)")
+        }
+    }
+}
+
+extension JobDecision.Control {
+    /// The request in force as the decision's input (no request, or a resume: `.none`).
+    init(_ request: ControlRequest?) {
+        switch request {
+        case .cancel?: self = .cancel
+        case .pause?: self = .pause
+        case nil: self = .none
         }
     }
 }

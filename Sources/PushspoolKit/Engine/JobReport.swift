@@ -14,7 +14,7 @@ public struct JobReport: Error, Sendable, CustomStringConvertible {
         /// Its id already has a completed result log: not sent again.
         case duplicate
         /// Left in `active/` to be resumed (interrupted by a stop, or an I/O error such as a full disk).
-        case interrupted(String)
+        case interrupted(StopReason)
         /// An operator cancelled it: the targets not yet sent never will be; moved to `done/`.
         case cancelled(delivered: Int, failed: Int, unregistered: Int, retries: Int, notSent: Int, durationMS: Int)
         /// An operator paused it: it stays in `active/` until `pushspool resume`.

@@ -52,7 +52,8 @@ package final class RunMonitor: Sendable {
             fields += [("delivered", String(d)), ("failed", String(f)), ("unregistered", String(u)),
                        ("retries", String(retries)), ("duration_ms", String(ms))]
             if case let .cancelled(_, _, _, _, n, _) = r.outcome { fields.append(("not_sent", String(n))) }
-        case .failed(let why), .interrupted(let why): fields.append(("reason", why))
+        case .failed(let why): fields.append(("reason", why))
+        case .interrupted(let why): fields.append(("reason", why.description))
         default: break
         }
         log.log(log.isStructured ? .info : .debug, "job finished", fields)

@@ -66,8 +66,9 @@ struct SendPlan: Sendable {
     }
 
     /// Targets planned at the start: matching devices of direct platforms plus every hub send.
-    func targetCount(_ send: SendJob, registry: any DeviceRegistry) -> Int {
-        let devices = direct.isEmpty ? 0 : ((try? registry.count(platforms: Set(direct), matching: send.audience.tagExpression)) ?? 0)
+    /// A registry that cannot count throws: its error is no audience of 0.
+    func targetCount(_ send: SendJob, registry: any DeviceRegistry) throws -> Int {
+        let devices = direct.isEmpty ? 0 : try registry.count(platforms: Set(direct), matching: send.audience.tagExpression)
         return devices + hubSends.count
     }
 }

@@ -13,6 +13,8 @@ struct SendRun {
     let plan: SendPlan
     let log: ResultLog
     let prior: ResultLogContents
+    /// Asked before each target whether to go on.
+    let stop: StopSignal
     /// Where to keep the progress checkpoint `status` reads, and the targets planned.
     let progress: (url: URL, targets: Int?)
 
@@ -39,21 +41,17 @@ struct SendRun {
         var delivered = 0, failed = 0, unregistered = 0, retries = 0
         /// Registry devices the audience matched on the direct routes (nil: no direct route).
         var matched: Int?
-        var interruption: String?
+        var interruption: StopReason?
     }
 
     func execute() -> Result {
         let tally = Tally(prior)
-        let inFlight = DispatchGroup()
-        var interruption: String?
-        var sentThisRun = 0
         // Where this run starts in the registry and the log (ResumeTracker): after the point it
         // resumes from, or from the start. Hub sends are not keyed: such a job keeps no point.
         let runStart = log.size
         let start = prior.resumedFrom
             ?? ResumePoint(after: 0, log: LogPosition(offset: prior.finished.count == 0 ? runStart : 0))
         let tracker = plan.hubSends.isEmpty ? ResumeTracker(start: start, runStart: runStart) : nil
-        var matched = start.matched
         let activity = env.activity, jobID = job.id
         let finishedBefore = prior.delivered + prior.failed + prior.unregistered
         activity?.begin(Activity.Progress(id: jobID, targets: progress.targets, finished: finishedBefore, failed: prior.failed,
@@ -68,107 +66,110 @@ struct SendRun {
         let location = env.registry.location
         let checkpoints = Checkpoints(run: self, tally: tally) { tracker.map { ($0.point(current: recorder.position), location) } }
         defer { checkpoints.stop() }
-        let pacing = Pacing(spread: send.spreadOverSeconds, targets: progress.targets)
-        let halt = Halt(isStopping: env.isStopping, controls: env.controls, jobID: job.id)
         // Writes what this thread holds (ProducerThread): the providers' output first, whose
         // answers then reach the recorder, then the recorder's lines (and the slots go free).
         let providers = Dictionary(env.routes.values.map { (ObjectIdentifier($0.provider), $0.provider) }) { a, _ in a }.values
-        let flush = {
+        let fanout = Fanout(tally: tally, recorder: recorder, tracker: tracker,
+                            pacing: Pacing(spread: send.spreadOverSeconds, targets: progress.targets)) {
             for provider in providers { provider.flush() }
             recorder.flush()
         }
+        var cursor = Cursor(matched: start.matched)
         ProducerThread.run {
-            for hubSend in plan.hubSends {
-                let recipient = Recipient.hub(hubSend.audience)
-                if prior.finished.contains(platform: hubSend.platform, recipient: recipient) { continue }
-                dispatch(platform: hubSend.platform, recipient: recipient, notification: hubSend.notification, tally: tally, group: inFlight, halt: halt,
-                         recorder: recorder, idle: flush, ticket: nil)
-            }
-            if !plan.direct.isEmpty {
-                do {
-                    try env.registry.forEach(platforms: Set(plan.direct), matching: send.audience.tagExpression, after: start.after) { device, key in
-                        if matched % Self.ownershipBatch == 0 { env.confirmOwnership?() }
-                        if let why = halt.reason {
-                            interruption = why
-                            return false
-                        }
-                        // Unlogged deliveries would be sent again on resume: stop while the log
-                        // cannot be written (full disk) and leave the job to be resumed.
-                        if let failure = log.failure {
-                            interruption = "result log: \(failure)"
-                            return false
-                        }
-                        matched += 1
-                        let recipient = Recipient.device(device)
-                        if prior.finished.contains(platform: device.platform, recipient: recipient) {
-                            tracker?.passed(key: key)
-                            return true
-                        }
-                        // Pacing: the i-th target sent in this run goes at start + i × window / targets
-                        // (a resumed job goes on at the same pace, without waiting for what it sent before).
-                        if let due = pacing.due(sentThisRun) {
-                            flush()
-                            if !RateLimiter.wait(until: due, halted: { halt.isHalted }) {
-                                interruption = halt.reason ?? "stopping"
-                                return false
-                            }
-                        }
-                        guard let notification = plan.renditions[device.platform]?.notification(for: device.lang) else {
-                            tracker?.passed(key: key)
-                            return true
-                        }
-                        sentThisRun += 1
-                        let ticket = tracker.map { (tracker: $0, number: $0.handedOut(key: key, at: recorder.position)) }
-                        dispatch(platform: device.platform, recipient: recipient, notification: notification, tally: tally, group: inFlight, halt: halt,
-                                 recorder: recorder, idle: flush, ticket: ticket)
-                        return true
-                    }
-                } catch {
-                    interruption = "registry: \(RegistryError.detail(error))"
-                    env.log.error("job \(job.id): reading the registry failed: \(RegistryError.detail(error))")
-                }
-            }
-            flush()
+            sendToHubs(fanout)
+            if !plan.direct.isEmpty { sendToDevices(fanout, after: start.after, &cursor) }
+            fanout.flush()
         }
-        inFlight.wait()
+        fanout.inFlight.wait()
         pruner.finish()
         let c = tally.counts.withLock { $0 }
         // A target left unsent by a stop keeps the job in active/ for the resume.
-        if interruption == nil && c.abandoned > 0 { interruption = halt.reason ?? "stopping" }
+        if cursor.interruption == nil && c.abandoned > 0 { cursor.interruption = stop.reason ?? .stopping }
         return Result(delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, retries: c.retries,
-                      matched: plan.direct.isEmpty ? nil : matched, interruption: interruption)
+                      matched: plan.direct.isEmpty ? nil : cursor.matched, interruption: cursor.interruption)
+    }
+
+    /// What every target of one run shares.
+    struct Fanout {
+        let tally: Tally
+        let inFlight = DispatchGroup()
+        let recorder: OutcomeRecorder
+        let tracker: ResumeTracker?
+        let pacing: Pacing
+        let flush: () -> Void
+    }
+
+    /// Where the producer is: devices the audience matched so far, targets sent in this run, and
+    /// why it stopped early if it did.
+    struct Cursor {
+        var matched: Int
+        var sentThisRun = 0
+        var interruption: StopReason?
+    }
+
+    /// One send per hub request the plan holds (the hub resolves the audience), unless final already.
+    private func sendToHubs(_ fanout: Fanout) {
+        for hubSend in plan.hubSends {
+            let recipient = Recipient.hub(hubSend.audience)
+            if prior.finished.contains(platform: hubSend.platform, recipient: recipient) { continue }
+            dispatch(platform: hubSend.platform, recipient: recipient, notification: hubSend.notification, fanout: fanout, ticket: nil)
+        }
+    }
+
+    /// Streams the audience's devices from the registry (after the resume point) and sends to each.
+    private func sendToDevices(_ fanout: Fanout, after: Int64, _ cursor: inout Cursor) {
+        do {
+            try env.registry.forEach(platforms: Set(plan.direct), matching: send.audience.tagExpression, after: after) { device, key in
+                offer(device, key: key, fanout, &cursor)
+            }
+        } catch {
+            cursor.interruption = .registry(RegistryError.detail(error))
+            env.log.error("job \(job.id): reading the registry failed: \(RegistryError.detail(error))")
+        }
+    }
+
+    /// Sends to one device unless the log already has its outcome; false: stop producing.
+    private func offer(_ device: Device, key: Int64, _ fanout: Fanout, _ cursor: inout Cursor) -> Bool {
+        if cursor.matched % Self.ownershipBatch == 0 { stop.confirmOwnership() }
+        if let why = stop.reason {
+            cursor.interruption = why
+            return false
+        }
+        // Unlogged deliveries would be sent again on resume: stop while the log cannot be
+        // written (full disk) and leave the job to be resumed.
+        if let failure = log.failure {
+            cursor.interruption = .resultLog("result log: \(failure)")
+            return false
+        }
+        cursor.matched += 1
+        let recipient = Recipient.device(device)
+        if prior.finished.contains(platform: device.platform, recipient: recipient) {
+            fanout.tracker?.passed(key: key)
+            return true
+        }
+        // Pacing: the i-th target sent in this run goes at start + i × window / targets (a
+        // resumed job goes on at the same pace, without waiting for what it sent before).
+        if let due = fanout.pacing.due(cursor.sentThisRun) {
+            fanout.flush()
+            if !RateLimiter.wait(until: due, halted: { stop.isHalted }) {
+                cursor.interruption = stop.reason ?? .stopping
+                return false
+            }
+        }
+        guard let notification = plan.renditions[device.platform]?.notification(for: device.lang) else {
+            fanout.tracker?.passed(key: key)
+            return true
+        }
+        cursor.sentThisRun += 1
+        let ticket = fanout.tracker.map { (tracker: $0, number: $0.handedOut(key: key, at: fanout.recorder.position)) }
+        dispatch(platform: device.platform, recipient: recipient, notification: notification, fanout: fanout, ticket: ticket)
+        return true
     }
 
     /// Targets between two checks that this dispatcher still owns the job (its owner record):
     /// after another dispatcher took it over, at most this many more (and those in flight) go
     /// out from here.
     static let ownershipBatch = 64
-
-    /// Why the job must stop producing targets now: the dispatcher is stopping, or an operator
-    /// cancelled or paused this job (`control/`). Targets in flight finish either way. One per
-    /// run, shared by every target's closures (capturing the whole run would copy it per target).
-    final class Halt: Sendable {
-        let isStopping: @Sendable () -> Bool
-        let controls: JobControls?
-        let jobID: String
-
-        init(isStopping: @escaping @Sendable () -> Bool, controls: JobControls?, jobID: String) {
-            self.isStopping = isStopping
-            self.controls = controls
-            self.jobID = jobID
-        }
-
-        var reason: String? {
-            if isStopping() { return "stopping" }
-            switch controls?.request(for: jobID) {
-            case .cancel?: return JobRunner.cancelled
-            case .pause?: return JobRunner.paused
-            case nil: return nil
-            }
-        }
-
-        var isHalted: Bool { reason != nil }
-    }
 
     /// `spread_over_seconds`: the i-th target of n is due at start + i × window / n, so the job
     /// sends evenly over the window without holding its targets in memory.
@@ -231,16 +232,16 @@ struct SendRun {
             .write(to: progress.url)
     }
 
-    private func dispatch(platform: Platform, recipient: Recipient, notification: RenderedNotification, tally: Tally,
-                          group: DispatchGroup, halt: Halt, recorder: OutcomeRecorder, idle: () -> Void,
+    private func dispatch(platform: Platform, recipient: Recipient, notification: RenderedNotification, fanout: Fanout,
                           ticket: (tracker: ResumeTracker, number: Int)?) {
+        let tally = fanout.tally, group = fanout.inFlight, recorder = fanout.recorder, stop = stop
         guard let state = env.routes[platform] else { return }
         let request = SendRequest(jobID: job.id, platform: platform, recipient: recipient, notification: notification)
         let metrics = env.metrics
         group.enter()
-        env.pool.submit(request, via: state, isStopping: { halt.isHalted }, idle: idle) { outcome, release in
+        env.pool.submit(request, via: state, isStopping: { stop.isHalted }, idle: fanout.flush) { end, release in
             // Left for the resumed job: not final, not logged, not counted.
-            if outcome.abandoned {
+            guard case .final(let outcome) = end else {
                 tally.counts.withLock { $0.abandoned += 1 }
                 release()
                 return group.leave()

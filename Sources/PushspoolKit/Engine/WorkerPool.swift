@@ -8,13 +8,15 @@ public struct TargetOutcome: Sendable {
     public var status: DeliveryStatus
     public var attempts: Int
     public var result: ProviderResult
-    /// Not final: the dispatcher is stopping, so the target was not sent (or its retry was not
-    /// waited for). It is not logged, and the resumed job sends it.
-    public var abandoned = false
+}
 
-    static let stopping = TargetOutcome(status: .failed, attempts: 0,
-                                        result: ProviderResult(.retry(after: nil), code: "stopping", reason: "the dispatcher is stopping"),
-                                        abandoned: true)
+/// What became of one target handed to the pool.
+public enum TargetEnd: Sendable {
+    /// Its final outcome: logged and counted.
+    case final(TargetOutcome)
+    /// Not sent (or its retry not waited for) because its job is stopping: not final, not
+    /// logged, not counted; the resumed job sends it.
+    case abandoned
 }
 
 /// The Dispatch worker pool: at most `concurrency` notifications in flight per provider across
@@ -44,12 +46,11 @@ public final class WorkerPool: Sendable {
         watchdog = AttemptWatchdog(timeout: attemptTimeout)
     }
 
-    /// `submit`, with a `finish` that records the outcome at once: the slot is free when it returns.
-    public func submit(_ request: SendRequest, via state: ProviderState,
-                       isStopping: @escaping @Sendable () -> Bool = { false },
-                       finish: @escaping @Sendable (TargetOutcome) -> Void) {
-        submit(request, via: state, isStopping: isStopping) { outcome, release in
-            finish(outcome)
+    /// `submit` for a caller that never stops it, so every target ends final, with a `finish`
+    /// that records the outcome at once: the slot is free when it returns.
+    public func submit(_ request: SendRequest, via state: ProviderState, finish: @escaping @Sendable (TargetOutcome) -> Void) {
+        submit(request, via: state) { end, release in
+            if case .final(let outcome) = end { finish(outcome) }
             release()
         }
     }
@@ -64,7 +65,7 @@ public final class WorkerPool: Sendable {
     public func submit(_ request: SendRequest, via state: ProviderState,
                        isStopping: @escaping @Sendable () -> Bool = { false },
                        idle: () -> Void = {},
-                       record: @escaping @Sendable (TargetOutcome, _ release: @escaping @Sendable () -> Void) -> Void) {
+                       record: @escaping @Sendable (TargetEnd, _ release: @escaping @Sendable () -> Void) -> Void) {
         // The service asked for quiet: wait, in short naps so that a stop is not held up.
         var idled = false
         while !isStopping() {
@@ -86,7 +87,7 @@ public final class WorkerPool: Sendable {
             return !RateLimiter.wait(until: due, halted: isStopping)
         }) == true {
             slots.signal()
-            return record(.stopping, {})
+            return record(.abandoned, {})
         }
         attempt(request, via: state, previous: nil, isStopping: isStopping) { [slots] outcome in
             record(outcome, { slots.signal() })
@@ -103,10 +104,10 @@ public final class WorkerPool: Sendable {
     }
 
     private func attempt(_ request: SendRequest, via state: ProviderState, previous: Disposition?,
-                         isStopping: @escaping @Sendable () -> Bool, done: @escaping @Sendable (TargetOutcome) -> Void) {
+                         isStopping: @escaping @Sendable () -> Bool, done: @escaping @Sendable (TargetEnd) -> Void) {
         if let reason = state.pausedReason {
-            done(TargetOutcome(status: .failed, attempts: request.attempt - 1,
-                               result: ProviderResult(.credentialsBroken, code: "paused", reason: "provider \(state.name) paused: \(reason)")))
+            done(.final(TargetOutcome(status: .failed, attempts: request.attempt - 1,
+                                      result: ProviderResult(.credentialsBroken, code: "paused", reason: "provider \(state.name) paused: \(reason)"))))
             return
         }
         let started = DispatchTime.now().uptimeNanoseconds
@@ -116,10 +117,10 @@ public final class WorkerPool: Sendable {
             case .finish(let status):
                 if status == .delivered { state.noteDelivery() }
                 if result.disposition == .senderRefused { state.noteRefusal(result.reason ?? result.code ?? "refused") }
-                done(TargetOutcome(status: status, attempts: request.attempt, result: result))
+                done(.final(TargetOutcome(status: status, attempts: request.attempt, result: result)))
             case .pauseProvider:
                 state.pause(result.reason ?? result.code ?? "credentials rejected")
-                done(TargetOutcome(status: .failed, attempts: request.attempt, result: result))
+                done(.final(TargetOutcome(status: .failed, attempts: request.attempt, result: result)))
             case .retry(let after):
                 metrics?.retry(provider: state.name)
                 switch result.disposition {
@@ -140,8 +141,8 @@ public final class WorkerPool: Sendable {
     /// stopping: a retry waiting out a long Retry-After never holds up a stop. A retry counts
     /// against the provider's rate cap like any request: once due, it reserves its turn.
     private func retry(_ request: SendRequest, via state: ProviderState, previous: Disposition, due: Date, reserved: Bool = false,
-                       isStopping: @escaping @Sendable () -> Bool, done: @escaping @Sendable (TargetOutcome) -> Void) {
-        if isStopping() { return done(.stopping) }
+                       isStopping: @escaping @Sendable () -> Bool, done: @escaping @Sendable (TargetEnd) -> Void) {
+        if isStopping() { return done(.abandoned) }
         var due = due, reserved = reserved
         if !reserved, due.timeIntervalSinceNow <= 0, let limiter = state.limiter {
             due = Date(timeIntervalSince1970: limiter.reserve())

@@ -110,7 +110,7 @@ import PushspoolCore
         try other.execute("BEGIN IMMEDIATE")
         let error = #expect(throws: RegistrationError.self) { try service.register(RegistryFixture.reg("x", .fcm, "t"), now: Self.now) }
         #expect(error?.kind == .busy)
-        guard let error, case .interrupted = JobRunner.registryFailure(error) else {
+        guard let error, case .interrupted = RegistrationExecutor.failure(error) else {
             Issue.record("a busy registry must leave the job in active/")
             return
         }

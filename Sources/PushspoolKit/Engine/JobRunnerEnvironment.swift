@@ -1,0 +1,22 @@
+import PushspoolCore
+
+extension JobRunner {
+    /// What a runner works with, shared by every job it runs.
+    struct Environment: Sendable {
+        var spool: Spool
+        var registry: any DeviceRegistry
+        var pool: WorkerPool
+        /// Provider state per platform, from config `routes`.
+        var routes: [Platform: ProviderState]
+        var log: Log
+        var isStopping: @Sendable () -> Bool
+        /// Operators' cancel and pause requests (`control/`).
+        var controls: JobControls? = nil
+        /// Running jobs' progress, for the progress lines and metrics.
+        var activity: Activity? = nil
+        var metrics: Metrics? = nil
+        /// How long a job stays with a dispatcher on another host after its last heartbeat
+        /// (`owner_lease_seconds`).
+        var ownerLease: Double = JobOwners.defaultLease
+    }
+}

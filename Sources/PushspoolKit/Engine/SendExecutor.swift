@@ -1,0 +1,57 @@
+import Foundation
+import PushspoolCore
+
+/// Runs a send job whose result log is open: writes its job line on its first run (with the
+/// targets planned), sends to every target not yet final (or, cancelled, to none) and says how
+/// the run ended.
+struct SendExecutor: Sendable {
+    let env: JobRunner.Environment
+    let owners: JobOwners
+
+    func execute(_ held: HeldJob, send: SendJob, plan: SendPlan, log: ResultLog, prior: ResultLogContents,
+                 writeJobLine: Bool, cancel: Bool) -> JobReport.Outcome {
+        var targets = prior.targets
+        if writeJobLine {
+            // Without the count the job line would announce a wrong total: the job waits in
+            // active/ for the registry, as when it cannot read the audience (nothing was sent).
+            let count: Int
+            do { count = try plan.targetCount(send, registry: env.registry) } catch {
+                env.log.error("job \(held.job.id): counting its audience in the registry failed: \(RegistryError.detail(error))")
+                return .interrupted(.registry(RegistryError.detail(error)))
+            }
+            targets = count
+            log.append(ResultLine.job(held.job, file: held.name, receivedAt: held.receivedAt, pns: send.platforms, targets: count))
+        }
+        let progress = ProgressCheckpoint.url(in: env.spool, jobID: held.job.id)
+        // A job taken over by another host stops producing targets, as on a stop.
+        let stop = StopSignal(isStopping: env.isStopping, controls: env.controls, jobID: held.job.id,
+                              ownership: held.ownership, owners: owners)
+        let tally = cancel
+            ? SendRun.Result(delivered: prior.delivered, failed: prior.failed, unregistered: prior.unregistered,
+                             retries: prior.retries, interruption: .cancelled)
+            : SendRun(env: env, job: held.job, send: send, plan: plan, log: log, prior: prior, stop: stop,
+                      progress: (progress, targets)).execute()
+        try? FileManager.default.removeItem(at: progress)
+        return outcome(of: tally, held, plan: plan, targets: targets)
+    }
+
+    private func outcome(of tally: SendRun.Result, _ held: HeldJob, plan: SendPlan, targets: Int?) -> JobReport.Outcome {
+        if let host = held.ownership.lostTo { return .interrupted(.ownershipLost(to: host)) }
+        switch tally.interruption {
+        case .cancelled?:
+            let finished = tally.delivered + tally.failed + tally.unregistered
+            return .cancelled(delivered: tally.delivered, failed: tally.failed, unregistered: tally.unregistered,
+                              retries: tally.retries, notSent: max(0, (targets ?? finished) - finished), durationMS: held.elapsedMS)
+        case .paused?:
+            return .paused
+        case let why?:
+            return .interrupted(why)
+        case nil:
+            if tally.matched == 0 && plan.hubSends.isEmpty {
+                env.log.warning("job \(held.job.id): no registered device matches its audience on \(plan.direct.map(\.rawValue).joined(separator: ", ")): nothing was sent")
+            }
+            return .done(delivered: tally.delivered, failed: tally.failed, unregistered: tally.unregistered,
+                         retries: tally.retries, matched: plan.hubSends.isEmpty ? tally.matched : nil, durationMS: held.elapsedMS)
+        }
+    }
+}
