@@ -14,7 +14,7 @@ public final class Activity: Sendable {
         public var finishedThisRun: Int
         public var started: Date
         public var spreadOverSeconds: Int?
-        public var state: String = "running"
+        public var state = JobState.running
 
         /// Targets per second over the last few seconds (nil until there is a second of data).
         public var rate: Double?
@@ -37,10 +37,6 @@ public final class Activity: Sendable {
 
     func begin(_ progress: Progress, read: @escaping @Sendable () -> (finished: Int, failed: Int)) {
         entries.withLock { $0[progress.id] = Entry(progress: progress, read: read) }
-    }
-
-    func mark(_ id: String, state: String) {
-        entries.withLock { $0[id]?.progress.state = state }
     }
 
     func end(_ id: String) {

@@ -135,7 +135,7 @@ final class JobRunner: Sendable {
         let isRegistryChange: Bool
         if case .send = job.kind { isRegistryChange = false } else { isRegistryChange = true }
         switch existing?.summaryStatus {
-        case "done" where !isRegistryChange, "cancelled" where !isRegistryChange:
+        case .done? where !isRegistryChange, .cancelled? where !isRegistryChange:
             try? resultLog.close()
             guard file.isAt(activePath) else { return JobReport(id: job.id, file: name, outcome: .skipped) }
             if origin == .orphan, existing?.file == name {
@@ -149,7 +149,7 @@ final class JobRunner: Sendable {
             // change re-dropped under the same name (upserts are idempotent, so it runs again).
             // Its log is kept under a name of its own and this run starts a new one.
             try? resultLog.close()
-            guard spool.setAsideResultLog(of: job.id, as: existing?.summaryStatus == "done" ? "previous" : "failed") else {
+            guard spool.setAsideResultLog(of: job.id, as: existing?.summaryStatus == .done ? "previous" : "failed") else {
                 return JobReport(id: job.id, file: name, outcome: .interrupted("cannot set the earlier result log of \(job.id) aside"))
             }
             do { resultLog = try lockLog(logURL, job: job, name: name) } catch { return error }
@@ -172,7 +172,7 @@ final class JobRunner: Sendable {
             if !prior.hasJobLine {
                 let count = plan.targetCount(send, registry: env.registry)
                 targets = count
-                resultLog.append(ResultLine.job(job, file: name, receivedAt: receivedAt(name), pns: send.platforms, targets: count))
+                resultLog.append(ResultRecord.job(job, file: name, receivedAt: receivedAt(name), pns: send.platforms, targets: count))
             }
             let progress = ProgressCheckpoint.url(in: env.spool, jobID: job.id)
             // A job taken over by another host stops producing targets, as on a stop.
@@ -205,26 +205,26 @@ final class JobRunner: Sendable {
                 }
             }
         case .register where request == .cancel, .unregister where request == .cancel:
-            if !prior.hasJobLine { resultLog.append(ResultLine.job(job, file: name, receivedAt: receivedAt(name), pns: [], targets: 1)) }
+            if !prior.hasJobLine { resultLog.append(ResultRecord.job(job, file: name, receivedAt: receivedAt(name), pns: [], targets: 1)) }
             outcome = .cancelled(delivered: 0, failed: 0, unregistered: 0, retries: 0, notSent: 1, durationMS: 0)
         case .register(let registration):
-            if !prior.hasJobLine { resultLog.append(ResultLine.job(job, file: name, receivedAt: receivedAt(name), pns: [registration.platform], targets: 1)) }
+            if !prior.hasJobLine { resultLog.append(ResultRecord.job(job, file: name, receivedAt: receivedAt(name), pns: [registration.platform], targets: 1)) }
             do {
                 let change = try registrations.register(registration, now: Date())
                 let device = change.device
-                resultLog.append(ResultLine.registration("register", device: device.id, platform: device.platform, tags: device.tags))
+                resultLog.append(ResultRecord.registration("register", device: device.id, platform: device.platform, tags: device.tags))
                 outcome = hubOutcome(change.hub, log: resultLog)
                     ?? .registry("registered \(device.id) (\(device.platform.rawValue), \(device.tags.count) tags)")
             } catch {
                 outcome = Self.registryFailure(error)
             }
         case .unregister(let which):
-            if !prior.hasJobLine { resultLog.append(ResultLine.job(job, file: name, receivedAt: receivedAt(name), pns: [], targets: 1)) }
+            if !prior.hasJobLine { resultLog.append(ResultRecord.job(job, file: name, receivedAt: receivedAt(name), pns: [], targets: 1)) }
             do {
                 let (change, hub) = try registrations.removal(which)
                 let what: String
                 if case .id(let id) = which { what = id } else { what = change?.device.id ?? "(by handle)" }
-                resultLog.append(ResultLine.registration(change != nil ? "unregister" : "unregister-not-found", device: what,
+                resultLog.append(ResultRecord.registration(change != nil ? "unregister" : "unregister-not-found", device: what,
                                                          platform: change?.device.platform, tags: nil))
                 outcome = hubOutcome(hub, log: resultLog) ?? .registry(change != nil ? "unregistered \(what)" : "no such device \(what)")
             } catch {
@@ -257,7 +257,7 @@ final class JobRunner: Sendable {
     /// never confirmed fails the job with the reason: the local registry already has it, and
     /// `hub sync` writes it once the hub answers.
     private func hubOutcome(_ outcomes: [InstallationWriter.Outcome], log: ResultLog) -> JobReport.Outcome? {
-        for outcome in outcomes { log.append(outcome.logLine) }
+        for outcome in outcomes { log.append(ResultRecord.hub(outcome)) }
         let failures = outcomes.filter { !$0.ok }.map(\.summary)
         guard !failures.isEmpty else { return nil }
         return .failed(failures.joined(separator: "; ") + "; the local registry has the change, and `pushspool hub sync` writes it to the hub once it answers")
@@ -293,11 +293,11 @@ final class JobRunner: Sendable {
             try? resultLog.close()
             return JobReport(id: job.id, file: name, outcome: outcome)
         case .cancelled:
-            resultLog.append(ResultLine.summary(id: job.id, status: "cancelled", tally: outcome, durationMS: ms, error: nil))
+            resultLog.append(ResultRecord.summary(id: job.id, outcome: outcome, durationMS: ms))
         case .failed(let why):
-            resultLog.append(ResultLine.summary(id: job.id, status: "failed", tally: nil, durationMS: ms, error: why))
+            resultLog.append(ResultRecord.summary(id: job.id, outcome: .failed(why), durationMS: ms))
         default:
-            resultLog.append(ResultLine.summary(id: job.id, status: "done", tally: outcome, durationMS: ms, error: nil))
+            resultLog.append(ResultRecord.summary(id: job.id, outcome: outcome, durationMS: ms))
         }
         do {
             try resultLog.close()
@@ -349,8 +349,8 @@ final class JobRunner: Sendable {
     /// invalid one gets a log of its own and theirs is never touched, so idempotency holds.
     private func quarantine(_ name: String, id: String, error: String, pns: [Platform], file: JobFile?) -> JobReport {
         if let log = env.spool.createResultLog(preferring: id) {
-            log.append(ResultLine.jobLine(id: id, file: name, receivedAt: receivedAt(name), pns: pns, targets: 0))
-            log.append(ResultLine.summary(id: id, status: "failed", tally: nil, durationMS: 0, error: error))
+            log.append(ResultRecord.jobLine(id: id, file: name, receivedAt: receivedAt(name), pns: pns, targets: 0))
+            log.append(ResultRecord.summary(id: id, outcome: .failed(error), durationMS: 0))
             try? log.close()
         }
         if let file, !file.isAt(env.spool.url(.active, name).path) {
@@ -372,8 +372,8 @@ final class JobRunner: Sendable {
         let error = "the file name \"\(raw.escaped)\" \(raw.problem ?? "is unsafe"); the job was not read"
         if let log = spool.createResultLog(preferring: id) {
             let received = FileIO.modificationTime(spool.url(.failed, moved).path).map(Date.init(timeIntervalSince1970:)) ?? Date()
-            log.append(ResultLine.jobLine(id: id, file: moved, receivedAt: received, pns: [], targets: 0))
-            log.append(ResultLine.summary(id: id, status: "failed", tally: nil, durationMS: 0, error: error))
+            log.append(ResultRecord.jobLine(id: id, file: moved, receivedAt: received, pns: [], targets: 0))
+            log.append(ResultRecord.summary(id: id, outcome: .failed(error), durationMS: 0))
             try? log.close()
         }
         return JobReport(id: id, file: moved, outcome: .failed(error))

@@ -40,7 +40,7 @@ final class OutcomeRecorder: Sendable {
         batches = BatchQueue(label: "pushspool.outcomes.\(label)") { batch in
             var bytes: [UInt8] = []
             for e in batch {
-                bytes += ResultLine.delivery(platform: e.platform, provider: e.provider, recipient: e.recipient,
+                bytes += ResultRecord.delivery(platform: e.platform, provider: e.provider, recipient: e.recipient,
                                              outcome: e.outcome, at: e.at)
                 if e.outcome.status == .unregistered, case .device(let device) = e.recipient,
                    case .deviceGone(let since) = e.outcome.result.disposition {

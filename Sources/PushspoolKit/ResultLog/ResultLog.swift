@@ -44,15 +44,8 @@ public final class ResultLog: Sendable {
 
     deinit { state.withLock { FileIO.closeDescriptor($0.fd) } }
 
-    /// Appends one JSON line.
-    public func append(_ line: JSONValue) {
-        // Encoded outside the lock, appended under it once.
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(256)
-        line.write(into: &bytes)
-        bytes.append(0x0A)
-        append(line: bytes)
-    }
+    /// Appends one record (encoded outside the lock, appended under it once).
+    public func append(_ record: ResultRecord) { append(line: record.line()) }
 
     /// Appends one encoded line (ending in a newline): one write(2), under the lock so lines
     /// never interleave. A failure (full disk) is remembered and reported by `close`.
