@@ -49,10 +49,8 @@ public struct JobStatus: Sendable {
             .map { now.timeIntervalSince($0.heartbeat) >= DispatcherPresence.respondingWithin } == true
         if stalled { state = .notResponding }
         let rate = running && !stalled ? progress?.rate : nil
-        let eta: Int? = {
-            guard let p = progress, let t = p.targets, let rate, rate > 0, t > p.finished else { return nil }
-            return Int((Double(t - p.finished) / rate).rounded(.up))
-        }()
+        let eta = progress.flatMap { RateEstimator.secondsLeft(targets: $0.targets, finished: $0.finished, rate: rate) }
+            .map { Int($0.rounded(.up)) }
         return .object([
             ("id", .string(id)), ("file", .string(name)), ("running", .bool(running)), ("state", .string(state.rawValue)),
             ("host", running ? owner.map { .string($0.host) } ?? .null : .null),
