@@ -75,7 +75,9 @@ public final class ResultLog: Sendable {
     /// still holds every line, so they are copied to a new file at the log's path, which is then
     /// written to and locked instead. Without this, a job would finish reporting its deliveries
     /// with its record gone, and a re-drop with the same id would send them all again.
-    /// Returns what happened, for the job's log; nil when the file is where it should be.
+    /// The outcome recorder, which writes the log, calls it after its writes (at most once a
+    /// second), and `close` once more. Returns what happened, for the job's log; nil when the
+    /// file is where it should be.
     @discardableResult
     public func restoreIfDeleted() -> String? {
         state.withLock { s -> String? in
