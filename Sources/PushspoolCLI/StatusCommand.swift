@@ -95,9 +95,9 @@ enum StatusCommand {
         let stem = name.hasSuffix(".json") ? String(name.dropLast(5)) : name
         let base = stem.split(separator: ".").first.map(String.init) ?? stem   // x.1.json was x.json
         func reason(_ candidate: String) -> String? {
-            guard let log = ResultLogContents.read(spool.url(.results, candidate)), log.summaryStatus == "failed" else { return nil }
+            guard let log = ResultLogContents.read(spool.url(.results, candidate)), log.summaryStatus == .failed else { return nil }
             if let file = log.file, file != "\(base).json", file != name { return nil }
-            return log.summaryError
+            return log.summary?.error
         }
         // (A file quarantined for its name has a log under its new name, whatever id it holds.)
         if let found = reason("\(id).jsonl") ?? reason("\(stem).jsonl") { return found }

@@ -36,8 +36,8 @@ enum SubmitCommand {
         // A completed id is never sent again (the run would only report a duplicate): say so now,
         // while the one who asked is still here.
         let log = runtime.spool.resultURL(jobID: id)
-        if !args.has("allow-duplicate"), let status = ResultLogTail.summary(log)?["status"]?.stringValue, status == "done" || status == "cancelled" {
-            throw CLIError(.dataError, "submit: job \(id) already ran (\(status)); its result log is \(log.path). "
+        if !args.has("allow-duplicate"), let status = ResultLogTail.summary(log)?.status, status.isComplete {
+            throw CLIError(.dataError, "submit: job \(id) already ran (\(status.rawValue)); its result log is \(log.path). "
                 + "An id is sent once: give another --id, or --allow-duplicate to drop it anyway (the run reports it a duplicate and sends nothing)")
         }
         do {

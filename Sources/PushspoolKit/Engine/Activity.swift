@@ -1,4 +1,5 @@
 import Foundation
+import PushspoolCore
 import Synchronization
 
 /// The send jobs running in this dispatcher and how far each has got: what the live progress
@@ -14,57 +15,46 @@ public final class Activity: Sendable {
         public var finishedThisRun: Int
         public var started: Date
         public var spreadOverSeconds: Int?
-        public var state: String = "running"
+        public var state = JobState.running
 
         /// Targets per second over the last few seconds (nil until there is a second of data).
         public var rate: Double?
 
-        public var eta: Double? {
-            guard let targets, let rate, rate > 0, targets > finished else { return nil }
-            return Double(targets - finished) / rate
-        }
+        public var eta: Double? { RateEstimator.secondsLeft(targets: targets, finished: finished, rate: rate) }
     }
 
     private struct Entry {
         var progress: Progress
         var read: @Sendable () -> (finished: Int, failed: Int)
-        /// (time, finished) samples, oldest first, for the recent rate.
-        var samples: [(Double, Int)] = []
+        /// The rate over the last 10 s, from the job's start until then.
+        var rate = RateEstimator(window: 10, minimumSpan: 1)
     }
     private let entries = Mutex<[String: Entry]>([:])
 
     public init() {}
 
     func begin(_ progress: Progress, read: @escaping @Sendable () -> (finished: Int, failed: Int)) {
-        entries.withLock { $0[progress.id] = Entry(progress: progress, read: read) }
-    }
-
-    func mark(_ id: String, state: String) {
-        entries.withLock { $0[id]?.progress.state = state }
+        var entry = Entry(progress: progress, read: read)
+        entry.rate.sample(at: progress.started.timeIntervalSince1970, count: progress.finished)
+        entries.withLock { $0[progress.id] = entry }
     }
 
     func end(_ id: String) {
         entries.withLock { _ = $0.removeValue(forKey: id) }
     }
 
-    /// Each running job's progress now, by id. The rate is over the last 10 s (or since start).
+    /// Each running job's progress now, by id. The rate is over the last 10 s (or since start,
+    /// which `begin` sampled).
     public func snapshot(now: Date = Date()) -> [Progress] {
         entries.withLock { entries -> [Progress] in
             var out: [Progress] = []
             for (id, var e) in entries {
                 let (finished, failed) = e.read()
-                let t = now.timeIntervalSince1970
-                let before = e.progress.finished
-                e.progress.finishedThisRun += finished - before
+                e.progress.finishedThisRun += finished - e.progress.finished
                 e.progress.finished = finished
                 e.progress.failed = failed
-                e.samples.append((t, finished))
-                while let first = e.samples.first, t - first.0 > 10, e.samples.count > 2 { e.samples.removeFirst() }
-                if let first = e.samples.first, t - first.0 >= 1 {
-                    e.progress.rate = Double(finished - first.1) / (t - first.0)
-                } else if now.timeIntervalSince(e.progress.started) >= 1 {
-                    e.progress.rate = Double(e.progress.finishedThisRun) / now.timeIntervalSince(e.progress.started)
-                }
+                e.rate.sample(at: now.timeIntervalSince1970, count: finished)
+                if let rate = e.rate.rate { e.progress.rate = rate }
                 entries[id] = e
                 out.append(e.progress)
             }

@@ -83,18 +83,6 @@ public final class InstallationWriter: Sendable {
 }
 
 extension InstallationWriter.Outcome {
-    /// The result-log line of this hub write (`{"type":"hub", "action", "installation", …}`).
-    var logLine: JSONValue {
-        let action: String
-        if case .put = change { action = "put" } else { action = "delete" }
-        return .object([
-            ("type", "hub"), ("provider", .string(store)), ("action", .string(action)),
-            ("installation", .string(change.installationID)), ("status", .string(ok ? "done" : "failed")),
-            ("attempts", .int(Int64(attempts))), ("code", result.code.map(JSONValue.string) ?? .null),
-            ("reason", result.reason.map(JSONValue.string) ?? .null), ("at", .string(Timestamp.rfc3339(Date()))),
-        ])
-    }
-
     /// One line for people: `hub put alice-iphone: failed after 6 attempts (503: hub error)`.
     public var summary: String {
         let action: String

@@ -13,12 +13,8 @@ struct JobCompletion: Sendable {
         case .interrupted, .paused:
             try? log.close()
             return held.report(outcome)
-        case .cancelled:
-            log.append(ResultLine.summary(id: id, status: "cancelled", tally: outcome, durationMS: ms, error: nil))
-        case .failed(let why):
-            log.append(ResultLine.summary(id: id, status: "failed", tally: nil, durationMS: ms, error: why))
         default:
-            log.append(ResultLine.summary(id: id, status: "done", tally: outcome, durationMS: ms, error: nil))
+            log.append(ResultRecord.summary(id: id, outcome: outcome, durationMS: ms))
         }
         do {
             try log.close()

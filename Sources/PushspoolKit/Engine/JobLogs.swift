@@ -80,8 +80,8 @@ extension JobDecision.PriorLog {
         let thisFile = contents.file == name
         switch contents.summaryStatus {
         case nil: self = !contents.hasJobLine ? .none : thisFile ? .unfinishedThisFile : .unfinishedOtherFile
-        case "done"?: self = thisFile ? .doneThisFile : .doneOtherFile
-        case "cancelled"?: self = thisFile ? .cancelledThisFile : .cancelledOtherFile
+        case .done?: self = thisFile ? .doneThisFile : .doneOtherFile
+        case .cancelled?: self = thisFile ? .cancelledThisFile : .cancelledOtherFile
         case _?: self = .failed
         }
     }

@@ -13,8 +13,8 @@ struct JobQuarantine: Sendable {
     func quarantine(_ name: String, id: String, error: String, pns: [Platform], file: JobFile?) -> JobReport {
         let activePath = spool.url(.active, name).path
         if let log = spool.createResultLog(preferring: id) {
-            log.append(ResultLine.jobLine(id: id, file: name, receivedAt: HeldJob.receivedAt(activePath), pns: pns, targets: 0))
-            log.append(ResultLine.summary(id: id, status: "failed", tally: nil, durationMS: 0, error: error))
+            log.append(ResultRecord.jobLine(id: id, file: name, receivedAt: HeldJob.receivedAt(activePath), pns: pns, targets: 0))
+            log.append(ResultRecord.summary(id: id, outcome: .failed(error), durationMS: 0))
             try? log.close()
         }
         if let file, !file.isAt(activePath) {
@@ -53,8 +53,8 @@ struct JobQuarantine: Sendable {
         let error = "the file name \"\(raw.escaped)\" \(raw.problem ?? "is unsafe"); the job was not read"
         if let log = spool.createResultLog(preferring: id) {
             let received = FileIO.modificationTime(spool.url(.failed, moved).path).map(Date.init(timeIntervalSince1970:)) ?? Date()
-            log.append(ResultLine.jobLine(id: id, file: moved, receivedAt: received, pns: [], targets: 0))
-            log.append(ResultLine.summary(id: id, status: "failed", tally: nil, durationMS: 0, error: error))
+            log.append(ResultRecord.jobLine(id: id, file: moved, receivedAt: received, pns: [], targets: 0))
+            log.append(ResultRecord.summary(id: id, outcome: .failed(error), durationMS: 0))
             try? log.close()
         }
         return JobReport(id: id, file: moved, outcome: .failed(error))

@@ -23,8 +23,9 @@ public struct JobStatus: Sendable {
     public func active(name: String, now: Date = Date()) -> JSONValue {
         // A live dispatcher holds the job file's lock; a free one waits for the next run.
         // Asked first: whatever is read next, this must describe now.
-        var running = false
-        do { _ = try JobFile(path: spool.url(.active, name).path) } catch { running = error == .busy }
+        // Only asked, never taken: a status that locked the file, even for a moment, could make
+        // a dispatcher's orphan scan find the job busy and pass it by.
+        var running = JobFile.isHeld(spool.url(.active, name).path)
         // On a spool shared by several hosts (NFS), a job running on another one may show
         // no lock here: its owner record, refreshed within the lease, says so.
         let owner = owners.read(name)?.record
@@ -41,25 +42,17 @@ public struct JobStatus: Sendable {
                                           failed: log.failed, unregistered: log.unregistered, updatedAt: now)
         }
         // What an operator asked of it, and whether a dispatcher has acted on it yet.
-        var state: String = switch (controls.request(for: id), running) {
-        case (.cancel?, _): "cancelling"
-        case (.pause?, true): "pausing"
-        case (.pause?, false): "paused"
-        case (nil, true): "running"
-        case (nil, false): "waiting to resume"
-        }
+        var state = JobState(request: controls.request(for: id), running: running)
         // A held lock says the owner's process exists, not that it works (SIGSTOP, a stall):
         // its dispatcher's heartbeat says that. A stalled job shows no rate, whatever its last checkpoint said.
         let stalled = running && owner.flatMap { dispatchers.read("\($0.instance).json")?.record }
             .map { now.timeIntervalSince($0.heartbeat) >= DispatcherPresence.respondingWithin } == true
-        if stalled { state = "not responding" }
+        if stalled { state = .notResponding }
         let rate = running && !stalled ? progress?.rate : nil
-        let eta: Int? = {
-            guard let p = progress, let t = p.targets, let rate, rate > 0, t > p.finished else { return nil }
-            return Int((Double(t - p.finished) / rate).rounded(.up))
-        }()
+        let eta = progress.flatMap { RateEstimator.secondsLeft(targets: $0.targets, finished: $0.finished, rate: rate) }
+            .map { Int($0.rounded(.up)) }
         return .object([
-            ("id", .string(id)), ("file", .string(name)), ("running", .bool(running)), ("state", .string(state)),
+            ("id", .string(id)), ("file", .string(name)), ("running", .bool(running)), ("state", .string(state.rawValue)),
             ("host", running ? owner.map { .string($0.host) } ?? .null : .null),
             ("rate_per_s", rate.map { .int(Int64($0.rounded())) } ?? .null),
             ("eta_s", eta.map { .int(Int64($0)) } ?? .null),
@@ -86,11 +79,7 @@ public struct JobStatus: Sendable {
         }
         let log = spool.resultURL(jobID: id)
         if let summary = ResultLogTail.summary(log) {
-            var pairs: [(String, JSONValue)] = [("id", .string(id)), ("running", false), ("state", summary["status"] ?? .null)]
-            if case .object(let fields) = summary {
-                pairs += fields.filter { !["type", "id", "status"].contains($0.0) }
-            }
-            return .object(pairs)
+            return .object([("id", .string(id)), ("running", false), ("state", .string(JobState(summary.status).rawValue))] + summary.fields)
         }
         // Started under another file name: the log's job line names the file.
         if let file = ResultLogTail.jobFile(log), FileManager.default.fileExists(atPath: spool.url(.active, file).path) {
@@ -105,12 +94,12 @@ public struct JobStatus: Sendable {
            case .send(let send) = job.kind {
             notBefore = send.notBefore
         }
-        let state = switch controls.request(for: id) {
-        case .cancel?: "cancelling"
-        case .pause?: "paused"
-        case nil: notBefore.map { $0 > now } ?? false ? "scheduled" : "waiting"
+        let state: JobState = switch controls.request(for: id) {
+        case .cancel?: .cancelling
+        case .pause?: .paused
+        case nil: notBefore.map { $0 > now } ?? false ? .scheduled : .waiting
         }
-        return .object([("id", .string(id)), ("file", .string(name)), ("running", false), ("state", .string(state)),
+        return .object([("id", .string(id)), ("file", .string(name)), ("running", false), ("state", .string(state.rawValue)),
                         ("not_before", notBefore.map { .string(Timestamp.rfc3339($0)) } ?? .null)])
     }
 
@@ -125,32 +114,5 @@ public struct JobStatus: Sendable {
     public static func jobID(_ spool: Spool, _ folder: Spool.Folder, _ name: String) -> String {
         JobFile.peek(spool.url(folder, name).path).flatMap { try? JobParser.parse($0, fileName: name).id }
             ?? JobRunner.fallbackID(for: name)
-    }
-}
-
-/// The two ends of a result log that status needs, read without reading what lies between (a
-/// million-device job's log is about 200 MB).
-package enum ResultLogTail {
-    /// The summary line, if the log has ended: the last line, found in the last 64 KiB.
-    package static func summary(_ url: URL) -> JSONValue? {
-        guard let handle = FileHandle(forReadingAtPath: url.path) else { return nil }
-        defer { try? handle.close() }
-        guard let size = try? handle.seekToEnd(), size > 0 else { return nil }
-        try? handle.seek(toOffset: size > 65536 ? size - 65536 : 0)
-        guard let data = try? handle.readToEnd() else { return nil }
-        for line in data.split(separator: 0x0A).reversed() {
-            guard let v = try? JSONParser.parse(Array(line)) else { continue }
-            return v["type"]?.stringValue == "summary" ? v : nil
-        }
-        return nil
-    }
-
-    /// The job file's name from the job line (the first line).
-    static func jobFile(_ url: URL) -> String? {
-        guard let handle = FileHandle(forReadingAtPath: url.path) else { return nil }
-        defer { try? handle.close() }
-        guard let data = try? handle.read(upToCount: 16384), let nl = data.firstIndex(of: 0x0A),
-              let v = try? JSONParser.parse(Array(data[..<nl])), v["type"]?.stringValue == "job" else { return nil }
-        return v["file"]?.stringValue
     }
 }

@@ -108,8 +108,8 @@ public struct JobSteering: Sendable {
                 if Identifier.jobKey(own) == key { return (folder, name, own) }
             }
         }
-        if let summary = ResultLogTail.summary(spool.resultURL(jobID: id)), let status = summary["status"]?.stringValue {
-            throw Failure(kind: .conflict, description: "job \(id) has already ended (\(status)); see \(spool.resultURL(jobID: id).path)")
+        if let summary = ResultLogTail.summary(spool.resultURL(jobID: id)) {
+            throw Failure(kind: .conflict, description: "job \(id) has already ended (\(summary.status.rawValue)); see \(spool.resultURL(jobID: id).path)")
         }
         throw Failure(kind: .unknown, description: "no job with id \(id) is waiting in incoming/ or running in active/ of \(spool.root.path)")
     }

@@ -11,8 +11,10 @@ import Synchronization
 /// appends them to the result log with one `write(2)`, and only then runs each target's `then`
 /// (counts, metrics, the worker-pool slot's release). A line is never held back while its slot
 /// goes to a new request, so after a crash only requests that were in flight are sent again.
-/// Devices the services report gone are handed to a `RegistryPruner`, which deletes them in
+/// Devices the outcome says to remove (`TargetOutcome.pruning`) go to a `RegistryPruner`, which deletes them in
 /// batches on its own queue: a registry busy for seconds delays the prunes, not the sends.
+/// The recorder also keeps the log where it belongs: at most every `restoreEvery` seconds, after
+/// a write, it puts a deleted log (an `rm -rf results/`) back from the open file.
 final class OutcomeRecorder: Sendable {
     struct Entry: Sendable {
         var platform: Platform
@@ -33,21 +35,31 @@ final class OutcomeRecorder: Sendable {
     }
     private let written: Written
 
-    /// `start`: the log's end now, and the deliveries it holds.
-    init(log: ResultLog, pruner: RegistryPruner, label: String, start: LogPosition) {
+    /// `start`: the log's end now, and the deliveries it holds. `events`: where a restored log
+    /// is reported.
+    init(log: ResultLog, events: Log, pruner: RegistryPruner, label: String, start: LogPosition, restoreEvery: Double = 1) {
         let written = Written(start)
         self.written = written
+        // When the log was last looked for (uptime ns): a stat per second, not per write.
+        let lookedFor = Mutex<UInt64>(DispatchTime.now().uptimeNanoseconds)
+        let interval = UInt64(restoreEvery * 1e9)
         batches = BatchQueue(label: "pushspool.outcomes.\(label)") { batch in
             var bytes: [UInt8] = []
             for e in batch {
-                bytes += ResultLine.delivery(platform: e.platform, provider: e.provider, recipient: e.recipient,
+                bytes += ResultRecord.delivery(platform: e.platform, provider: e.provider, recipient: e.recipient,
                                              outcome: e.outcome, at: e.at)
-                if e.outcome.status == .unregistered, case .device(let device) = e.recipient,
-                   case .deviceGone(let since) = e.outcome.result.disposition {
-                    pruner.remove(GoneDevice(id: device.id, handle: device.handle, since: since.map { Date(timeIntervalSince1970: $0) }))
-                }
+                if let gone = e.outcome.pruning(e.recipient) { pruner.remove(gone) }
             }
             log.append(line: bytes)
+            let now = DispatchTime.now().uptimeNanoseconds
+            let due = lookedFor.withLock { t -> Bool in
+                guard now &- t >= interval else { return false }
+                t = now
+                return true
+            }
+            if due, let restored = log.restoreIfDeleted() {
+                events.warning("job \(label): \(restored)")
+            }
             if log.failure == nil {
                 written.position.withLock { p in
                     p.offset += Int64(bytes.count)

@@ -11,7 +11,7 @@ struct RegistrationExecutor: Sendable {
         do {
             let change = try registrations.register(registration, now: Date())
             let device = change.device
-            log.append(ResultLine.registration("register", device: device.id, platform: device.platform, tags: device.tags))
+            log.append(ResultRecord.registration("register", device: device.id, platform: device.platform, tags: device.tags))
             return hubOutcome(change.hub, log: log)
                 ?? .registry("registered \(device.id) (\(device.platform.rawValue), \(device.tags.count) tags)")
         } catch {
@@ -25,7 +25,7 @@ struct RegistrationExecutor: Sendable {
             let (change, hub) = try registrations.removal(which)
             let what: String
             if case .id(let id) = which { what = id } else { what = change?.device.id ?? "(by handle)" }
-            log.append(ResultLine.registration(change != nil ? "unregister" : "unregister-not-found", device: what,
+            log.append(ResultRecord.registration(change != nil ? "unregister" : "unregister-not-found", device: what,
                                                platform: change?.device.platform, tags: nil))
             return hubOutcome(hub, log: log) ?? .registry(change != nil ? "unregistered \(what)" : "no such device \(what)")
         } catch {
@@ -36,7 +36,7 @@ struct RegistrationExecutor: Sendable {
     /// The job line on a first run; a cancelled change ends here, unapplied (its log names no platform).
     private func begin(_ held: HeldJob, log: ResultLog, pns: [Platform], writeJobLine: Bool, cancel: Bool) -> JobReport.Outcome? {
         if writeJobLine {
-            log.append(ResultLine.job(held.job, file: held.name, receivedAt: held.receivedAt, pns: cancel ? [] : pns, targets: 1))
+            log.append(ResultRecord.job(held.job, file: held.name, receivedAt: held.receivedAt, pns: cancel ? [] : pns, targets: 1))
         }
         return cancel ? .cancelled(delivered: 0, failed: 0, unregistered: 0, retries: 0, notSent: 1, durationMS: 0) : nil
     }
@@ -45,7 +45,7 @@ struct RegistrationExecutor: Sendable {
     /// never confirmed fails the job with the reason: the local registry already has it, and
     /// `hub sync` writes it once the hub answers.
     private func hubOutcome(_ outcomes: [InstallationWriter.Outcome], log: ResultLog) -> JobReport.Outcome? {
-        for outcome in outcomes { log.append(outcome.logLine) }
+        for outcome in outcomes { log.append(ResultRecord.hub(outcome)) }
         let failures = outcomes.filter { !$0.ok }.map(\.summary)
         guard !failures.isEmpty else { return nil }
         return .failed(failures.joined(separator: "; ") + "; the local registry has the change, and `pushspool hub sync` writes it to the hub once it answers")

@@ -72,25 +72,20 @@ package final class RunMonitor: Sendable {
 
     private func drawProgress() {
         board.draw(activity.snapshot().map { p in
-            var state = p.state
-            switch controls.request(for: p.id) {
-            case .cancel?: state = "cancelling"
-            case .pause?: state = "pausing"
-            case nil: break
-            }
-            return Self.line(p, state: state)
+            let request = controls.request(for: p.id)
+            return Self.line(p, state: request == nil ? p.state : JobState(request: request, running: true))
         })
     }
 
     /// `job spring-sale: 12034 / 50000 (24%), 812/s, 47 s left, 3 failed, paced over 600 s`
-    static func line(_ p: Activity.Progress, state: String = "running") -> String {
+    static func line(_ p: Activity.Progress, state: JobState = .running) -> String {
         var line = "job \(p.id): \(p.finished)"
         if let t = p.targets, t > 0 { line += " / \(t) (\(min(100, p.finished * 100 / t))%)" }
         if let rate = p.rate { line += ", \(Int(rate.rounded()))/s" }
         if let eta = p.eta { line += ", \(Self.duration(eta)) left" }
         if p.failed > 0 { line += ", \(p.failed) failed" }
         if let spread = p.spreadOverSeconds { line += ", paced over \(Self.duration(Double(spread)))" }
-        if state != "running" { line += " [\(state)]" }
+        if state != .running { line += " [\(state.rawValue)]" }
         return line
     }
 

@@ -20,7 +20,7 @@ struct SendExecutor: Sendable {
                 return .interrupted(.registry(RegistryError.detail(error)))
             }
             targets = count
-            log.append(ResultLine.job(held.job, file: held.name, receivedAt: held.receivedAt, pns: send.platforms, targets: count))
+            log.append(ResultRecord.job(held.job, file: held.name, receivedAt: held.receivedAt, pns: send.platforms, targets: count))
         }
         let progress = ProgressCheckpoint.url(in: env.spool, jobID: held.job.id)
         // A job taken over by another host stops producing targets, as on a stop.

@@ -60,7 +60,7 @@ struct SendRun {
         }
         defer { activity?.end(jobID) }
         let pruner = RegistryPruner(registry: env.registry, log: env.log, jobID: job.id)
-        let recorder = OutcomeRecorder(log: log, pruner: pruner, label: job.id,
+        let recorder = OutcomeRecorder(log: log, events: env.log, pruner: pruner, label: job.id,
                                        start: LogPosition(offset: runStart, delivered: prior.delivered, failed: prior.failed,
                                                           unregistered: prior.unregistered, retries: prior.retries))
         let location = env.registry.location
@@ -194,8 +194,8 @@ struct SendRun {
     final class Checkpoints: @unchecked Sendable {   // the timer is only touched in init and stop
         private let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
         private let stopped = Mutex(false)
-        /// The previous sample (time, finished), for the rate over the last second or so.
-        private let last = Mutex<(Double, Int)?>(nil)
+        /// The rate since the previous checkpoint (about a second).
+        private let rate = Mutex(RateEstimator(window: 0, minimumSpan: 0.2))
 
         /// `resume`: the run's resume point and its registry's location, written with each checkpoint.
         init(run: SendRun, tally: Tally, resume: @escaping @Sendable () -> (ResumePoint, String)?) {
@@ -205,12 +205,8 @@ struct SendRun {
                     guard !done else { return }
                     let now = Date().timeIntervalSince1970
                     let finished = tally.counts.withLock { $0.delivered + $0.failed + $0.unregistered }
-                    let rate = last.withLock { l -> Double? in
-                        defer { l = (now, finished) }
-                        guard let (t, n) = l, now - t > 0.2 else { return nil }
-                        return Double(finished - n) / (now - t)
-                    }
-                    run.writeCheckpoint(tally, rate: rate, resume: resume())
+                    let perSecond = rate.withLock { $0.sample(at: now, count: finished); return $0.rate }
+                    run.writeCheckpoint(tally, rate: perSecond, resume: resume())
                 }
             }
             timer.resume()
@@ -223,8 +219,6 @@ struct SendRun {
     }
 
     func writeCheckpoint(_ tally: Tally, rate: Double?, resume: (ResumePoint, String)?) {
-        // Once a second is also when a deleted result log (an `rm -rf results/`) is put back.
-        if let restored = log.restoreIfDeleted() { env.log.warning("job \(job.id): \(restored)") }
         let c = tally.counts.withLock { $0 }
         ProgressCheckpoint(targets: progress.targets, finished: c.delivered + c.failed + c.unregistered,
                            delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, updatedAt: Date(),

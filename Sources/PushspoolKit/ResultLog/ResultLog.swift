@@ -44,15 +44,8 @@ public final class ResultLog: Sendable {
 
     deinit { state.withLock { FileIO.closeDescriptor($0.fd) } }
 
-    /// Appends one JSON line.
-    public func append(_ line: JSONValue) {
-        // Encoded outside the lock, appended under it once.
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(256)
-        line.write(into: &bytes)
-        bytes.append(0x0A)
-        append(line: bytes)
-    }
+    /// Appends one record (encoded outside the lock, appended under it once).
+    public func append(_ record: ResultRecord) { append(line: record.line()) }
 
     /// Appends one encoded line (ending in a newline): one write(2), under the lock so lines
     /// never interleave. A failure (full disk) is remembered and reported by `close`.
@@ -82,7 +75,9 @@ public final class ResultLog: Sendable {
     /// still holds every line, so they are copied to a new file at the log's path, which is then
     /// written to and locked instead. Without this, a job would finish reporting its deliveries
     /// with its record gone, and a re-drop with the same id would send them all again.
-    /// Returns what happened, for the job's log; nil when the file is where it should be.
+    /// The outcome recorder, which writes the log, calls it after its writes (at most once a
+    /// second), and `close` once more. Returns what happened, for the job's log; nil when the
+    /// file is where it should be.
     @discardableResult
     public func restoreIfDeleted() -> String? {
         state.withLock { s -> String? in

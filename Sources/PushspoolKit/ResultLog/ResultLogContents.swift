@@ -7,8 +7,9 @@ public struct ResultLogContents: Sendable {
     /// From the job line: the job file's name and the targets planned.
     public var file: String?
     public var targets: Int?
-    public var summaryStatus: String?
-    public var summaryError: String?
+    /// The summary line, once the job has ended.
+    public var summary: ResultRecord.Summary?
+    public var summaryStatus: SummaryStatus? { summary?.status }
     /// Every target already final (a resume skips them).
     public var finished = FinishedTargets()
     public var delivered = 0, failed = 0, unregistered = 0, retries = 0
@@ -75,30 +76,27 @@ public struct ResultLogContents: Sendable {
     }
 
     mutating func absorb(_ line: [UInt8], count: Bool = true) {
-        guard let v = try? JSONParser.parse(line), let type = v["type"]?.stringValue else { return }
-        switch type {
-        case "job":
+        switch ResultRecord(line: line) {
+        case .job(let j)?:
             hasJobLine = true
-            file = v["file"]?.stringValue
-            if case .int(let n)? = v["targets"] { targets = Int(n) }
-        case "summary":
-            summaryStatus = v["status"]?.stringValue
-            summaryError = v["error"]?.stringValue
-        case "delivery":
-            guard let platform = v["platform"]?.stringValue else { return }
-            if let device = v["device"]?.stringValue {
-                finished.insert(platform: platform, device: device)
-            } else {
-                finished.insert(platform: platform, hubTags: v["tags"]?.stringValue ?? "")
+            file = j.file
+            targets = j.targets
+        case .summary(let s)?:
+            summary = s
+        case .delivery(let d)?:
+            switch d.target {
+            case .device(let id): finished.insert(platform: d.platform.rawValue, device: id)
+            case .tags(let tags): finished.insert(platform: d.platform.rawValue, hubTags: tags ?? "")
             }
             guard count else { return }
-            switch v["status"]?.stringValue {
-            case "delivered": delivered += 1
-            case "unregistered": unregistered += 1
-            default: failed += 1
+            switch d.status {
+            case .delivered: delivered += 1
+            case .unregistered: unregistered += 1
+            case .failed: failed += 1
             }
-            if case .int(let a) = v["attempts"] ?? .null, a > 1 { retries += Int(a) - 1 }
-        default: return
+            retries += max(0, d.attempts - 1)
+        case .registration?, .hub?, nil:
+            return
         }
     }
 }

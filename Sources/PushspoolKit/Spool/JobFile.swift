@@ -64,6 +64,8 @@ final class JobFile {
         return flock(fd, LOCK_EX | LOCK_NB) != 0 && errno == EWOULDBLOCK
     }
 
+    static func isHeld(_ path: String) -> Bool { isHeld(path.utf8CString.map { $0 }) }
+
     /// Reads a job file that nobody needs to lock yet (a `not_before` peek in `incoming/`,
     /// `status`): nil when it is gone, not a regular file, or unreadable.
     static func peek(_ path: String, limit: Int = 16 << 20) -> [UInt8]? {

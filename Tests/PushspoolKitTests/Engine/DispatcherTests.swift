@@ -20,13 +20,12 @@ import PushspoolCore
         let reports = h.runOnce(provider)
         #expect(reports.map(\.id) == ["t1"])
         #expect(h.list(.done) == ["t.json"])
-        let lines = h.resultLines("t1")
-        #expect(lines.first?["type"] as? String == "job")
-        #expect(lines.first?["targets"] as? Int == 3)
-        #expect(lines.first?["pns"] as? [String] == ["apns", "fcm", "wns"])
-        #expect(Set(h.deliveries("t1").compactMap { $0["device"] as? String }) == ["alice-iphone", "alice-pixel", "alice-pc"])
-        #expect(h.summary("t1")?["delivered"] as? Int == 3)
-        #expect(h.summary("t1")?["status"] as? String == "done")
+        let job = h.records("t1").first?.asJob
+        #expect(job?.targets == 3)
+        #expect(job?.pns == ["apns", "fcm", "wns"])
+        #expect(Set(h.deliveries("t1").compactMap(\.device)) == ["alice-iphone", "alice-pixel", "alice-pc"])
+        #expect(h.summary("t1")?.delivered == 3)
+        #expect(h.summary("t1")?.status == .done)
         #expect(provider.requests.count == 3)
     }
 
@@ -40,13 +39,13 @@ import PushspoolCore
             return ProviderResult(.delivered, code: "200")
         }
         h.runOnce(provider)
-        #expect(h.summary("p")?["unregistered"] as? Int == 1)
-        #expect(h.summary("p")?["delivered"] as? Int == 2)
+        #expect(h.summary("p")?.unregistered == 1)
+        #expect(h.summary("p")?.delivered == 2)
         #expect(try h.registry.device(id: "bob-iphone") == nil)
         #expect(try h.registry.device(id: "alice-iphone") != nil)
-        let bob = h.deliveries("p").first { $0["device"] as? String == "bob-iphone" }
-        #expect(bob?["status"] as? String == "unregistered")
-        #expect(bob?["reason"] as? String == "Unregistered")
+        let bob = h.deliveries("p").first { $0.device == "bob-iphone" }
+        #expect(bob?.status == .unregistered)
+        #expect(bob?.reason == "Unregistered")
     }
 
     /// Prunes run on a queue of their own, batched: while another process holds the registry's
@@ -80,7 +79,7 @@ import PushspoolCore
         try holder.execute("COMMIT")
         holder.close()
         #expect(finished.wait(timeout: .now() + 10) == .success)
-        #expect(h.summary("busy")?["unregistered"] as? Int == 20)
+        #expect(h.summary("busy")?.unregistered == 20)
         #expect(try h.registry.count(platforms: [.fcm], matching: nil) == 20)
     }
 
@@ -153,14 +152,14 @@ import PushspoolCore
         try h.drop("bad.json", #"{"to_tag":"username:bob","pns":["apnz"],"message":"x"}"#)
         let reports = h.runOnce(ScriptedProvider())
         #expect(h.list(.failed) == ["bad.json"])
-        #expect(h.summary("bad")?["status"] as? String == "failed")
-        #expect((h.summary("bad")?["error"] as? String)?.contains("pns[0]: unknown platform \"apnz\"") == true)
+        #expect(h.summary("bad")?.status == .failed)
+        #expect(h.summary("bad")?.error?.contains("pns[0]: unknown platform \"apnz\"") == true)
         if case .failed = reports.first?.outcome {} else { Issue.record("expected a failed report") }
         try h.drop("bad.json", #"{"to_tag":"username:bob","pns":["apns"],"message":"x"}"#)
         let provider = ScriptedProvider()
         h.runOnce(provider)
         #expect(provider.requests.count == 1)
-        #expect(h.summary("bad")?["status"] as? String == "done")
+        #expect(h.summary("bad")?.status == .done)
     }
 
     @Test("not_before holds a job in incoming/ until its time; past times run at once")
@@ -214,11 +213,10 @@ import PushspoolCore
         h.runOnce(provider)
         #expect(Set(provider.attemptsByRecipient.keys) == ["apns|bob-iphone", "wns|alice-pc"])
         #expect(h.list(.done) == ["r.json"])
-        let lines = h.resultLines("r")
-        #expect(lines.filter { $0["type"] as? String == "job" }.count == 1)
+        #expect(h.records("r").compactMap(\.asJob).count == 1)
         #expect(h.deliveries("r").count == 3)
-        #expect(h.summary("r")?["delivered"] as? Int == 3)
-        #expect(h.summary("r")?["retries"] as? Int == 1)
+        #expect(h.summary("r")?.delivered == 3)
+        #expect(h.summary("r")?.retries == 1)
     }
 
     @Test("two dispatchers on one spool process every job exactly once")
@@ -246,7 +244,7 @@ import PushspoolCore
         try h.drop("unreg.json", #"{"kind":"unregister","id":"new-phone"}"#)
         h.runOnce(ScriptedProvider())
         #expect(try h.registry.device(id: "new-phone") == nil)
-        #expect(h.resultLines("unreg").contains { $0["type"] as? String == "registration" && $0["action"] as? String == "unregister" })
+        #expect(h.records("unreg").contains { $0.asRegistration?.action == "unregister" })
         #expect(h.list(.done).sorted() == ["reg.json", "unreg.json"])
     }
 
@@ -260,7 +258,7 @@ import PushspoolCore
         #expect(hub.requests.allSatisfy { $0.recipient == .hub(.expression(try! TagExpression.parse("a && !b"), source: "a && !b")) })
         let lines = h.deliveries("hub")
         #expect(lines.count == 2)
-        #expect(lines.allSatisfy { $0["tags"] as? String == "a && !b" && $0["provider"] as? String == "azure" && $0["device"] == nil })
+        #expect(lines.allSatisfy { $0.target == .tags("a && !b") && $0.provider == "azure" })
     }
 }
 

@@ -151,7 +151,7 @@ final class FakeSeconds: @unchecked Sendable {
         p.rate = nil
         p.failed = 0
         p.spreadOverSeconds = nil
-        #expect(RunMonitor.line(p, state: "cancelling") == "job sale: 12034 / 50000 (24%) [cancelling]")
+        #expect(RunMonitor.line(p, state: .cancelling) == "job sale: 12034 / 50000 (24%) [cancelling]")
     }
 
     @Test func activityRateIsOverRecentSamples() {

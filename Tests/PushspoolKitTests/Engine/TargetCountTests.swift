@@ -23,6 +23,6 @@ import PushspoolCore
         }
         #expect(detail.contains("no such table"))
         #expect(h.list(.active) == ["c.json"])
-        #expect(!h.resultLines("c1").contains { $0["type"] as? String == "job" }, "a job line announced targets the registry never counted")
+        #expect(!h.records("c1").contains { if case .job = $0 { true } else { false } }, "a job line announced targets the registry never counted")
     }
 }

@@ -61,7 +61,7 @@ import PushspoolCore
         try h.drop("bad.json", #"{"kind":"unregister","id":"a/b"}"#)
         h.runOnce(ScriptedProvider())
         #expect(try h.registry.device(id: "my phone") != nil)
-        #expect(h.summary("bad")?["error"] as? String == #"id: must not contain "/" (ids appear in URL paths)"#)
+        #expect(h.summary("bad")?.error == #"id: must not contain "/" (ids appear in URL paths)"#)
         try h.drop("unreg.json", #"{"kind":"unregister","id":"my phone"}"#)
         h.runOnce(ScriptedProvider())
         #expect(try h.registry.device(id: "my phone") == nil)

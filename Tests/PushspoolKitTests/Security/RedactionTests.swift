@@ -38,7 +38,7 @@ struct RedactionTests {
         for s in ["wns-Secret-123", "hubKey-456=", "Pg-Pass-789"] { #expect(!shown.contains(s), "\(shown)") }
         #expect(shown.contains("postgresql://u:***@db/push"))
         #expect(CLIError(.config, text).description == shown)
-        let summary = ResultLine.summary(id: "j", status: "failed", tally: nil, durationMS: 0, error: text).encodedString
+        let summary = String(decoding: ResultRecord.summary(id: "j", outcome: .failed(text), durationMS: 0).line(), as: UTF8.self)
         #expect(!summary.contains("wns-Secret-123") && !summary.contains("Pg-Pass-789"), "\(summary)")
     }
 

@@ -53,9 +53,9 @@ final class EngineHarness {
         return reports.all
     }
 
-    func resultLines(_ id: String) -> [[String: Any]] { dir.jsonLines("spool/results/\(id).jsonl") }
-    func summary(_ id: String) -> [String: Any]? { resultLines(id).last { $0["type"] as? String == "summary" } }
-    func deliveries(_ id: String) -> [[String: Any]] { resultLines(id).filter { $0["type"] as? String == "delivery" } }
+    func records(_ id: String) -> [ResultRecord] { dir.records("spool/results/\(id).jsonl") }
+    func summary(_ id: String) -> ResultRecord.Summary? { records(id).compactMap(\.asSummary).last }
+    func deliveries(_ id: String) -> [ResultRecord.Delivery] { records(id).compactMap(\.asDelivery) }
     func list(_ folder: Spool.Folder) -> [String] { spool.jobs(in: folder) }
 }
 

@@ -52,8 +52,8 @@ struct WebPushIntegrationTests {
             try FileManager.default.moveItem(atPath: dir.path("spool/tmp/\(id).json"), toPath: dir.path("spool/incoming/\(id).json"))
         }
 
-        func deliveries(_ job: String) -> [[String: Any]] {
-            dir.jsonLines("spool/results/\(job).jsonl").filter { $0["type"] as? String == "delivery" }
+        func deliveries(_ job: String) -> [ResultRecord.Delivery] {
+            dir.records("spool/results/\(job).jsonl").compactMap(\.asDelivery)
         }
     }
 
@@ -80,10 +80,10 @@ struct WebPushIntegrationTests {
 
         let d = s.deliveries("campaign")
         #expect(d.count == 200)
-        #expect(d.filter { $0.str("status") == "delivered" }.count == 195)
-        let gone = d.filter { $0.str("status") == "unregistered" }.compactMap { $0.str("device") }
+        #expect(d.filter { $0.status == .delivered }.count == 195)
+        let gone = d.filter { $0.status == .unregistered }.compactMap(\.device)
         #expect(Set(gone) == Set((195..<200).map { "web-\($0)" }))
-        #expect(d.allSatisfy { $0.str("provider") == "webpush" && $0.str("platform") == "web" })
+        #expect(d.allSatisfy { $0.provider == "webpush" && $0.platform == .web })
         let count = try s.cli(["devices", "--count"])
         #expect(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "195")
         // Listings and logs never show a subscription's keys or path.
@@ -103,10 +103,10 @@ struct WebPushIntegrationTests {
         #expect(run.status == 0, "\(run.stderr)")
         #expect(good.state().int("delivered") == 1)
         #expect(outside.state().int("requests") == 0)
-        let refused = s.deliveries("mixed").filter { $0.str("code") == "host-not-allowed" }
+        let refused = s.deliveries("mixed").filter { $0.code == "host-not-allowed" }
         #expect(refused.count == 1)
-        #expect(refused.first?.str("status") == "failed")
-        #expect(refused.first?.str("reason") == "endpoint host localhost is not in allowed_hosts")
+        #expect(refused.first?.status == .failed)
+        #expect(refused.first?.reason == "endpoint host localhost is not in allowed_hosts")
         #expect(try s.cli(["devices", "--count"]).stdout.hasPrefix("2"))   // kept for the operator
     }
 
@@ -122,9 +122,9 @@ struct WebPushIntegrationTests {
         #expect(run.status == 0, "\(run.stderr)")
         #expect(named.state().int("delivered") == 1)
         #expect(other.state().int("requests") == 0)
-        let refused = s.deliveries("ports").filter { $0.str("code") == "host-not-allowed" }
+        let refused = s.deliveries("ports").filter { $0.code == "host-not-allowed" }
         #expect(refused.count == 1)
-        #expect(refused.first?.str("reason") == "endpoint host 127.0.0.1 is allowed on port \(named.port) only, not \(other.port)")
+        #expect(refused.first?.reason == "endpoint host 127.0.0.1 is allowed on port \(named.port) only, not \(other.port)")
     }
 
     @Test func throttledServiceIsRetriedAfterRetryAfter() throws {
@@ -139,7 +139,7 @@ struct WebPushIntegrationTests {
         #expect(state.dict("byStatus")?.int("429") == 2)
         #expect(state.dict("headers")?.dict("web-1")?.str("ttl") == "60")
         #expect(state.dict("headers")?.dict("web-1")?.str("topic") == "news")
-        #expect(s.deliveries("t").filter { $0.str("status") == "delivered" }.count == 3)
+        #expect(s.deliveries("t").filter { $0.status == .delivered }.count == 3)
     }
 
     @Test func configCheckValidatesKeyFileAndSubject() throws {

@@ -1,0 +1,286 @@
+import Foundation
+import PushspoolCore
+
+/// One line of a result log (README "Result log"). Its JSON is defined here and only here: the
+/// log writer encodes records with `line()`, and resume, `status`, `submit` and the tests read
+/// them back with `init?(line:)`. Every kind is encoded straight to bytes (`JSONLineWriter`), so
+/// the delivery line, written once per target, costs no `JSONValue` tree.
+public enum ResultRecord: Sendable, Equatable {
+    case job(JobLine)
+    case delivery(Delivery)
+    case registration(Registration)
+    case hub(HubWrite)
+    case summary(Summary)
+
+    /// The first line: which file the job came from and what it planned.
+    public struct JobLine: Sendable, Equatable {
+        public var id: String
+        public var file: String
+        /// RFC 3339, as written.
+        public var receivedAt: String
+        public var pns: [String]
+        public var targets: Int
+    }
+
+    /// One target's final outcome.
+    public struct Delivery: Sendable, Equatable {
+        public enum Target: Sendable, Equatable {
+            case device(String)
+            /// A notification hub's tag expression (nil: every installation).
+            case tags(String?)
+        }
+        public var platform: Platform
+        public var provider: String
+        public var target: Target
+        public var status: DeliveryStatus
+        public var attempts: Int
+        public var code: String?
+        public var reason: String?
+        public var providerID: String?
+        /// RFC 3339, as written (not parsed back: a resume reads a million of them).
+        public var at: String?
+    }
+
+    /// A registration job's change to the registry.
+    public struct Registration: Sendable, Equatable {
+        public var action: String
+        public var device: String
+        public var platform: String?
+        public var tags: [String]?
+        public var at: String?
+    }
+
+    /// One write of a registration change to a notification hub.
+    public struct HubWrite: Sendable, Equatable {
+        public var provider: String
+        /// `put` or `delete`.
+        public var action: String
+        public var installation: String
+        /// Whether the hub confirmed the write (`done`, else `failed`).
+        public var ok: Bool
+        public var attempts: Int
+        public var code: String?
+        public var reason: String?
+        public var at: String?
+    }
+
+    /// The last line: how the job ended and its counts.
+    public struct Summary: Sendable, Equatable {
+        public var id: String
+        public var status: SummaryStatus
+        public var delivered = 0, failed = 0, unregistered = 0, retries = 0
+        public var durationMS = 0
+        /// Devices the audience matched (nil when a hub resolved the tags, or the job failed).
+        public var matched: Int?
+        /// Targets a cancel left unsent.
+        public var notSent: Int?
+        /// Why a failed job failed (one sentence).
+        public var error: String?
+
+        static let nothingMatched = "no registered device matches the audience: nothing was sent"
+
+        public init(id: String, status: SummaryStatus, durationMS: Int = 0) {
+            (self.id, self.status, self.durationMS) = (id, status, durationMS)
+        }
+
+        /// The summary of a job that ended with `outcome`: its status and counts both come from
+        /// the outcome, so they cannot disagree. Outcomes that are neither a failure nor a cancel
+        /// (a send, a registration change, a duplicate) end a job as done.
+        init(id: String, outcome: JobReport.Outcome, durationMS: Int) {
+            self.init(id: id, status: .done, durationMS: durationMS)
+            switch outcome {
+            case let .done(d, f, u, r, m, _):
+                (status, delivered, failed, unregistered, retries, matched) = (.done, d, f, u, r, m)
+            case let .cancelled(d, f, u, r, n, _):
+                (status, delivered, failed, unregistered, retries, notSent) = (.cancelled, d, f, u, r, n)
+            case .failed(let why):
+                (status, error) = (.failed, why)
+            default:
+                break
+            }
+        }
+    }
+
+    // MARK: Writing
+
+    static func job(_ job: Job, file: String, receivedAt: Date, pns: [Platform], targets: Int) -> ResultRecord {
+        jobLine(id: job.id, file: file, receivedAt: receivedAt, pns: pns, targets: targets)
+    }
+
+    static func jobLine(id: String, file: String, receivedAt: Date, pns: [Platform], targets: Int) -> ResultRecord {
+        .job(JobLine(id: id, file: file, receivedAt: Timestamp.rfc3339(receivedAt), pns: pns.map(\.rawValue), targets: targets))
+    }
+
+    /// A delivery line's bytes (one per target: the hot path of every job).
+    static func delivery(platform: Platform, provider: String, recipient: Recipient, outcome: TargetOutcome, at: Date = Date()) -> [UInt8] {
+        let target: Delivery.Target = switch recipient {
+        case .device(let d): .device(d.id)
+        case .hub(let audience): .tags(audience.hubTags)
+        }
+        let r = outcome.result
+        return Delivery(platform: platform, provider: provider, target: target, status: outcome.status, attempts: outcome.attempts,
+                        code: r.code, reason: r.reason, providerID: r.providerID, at: Timestamp.rfc3339(at)).line()
+    }
+
+    static func registration(_ action: String, device: String, platform: Platform?, tags: [String]?) -> ResultRecord {
+        .registration(Registration(action: action, device: device, platform: platform?.rawValue, tags: tags, at: Timestamp.rfc3339(Date())))
+    }
+
+    static func hub(_ write: InstallationWriter.Outcome) -> ResultRecord {
+        let action = if case .put = write.change { "put" } else { "delete" }
+        return .hub(HubWrite(provider: write.store, action: action, installation: write.change.installationID, ok: write.ok,
+                             attempts: write.attempts, code: write.result.code, reason: write.result.reason, at: Timestamp.rfc3339(Date())))
+    }
+
+    static func summary(id: String, outcome: JobReport.Outcome, durationMS: Int) -> ResultRecord {
+        .summary(Summary(id: id, outcome: outcome, durationMS: durationMS))
+    }
+
+    /// The record as one JSON line, newline included.
+    public func line() -> [UInt8] {
+        switch self {
+        case .job(let j): j.line()
+        case .delivery(let d): d.line()
+        case .registration(let r): r.line()
+        case .hub(let h): h.line()
+        case .summary(let s): s.line()
+        }
+    }
+
+    // MARK: Reading
+
+    /// A line read back (with or without its newline); nil for a torn line, another program's
+    /// line, or a record that lacks what its kind needs.
+    public init?(line: some Collection<UInt8>) {
+        var bytes = Array(line)
+        if bytes.last == 0x0A { bytes.removeLast() }
+        guard let v = try? JSONParser.parse(bytes) else { return nil }
+        self.init(json: v)
+    }
+
+    public init?(json v: JSONValue) {
+        func string(_ k: String) -> String? { v[k]?.stringValue }
+        func int(_ k: String) -> Int? { if case .int(let n)? = v[k] { Int(n) } else { nil } }
+        switch string("type") {
+        case "job":
+            guard let id = string("id") else { return nil }
+            let pns: [String] = if case .array(let items)? = v["pns"] { items.compactMap(\.stringValue) } else { [] }
+            self = .job(JobLine(id: id, file: string("file") ?? "", receivedAt: string("received_at") ?? "", pns: pns, targets: int("targets") ?? 0))
+        case "delivery":
+            guard let platform = string("platform").flatMap(Platform.init(rawValue:)),
+                  let status = string("status").flatMap(DeliveryStatus.init(rawValue:)) else { return nil }
+            let target: Delivery.Target = if let device = string("device") { .device(device) } else { .tags(string("tags")) }
+            self = .delivery(Delivery(platform: platform, provider: string("provider") ?? "", target: target, status: status,
+                                      attempts: int("attempts") ?? 1, code: string("code"), reason: string("reason"),
+                                      providerID: string("provider_id"), at: string("at")))
+        case "registration":
+            guard let action = string("action"), let device = string("device") else { return nil }
+            let tags: [String]? = if case .array(let items)? = v["tags"] { items.compactMap(\.stringValue) } else { nil }
+            self = .registration(Registration(action: action, device: device, platform: string("platform"), tags: tags, at: string("at")))
+        case "hub":
+            guard let installation = string("installation") else { return nil }
+            self = .hub(HubWrite(provider: string("provider") ?? "", action: string("action") ?? "", installation: installation,
+                                 ok: string("status") == "done", attempts: int("attempts") ?? 1, code: string("code"),
+                                 reason: string("reason"), at: string("at")))
+        case "summary":
+            guard let id = string("id"), let status = string("status").flatMap(SummaryStatus.init(rawValue:)) else { return nil }
+            var s = Summary(id: id, status: status, durationMS: int("duration_ms") ?? 0)
+            (s.delivered, s.failed, s.unregistered, s.retries) = (int("delivered") ?? 0, int("failed") ?? 0, int("unregistered") ?? 0, int("retries") ?? 0)
+            (s.matched, s.notSent, s.error) = (int("matched"), int("not_sent"), string("error"))
+            self = .summary(s)
+        default:
+            return nil
+        }
+    }
+}
+
+extension ResultRecord.JobLine {
+    func line() -> [UInt8] {
+        var w = JSONLineWriter(capacity: 160)
+        w.field("type", "job")
+        w.field("id", id)
+        w.field("file", file)
+        w.field("received_at", receivedAt)
+        w.field("pns", strings: pns)
+        w.field("targets", targets)
+        return w.line()
+    }
+}
+
+extension ResultRecord.Delivery {
+    func line() -> [UInt8] {
+        var w = JSONLineWriter()
+        w.field("type", "delivery")
+        w.field("platform", platform.rawValue)
+        w.field("provider", provider)
+        switch target {
+        case .device(let id): w.field("device", id)
+        case .tags(let tags): w.field("tags", tags)
+        }
+        w.field("status", status.rawValue)
+        w.field("attempts", attempts)
+        w.field("code", code)
+        // A provider's answer can quote what it was sent: through the one redaction.
+        w.field("reason", reason.map(Redaction.scrub))
+        w.field("provider_id", providerID)
+        w.field("at", at)
+        return w.line()
+    }
+}
+
+extension ResultRecord.Registration {
+    func line() -> [UInt8] {
+        var w = JSONLineWriter(capacity: 160)
+        w.field("type", "registration")
+        w.field("action", action)
+        w.field("device", device)
+        if let platform { w.field("platform", platform) }
+        if let tags { w.field("tags", strings: tags) }
+        w.field("at", at)
+        return w.line()
+    }
+}
+
+extension ResultRecord.HubWrite {
+    func line() -> [UInt8] {
+        var w = JSONLineWriter(capacity: 200)
+        w.field("type", "hub")
+        w.field("provider", provider)
+        w.field("action", action)
+        w.field("installation", installation)
+        w.field("status", ok ? "done" : "failed")
+        w.field("attempts", attempts)
+        w.field("code", code)
+        w.field("reason", reason)
+        w.field("at", at)
+        return w.line()
+    }
+}
+
+extension ResultRecord.Summary {
+    /// Warns when an audience matched no device: a job that sent nothing is done, but says so.
+    public var warning: String? { matched == 0 ? Self.nothingMatched : nil }
+
+    func line() -> [UInt8] {
+        var w = JSONLineWriter(capacity: 200)
+        w.field("type", "summary")
+        w.field("id", id)
+        w.field("status", status.rawValue)
+        w.field("delivered", delivered)
+        w.field("failed", failed)
+        w.field("unregistered", unregistered)
+        w.field("retries", retries)
+        w.field("duration_ms", durationMS)
+        if let matched { w.field("matched", matched) }
+        if let warning { w.field("warning", warning) }
+        if let notSent { w.field("not_sent", notSent) }
+        if let error { w.field("error", Redaction.scrub(error)) }
+        return w.line()
+    }
+
+    /// The fields `status --json` and `GET /v1/jobs/{id}` show of an ended job, as the log has them.
+    var fields: [(String, JSONValue)] {
+        guard case .object(let pairs)? = try? JSONParser.parse(Array(line().dropLast())) else { return [] }
+        return pairs.filter { !["type", "id", "status"].contains($0.0) }
+    }
+}
