@@ -8,7 +8,7 @@ import Synchronization
 final class JobRunner: Sendable {
     struct Environment: Sendable {
         var spool: Spool
-        var registry: any DeviceRegistry
+        var registry: any RegistryDatabase
         var pool: WorkerPool
         /// Provider state per platform, from config `routes`.
         var routes: [Platform: ProviderState]
@@ -316,10 +316,6 @@ final class JobRunner: Sendable {
     /// A registration that could not be written: while another process holds the registry (a large
     /// import) or its database server is unreachable, the job waits in active/ for the next run,
     /// instead of failing for good.
-    static func registryFailure(_ error: any Error) -> JobReport.Outcome {
-        registryFailure(error as? RegistrationError ?? RegistrationError(error))
-    }
-
     static func registryFailure(_ error: RegistrationError) -> JobReport.Outcome {
         switch error.kind {
         case .busy: return .interrupted("registry busy (another process is writing it, e.g. an import); the next run applies it")

@@ -268,14 +268,14 @@ import PushspoolCore
 /// write lock held by an import, the database server unreachable) and fails only on a verdict.
 @Suite struct RegistryFailureTests {
     @Test func transientKindsWaitAndVerdictsFail() {
-        guard case .interrupted(let busy) = JobRunner.registryFailure(RegistryError("registry: database is locked", kind: .busy)) else {
+        guard case .interrupted(let busy) = JobRunner.registryFailure(RegistrationError(RegistryError("registry: database is locked", kind: .busy))) else {
             Issue.record("a busy registry should leave the job in active/"); return
         }
         #expect(busy.hasPrefix("registry busy"))
-        guard case .interrupted(let gone) = JobRunner.registryFailure(RegistryError("registry: PostgreSQL unreachable: x", kind: .unavailable)) else {
+        guard case .interrupted(let gone) = JobRunner.registryFailure(RegistrationError(RegistryError("registry: PostgreSQL unreachable: x", kind: .unavailable))) else {
             Issue.record("an unreachable registry should leave the job in active/"); return
         }
         #expect(gone.hasPrefix("registry unreachable (PostgreSQL unreachable: x)"))
-        #expect(JobRunner.registryFailure(RegistryError("registry: disk I/O error")) == .failed("registry update failed: disk I/O error"))
+        #expect(JobRunner.registryFailure(RegistrationError(RegistryError("registry: disk I/O error"))) == .failed("registry update failed: disk I/O error"))
     }
 }

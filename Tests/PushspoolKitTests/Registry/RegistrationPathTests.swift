@@ -29,7 +29,7 @@ import PushspoolCore
         let (id, problem) = Self.ids[index]
         let bytes = Array(Self.line(id, handle: "h").utf8)
         var fast = RegistrationLine()
-        let general = Result { () throws(RegistryError) -> Registration in try Registry.registration(fromJSONLine: bytes) }
+        let general = Result { () throws(RegistryError) -> Registration in try RegistrationFile.registration(fromJSONLine: bytes) }
         switch general {
         case .success(let r):
             #expect(problem == nil)
