@@ -50,7 +50,7 @@ final class JobRunner: Sendable {
         self.env = env
         claimOwner = JobClaimOwner.current(spool: env.spool)
         owners = JobOwners(spool: env.spool, lease: env.ownerLease)
-        installations = InstallationWriter(routes: env.routes, retry: env.pool.policy, isStopping: env.isStopping)
+        installations = InstallationWriter(routes: env.routes, pool: env.pool, isStopping: env.isStopping)
         registrations = RegistrationService(registry: env.registry, hub: installations)
     }
 
