@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PushspoolCore
 @testable import PushspoolKit
+import PushspoolTestSupport
 
 /// One registration, one verdict, whichever way it enters: an import line (fast and general
 /// paths, bulk load and line by line, both backends), a register or unregister job, the CLI.

@@ -61,9 +61,6 @@ public final class FCMProvider: PushProvider {
         }
     }
 
-    /// Access-token fetches so far (stats and tests).
-    public var tokenFetches: Int { tokens.fetchCount }
-
     public func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {
         guard let (device, notification) = SendOpening.device(request, provider: "fcm", isShutDown: closed.load(ordering: .acquiring),
                                                               own: { if case .fcm(let n) = $0 { n } else { nil } },

@@ -54,9 +54,6 @@ public final class WNSProvider: PushProvider {
         }
     }
 
-    /// Access-token fetches so far (stats and tests).
-    public var tokenFetches: Int { tokens.fetchCount }
-
     public func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {
         guard let (device, notification) = SendOpening.device(request, provider: "wns", isShutDown: closed.load(ordering: .acquiring),
                                                               own: { if case .wns(let n) = $0 { n } else { nil } },
