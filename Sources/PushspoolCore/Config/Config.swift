@@ -41,7 +41,7 @@ public struct Config: Sendable {
     public static let defaultMaxConnections = 8
 
     /// The providers that open HTTP connections, so the ones that take `max_connections`.
-    public static let connectingProviders = ["apns", "fcm", "wns", "azure", "webpush"]
+    public static let connectingProviders = ProviderKind.allCases.filter(\.connects).map(\.rawValue)
 
     public func maxConnections(for provider: String) -> Int {
         maxConnectionsByProvider[provider] ?? Self.defaultMaxConnections
