@@ -7,6 +7,9 @@ public struct Config: Sendable {
     public var spool: String = "jobs"
     /// Default: `<spool>/registry.sqlite`.
     public var registry: String?
+    /// `env:` values whose variable is not set, by key; only when parsed with
+    /// `requireSecrets: false` (otherwise each is a problem).
+    public var unsetSecrets: [String: UnsetSecret] = [:]
     public var concurrency: Int = 256
     public var retry = RetryPolicy()
     /// Platform → provider name (`apns`, `fcm`, `wns`, `azure`, `sandbox`).

@@ -14,7 +14,7 @@ public enum ConfigParser {
     public static let providerNames = ProviderKind.allCases.map(\.rawValue)
 
     /// Parses the bytes of a config file; `source` (its path as given) prefixes a JSON syntax error.
-    /// `requireSecrets: false` lets `env:` values that are not set pass (as `<env:NAME not set>`).
+    /// `requireSecrets: false` lets `env:` values that are not set pass (`Config.unsetSecrets`).
     public static func parse(_ bytes: [UInt8], source: String, environment: [String: String],
                              requireSecrets: Bool = true) throws(ConfigError) -> Config {
         let json: JSONValue
@@ -28,8 +28,9 @@ public enum ConfigParser {
     public static func parse(_ json: JSONValue, environment: [String: String] = [:],
                              requireSecrets: Bool = true) throws(ConfigError) -> Config {
         var reader = Reader(environment: environment, requireSecrets: requireSecrets)
-        let config = reader.config(json)
+        var config = reader.config(json)
         if !reader.problems.isEmpty { throw ConfigError(problems: reader.problems) }
+        config.unsetSecrets = reader.unset
         return config
     }
 
@@ -37,6 +38,8 @@ public enum ConfigParser {
         let environment: [String: String]
         var requireSecrets = true
         var problems: [String] = []
+        /// `env:` values let through unset (`requireSecrets: false`), by key.
+        var unset: [String: UnsetSecret] = [:]
 
         mutating func problem(_ key: String, _ message: String) { problems.append("\(key): \(message)") }
 
@@ -76,7 +79,11 @@ public enum ConfigParser {
             if s.hasPrefix("env:") {
                 let name = String(s.dropFirst(4))
                 guard let value = environment[name], !value.isEmpty else {
-                    if !requireSecrets { return "<env:\(name) not set>" }
+                    if !requireSecrets {
+                        let secret = UnsetSecret(key: key, variable: name)
+                        unset[key] = secret
+                        return secret.placeholder
+                    }
                     problem(key, "environment variable \(Self.fieldName(name)) is not set")
                     return nil
                 }

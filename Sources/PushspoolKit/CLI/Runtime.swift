@@ -64,8 +64,8 @@ struct Runtime {
 
     static func openRegistry(_ config: Config, migrate: Bool = true, log: Log? = nil) throws(CLIError) -> any RegistryDatabase {
         let value = config.registryPath
-        if value.hasPrefix("<env:") {
-            throw CLIError(.config, "registry: \(value.dropFirst().dropLast()) (it names the registry every command needs)")
+        if let unset = config.unsetSecrets["registry"] {
+            throw CLIError(.config, "registry: \(unset) (it names the registry every command needs)")
         }
         do {
             if RegistryLocation.isPostgres(value) {
