@@ -49,8 +49,12 @@ let package = Package(
         .executableTarget(name: "pushspool-bench", dependencies: ["PushspoolKit", "PushspoolHTTP"],
                           exclude: ["peer-node-client.js", "peer-node-webpush.js", "README.md"], swiftSettings: strict),
         .testTarget(name: "PushspoolCoreTests", dependencies: ["PushspoolCore"], swiftSettings: strict),
+        // Test doubles shared by the test targets (a scripted provider, an in-memory log handler):
+        // kept out of the library.
+        .target(name: "PushspoolTestSupport", dependencies: ["PushspoolKit"], path: "Tests/PushspoolTestSupport",
+                swiftSettings: strict),
         .testTarget(name: "PushspoolKitTests",
-                    dependencies: ["PushspoolKit", "PushspoolCLI", "PushspoolHTTP", "pushspool"],
+                    dependencies: ["PushspoolKit", "PushspoolCLI", "PushspoolHTTP", "pushspool", "PushspoolTestSupport"],
                     swiftSettings: strict),
     ]
 )

@@ -27,10 +27,10 @@ enum ConfigCommand {
             // Not only secrets: the strict pass's list is the whole list.
             throw problems.isEmpty ? error : CLIError(.config, listing(problems))
         }
-        let unset = problems.compactMap { line in line.range(of: ": environment variable ").map { String(line[..<$0.lowerBound]) } }
+        let unset = config.unsetSecrets.values
         let (routes, providerProblems) = EngineSetup.routesAndProblems(config: config, spool: nil, log: Log.shared)
         for state in routes.values { state.provider.shutdown() }
-        problems += providerProblems.filter { p in !p.contains("<env:") && !unset.contains { p.hasPrefix($0 + ":") } }
+        problems += providerProblems.filter { p in !unset.contains { p.hasPrefix($0.key + ":") || p.contains($0.placeholder) } }
         problems += metricsProblems(config)
         problems += config.http.map { FrontDoorChecks.problems($0, resolve: config.resolve) } ?? []
         if !problems.isEmpty { throw CLIError(.config, listing(problems)) }

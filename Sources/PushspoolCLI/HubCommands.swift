@@ -24,7 +24,7 @@ struct HubLink {
         hubOnly.routes = config.routes.filter { $0.value == "azure" }
         for platform in Platform.allCases where hubOnly.routes[platform] == nil { hubOnly.routes[platform] = "sandbox" }
         let routes = try Runtime.makeRoutes(config: hubOnly, spool: spool, log: Log.shared)
-        let writer = InstallationWriter(routes: routes, retry: config.retry)
+        let writer = InstallationWriter(routes: routes, pool: WorkerPool(concurrency: config.concurrency, policy: config.retry))
         return HubLink(writer: writer, routes: routes)
     }
 

@@ -19,7 +19,7 @@ enum RegistryMigrateCommand {
                 print(from == to ? "registry \(shown): schema version \(to), nothing to migrate"
                                  : "registry \(shown): schema migrated from version \(from) to \(to)")
                 return .ok
-            } catch let error as RegistryError where error.kind != .unavailable {
+            } catch let error where error.kind != .unavailable {
                 throw CLIError(.config, "registry migrate: \(shown): \(RegistryError.detail(error))")
             } catch {
                 throw CLIError(.ioError, "registry migrate: \(shown): \(RegistryError.detail(error))")

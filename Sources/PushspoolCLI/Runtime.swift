@@ -58,11 +58,11 @@ struct Runtime {
 
     /// The registry `registry` names: a PostgreSQL URI (several hosts) or a SQLite file.
     /// `migrate: false` only checks the schema (a newer one is refused either way).
-    func openRegistry(migrate: Bool = true, log: Log? = nil) throws(CLIError) -> any DeviceRegistry {
+    func openRegistry(migrate: Bool = true, log: Log? = nil) throws(CLIError) -> any RegistryDatabase {
         try Self.openRegistry(config, migrate: migrate, log: log)
     }
 
-    static func openRegistry(_ config: Config, migrate: Bool = true, log: Log? = nil) throws(CLIError) -> any DeviceRegistry {
+    static func openRegistry(_ config: Config, migrate: Bool = true, log: Log? = nil) throws(CLIError) -> any RegistryDatabase {
         do { return try EngineSetup.openRegistry(config, migrate: migrate, log: log) } catch { throw CLIError(error) }
     }
 

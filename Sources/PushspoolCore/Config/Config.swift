@@ -7,6 +7,9 @@ public struct Config: Sendable {
     public var spool: String = "jobs"
     /// Default: `<spool>/registry.sqlite`.
     public var registry: String?
+    /// `env:` values whose variable is not set, by key; only when parsed with
+    /// `requireSecrets: false` (otherwise each is a problem).
+    public var unsetSecrets: [String: UnsetSecret] = [:]
     public var concurrency: Int = 256
     /// `max_jobs`: jobs one dispatcher runs at once. The rest wait in `incoming/` (where another
     /// dispatcher sharing the spool can take them), so a small campaign is not queued behind a
@@ -45,7 +48,7 @@ public struct Config: Sendable {
     public static let defaultMaxConnections = 8
 
     /// The providers that open HTTP connections, so the ones that take `max_connections`.
-    public static let connectingProviders = ["apns", "fcm", "wns", "azure", "webpush"]
+    public static let connectingProviders = ProviderKind.allCases.filter(\.connects).map(\.rawValue)
 
     public func maxConnections(for provider: String) -> Int {
         maxConnectionsByProvider[provider] ?? Self.defaultMaxConnections

@@ -11,10 +11,10 @@ public struct ConfigError: Error, Sendable, CustomStringConvertible {
 /// no file is read or checked here (`ConfigLoader` reads the file; providers check their key files).
 public enum ConfigParser {
     /// The provider names a route may name.
-    public static let providerNames = ["apns", "fcm", "wns", "webpush", "azure", "sandbox"]
+    public static let providerNames = ProviderKind.allCases.map(\.rawValue)
 
     /// Parses the bytes of a config file; `source` (its path as given) prefixes a JSON syntax error.
-    /// `requireSecrets: false` lets `env:` values that are not set pass (as `<env:NAME not set>`).
+    /// `requireSecrets: false` lets `env:` values that are not set pass (`Config.unsetSecrets`).
     public static func parse(_ bytes: [UInt8], source: String, environment: [String: String],
                              requireSecrets: Bool = true) throws(ConfigError) -> Config {
         let json: JSONValue
@@ -28,8 +28,9 @@ public enum ConfigParser {
     public static func parse(_ json: JSONValue, environment: [String: String] = [:],
                              requireSecrets: Bool = true) throws(ConfigError) -> Config {
         var reader = Reader(environment: environment, requireSecrets: requireSecrets)
-        let config = reader.config(json)
+        var config = reader.config(json)
         if !reader.problems.isEmpty { throw ConfigError(problems: reader.problems) }
+        config.unsetSecrets = reader.unset
         return config
     }
 
@@ -37,6 +38,8 @@ public enum ConfigParser {
         let environment: [String: String]
         var requireSecrets = true
         var problems: [String] = []
+        /// `env:` values let through unset (`requireSecrets: false`), by key.
+        var unset: [String: UnsetSecret] = [:]
 
         mutating func problem(_ key: String, _ message: String) { problems.append("\(key): \(message)") }
 
@@ -76,7 +79,11 @@ public enum ConfigParser {
             if s.hasPrefix("env:") {
                 let name = String(s.dropFirst(4))
                 guard let value = environment[name], !value.isEmpty else {
-                    if !requireSecrets { return "<env:\(name) not set>" }
+                    if !requireSecrets {
+                        let secret = UnsetSecret(key: key, variable: name)
+                        unset[key] = secret
+                        return secret.placeholder
+                    }
                     problem(key, "environment variable \(Self.fieldName(name)) is not set")
                     return nil
                 }
@@ -125,7 +132,7 @@ public enum ConfigParser {
                 if let n = int(r["base_delay_ms"], "retry.base_delay_ms", range: 1...3_600_000) { c.retry.baseDelay = Double(n) / 1000 }
                 if let n = int(r["max_delay_ms"], "retry.max_delay_ms", range: 1...86_400_000) { c.retry.maxDelay = Double(n) / 1000 }
             }
-            if let p = object(top["providers"], "providers", allowed: ["apns", "fcm", "wns", "azure", "webpush", "sandbox"]) {
+            if let p = object(top["providers"], "providers", allowed: ConfigParser.providerNames) {
                 providers(p, into: &c)
             }
             if let t = object(top["tls"], "tls", allowed: ["ca_file"]) { c.tls.caFile = string(t["ca_file"], "tls.ca_file") }
@@ -153,19 +160,17 @@ public enum ConfigParser {
             }
             for platform in Platform.allCases {
                 let provider = c.routes[platform] ?? "sandbox"
-                let configured: Bool
-                switch provider {
-                case "apns": configured = c.apns != nil && platform == .apns
-                case "fcm": configured = c.fcm != nil && platform == .fcm
-                case "wns": configured = c.wns != nil && platform == .wns
-                case "webpush": configured = c.webpush != nil && platform == .web
-                // The hub's browser (Web Push) format is not implemented: web goes direct.
-                case "azure": configured = c.azure != nil && platform != .web
-                default: configured = true
+                guard let kind = ProviderKind(rawValue: provider) else { continue }   // refused above
+                let hasSection = switch kind {
+                case .apns: c.apns != nil
+                case .fcm: c.fcm != nil
+                case .wns: c.wns != nil
+                case .webpush: c.webpush != nil
+                case .azure: c.azure != nil
+                case .sandbox: true
                 }
-                if !configured {
-                    let direct: [String: Platform] = ["apns": .apns, "fcm": .fcm, "wns": .wns, "webpush": .web]
-                    let cannot = direct[provider].map { $0 != platform } ?? (provider == "azure" && platform == .web)
+                if !hasSection || !kind.delivers(platform) {
+                    let cannot = !kind.delivers(platform)
                     let why = cannot
                         ? "provider \"\(provider)\" cannot deliver to \(platform.rawValue)"
                         : "provider \"\(provider)\" needs a providers.\(provider) section"

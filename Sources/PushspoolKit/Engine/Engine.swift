@@ -43,7 +43,7 @@ public final class Engine: Sendable {
 
     public let config: Config
     public let spool: Spool
-    public let registry: any DeviceRegistry
+    public let registry: any RegistryDatabase
     /// Provider state per platform, from the config's `routes`.
     public let routes: [Platform: ProviderState]
     public let metrics = Metrics()
@@ -72,7 +72,7 @@ public final class Engine: Sendable {
 
     /// With a registry and providers made elsewhere (an embedder's own, or a test's scripted
     /// providers); everything else comes from `config`.
-    public init(config: Config, spool: Spool, registry: any DeviceRegistry, routes: [Platform: ProviderState],
+    public init(config: Config, spool: Spool, registry: any RegistryDatabase, routes: [Platform: ProviderState],
                 hooks: Hooks) {
         self.config = config
         self.spool = spool

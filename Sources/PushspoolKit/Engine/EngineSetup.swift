@@ -28,10 +28,10 @@ public struct EngineSetupError: Error, Sendable, CustomStringConvertible {
 public enum EngineSetup {
     /// The registry `registry` names: a PostgreSQL URI (several hosts) or a SQLite file.
     /// `migrate: false` only checks the schema (a newer one is refused either way).
-    public static func openRegistry(_ config: Config, migrate: Bool = true, log: Log? = nil) throws(EngineSetupError) -> any DeviceRegistry {
+    public static func openRegistry(_ config: Config, migrate: Bool = true, log: Log? = nil) throws(EngineSetupError) -> any RegistryDatabase {
         let value = config.registryPath
-        if value.hasPrefix("<env:") {
-            throw EngineSetupError(.config, ["registry: \(value.dropFirst().dropLast()) (it names the registry every command needs)"])
+        if let unset = config.unsetSecrets["registry"] {
+            throw EngineSetupError(.config, ["registry: \(unset) (it names the registry every command needs)"])
         }
         do {
             if RegistryLocation.isPostgres(value) {

@@ -5,9 +5,11 @@ import PushspoolCore
 import Synchronization
 
 /// Carries local registration changes to the hub that resolves tags for a platform (routes to
-/// `azure`), with the engine's one `RetryPolicy`: the local registry stays the record, and a
-/// change the hub never confirmed is reported as failed with its reason, never dropped silently
-/// (`pushspool hub sync` repairs it later).
+/// `azure`) through the worker pool's one attempt-and-retry path (`WorkerPool.perform`): the
+/// engine's `RetryPolicy` and random source, the hub's rate cap, quiet time and pause, and the
+/// attempt watchdog. The local registry stays the record: a change the hub never confirmed is
+/// reported as failed with its reason, never dropped silently (`pushspool hub sync` repairs it
+/// later).
 ///
 /// Used by register/unregister jobs, the `register`/`unregister`/`import` commands and `hub sync`.
 /// Thread-safe; retries wait on Dispatch timers, not on a blocked thread.
@@ -22,20 +24,19 @@ public final class InstallationWriter: Sendable {
     }
 
     /// Hub-routed platforms → the provider keeping their installations.
-    private let stores: [Platform: (name: String, store: any InstallationStore)]
-    private let retry: RetryPolicy
+    private let stores: [Platform: (state: ProviderState, store: any InstallationStore)]
+    private let pool: WorkerPool
     private let isStopping: @Sendable () -> Bool
-    private let queue = DispatchQueue(label: "pushspool.installations")
-    /// A hub that never answers costs a retry, as in the worker pool, never a hung job.
-    private let watchdog = AttemptWatchdog(timeout: WorkerPool.defaultAttemptTimeout)
 
-    public init(routes: [Platform: ProviderState], retry: RetryPolicy, isStopping: @escaping @Sendable () -> Bool = { false }) {
-        var stores: [Platform: (String, any InstallationStore)] = [:]
+    /// `pool`: the run's worker pool (its policy, random source and metrics); the CLI's commands
+    /// make one of their own. `routes` carry each provider's shared state (pause, quiet, rate cap).
+    public init(routes: [Platform: ProviderState], pool: WorkerPool, isStopping: @escaping @Sendable () -> Bool = { false }) {
+        var stores: [Platform: (ProviderState, any InstallationStore)] = [:]
         for (platform, state) in routes {
-            if let store = state.provider.installations, store.serves(platform) { stores[platform] = (state.name, store) }
+            if let store = state.provider.installations, store.serves(platform) { stores[platform] = (state, store) }
         }
         self.stores = stores
-        self.retry = retry
+        self.pool = pool
         self.isStopping = isStopping
     }
 
@@ -47,8 +48,16 @@ public final class InstallationWriter: Sendable {
     /// Applies `change` for a device of `platform`, retrying as the policy says; `completion` once.
     public func write(_ change: InstallationChange, platform: Platform,
                       completion: @escaping @Sendable (Outcome) -> Void) {
-        guard let (name, store) = stores[platform] else { return }
-        attempt(change, store: store, name: name, number: 1, previous: nil, completion: completion)
+        guard let (state, store) = stores[platform] else { return }
+        pool.perform(via: state, isStopping: isStopping, { _, answer in store.apply(change, completion: answer) }) { end in
+            guard case .final(let outcome) = end else {
+                // Cut short by a stop: not written; the registry has the change and `hub sync` writes it.
+                return completion(Outcome(change: change, store: state.name, ok: false, attempts: 0,
+                                          result: ProviderResult(.retry(after: nil), code: "stopping", reason: "the dispatcher is stopping")))
+            }
+            completion(Outcome(change: change, store: state.name, ok: outcome.status == .delivered,
+                               attempts: outcome.attempts, result: outcome.result))
+        }
     }
 
     /// The blocking form, for one change (a register job, the CLI).
@@ -57,28 +66,6 @@ public final class InstallationWriter: Sendable {
         let box = ResultBox<Outcome>()
         write(change, platform: platform) { box.set($0) }
         return box.wait()
-    }
-
-    private func attempt(_ change: InstallationChange, store: any InstallationStore, name: String, number: Int,
-                         previous: Disposition?, completion: @escaping @Sendable (Outcome) -> Void) {
-        let answer: @Sendable (ProviderResult) -> Void = { [self] result in
-            func finish(_ ok: Bool) {
-                completion(Outcome(change: change, store: name, ok: ok, attempts: number, result: result))
-            }
-            switch retry.decide(result.disposition, attempt: number, previous: previous, random: { Double.random(in: 0..<1) }) {
-            case .finish(let status):
-                finish(status == .delivered)
-            case .pauseProvider:
-                finish(false)
-            case .retry(let after):
-                if isStopping() { return finish(false) }
-                queue.asyncAfter(deadline: .now() + after) { [self] in
-                    attempt(change, store: store, name: name, number: number + 1, previous: result.disposition,
-                            completion: completion)
-                }
-            }
-        }
-        watchdog.bound(name: name, answer: answer) { store.apply(change, completion: $0) }
     }
 }
 

@@ -4,7 +4,7 @@ extension JobRunner {
     /// What a runner works with, shared by every job it runs.
     struct Environment: Sendable {
         var spool: Spool
-        var registry: any DeviceRegistry
+        var registry: any RegistryDatabase
         var pool: WorkerPool
         /// Provider state per platform, from config `routes`.
         var routes: [Platform: ProviderState]

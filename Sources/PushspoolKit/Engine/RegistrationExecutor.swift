@@ -8,7 +8,7 @@ struct RegistrationExecutor: Sendable {
 
     func register(_ registration: Registration, _ held: HeldJob, log: ResultLog, writeJobLine: Bool, cancel: Bool) -> JobReport.Outcome {
         if let ended = begin(held, log: log, pns: [registration.platform], writeJobLine: writeJobLine, cancel: cancel) { return ended }
-        do {
+        do throws(RegistrationError) {
             let change = try registrations.register(registration, now: Date())
             let device = change.device
             log.append(ResultRecord.registration("register", device: device.id, platform: device.platform, tags: device.tags))
@@ -21,7 +21,7 @@ struct RegistrationExecutor: Sendable {
 
     func unregister(_ which: Unregistration, _ held: HeldJob, log: ResultLog, writeJobLine: Bool, cancel: Bool) -> JobReport.Outcome {
         if let ended = begin(held, log: log, pns: [], writeJobLine: writeJobLine, cancel: cancel) { return ended }
-        do {
+        do throws(RegistrationError) {
             let (change, hub) = try registrations.removal(which)
             let what: String
             if case .id(let id) = which { what = id } else { what = change?.device.id ?? "(by handle)" }
@@ -54,10 +54,6 @@ struct RegistrationExecutor: Sendable {
     /// A registration that could not be written: while another process holds the registry (a large
     /// import) or its database server is unreachable, the job waits in active/ for the next run,
     /// instead of failing for good.
-    static func failure(_ error: any Error) -> JobReport.Outcome {
-        failure(error as? RegistrationError ?? RegistrationError(error))
-    }
-
     static func failure(_ error: RegistrationError) -> JobReport.Outcome {
         switch error.kind {
         case .busy: return .interrupted(.registryBusy)

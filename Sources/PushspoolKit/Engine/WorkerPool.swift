@@ -89,8 +89,36 @@ public final class WorkerPool: Sendable {
             slots.signal()
             return record(.abandoned, {})
         }
-        attempt(request, via: state, previous: nil, isStopping: isStopping) { [slots] outcome in
+        attempt(.send(request, via: state), via: state, previous: nil, isStopping: isStopping) { [slots] outcome in
             record(outcome, { slots.signal() })
+        }
+    }
+
+    /// Carries one call to a provider that is not a notification (a hub installation write,
+    /// `InstallationWriter`) through the path a send takes, minus the slot: the provider's quiet
+    /// time and rate cap are waited out on a timer (no thread blocked), a paused provider fails it
+    /// at once, every answer goes through the one retry policy with this pool's random source, and
+    /// the attempt is bounded by the watchdog. `call` makes one attempt (numbered from 1) and calls
+    /// back once; `done` runs once, with `.abandoned` when `isStopping` cut it short.
+    public func perform(via state: ProviderState, isStopping: @escaping @Sendable () -> Bool = { false },
+                        _ call: @escaping @Sendable (_ attempt: Int, _ completion: @escaping @Sendable (ProviderResult) -> Void) -> Void,
+                        done: @escaping @Sendable (TargetEnd) -> Void) {
+        let operation = Operation(attempt: 1, call: call)
+        retry(operation, via: state, previous: nil, due: max(Date(), state.quietUntil), isStopping: isStopping, done: done)
+    }
+
+    /// What the pool attempts until the policy finishes it: a notification or another call to the
+    /// provider, and the number of the attempt to make next.
+    struct Operation: Sendable {
+        var attempt: Int
+        let call: @Sendable (Int, @escaping @Sendable (ProviderResult) -> Void) -> Void
+
+        static func send(_ request: SendRequest, via state: ProviderState) -> Operation {
+            Operation(attempt: request.attempt) { number, completion in
+                var request = request
+                request.attempt = number
+                state.provider.send(request, completion: completion)
+            }
         }
     }
 
@@ -103,7 +131,7 @@ public final class WorkerPool: Sendable {
         }
     }
 
-    private func attempt(_ request: SendRequest, via state: ProviderState, previous: Disposition?,
+    private func attempt(_ request: Operation, via state: ProviderState, previous: Disposition?,
                          isStopping: @escaping @Sendable () -> Bool, done: @escaping @Sendable (TargetEnd) -> Void) {
         if let reason = state.pausedReason {
             done(.final(TargetOutcome(status: .failed, attempts: request.attempt - 1,
@@ -134,13 +162,14 @@ public final class WorkerPool: Sendable {
                       isStopping: isStopping, done: done)
             }
         }
-        watchdog.bound(from: started, name: state.name, answer: answer) { state.provider.send(request, completion: $0) }
+        watchdog.bound(from: started, name: state.name, answer: answer) { request.call(request.attempt, $0) }
     }
 
-    /// Sends `request` again at `due`, looking at most every 250 ms whether the dispatcher is
-    /// stopping: a retry waiting out a long Retry-After never holds up a stop. A retry counts
-    /// against the provider's rate cap like any request: once due, it reserves its turn.
-    private func retry(_ request: SendRequest, via state: ProviderState, previous: Disposition, due: Date, reserved: Bool = false,
+    /// Attempts `request` at `due` (a retry, or the first attempt of `perform`), looking at most
+    /// every 250 ms whether the dispatcher is stopping: a retry waiting out a long Retry-After
+    /// never holds up a stop. It counts against the provider's rate cap like any request: once
+    /// due, it reserves its turn.
+    private func retry(_ request: Operation, via state: ProviderState, previous: Disposition?, due: Date, reserved: Bool = false,
                        isStopping: @escaping @Sendable () -> Bool, done: @escaping @Sendable (TargetEnd) -> Void) {
         if isStopping() { return done(.abandoned) }
         var due = due, reserved = reserved

@@ -3,8 +3,12 @@ import PushspoolCore
 
 /// The device registry's contract, the same on every backend: `Registry` (one SQLite file, one
 /// host) and `PostgresRegistry` (one PostgreSQL database shared by dispatchers on several hosts).
-/// The shared registry suite runs against both.
+/// The shared registry suite runs against both. Job-id claims (`JobClaims`) and bulk import
+/// (`RegistryImporter`) are contracts of their own: most users of a registry need neither.
 ///
+/// - Errors: every method throws `RegistryError` only (typed), so a caller reads its `kind`
+///   (refused, busy, unavailable) without a downcast. `forEach` also passes on what its `body`
+///   throws, so it stays untyped.
 /// - Thread safety: every method may be called from any thread, concurrently.
 /// - Registrations: `upsert` by installation id; a nil id reuses the id already holding the
 ///   handle, else a new lowercase UUID; a handle registered under another id moves (that row is
@@ -19,44 +23,57 @@ public protocol DeviceRegistry: AnyObject, Sendable {
     var location: String { get }
 
     @discardableResult
-    func upsert(_ r: Registration, now: Date) throws -> Device
+    func upsert(_ r: Registration, now: Date) throws(RegistryError) -> Device
     /// `upsert`, also telling which other installation id held this handle before (moved here).
-    func upsertReportingMove(_ r: Registration, now: Date) throws -> (device: Device, movedFrom: String?)
+    func upsertReportingMove(_ r: Registration, now: Date) throws(RegistryError) -> (device: Device, movedFrom: String?)
     @discardableResult
-    func remove(id: String) throws -> Bool
+    func remove(id: String) throws(RegistryError) -> Bool
     @discardableResult
-    func remove(handle: String) throws -> Bool
+    func remove(handle: String) throws(RegistryError) -> Bool
     @discardableResult
-    func removeGone(id: String, handle: String, since: Date?) throws -> Bool
+    func removeGone(id: String, handle: String, since: Date?) throws(RegistryError) -> Bool
     /// `removeGone` for many devices at once (one transaction where the backend has them).
     /// Returns how many were deleted.
     @discardableResult
-    func removeGone(_ devices: [GoneDevice]) throws -> Int
-    func device(id: String) throws -> Device?
-    func device(handle: String) throws -> Device?
+    func removeGone(_ devices: [GoneDevice]) throws(RegistryError) -> Int
+    func device(id: String) throws(RegistryError) -> Device?
+    func device(handle: String) throws(RegistryError) -> Device?
     /// Devices in ascending order of a key of the registry's own (SQLite's rowid, PostgreSQL's
     /// `seq`), those after `after` only; `body` gets each with its key (a place to resume from).
     func forEach(platforms: Set<Platform>, matching: TagExpression?, pageSize: Int, after: Int64,
                  _ body: (Device, Int64) throws -> Bool) throws
-    func count(platforms: Set<Platform>, matching: TagExpression?) throws -> Int
-    /// JSON Lines registrations in one transaction; bad lines refused with their number and field.
-    func importJSONL(contentsOf url: URL, now: Date, progress: (@Sendable (Int) -> Void)?) throws -> RegistryImportReport
-    /// Claims a send job's id for `owner` (a host and spool). True: this owner has it (claimed
-    /// now, or earlier by the same owner: a resume). False: another owner claimed it first, so
-    /// this copy is a duplicate. A single-host registry claims every id (the spool's result log
-    /// already tells duplicates apart there). Ids that differ only by case are one id.
-    func claimJob(id: String, owner: String) throws -> Bool
+    func count(platforms: Set<Platform>, matching: TagExpression?) throws(RegistryError) -> Int
     /// Records `id` as handed out to `owner` at `now` (the tutorial's `POST /api/register`), so
     /// that any process sharing the registry accepts a registration under it later. Reserving
     /// an id again replaces its owner and time. Reservations older than `IDReservation.lifetime`
     /// are deleted now and then (at most once a minute per process).
-    func reserve(id: String, owner: String, now: Date) throws
+    func reserve(id: String, owner: String, now: Date) throws(RegistryError)
     /// The reservation of `id`, however old (the caller judges its age); nil: none. `upsert`
     /// with that id consumes it, and so does `releaseReservation`.
-    func reservation(id: String) throws -> IDReservation?
-    func releaseReservation(id: String) throws
+    func reservation(id: String) throws(RegistryError) -> IDReservation?
+    func releaseReservation(id: String) throws(RegistryError)
     func close()
 }
+
+/// Send-job ids claimed by one owner (a host and spool), so that dispatchers sharing a registry
+/// send each job once.
+public protocol JobClaims: AnyObject, Sendable {
+    /// Claims a send job's id for `owner`. True: this owner has it (claimed now, or earlier by the
+    /// same owner: a resume). False: another owner claimed it first, so this copy is a duplicate.
+    /// A single-host registry claims every id (the spool's result log already tells duplicates
+    /// apart there). Ids that differ only by case are one id.
+    func claimJob(id: String, owner: String) throws(RegistryError) -> Bool
+}
+
+/// Bulk import of a JSON Lines file of registrations (`pushspool import`); both backends read the
+/// file with `RegistrationFile`.
+public protocol RegistryImporter: AnyObject, Sendable {
+    /// JSON Lines registrations in one transaction; bad lines refused with their number and field.
+    func importJSONL(contentsOf url: URL, now: Date, progress: (@Sendable (Int) -> Void)?) throws(RegistryError) -> RegistryImportReport
+}
+
+/// A whole registry backend, as the CLI opens it: the registry proper, job claims and import.
+public typealias RegistryDatabase = DeviceRegistry & JobClaims & RegistryImporter
 
 /// An installation id handed out before its device registered.
 public struct IDReservation: Sendable, Equatable {
@@ -90,13 +107,15 @@ public struct GoneDevice: Sendable {
 
 extension DeviceRegistry {
     @discardableResult
-    public func removeGone(_ devices: [GoneDevice]) throws -> Int {
-        try devices.reduce(0) { $0 + (try removeGone(id: $1.id, handle: $1.handle, since: $1.since) ? 1 : 0) }
+    public func removeGone(_ devices: [GoneDevice]) throws(RegistryError) -> Int {
+        var removed = 0
+        for d in devices where try removeGone(id: d.id, handle: d.handle, since: d.since) { removed += 1 }
+        return removed
     }
 
     @discardableResult
-    public func upsert(_ r: Registration) throws -> Device { try upsert(r, now: Date()) }
-    public func upsertReportingMove(_ r: Registration) throws -> (device: Device, movedFrom: String?) {
+    public func upsert(_ r: Registration) throws(RegistryError) -> Device { try upsert(r, now: Date()) }
+    public func upsertReportingMove(_ r: Registration) throws(RegistryError) -> (device: Device, movedFrom: String?) {
         try upsertReportingMove(r, now: Date())
     }
     public func forEach(platforms: Set<Platform>, matching: TagExpression?, pageSize: Int = 1000,
@@ -107,7 +126,10 @@ extension DeviceRegistry {
                         _ body: (Device, Int64) throws -> Bool) throws {
         try forEach(platforms: platforms, matching: matching, pageSize: 1000, after: after, body)
     }
-    public func importJSONL(contentsOf url: URL, now: Date = Date()) throws -> RegistryImportReport {
+}
+
+extension RegistryImporter {
+    public func importJSONL(contentsOf url: URL, now: Date = Date()) throws(RegistryError) -> RegistryImportReport {
         try importJSONL(contentsOf: url, now: now, progress: nil)
     }
 }

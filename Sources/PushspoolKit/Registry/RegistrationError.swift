@@ -16,11 +16,7 @@ public struct RegistrationError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A registry failure, by its kind.
-    init(_ error: any Error) {
-        guard let e = error as? RegistryError else {
-            self.init(.other, "\(error)")
-            return
-        }
+    init(_ e: RegistryError) {
         switch e.kind {
         case .busy: self.init(.busy, e.message)
         case .unavailable: self.init(.unavailable, e.message)

@@ -35,7 +35,7 @@ extension Registry {
     }
 
     /// How many devices of `platforms` match `matching` (nil = all).
-    public func count(platforms: Set<Platform>, matching: TagExpression?) throws -> Int {
+    public func count(platforms: Set<Platform>, matching: TagExpression?) throws(RegistryError) -> Int {
         guard !platforms.isEmpty else { return 0 }
         let query = AudienceQuery(platforms: platforms, expression: matching)
         return try locked { db in

@@ -11,7 +11,7 @@ extension Registry {
             reserved_at REAL NOT NULL) WITHOUT ROWID;
         """
 
-    public func reserve(id: String, owner: String, now: Date) throws {
+    public func reserve(id: String, owner: String, now: Date) throws(RegistryError) {
         let purge = lastPurge.withLock { last -> Bool in
             guard last.map({ now.timeIntervalSince($0) >= IDReservation.purgeInterval || now < $0 }) ?? true else { return false }
             last = now
@@ -29,7 +29,7 @@ extension Registry {
         }
     }
 
-    public func reservation(id: String) throws -> IDReservation? {
+    public func reservation(id: String) throws(RegistryError) -> IDReservation? {
         try locked { db in
             let stmt = try db.statement("SELECT owner, reserved_at FROM id_reservations WHERE id = ?")
             try stmt.bind([.text(id)])
@@ -38,7 +38,7 @@ extension Registry {
         }
     }
 
-    public func releaseReservation(id: String) throws {
+    public func releaseReservation(id: String) throws(RegistryError) {
         try locked { db in try Self.consumeReservation(id, in: db) }
     }
 

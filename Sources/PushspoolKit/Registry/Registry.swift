@@ -11,7 +11,7 @@ import Glibc
 /// Thread safety: one connection behind a Mutex; every method may be called from any thread.
 /// Cross-process: WAL mode (readers never block the writer) and a 30 s busy timeout; writes take
 /// the write lock up front (`BEGIN IMMEDIATE`).
-public final class Registry: DeviceRegistry {
+public final class Registry: RegistryDatabase {
     public let path: String
     public var location: String { path }
     private let connection: Mutex<SQLiteDatabase>
@@ -182,11 +182,16 @@ public final class Registry: DeviceRegistry {
         return list
     }
 
-    /// Runs `body` with the connection locked; fails once the registry is closed.
-    func locked<T: Sendable>(_ body: (SQLiteDatabase) throws -> T) throws -> T {
-        try connection.withLock { db throws -> T in
-            guard db.isOpen else { throw RegistryError("registry is closed") }
-            return try body(db)
+    /// Runs `body` with the connection locked; fails once the registry is closed. The one place
+    /// this backend's failures take the contract's error type (`RegistryError.from`).
+    func locked<T: Sendable>(_ body: (SQLiteDatabase) throws -> T) throws(RegistryError) -> T {
+        do {
+            return try connection.withLock { db throws -> T in
+                guard db.isOpen else { throw RegistryError("registry is closed") }
+                return try body(db)
+            }
+        } catch {
+            throw RegistryError.from(error)
         }
     }
 
@@ -195,7 +200,7 @@ public final class Registry: DeviceRegistry {
     }
 
     /// One host, one spool: the result log tells duplicates apart, so every id is this owner's.
-    public func claimJob(id: String, owner: String) throws -> Bool {
+    public func claimJob(id: String, owner: String) throws(RegistryError) -> Bool {
         try locked { _ in true }
     }
 
@@ -205,7 +210,7 @@ public final class Registry: DeviceRegistry {
     /// lowercase UUID. A handle registered under another id is MOVED to this id (that other row
     /// deleted), never duplicated. Tags replaced, updated_at = now.
     @discardableResult
-    public func upsert(_ r: Registration, now: Date = Date()) throws -> Device {
+    public func upsert(_ r: Registration, now: Date = Date()) throws(RegistryError) -> Device {
         if let (field, message) = r.problem() { throw RegistryError("\(field): \(message)") }
         return try locked { db in
             try db.transaction {
@@ -218,7 +223,7 @@ public final class Registry: DeviceRegistry {
 
     /// `upsert`, also telling which other installation id held this handle before (it was moved
     /// here and its row deleted), so a hub's copy of that installation can be removed too.
-    public func upsertReportingMove(_ r: Registration, now: Date = Date()) throws -> (device: Device, movedFrom: String?) {
+    public func upsertReportingMove(_ r: Registration, now: Date = Date()) throws(RegistryError) -> (device: Device, movedFrom: String?) {
         if let (field, message) = r.problem() { throw RegistryError("\(field): \(message)") }
         return try locked { db in
             try db.transaction {
@@ -276,7 +281,7 @@ public final class Registry: DeviceRegistry {
     }
 
     @discardableResult
-    public func remove(id: String) throws -> Bool {
+    public func remove(id: String) throws(RegistryError) -> Bool {
         try locked { db in
             try db.statement("DELETE FROM devices WHERE id = ?").run([.text(id)])
             return db.changes > 0
@@ -284,7 +289,7 @@ public final class Registry: DeviceRegistry {
     }
 
     @discardableResult
-    public func remove(handle: String) throws -> Bool {
+    public func remove(handle: String) throws(RegistryError) -> Bool {
         try locked { db in
             try db.statement("DELETE FROM devices WHERE handle = ?").run([.text(handle)])
             return db.changes > 0
@@ -296,13 +301,13 @@ public final class Registry: DeviceRegistry {
     /// re-registered after the provider noticed the token die, or whose handle has since moved,
     /// is a live registration and must survive.
     @discardableResult
-    public func removeGone(id: String, handle: String, since: Date?) throws -> Bool {
+    public func removeGone(id: String, handle: String, since: Date?) throws(RegistryError) -> Bool {
         try removeGone([GoneDevice(id: id, handle: handle, since: since)]) > 0
     }
 
     /// One transaction for the whole batch: a campaign's prunes cost one commit each batch.
     @discardableResult
-    public func removeGone(_ devices: [GoneDevice]) throws -> Int {
+    public func removeGone(_ devices: [GoneDevice]) throws(RegistryError) -> Int {
         try locked { db in
             try db.transaction {
                 var removed = 0
@@ -322,7 +327,7 @@ public final class Registry: DeviceRegistry {
 
     // MARK: - Reads
 
-    public func device(id: String) throws -> Device? {
+    public func device(id: String) throws(RegistryError) -> Device? {
         try locked { db in
             let stmt = try db.statement("SELECT \(Self.deviceColumns) FROM devices d WHERE d.id = ?")
             try stmt.bind([.text(id)])
@@ -331,7 +336,7 @@ public final class Registry: DeviceRegistry {
         }
     }
 
-    public func device(handle: String) throws -> Device? {
+    public func device(handle: String) throws(RegistryError) -> Device? {
         try locked { db in
             let stmt = try db.statement("SELECT \(Self.deviceColumns) FROM devices d WHERE d.handle = ?")
             try stmt.bind([.text(handle)])

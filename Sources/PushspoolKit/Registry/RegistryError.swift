@@ -24,6 +24,19 @@ public struct RegistryError: Error, Sendable, CustomStringConvertible {
 }
 
 extension RegistryError {
+    /// A backend's failure as the contract's one error type: the backends' own statements throw
+    /// `RegistryError`s already (SQLite's wrapper) or `PostgresError`s; anything else is kept as a
+    /// refusal with its text. Called where a backend's internal, untyped work meets the typed
+    /// `DeviceRegistry` methods (`Registry.locked`, `PostgresRegistry.run`/`transaction`), so no
+    /// caller of the contract ever downcasts.
+    static func from(_ error: any Error) -> RegistryError {
+        switch error {
+        case let error as RegistryError: error
+        case let error as PostgresError: RegistryError(error)
+        default: RegistryError("\(error)")
+        }
+    }
+
     /// What went wrong, without the `registry: ` a storage error starts with, for a message that
     /// names the registry itself (`registry /x/registry.sqlite: …`, `reading the registry failed: …`):
     /// one layer adds the context, so no message says `registry: registry: …`.

@@ -13,16 +13,19 @@ public struct RegistryProbe: Sendable {
     /// The registry as configured: a PostgreSQL URI or keyword string, or the SQLite file's path.
     public let location: String
     public let timeout: Double
+    /// The registry's `env:` variable is not set: that is the problem, nothing to probe.
+    private let unset: UnsetSecret?
 
     public init(config: Config, timeout: Double = 0.3) {
         let value = config.registryPath
-        location = RegistryLocation.isPostgres(value) || value.hasPrefix("<env:") ? value : config.resolve(value).path
+        unset = config.unsetSecrets["registry"]
+        location = RegistryLocation.isPostgres(value) || unset != nil ? value : config.resolve(value).path
         self.timeout = timeout
     }
 
     /// nil when the registry answers, else why not (one line, redacted).
     public func problem() -> String? {
-        if location.hasPrefix("<env:") { return String(location.dropFirst().dropLast()) }
+        if let unset { return unset.description }
         if RegistryLocation.isPostgres(location) { return PostgresConnection.probe(uri: location, timeout: timeout) }
         return sqliteProblem()
     }

@@ -98,7 +98,7 @@ public struct DeviceAPI: Sendable {
         let matching = expression
         if counting {
             return call.inRegistryLane {
-                do {
+                do throws(RegistryError) {
                     return .json(200, .object([("count", .int(Int64(try registry.count(platforms: platformSet, matching: matching))))]))
                 } catch {
                     return RegistrationAnswers.failure(RegistrationError(error))

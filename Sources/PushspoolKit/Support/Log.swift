@@ -208,11 +208,3 @@ public struct StreamLogHandler: LogHandler {
     }
 
 }
-
-/// Collects events in memory (tests).
-public final class CollectingLogHandler: LogHandler {
-    private let store = Mutex<[LogEvent]>([])
-    public init() {}
-    public func emit(_ event: LogEvent) { store.withLock { $0.append(event) } }
-    public var events: [LogEvent] { store.withLock { $0 } }
-}

@@ -111,6 +111,14 @@ final class AzureTestClock: Sendable {
         #expect(Self.send(h.provider).disposition == .credentialsBroken)
     }
 
+    /// The shared opening's answer, naming the provider as every provider's does.
+    @Test func aShutDownHubAnswersARetryNamingItself() throws {
+        let h = try Self.harness()
+        h.provider.shutdown()
+        #expect(Self.send(h.provider) == ProviderResult(.retry(after: nil), code: "shutdown", reason: "azure provider is shut down"))
+        #expect(h.client.requests.withLock { $0.count } == 0)
+    }
+
     @Test func audiencesBeyondTheHubLimitsFailWithoutARequest() throws {
         let h = try Self.harness()
         let seven = Audience.expression(Self.and((1...7).map { "t\($0)" }), source: "t1 && … && t7")

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PushspoolKit
+import PushspoolTestSupport
 import PushspoolCore
 
 @Suite struct DispatcherTests {
@@ -266,14 +267,14 @@ import PushspoolCore
 /// write lock held by an import, the database server unreachable) and fails only on a verdict.
 @Suite struct RegistryFailureTests {
     @Test func transientKindsWaitAndVerdictsFail() {
-        guard case .interrupted(let busy) = RegistrationExecutor.failure(RegistryError("registry: database is locked", kind: .busy)) else {
+        guard case .interrupted(let busy) = RegistrationExecutor.failure(RegistrationError(RegistryError("registry: database is locked", kind: .busy))) else {
             Issue.record("a busy registry should leave the job in active/"); return
         }
         #expect(busy == .registryBusy && busy.description.hasPrefix("registry busy"))
-        guard case .interrupted(let gone) = RegistrationExecutor.failure(RegistryError("registry: PostgreSQL unreachable: x", kind: .unavailable)) else {
+        guard case .interrupted(let gone) = RegistrationExecutor.failure(RegistrationError(RegistryError("registry: PostgreSQL unreachable: x", kind: .unavailable))) else {
             Issue.record("an unreachable registry should leave the job in active/"); return
         }
         #expect(gone.description.hasPrefix("registry unreachable (PostgreSQL unreachable: x)"))
-        #expect(RegistrationExecutor.failure(RegistryError("registry: disk I/O error")) == .failed("registry update failed: disk I/O error"))
+        #expect(RegistrationExecutor.failure(RegistrationError(RegistryError("registry: disk I/O error"))) == .failed("registry update failed: disk I/O error"))
     }
 }

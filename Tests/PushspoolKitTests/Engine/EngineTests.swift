@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Testing
 @testable import PushspoolKit
+import PushspoolTestSupport
 import PushspoolCore
 
 @Suite struct EngineTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PushspoolKit
+import PushspoolTestSupport
 import PushspoolCore
 
 @Suite struct MetricsRenderTests {

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PushspoolKit
+import PushspoolTestSupport
 import PushspoolCore
 
 /// The targets a send job's line announces come from the registry's count of its audience: a

@@ -3,6 +3,7 @@ import PushspoolHTTP
 import Synchronization
 import Testing
 @testable import PushspoolKit
+import PushspoolTestSupport
 import PushspoolCore
 
 @Suite struct WorkerPoolTests {

@@ -90,7 +90,6 @@ import Testing
         #expect(results.count == 256)
         #expect(results.allSatisfy { $0.disposition == .delivered })
         #expect(client.requests(to: Self.tokenURI).count == 1)
-        #expect(provider.tokenFetches == 1)
         #expect(Set(client.requests(to: "https://fcm.test").map { ProviderTestKit.header($0, "authorization") }) == ["Bearer ya29.1"])
     }
 

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import PushspoolCore
 @testable import PushspoolKit
+import PushspoolTestSupport
 
 /// One registration, one verdict, whichever way it enters: an import line (fast and general
 /// paths, bulk load and line by line, both backends), a register or unregister job, the CLI.
@@ -29,7 +30,7 @@ import PushspoolCore
         let (id, problem) = Self.ids[index]
         let bytes = Array(Self.line(id, handle: "h").utf8)
         var fast = RegistrationLine()
-        let general = Result { () throws(RegistryError) -> Registration in try Registry.registration(fromJSONLine: bytes) }
+        let general = Result { () throws(RegistryError) -> Registration in try RegistrationFile.registration(fromJSONLine: bytes) }
         switch general {
         case .success(let r):
             #expect(problem == nil)

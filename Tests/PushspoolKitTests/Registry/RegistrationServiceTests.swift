@@ -31,7 +31,7 @@ import PushspoolCore
         let (dir, registry) = try RegistryFixture.make()
         let hub = RecordingHub(platforms)
         let routes = Dictionary(uniqueKeysWithValues: platforms.map { ($0, ProviderState(provider: hub)) })
-        let writer = platforms.isEmpty ? nil : InstallationWriter(routes: routes, retry: RetryPolicy(maxAttempts: 1))
+        let writer = platforms.isEmpty ? nil : InstallationWriter(routes: routes, pool: WorkerPool(concurrency: 1, policy: RetryPolicy(maxAttempts: 1)))
         return (dir, registry, RegistrationService(registry: registry, hub: writer), hub)
     }
 

@@ -21,7 +21,7 @@ enum RegistryFixture {
 
     /// An empty registry on `backend` (PostgreSQL: a new database of the shared test cluster),
     /// with a fresh temporary folder for files the test writes.
-    static func make(on backend: RegistryBackend) throws -> (TempDir, any DeviceRegistry) {
+    static func make(on backend: RegistryBackend) throws -> (TempDir, any RegistryDatabase) {
         switch backend {
         case .sqlite:
             let (dir, registry) = try make()

@@ -18,7 +18,7 @@ import PushspoolCore
         ("d6", .apns, ["username:alice", "follows_RedSox"]),
     ]
 
-    func fixtureRegistry(_ backend: RegistryBackend) throws -> (TempDir, any DeviceRegistry) {
+    func fixtureRegistry(_ backend: RegistryBackend) throws -> (TempDir, any RegistryDatabase) {
         let (dir, registry) = try RegistryFixture.make(on: backend)
         for (id, platform, tags) in Self.fixture {
             try registry.upsert(RegistryFixture.reg(id, platform, "handle-\(id)", tags))

@@ -136,7 +136,7 @@ import PushspoolCore
         ]
         var fast = RegistrationLine()
         for line in lines {
-            let general = Result { () throws(RegistryError) in try Registry.registration(fromJSONLine: Array(line.utf8)) }
+            let general = Result { () throws(RegistryError) in try RegistrationFile.registration(fromJSONLine: Array(line.utf8)) }
             if let quick = fast.decode(Array(line.utf8)) {
                 #expect(try general.get() == quick, "\(line)")
             } else {

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 @testable import PushspoolKit
+import PushspoolTestSupport
 import PushspoolCore
 
 /// Fixed hashes made with apache2-utils (CI does not have it), cost 4 so the suite stays fast:

@@ -1,5 +1,6 @@
 import Testing
 @testable import PushspoolKit
+import PushspoolTestSupport
 
 @Suite struct LogHandlerTests {
     /// Whether events feed a log collector is the handler's to say: the logger asked by

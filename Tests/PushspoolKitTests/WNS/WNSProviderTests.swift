@@ -93,7 +93,6 @@ import Testing
         #expect(await ProviderTestKit.send(provider, Self.request(Self.channel)).disposition == .refreshCredentials)
         #expect(await ProviderTestKit.send(provider, Self.request(Self.channel)).disposition == .delivered)
         #expect(client.requests(to: Self.tokenURL).count == 2)
-        #expect(provider.tokenFetches == 2)
     }
 
     @Test func refusedClientCredentialsPauseWithoutLeakingTheSecret() async throws {

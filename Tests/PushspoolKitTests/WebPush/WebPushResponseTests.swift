@@ -37,6 +37,15 @@ import PushspoolHTTP
         #expect(gone.reason == "subscription gone")
     }
 
+    /// The service's text becomes one line: line and paragraph separators (U+2028, U+2029), other
+    /// controls and bidi overrides included, as everywhere text is shown on one line.
+    @Test func theServicesTextIsOneLine() {
+        let body = "bad\nkey\u{2028}for\u{2029}this\u{202E}origin\u{1B}[2J"
+        let r = WebPushProvider.classify(.success(HTTPResponse(status: 400, body: Array(body.utf8))))
+        #expect(r.reason == "bad key for this origin [2J")
+        #expect(r.reason?.unicodeScalars.contains { TerminalText.mustEscape($0) } == false)
+    }
+
     @Test func transportErrorsRetryUnlessPermanent() {
         #expect(WebPushProvider.classify(.failure(HTTPTransportError("reset"))).disposition == .retry(after: nil))
         #expect(WebPushProvider.classify(.failure(HTTPTransportError("tls", isPermanent: true))).disposition == .rejected)

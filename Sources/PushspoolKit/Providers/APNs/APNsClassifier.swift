@@ -53,6 +53,6 @@ public enum APNsClassifier {
     /// is a configuration problem that every request would hit: pause. Otherwise the connection
     /// went away (GOAWAY, reset, refused, timeout) and the request is retried with backoff.
     public static func disposition(transport error: HTTPTransportError) -> Disposition {
-        error.isPermanent ? .credentialsBroken : .retry(after: nil)
+        SendOpening.transportFailure(error, endpoint: .configured).disposition
     }
 }

@@ -66,7 +66,7 @@ public final class AzureHubProvider: PushProvider {
 
     public func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {
         if closed.withLock({ $0 }) {
-            completion(ProviderResult(.retry(after: nil), code: "shutdown", reason: "provider shut down"))
+            completion(SendOpening.shutDown(name))
             return
         }
         guard case .hub(let audience) = request.recipient else {
@@ -105,9 +105,8 @@ public final class AzureHubProvider: PushProvider {
                 }
                 completion(verdict)
             case .failure(let error):
-                // A TLS verification failure or bad URL is the endpoint's configuration: pause.
-                completion(ProviderResult(error.isPermanent ? .credentialsBroken : .retry(after: nil),
-                                          code: "transport", reason: error.message))
+                // The hub's endpoint is configuration: a permanent failure there pauses the provider.
+                completion(SendOpening.transportFailure(error, endpoint: .configured))
             }
         }
     }
@@ -156,7 +155,7 @@ extension AzureHubProvider: InstallationStore {
     /// renewal on 401).
     public func apply(_ change: InstallationChange, completion: @escaping @Sendable (ProviderResult) -> Void) {
         if closed.withLock({ $0 }) {
-            completion(ProviderResult(.retry(after: nil), code: "shutdown", reason: "provider shut down"))
+            completion(SendOpening.shutDown(name))
             return
         }
         let sas: CachedCredential
@@ -194,8 +193,7 @@ extension AzureHubProvider: InstallationStore {
                 }
                 completion(verdict)
             case .failure(let error):
-                completion(ProviderResult(error.isPermanent ? .credentialsBroken : .retry(after: nil),
-                                          code: "transport", reason: error.message))
+                completion(SendOpening.transportFailure(error, endpoint: .configured))
             }
         }
     }

@@ -61,23 +61,10 @@ public final class FCMProvider: PushProvider {
         }
     }
 
-    /// Access-token fetches so far (stats and tests).
-    public var tokenFetches: Int { tokens.fetchCount }
-
     public func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {
-        guard !closed.load(ordering: .acquiring) else {
-            completion(ProviderResult(.retry(after: nil), code: "shutdown", reason: "fcm provider is shut down"))
-            return
-        }
-        guard case .device(let device) = request.recipient else {
-            completion(ProviderResult(.rejected, code: "unsupported", reason: "fcm sends to registered devices only"))
-            return
-        }
-        guard case .fcm(let notification) = request.notification else {
-            completion(ProviderResult(.rejected, code: "unsupported",
-                                      reason: "fcm cannot send a \(request.notification.platform.rawValue) notification"))
-            return
-        }
+        guard let (device, notification) = SendOpening.device(request, provider: "fcm", isShutDown: closed.load(ordering: .acquiring),
+                                                              own: { if case .fcm(let n) = $0 { n } else { nil } },
+                                                              completion: completion) else { return }
         // FCM counts the message's keys and values, not the target: check before any request.
         let size = JSONValue.object([("message", notification.message)]).encoded().count
         guard size <= FCMNotification.maxMessageBytes else {
@@ -108,8 +95,8 @@ public final class FCMProvider: PushProvider {
         case .success(let response):
             return FCMResponse(response).result
         case .failure(let e):
-            // The endpoint is configuration: a TLS verification failure there pauses the provider.
-            return ProviderResult(e.isPermanent ? .credentialsBroken : .retry(after: nil), code: "transport", reason: e.message)
+            // FCM's send URL is configuration: a permanent failure there pauses the provider.
+            return SendOpening.transportFailure(e, endpoint: .configured)
         }
     }
 

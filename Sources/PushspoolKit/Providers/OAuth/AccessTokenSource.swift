@@ -56,7 +56,6 @@ public final class AccessTokenSource: Sendable {
     private let fetch: Fetch
     private let queue: DispatchQueue
     private let state = Mutex(State())
-    private let fetches = Atomic<Int>(0)
 
     /// `key` names the credential in the cache (`fcm-<client_email>`, `wns-<client_id>`).
     public init(key: String, cache: CredentialCache, policy: RenewalPolicy = RenewalPolicy(expirySkew: 300),
@@ -67,9 +66,6 @@ public final class AccessTokenSource: Sendable {
         self.fetch = fetch
         self.queue = DispatchQueue(label: "pushspool.oauth.\(key)")
     }
-
-    /// How many times `fetch` was called (tests and stats).
-    public var fetchCount: Int { fetches.load(ordering: .relaxed) }
 
     /// Calls `completion` with a fresh token: at once when one is held, else after the (shared) fetch.
     public func token(_ completion: @escaping Completion) {
@@ -104,10 +100,7 @@ public final class AccessTokenSource: Sendable {
     private func runFetch() {
         let result: Result<CachedCredential, AccessTokenError>
         do {
-            result = .success(try cache.credential(for: key, policy: policy) {
-                fetches.add(1, ordering: .relaxed)
-                return try fetch().get()
-            })
+            result = .success(try cache.credential(for: key, policy: policy) { try fetch().get() })
         } catch let e as AccessTokenError {
             result = .failure(e)
         } catch {

@@ -54,23 +54,10 @@ public final class WNSProvider: PushProvider {
         }
     }
 
-    /// Access-token fetches so far (stats and tests).
-    public var tokenFetches: Int { tokens.fetchCount }
-
     public func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {
-        guard !closed.load(ordering: .acquiring) else {
-            completion(ProviderResult(.retry(after: nil), code: "shutdown", reason: "wns provider is shut down"))
-            return
-        }
-        guard case .device(let device) = request.recipient else {
-            completion(ProviderResult(.rejected, code: "unsupported", reason: "wns sends to registered devices only"))
-            return
-        }
-        guard case .wns(let notification) = request.notification else {
-            completion(ProviderResult(.rejected, code: "unsupported",
-                                      reason: "wns cannot send a \(request.notification.platform.rawValue) notification"))
-            return
-        }
+        guard let (device, notification) = SendOpening.device(request, provider: "wns", isShutDown: closed.load(ordering: .acquiring),
+                                                              own: { if case .wns(let n) = $0 { n } else { nil } },
+                                                              completion: completion) else { return }
         // The allow-list comes before everything else, the token fetch included: no request at all.
         if case .denied(let reason) = channels.check(device.handle) {
             completion(ProviderResult(.rejected, code: "host-not-allowed", reason: reason))
@@ -104,7 +91,8 @@ public final class WNSProvider: PushProvider {
         case .success(let response):
             return WNSResponse(response).result
         case .failure(let e):
-            return ProviderResult(e.isPermanent ? .rejected : .retry(after: nil), code: "transport", reason: e.message)
+            // The channel URI is the device's own: a permanent failure there refuses that target only.
+            return SendOpening.transportFailure(e, endpoint: .perDevice)
         }
     }
 }

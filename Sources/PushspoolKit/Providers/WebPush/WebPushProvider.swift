@@ -32,19 +32,9 @@ public final class WebPushProvider: PushProvider {
     public var publicKey: String { vapid.publicKey }
 
     public func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {
-        guard !closed.load(ordering: .acquiring) else {
-            completion(ProviderResult(.retry(after: nil), code: "shutdown", reason: "webpush provider is shut down"))
-            return
-        }
-        guard case .device(let device) = request.recipient else {
-            completion(ProviderResult(.rejected, code: "unsupported", reason: "webpush sends to registered devices only"))
-            return
-        }
-        guard case .web(let notification) = request.notification else {
-            completion(ProviderResult(.rejected, code: "unsupported",
-                                      reason: "webpush cannot send a \(request.notification.platform.rawValue) notification"))
-            return
-        }
+        guard let (device, notification) = SendOpening.device(request, provider: "webpush", isShutDown: closed.load(ordering: .acquiring),
+                                                              own: { if case .web(let n) = $0 { n } else { nil } },
+                                                              completion: completion) else { return }
         let subscription: WebPushSubscription
         do {
             subscription = try WebPushSubscription.parse(text: device.handle)
@@ -101,7 +91,8 @@ public final class WebPushProvider: PushProvider {
         case .success(let response):
             return WebPushResponse(response, now: now).result
         case .failure(let e):
-            return ProviderResult(e.isPermanent ? .rejected : .retry(after: nil), code: "transport", reason: e.message)
+            // The push service is the subscription's own: a permanent failure there refuses that target only.
+            return SendOpening.transportFailure(e, endpoint: .perDevice)
         }
     }
 }

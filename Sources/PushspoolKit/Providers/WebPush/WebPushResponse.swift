@@ -35,7 +35,9 @@ public struct WebPushResponse: Sendable, Equatable {
 
     /// The service's text, else a short name for the status.
     public var reason: String? {
-        if let body { return body.replacingOccurrences(of: "\n", with: " ") }
+        // On one line: every character that would break it or drive a terminal (line and
+        // paragraph separators included) becomes a space (`TerminalText.mustEscape`).
+        if let body { return String(String.UnicodeScalarView(body.unicodeScalars.map { TerminalText.mustEscape($0) ? " " : $0 })) }
         switch httpStatus {
         case 200, 201, 202: return nil
         case 404, 410: return "subscription gone"

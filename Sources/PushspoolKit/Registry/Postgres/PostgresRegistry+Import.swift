@@ -9,7 +9,7 @@ import PushspoolCore
 /// as it was until the commit, and their registrations wait for it.
 extension PostgresRegistry {
     public func importJSONL(contentsOf url: URL, now: Date = Date(),
-                            progress: (@Sendable (Int) -> Void)? = nil) throws -> RegistryImportReport {
+                            progress: (@Sendable (Int) -> Void)? = nil) throws(RegistryError) -> RegistryImportReport {
         let stamp = "\(now.timeIntervalSince1970)"
         return try transaction { c in
             // Memory for the sorts of this transaction only (index builds, duplicate checks).
@@ -94,7 +94,7 @@ extension PostgresRegistry {
             var buffer: [UInt8] = []
             buffer.reserveCapacity(300_000)
             var line = 0
-            report = try Registry.forEachRegistration(in: url, progress: progress) { r in
+            report = try RegistrationFile(url).forEachRegistration(progress: progress) { r in
                 line += 1
                 if stamp == nil {
                     Self.appendDecimal(line, to: &buffer)
@@ -142,7 +142,7 @@ extension PostgresRegistry {
     private static func upsertLineByLine(_ url: URL, stamp: String, into c: PostgresConnection,
                                          progress: (@Sendable (Int) -> Void)?) throws -> RegistryImportReport {
         var moves = RegistryImportReport()
-        var report = try Registry.forEachRegistration(in: url, progress: progress) { r in
+        var report = try RegistrationFile(url).forEachRegistration(progress: progress) { r in
             let tags = Array(Set(r.tags)).sorted()
             let holder = try c.query("SELECT id FROM devices WHERE handle = $1", [r.handle])
             let previous = holder.count > 0 ? holder.text(0, 0) : nil

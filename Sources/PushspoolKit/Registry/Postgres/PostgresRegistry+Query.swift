@@ -45,7 +45,7 @@ extension PostgresRegistry {
         return n <= bound
     }
 
-    public func count(platforms: Set<Platform>, matching: TagExpression?) throws -> Int {
+    public func count(platforms: Set<Platform>, matching: TagExpression?) throws(RegistryError) -> Int {
         guard !platforms.isEmpty else { return 0 }
         let query = PostgresAudienceQuery(platforms: platforms, expression: matching)
         return try run { c in Int(try c.queryOnce(query.countSQL, query.parameters).int64(0, 0)) }

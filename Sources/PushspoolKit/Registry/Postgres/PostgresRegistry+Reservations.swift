@@ -4,7 +4,7 @@ import PushspoolCore
 /// Installation ids handed out before their device registers (`DeviceRegistry.reserve`), in the
 /// shared database: an id one host's `serve` handed out is accepted by every host's.
 extension PostgresRegistry {
-    public func reserve(id: String, owner: String, now: Date) throws {
+    public func reserve(id: String, owner: String, now: Date) throws(RegistryError) {
         let purge = lastPurge.withLock { last -> Bool in
             guard last.map({ now.timeIntervalSince($0) >= IDReservation.purgeInterval || now < $0 }) ?? true else { return false }
             last = now
@@ -22,7 +22,7 @@ extension PostgresRegistry {
         }
     }
 
-    public func reservation(id: String) throws -> IDReservation? {
+    public func reservation(id: String) throws(RegistryError) -> IDReservation? {
         try run { c in
             let rows = try c.query("SELECT owner, reserved_at FROM id_reservations WHERE id = $1", [id])
             guard rows.count > 0 else { return nil }
@@ -30,7 +30,7 @@ extension PostgresRegistry {
         }
     }
 
-    public func releaseReservation(id: String) throws {
+    public func releaseReservation(id: String) throws(RegistryError) {
         try run { c in _ = try c.query("DELETE FROM id_reservations WHERE id = $1", [id]) }
     }
 }

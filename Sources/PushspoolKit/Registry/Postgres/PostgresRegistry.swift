@@ -10,7 +10,7 @@ import Synchronization
 /// statements and gives it back, so any number of threads may call. Values always travel as
 /// statement parameters, never in SQL text. A lost connection fails the statement with a
 /// `RegistryError` of kind `unavailable`; the next call reconnects.
-public final class PostgresRegistry: DeviceRegistry {
+public final class PostgresRegistry: RegistryDatabase {
     public let location: String
     let pool: PostgresPool
     /// When this process last deleted expired reservations.
@@ -47,30 +47,30 @@ public final class PostgresRegistry: DeviceRegistry {
     public func close() { pool.close() }
 
     /// Creates or migrates the schema at `uri`; returns the versions before and after.
-    public static func migrate(uri: String) throws -> (from: Int, to: Int) {
+    public static func migrate(uri: String) throws(RegistryError) -> (from: Int, to: Int) {
         let pool = PostgresPool(uri: uri, maxConnections: 1)
         defer { pool.close() }
         do {
             let from = try pool.withConnection { c in try PostgresSchema.migrate(c) }
             return (from, max(from, PostgresSchema.version))
-        } catch let e as PostgresError {
-            throw RegistryError(e)
+        } catch {
+            throw RegistryError.from(error)
         }
     }
 
     /// Runs `body` on a pooled connection; PostgreSQL errors become `RegistryError`s.
-    func run<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+    func run<T>(_ body: (PostgresConnection) throws -> T) throws(RegistryError) -> T {
         do {
             return try pool.withConnection(body)
-        } catch let e as PostgresError {
-            throw RegistryError(e)
+        } catch {
+            throw RegistryError.from(error)
         }
     }
 
     /// Runs `body` in a transaction, again (up to 5 times) when it lost a race with another
     /// host: a unique violation (the same handle registered at the same moment), a
     /// serialization failure or a deadlock.
-    func transaction<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+    func transaction<T>(_ body: (PostgresConnection) throws -> T) throws(RegistryError) -> T {
         var attempt = 0
         while true {
             attempt += 1
@@ -78,8 +78,8 @@ public final class PostgresRegistry: DeviceRegistry {
                 return try pool.withConnection { c in try c.transaction { try body(c) } }
             } catch let e as PostgresError where (e.isUniqueViolation || e.isTransient) && attempt < 5 {
                 continue
-            } catch let e as PostgresError {
-                throw RegistryError(e)
+            } catch {
+                throw RegistryError.from(error)
             }
         }
     }
@@ -87,11 +87,11 @@ public final class PostgresRegistry: DeviceRegistry {
     // MARK: - Writes
 
     @discardableResult
-    public func upsert(_ r: Registration, now: Date = Date()) throws -> Device {
+    public func upsert(_ r: Registration, now: Date = Date()) throws(RegistryError) -> Device {
         try upsertReportingMove(r, now: now).device
     }
 
-    public func upsertReportingMove(_ r: Registration, now: Date = Date()) throws -> (device: Device, movedFrom: String?) {
+    public func upsertReportingMove(_ r: Registration, now: Date = Date()) throws(RegistryError) -> (device: Device, movedFrom: String?) {
         if let (field, message) = r.problem() { throw RegistryError("\(field): \(message)") }
         let now = Date(timeIntervalSince1970: now.timeIntervalSince1970)
         let tags = Array(Set(r.tags)).sorted()
@@ -122,17 +122,17 @@ public final class PostgresRegistry: DeviceRegistry {
     }
 
     @discardableResult
-    public func remove(id: String) throws -> Bool {
+    public func remove(id: String) throws(RegistryError) -> Bool {
         try run { c in try c.query("DELETE FROM devices WHERE id = $1", [id]).affected > 0 }
     }
 
     @discardableResult
-    public func remove(handle: String) throws -> Bool {
+    public func remove(handle: String) throws(RegistryError) -> Bool {
         try run { c in try c.query("DELETE FROM devices WHERE handle = $1", [handle]).affected > 0 }
     }
 
     @discardableResult
-    public func removeGone(id: String, handle: String, since: Date?) throws -> Bool {
+    public func removeGone(id: String, handle: String, since: Date?) throws(RegistryError) -> Bool {
         try run { c in
             if let since {
                 return try c.query("DELETE FROM devices WHERE id = $1 AND handle = $2 AND updated_at <= $3::float8",
@@ -147,14 +147,14 @@ public final class PostgresRegistry: DeviceRegistry {
     /// Columns read by `device(from:row:)`.
     static let deviceColumns = "d.seq, d.id, d.platform, d.handle, d.updated_at, array_to_string(d.tags, ' '), d.lang"
 
-    public func device(id: String) throws -> Device? {
+    public func device(id: String) throws(RegistryError) -> Device? {
         try run { c in
             let rows = try c.query("SELECT \(Self.deviceColumns) FROM devices d WHERE d.id = $1", [id])
             return rows.count > 0 ? try Self.device(from: rows, row: 0) : nil
         }
     }
 
-    public func device(handle: String) throws -> Device? {
+    public func device(handle: String) throws(RegistryError) -> Device? {
         try run { c in
             let rows = try c.query("SELECT \(Self.deviceColumns) FROM devices d WHERE d.handle = $1", [handle])
             return rows.count > 0 ? try Self.device(from: rows, row: 0) : nil
@@ -188,7 +188,7 @@ public final class PostgresRegistry: DeviceRegistry {
 
     // MARK: - Job claims
 
-    public func claimJob(id: String, owner: String) throws -> Bool {
+    public func claimJob(id: String, owner: String) throws(RegistryError) -> Bool {
         // Job ids that differ only by case are one id (each host's spool folds them too).
         let id = Identifier.jobKey(id)
         return try run { c in

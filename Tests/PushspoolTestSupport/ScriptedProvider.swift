@@ -1,7 +1,6 @@
 import Dispatch
 import Foundation
 import PushspoolCore
-@testable import PushspoolKit
 import Synchronization
 
 /// A provider whose answers come from a script, recording every request: the test double for
@@ -54,7 +53,7 @@ public final class ScriptedProvider: PushProvider {
     }
 
     /// `platform|device`, or `platform|hub|<tags>` for a hub route.
-    static func key(platform: Platform, recipient: Recipient) -> String {
+    public static func key(platform: Platform, recipient: Recipient) -> String {
         switch recipient {
         case .device(let d): return "\(platform.rawValue)|\(d.id)"
         case .hub(let audience): return "\(platform.rawValue)|hub|\(audience.hubTags ?? "")"
