@@ -4,6 +4,7 @@
 // can deliver to it, no empty path or name). Each input is parsed with every `env:` value
 // required and again with unset ones allowed (as `submit` does): the lenient parse accepts
 // everything the strict one does, with the same values.
+@testable import PushspoolCore
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzConfig(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))

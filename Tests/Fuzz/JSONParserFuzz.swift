@@ -1,7 +1,8 @@
 // libFuzzer target: the JSON parser never crashes, and what it accepts survives a round trip
 // (encoded, then parsed again, it is the same value); its peek at a few members refuses exactly
 // what it refuses and reads those members as it does. Built by FuzzTests with
-// `swiftc -sanitize=fuzzer,address` together with Sources/PushspoolCore.
+// `swiftc -sanitize=fuzzer,address`, linked to PushspoolCore built once with the same sanitizers.
+@testable import PushspoolCore
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJSON(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))

@@ -1,5 +1,6 @@
 // libFuzzer target: the job parser never crashes on any bytes, reports problems instead, and a
 // job it accepts has a valid id and at least one platform.
+@testable import PushspoolCore
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzJob(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))

@@ -1,5 +1,6 @@
 // libFuzzer target: the tag-expression parser never crashes, and what it accepts, printed back,
 // parses to the same expression.
+@testable import PushspoolCore
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzTags(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)

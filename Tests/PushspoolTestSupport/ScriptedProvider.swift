@@ -11,7 +11,7 @@ public final class ScriptedProvider: PushProvider {
     private let script: @Sendable (SendRequest) -> ProviderResult
     private let delay: Double
     private let queue = DispatchQueue(label: "pushspool.scripted", attributes: .concurrent)
-    private struct State { var requests: [SendRequest] = []; var inFlight = 0; var maxInFlight = 0; var shutdown = false }
+    private struct State { var requests: [SendRequest] = []; var inFlight = 0; var maxInFlight = 0; var answered = 0; var shutdown = false }
     private let state = Mutex(State())
 
     /// `script` decides each attempt's result; `delay` seconds of simulated latency.
@@ -33,6 +33,7 @@ public final class ScriptedProvider: PushProvider {
             let result = script(request)
             state.withLock { $0.inFlight -= 1 }
             completion(result)
+            state.withLock { $0.answered += 1 }
         }
         if delay > 0 { queue.asyncAfter(deadline: .now() + delay, execute: answer) } else { queue.async(execute: answer) }
     }
@@ -41,6 +42,8 @@ public final class ScriptedProvider: PushProvider {
 
     /// Every attempt so far, in arrival order.
     public var requests: [SendRequest] { state.withLock { $0.requests } }
+    /// Answers whose completion has returned (whatever the caller did with them).
+    public var answered: Int { state.withLock { $0.answered } }
     /// The most attempts that were in flight at once.
     public var maxInFlight: Int { state.withLock { $0.maxInFlight } }
     public var isShutDown: Bool { state.withLock { $0.shutdown } }

@@ -35,13 +35,17 @@ public final class WorkerPool: Sendable {
     private let slotsByProvider = Mutex<[ObjectIdentifier: DispatchSemaphore]>([:])
     private let timers = DispatchQueue(label: "pushspool.retry-timers", attributes: .concurrent)
     private let random: @Sendable () -> Double
+    /// The clock a service's Retry-After is counted from (tests stand it still).
+    private let now: @Sendable () -> Date
     private let metrics: Metrics?
 
     public init(concurrency: Int, policy: RetryPolicy, metrics: Metrics? = nil, attemptTimeout: Double = defaultAttemptTimeout,
-                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
+                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
+                now: @escaping @Sendable () -> Date = { Date() }) {
         self.concurrency = max(1, concurrency)
         self.policy = policy
         self.random = random
+        self.now = now
         self.metrics = metrics
         watchdog = AttemptWatchdog(timeout: attemptTimeout)
     }
@@ -152,7 +156,7 @@ public final class WorkerPool: Sendable {
             case .retry(let after):
                 metrics?.retry(provider: state.name)
                 switch result.disposition {
-                case .retry(_?): state.quiet(until: Date(timeIntervalSinceNow: after))
+                case .retry(_?): state.quiet(until: now().addingTimeInterval(after))
                 case .retry(nil), .reconnect: state.noteTransientFailure(policy)
                 default: break
                 }

@@ -192,8 +192,9 @@ struct APNsIntegrationTests {
         for i in 0..<6 { try s.register(id: "d\(i)", handle: APNsSpool.token("0000", i)) }
         s.drop("outage", #"{"id":"outage","to_tag":"username:alice","pns":["apns"],"message":"hi"}"#)
         let p = try startPushspool(["run"] + s.common)
-        #expect(CampaignControlTests.until(20) { (s.fake.state()["requests"] as? Int ?? 0) >= 2 })
-        Thread.sleep(forTimeInterval: 0.3)
+        eventually("two requests at the fake", timeout: 20) { (s.fake.state()["requests"] as? Int ?? 0) >= 2 }
+        // Both answered 503 with Retry-After: the two slots wait it out, so no third request comes.
+        eventually("both requests answered", timeout: 20) { (s.fake.state()["answered"] as? Int ?? 0) >= 2 }
         let before = s.fake.state()["requests"] as? Int ?? 0
         #expect(before == 2, "two targets in flight (concurrency 2), both waiting out Retry-After")
         let signalled = Date()
@@ -225,7 +226,7 @@ struct APNsIntegrationTests {
         for i in 0..<16 { try s.register(id: "d\(i)", handle: APNsSpool.token("0000", i)) }
         s.drop("held", #"{"id":"held","to_tag":"username:alice","pns":["apns"],"message":"hi"}"#)
         let p = try startPushspool(["run"] + s.common)
-        #expect(CampaignControlTests.until(20) { CampaignControlTests.arrivals(s.fake.state()).perSecond.reduce(0, +) == 16 })
+        eventually("16 arrivals at the fake", timeout: 20) { CampaignControlTests.arrivals(s.fake.state()).perSecond.reduce(0, +) == 16 }
         p.terminate()
         usleep(500_000)
         #expect(p.isRunning, "the first signal waits for the requests in flight")

@@ -121,8 +121,8 @@ struct APNsProviderFakeTests {
         try p.run()
         p.waitUntilExit()
         #expect(p.terminationStatus != 0)
-        var state = fake.state()
-        for _ in 0..<100 where state["nonH2Rejected"] as? Int != 1 { usleep(50_000); state = fake.state() }
+        let state = eventually("the fake to count the HTTP/1.1 request it refused", timeout: 10, poll: 0.05, { fake.state() },
+                               until: { $0["nonH2Rejected"] as? Int == 1 })
         #expect(state["nonH2Rejected"] as? Int == 1)
         #expect(state["requests"] as? Int == 0)
     }

@@ -2,7 +2,7 @@ import Foundation
 @testable import PushspoolKit
 
 /// A spool, a config routing apns to a fresh fake APNs, and the real `pushspool` binary.
-final class APNsSpool {
+final class APNsSpool: SpoolHarness {
     let dir = TempDir("pushspool-apns")
     let fake: FakeServer
     var spool: String { dir.path("spool") }
@@ -49,32 +49,11 @@ final class APNsSpool {
         guard r.status == 0 else { throw FakeServer.FakeError(message: "import failed: \(r.stderr)") }
     }
 
-    /// Drops a job into `incoming/` (written elsewhere, then renamed, as writers must).
-    func drop(_ id: String, _ json: String) {
-        dir.write("spool/tmp/\(id).json", json)
-        rename(dir.path("spool/tmp/\(id).json"), dir.path("spool/incoming/\(id).json"))
-    }
-
     func runOnce() throws -> RunResult { try cli(["run", "--once"] + common) }
-
-    func results(_ id: String) -> [[String: Any]] { dir.jsonLines("spool/results/\(id).jsonl") }
-
-    func deliveries(_ id: String) -> [String: [String: Any]] {
-        var out: [String: [String: Any]] = [:]
-        for line in results(id) where line["type"] as? String == "delivery" {
-            if let device = line["device"] as? String { out[device] = line }
-        }
-        return out
-    }
 
     func deviceCount() throws -> Int? {
         Int(try cli(["devices", "--count"] + common).stdout.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
-    func deviceIDs() throws -> Set<String> {
-        let out = try cli(["devices"] + common).stdout
-        return Set(out.split(separator: "\n").compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String
-        })
-    }
+    func deviceIDs() throws -> Set<String> { Self.deviceIDs(listed: try cli(["devices"] + common).stdout) }
 }

@@ -22,15 +22,10 @@ import Testing
     }
 
     /// The fake writes installation state shortly after answering: wait until it shows `count`.
-    static func waitForInstallations(_ b: Bench, _ count: Int, timeout: Double = 10) -> [String: [String: Any]] {
-        let deadline = Date().addingTimeInterval(timeout)
-        var seen: [String: [String: Any]] = [:]
-        repeat {
-            seen = b.hub.state()["installations"] as? [String: [String: Any]] ?? [:]
-            if seen.count == count { return seen }
-            Thread.sleep(forTimeInterval: 0.05)
-        } while Date() < deadline
-        return seen
+    static func waitForInstallations(_ b: Bench, _ count: Int, timeout: Double = 30,
+                                     sourceLocation: SourceLocation = #_sourceLocation) -> [String: [String: Any]] {
+        eventually("the hub to hold \(count) installations", timeout: timeout, poll: 0.05, sourceLocation: sourceLocation,
+                   { b.hub.state()["installations"] as? [String: [String: Any]] ?? [:] }, until: { $0.count == count })
     }
 
     static func sends(_ b: Bench) -> [[String: Any]] { b.requests.filter { $0["status"] as? Int == 201 } }

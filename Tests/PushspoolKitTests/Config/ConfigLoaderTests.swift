@@ -79,6 +79,49 @@ import PushspoolCore
         let url = Paths.packageRoot.appendingPathComponent("examples/config/\(name).json")
         let json = try JSONParser.parse(Array(try Data(contentsOf: url)))
         let config = try ConfigLoader.parse(json, environment: ["PUSHSPOOL_REGISTRY": "postgresql://pushspool@db/pushspool", "WNS_CLIENT_SECRET": "x", "NH_CONNECTION_STRING": "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=k;SharedAccessKey=v"])
-        #expect(!config.routes.isEmpty)
+        #expect(Self.summary(config) == Self.expected[name], "examples/config/\(name).json read back")
     }
+
+    /// What each example says, as read back from the parsed config: where the spool and registry
+    /// are, the routes, and each configured provider's identifying settings.
+    static func summary(_ c: Config) -> [String] {
+        var lines = ["spool \(c.spool)", "registry \(c.registry ?? "-")", "concurrency \(c.concurrency)", "attempts \(c.retry.maxAttempts)"]
+        lines += c.routes.sorted { $0.key.rawValue < $1.key.rawValue }.map { "route \($0.key.rawValue) \($0.value)" }
+        if let a = c.apns { lines.append("apns \(a.teamID) \(a.keyID) \(a.keyFile) \(a.topic) \(a.environment) \(a.endpoint ?? "-")") }
+        if let f = c.fcm { lines.append("fcm \(f.serviceAccountFile) \(f.endpoint ?? "-")") }
+        if let w = c.wns { lines.append("wns \(w.clientID) \(w.allowedHosts)") }
+        if let z = c.azure { lines.append("azure \(z.hub) \(z.fcmFormat)") }
+        if let w = c.webpush { lines.append("webpush \(w.vapidPrivateKeyFile) \(w.subject) \(w.allowedHosts)") }
+        if let o = c.sandbox.outbox { lines.append("sandbox \(o)") }
+        if let t = c.metrics.textfile { lines.append("metrics \(t)") }
+        if let h = c.http {
+            lines.append("http \(h.listen) \(h.usersFile ?? "-") \(h.tokensFile ?? "-") \(h.usersMaySend) \(h.clientTagPrefixes)")
+        }
+        return lines
+    }
+
+    /// Unlisted platforms stay routed to the sandbox.
+    static func routes(apns: String = "sandbox", fcm: String = "sandbox", web: String = "sandbox", wns: String = "sandbox") -> [String] {
+        ["route apns \(apns)", "route fcm \(fcm)", "route web \(web)", "route wns \(wns)"]
+    }
+    static let production = ["spool /var/spool/pushspool", "registry -", "concurrency 256", "attempts 6"]
+    static let apnsLine = "apns ABCDE12345 KEY1234567 /etc/pushspool/AuthKey_KEY1234567.p8 com.example.app production -"
+
+    static let expected: [String: [String]] = [
+        "sandbox": ["spool jobs", "registry -", "concurrency 64", "attempts 6"] + routes() + ["sandbox jobs/outbox"],
+        "apns": production + routes(apns: "apns") + [apnsLine],
+        "fcm": production + routes(fcm: "fcm") + ["fcm /etc/pushspool/service-account.json -"],
+        "wns": production + routes(wns: "wns")
+            + [#"wns ms-app://s-1-15-2-0000000000-0000000000-0000000000-0000000000-0000000000-0000000000-0000000000 ["notify.windows.com"]"#],
+        "azure": production + routes(apns: "azure", fcm: "azure", wns: "azure") + ["azure myhub fcmV1"],
+        "webpush": production + routes(web: "webpush")
+            + [#"webpush vapid.pem mailto:ops@example.com ["fcm.googleapis.com", "updates.push.services.mozilla.com", "notify.windows.com", "push.apple.com"]"#],
+        "mixed": production + routes(apns: "apns", fcm: "azure", wns: "azure") + [apnsLine, "azure myhub fcmV1"],
+        "several-hosts": ["spool /var/spool/pushspool", "registry postgresql://pushspool@db/pushspool", "concurrency 256", "attempts 6"]
+            + routes(apns: "apns") + [apnsLine],
+        "serve": ["spool /var/spool/pushspool", "registry /var/spool/pushspool/registry.sqlite", "concurrency 256", "attempts 6"]
+            + routes(apns: "apns", fcm: "fcm")
+            + ["apns ABCDE12345 KEY1234567 AuthKey_KEY1234567.p8 com.example.app production -", "fcm service-account.json -",
+               "metrics /var/lib/pushspool/pushspool.prom", #"http 127.0.0.1:8080 users.htpasswd tokens.txt true ["follows_", "location_"]"#],
+    ]
 }

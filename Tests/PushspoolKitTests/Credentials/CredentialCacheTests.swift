@@ -32,19 +32,20 @@ struct CredentialCacheTests {
     @Test func aSlowRenewalOfOneKeyDoesNotHoldUpAnother() throws {
         let dir = TempDir()
         let cache = CredentialCache(directory: dir.url)
-        let started = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0), fetched = DispatchSemaphore(value: 0)
         let a = Self.spawn {
             _ = try? cache.credential(for: "A", policy: RenewalPolicy()) {
                 started.signal()
-                Thread.sleep(forTimeInterval: 2)   // an OAuth fetch on a slow network
+                fetched.wait()   // an OAuth fetch on a slow network: it ends once B has its token
                 return Self.credential("a")
             }
         }
         started.wait()
-        var b: CachedCredential?
-        let elapsed = try Self.seconds { b = try cache.credential(for: "B", policy: RenewalPolicy()) { Self.credential("b") } }
-        #expect(b?.token == "b")
-        #expect(elapsed < 0.5, "B waited \(elapsed) s on A's renewal")
+        let b = Mutex<CachedCredential?>(nil)
+        let bDone = Self.spawn { b.withLock { $0 = try? cache.credential(for: "B", policy: RenewalPolicy()) { Self.credential("b") } } }
+        #expect(bDone.wait(timeout: .now() + 30) == .success, "B waited on A's renewal")
+        #expect(b.withLock { $0?.token } == "b")
+        fetched.signal()
         a.wait()
         #expect(try cache.credential(for: "A", policy: RenewalPolicy()) { Self.credential("again") }.token == "a")
     }

@@ -17,8 +17,7 @@ struct CrashResumeTests {
 
         let p = try startPushspool(["run", "--once", "--config", h.configPath], cwd: h.dir.url, env: ["TEST_WNS_SECRET": PushCloudHarness.clientSecret])
         // Kill once a good part (but not all) of the campaign is logged.
-        var waited = 0.0
-        while h.deliveries("campaign").count < 30 && waited < 30 { Thread.sleep(forTimeInterval: 0.02); waited += 0.02 }
+        eventually("30 deliveries logged", timeout: 30, lastSeen: { "\(h.deliveries("campaign").count) logged" }) { h.deliveries("campaign").count >= 30 }
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()
         let logged = h.deliveries("campaign").count
@@ -50,8 +49,7 @@ struct CrashResumeTests {
         try h.register((0..<count).map { ("r\($0)", "wns", WNSIntegrationTests.channel(h.wns, "ok-\($0)")) })
         try h.submit("campaign", #"{"to_tag": "username:alice", "pns": ["wns"], "message": "m"}"#)
         let p = try startPushspool(["run", "--once", "--config", h.configPath], cwd: h.dir.url, env: ["TEST_WNS_SECRET": PushCloudHarness.clientSecret])
-        var waited = 0.0
-        while h.deliveries("campaign").count < 10 && waited < 30 { Thread.sleep(forTimeInterval: 0.02); waited += 0.02 }
+        eventually("10 deliveries logged", timeout: 30, lastSeen: { "\(h.deliveries("campaign").count) logged" }) { h.deliveries("campaign").count >= 10 }
         try FileManager.default.removeItem(atPath: h.dir.path("spool/results"))
         p.waitUntilExit()
         #expect(p.terminationStatus == 0)
@@ -132,13 +130,14 @@ struct TakeoverTests {
         let a = try startPushspool(["run"] + s.common)
         let b = try startPushspool(["run"] + s.common)
         defer { [a, b].forEach { if $0.isRunning { $0.terminate() } } }
-        #expect(CampaignControlTests.until(60) { s.dir.list("spool/done").count >= 60 })
+        eventually("60 jobs done", lastSeen: { "\(s.dir.list("spool/done").count) done" }) { s.dir.list("spool/done").count >= 60 }
         kill(a.processIdentifier, SIGKILL)
         a.waitUntilExit()
         let killedAt = Date()
         let stranded = s.dir.list("spool/active").count
-        #expect(CampaignControlTests.until(90) { s.dir.list("spool/done").count == 300 && s.dir.list("spool/active").isEmpty },
-                "done \(s.dir.list("spool/done").count), active \(s.dir.list("spool/active"))")
+        eventually("all 300 jobs done", timeout: 90, lastSeen: { "done \(s.dir.list("spool/done").count), active \(s.dir.list("spool/active"))" }) {
+            s.dir.list("spool/done").count == 300 && s.dir.list("spool/active").isEmpty
+        }
         print("takeover: \(stranded) jobs in active/ at the kill; all 300 done \(Int(Date().timeIntervalSince(killedAt))) s after it")
         b.terminate()
         b.waitUntilExit()

@@ -56,15 +56,6 @@ struct FullDiskTests {
         close(fd)
     }
 
-    /// Waits (polling, generous) until `condition` holds.
-    static func eventually(_ seconds: Double = 60, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return condition()
-    }
 
     /// Issue: once the disk was grown, 40 jobs left in active/ needed 10 cron runs (4 job slots,
     /// orphans looked at in the first scan only). One `run --once` takes them all.
@@ -125,11 +116,15 @@ struct FullDiskTests {
         defer { if run.isRunning { kill(run.processIdentifier, SIGKILL) } }
         #expect(try runPushspool(["submit", "--to-tag", "all", "--pns", "fcm", "--message", "m", "--id", "j"] + spool).status == 0)
         // The dispatcher took the job and could not write its log: it waits in active/.
-        #expect(Self.eventually { dir.list("spool/active") == ["j.json"] && dir.list("spool/results").contains("j.jsonl") })
+        eventually("the job left in active/ with its result log", lastSeen: { "active \(dir.list("spool/active")), results \(dir.list("spool/results"))" }) {
+            dir.list("spool/active") == ["j.json"] && dir.list("spool/results").contains("j.jsonl")
+        }
         #expect(Self.sh(["umount", "-l", results]) == 0)
         mounted = false
         // Space is back: the dispatcher resumes the job by itself (its orphan scan).
-        #expect(Self.eventually { dir.list("spool/done") == ["j.json"] })
+        eventually("the job done once space returned", lastSeen: { "done \(dir.list("spool/done")), active \(dir.list("spool/active"))" }) {
+            dir.list("spool/done") == ["j.json"]
+        }
         kill(run.processIdentifier, SIGTERM)
         run.waitUntilExit()
         #expect(run.terminationReason == .exit)

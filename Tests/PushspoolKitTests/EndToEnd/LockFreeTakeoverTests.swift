@@ -37,20 +37,22 @@ struct LockFreeTakeoverTests {
             }
         }
         reader.start()
-        #expect(CampaignControlTests.until(30) { answered() >= 400 }, "the first dispatcher got going")
+        eventually("the first dispatcher to get going (400 answered)", timeout: 30, lastSeen: { "\(answered()) answered" }) { answered() >= 400 }
 
         let second = try startPushspool(["run"] + s.common, env: ["PUSHSPOOL_TEST_LOCKS_DO_NOTHING": "1"])
         defer { if second.isRunning { second.terminate(); second.waitUntilExit() } }
         let started = Date()
-        #expect(CampaignControlTests.until(30) { reports.withLock { $0.contains("taken over by a dispatcher on") } },
-                "the first dispatcher never noticed: \(reports.withLock { $0 })")
+        eventually("the first dispatcher to notice the takeover", timeout: 30, lastSeen: { reports.withLock { $0 } }) {
+            reports.withLock { $0.contains("taken over by a dispatcher on") }
+        }
         let noticed = Date().timeIntervalSince(started)
         // Gone now, before it looks at active/ again and, its lock free, takes the job back.
         kill(first.processIdentifier, SIGKILL)
         first.waitUntilExit()
 
-        #expect(CampaignControlTests.until(60) { FileManager.default.fileExists(atPath: s.dir.path("spool/done/campaign.json")) },
-                "the second dispatcher did not finish the job")
+        eventually("the second dispatcher to finish the job", lastSeen: { "active \(s.dir.list("spool/active"))" }) {
+            FileManager.default.fileExists(atPath: s.dir.path("spool/done/campaign.json"))
+        }
         second.terminate()
         second.waitUntilExit()
         let state = waitForIdle(s.fake, answered: 0)

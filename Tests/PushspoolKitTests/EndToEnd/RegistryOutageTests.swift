@@ -33,47 +33,35 @@ struct RegistryOutageTests {
         try Spool(root: dir.url.appendingPathComponent("spool"))
             .submit(Array(#"{"id":"campaign","broadcast":true,"pns":["fcm"],"message":"hello","spread_over_seconds":20}"#.utf8), name: "campaign.json")
 
-        // The dispatcher, its stderr in a file we can read while it runs.
-        let errPath = dir.path("dispatcher.err")
-        _ = FileManager.default.createFile(atPath: errPath, contents: nil)
-        let errFile = try FileHandle(forWritingTo: URL(fileURLWithPath: errPath))
-        let p = Process()
-        p.executableURL = Paths.binary
-        p.arguments = ["run"] + config
-        p.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }
-        p.standardOutput = FileHandle.nullDevice
-        p.standardError = errFile
-        try p.run()
-        defer { if p.isRunning { p.terminate() }; p.waitUntilExit() }
+        // The dispatcher, what it prints (reports and log lines) collected as it runs.
+        let p = try BackgroundRun(["run"] + config, env: env)
 
         func outboxLines() -> Int { (dir.read("spool/outbox/fcm.jsonl") ?? "").utf8.reduce(0) { $0 + ($1 == 0x0A ? 1 : 0) } }
-        func wait(_ what: String, seconds: Double, _ condition: () -> Bool) -> Bool {
-            let deadline = Date().addingTimeInterval(seconds)
-            while !condition() {
-                if Date() > deadline {
-                    // What the dispatcher said and where the job is: the facts a flaky run needs.
-                    let said = (dir.read("dispatcher.err") ?? "").split(separator: "\n").suffix(15).joined(separator: "\n")
-                    Issue.record("timed out waiting for \(what); outbox \(outboxLines()) lines; active \(dir.list("spool/active")), done \(dir.list("spool/done")), failed \(dir.list("spool/failed")); dispatcher said:\n\(said)")
-                    return false
-                }
-                usleep(20_000)
-            }
-            return true
+        // What the dispatcher said and where the job is: the facts a timed-out wait needs.
+        func facts() -> String {
+            "outbox \(outboxLines()) lines; active \(dir.list("spool/active")), done \(dir.list("spool/done")), "
+                + "failed \(dir.list("spool/failed")); dispatcher said:\n\(p.tail())"
         }
-        guard wait("the campaign to start sending", seconds: 120, { outboxLines() >= 3000 }) else { return }
+        guard eventually("the campaign to start sending", timeout: 120, lastSeen: facts, { outboxLines() >= 3000 }) else { return }
         cluster.stop()
         let sentBeforeOutage = outboxLines()
-        guard wait("the dispatcher to notice", seconds: 60, { (dir.read("dispatcher.err") ?? "").contains("PostgreSQL unreachable") }) else { return }
-        // In-flight work finished and nothing more goes out while the registry is away.
-        usleep(1_500_000)
+        // Noticed at the dispatcher's next statement (a page of devices, about every second at
+        // this pace); the campaign's run then ends once its requests in flight are answered.
+        guard eventually("the dispatcher to notice", timeout: 120, lastSeen: facts, { p.output.contains("PostgreSQL unreachable") }),
+              eventually("the campaign left in active/", timeout: 120, lastSeen: facts, { p.lines(containing: "job campaign: left in active/") >= 1 })
+        else { return }
         let sentDuringOutage = outboxLines()
-        usleep(1_000_000)
+        // The orphan scan takes the job up again while the database is away: it is left again
+        // at its first statement, and nothing more goes out.
+        guard eventually("a second try to end with the job left in active/", timeout: 120, lastSeen: facts,
+                         { p.lines(containing: "job campaign:") >= 2 }) else { return }
         #expect(outboxLines() == sentDuringOutage)
         #expect(dir.list("spool/active") == ["campaign.json"])
         #expect(sentDuringOutage < n)
 
         try cluster.start()
-        guard wait("the campaign to finish after the restart", seconds: 180, { dir.list("spool/done").contains("campaign.json") }) else { return }
+        guard eventually("the campaign to finish after the restart", timeout: 180, lastSeen: facts,
+                         { dir.list("spool/done").contains("campaign.json") }) else { return }
         p.terminate()
         p.waitUntilExit()
 
@@ -82,7 +70,7 @@ struct RegistryOutageTests {
         #expect(Set(devices).count == n, "a device got the campaign twice")
         let summary = dir.jsonLines("spool/results/campaign.jsonl").last { $0["type"] as? String == "summary" }
         #expect(summary?["delivered"] as? Int == n && summary?["status"] as? String == "done")
-        let log = dir.read("dispatcher.err") ?? ""
+        let log = p.output
         #expect(log.contains("PostgreSQL answers again"), "\(log)")
         print("registry outage: \(sentBeforeOutage) sent before the database stopped, \(sentDuringOutage) by the time in-flight work finished, "
               + "\(devices.count) in all after the restart; dispatcher log:\n" + log.split(separator: "\n").prefix(6).joined(separator: "\n"))

@@ -364,7 +364,7 @@ import PushspoolCore
         try initSpool(spool)
         let err = Pipe()
         let p = try startPushspool(["run"] + spool, stderr: err)
-        Thread.sleep(forTimeInterval: 0.5)
+        eventually("the dispatcher's presence record", timeout: 30) { !dir.list("spool/.state/dispatchers").isEmpty }
         try FileManager.default.moveItem(atPath: dir.path("spool"), toPath: dir.path("spool-old"))
         try initSpool(spool)
         let started = Date()
@@ -383,21 +383,26 @@ import PushspoolCore
         try initSpool(spool)
         #expect(try runPushspool(["register", "--platform", "fcm", "--handle", "tok-1", "--tag", "t"] + spool).status == 0)
         let p = try startPushspool(["run"] + spool)
-        Thread.sleep(forTimeInterval: 0.5)
+        eventually("the dispatcher's presence record", timeout: 30) { !dir.list("spool/.state/dispatchers").isEmpty }
         let job = #"{"to_tag":"t","pns":"fcm","message":"written slowly"}"#
         let path = dir.path("spool/incoming/slow.json")
         _ = FileManager.default.createFile(atPath: path, contents: Data(job.prefix(20).utf8))
-        Thread.sleep(forTimeInterval: 0.8)
+        // A whole job dropped after the half-written one and run to its end: the dispatcher has
+        // listed incoming/ with the half-written file in it, and left that one where it was.
+        dir.write("spool/tmp/after.json", #"{"to_tag":"t","pns":"fcm","message":"whole"}"#)
+        rename(dir.path("spool/tmp/after.json"), dir.path("spool/incoming/after.json"))
+        eventually("the whole job dropped after it to be done", timeout: 30, lastSeen: { "done \(dir.list("spool/done")), failed \(dir.list("spool/failed"))" }) {
+            dir.list("spool/done") == ["after.json"]
+        }
+        #expect(dir.list("spool/incoming") == ["slow.json"], "the half-written job is not claimed")
         let handle = try #require(FileHandle(forWritingAtPath: path))
         handle.seekToEndOfFile()
         handle.write(Data(job.dropFirst(20).utf8))
         try handle.close()
-        var waited = 0.0
-        while dir.list("spool/done").isEmpty && dir.list("spool/failed").isEmpty && waited < 15 {
-            Thread.sleep(forTimeInterval: 0.05)
-            waited += 0.05
+        eventually("the completed job to run", timeout: 30, lastSeen: { "done \(dir.list("spool/done")), failed \(dir.list("spool/failed"))" }) {
+            dir.list("spool/done").count == 2 || !dir.list("spool/failed").isEmpty
         }
-        #expect(dir.list("spool/done") == ["slow.json"])
+        #expect(dir.list("spool/done") == ["after.json", "slow.json"])
         #expect(dir.list("spool/failed").isEmpty)
         kill(p.processIdentifier, SIGHUP)
         p.waitUntilExit()
@@ -412,9 +417,12 @@ import PushspoolCore
         try initSpool(spool)
         #expect(try runPushspool(["register", "--platform", "fcm", "--handle", "tok-1", "--tag", "t"] + spool).status == 0)
         dir.write("spool/incoming/later.json", #"{"to_tag":"t","pns":"fcm","message":"m","not_before":"2030-01-01T00:00:00Z"}"#)
+        // A due job beside it: once that one is done, the dispatcher has listed incoming/ and
+        // remembered the scheduled one's version.
+        dir.write("spool/incoming/now.json", #"{"to_tag":"t","pns":"fcm","message":"m"}"#)
         let p = try startPushspool(["run"] + spool)
         defer { p.terminate(); p.waitUntilExit() }
-        Thread.sleep(forTimeInterval: 1)
+        eventually("the due job beside the scheduled one to be done", timeout: 30) { dir.list("spool/done") == ["now.json"] }
         #expect(dir.list("spool/incoming") == ["later.json"])
         // The new version says "now" (a longer file, so not a same-size rewrite) and gets the old
         // version's modification time before it is renamed over it.
@@ -424,9 +432,8 @@ import PushspoolCore
         var times = [old.st_atim, old.st_mtim]   // to the nanosecond, as `cp -p` does
         #expect(utimensat(AT_FDCWD, dir.path("spool/tmp/later.json"), &times, 0) == 0)
         rename(dir.path("spool/tmp/later.json"), dir.path("spool/incoming/later.json"))
-        var waited = 0.0
-        while dir.list("spool/done").isEmpty && waited < 10 { Thread.sleep(forTimeInterval: 0.05); waited += 0.05 }
-        #expect(dir.list("spool/done") == ["later.json"])
+        eventually("the replaced job to run", timeout: 30, lastSeen: { "done \(dir.list("spool/done"))" }) { dir.list("spool/done").count == 2 }
+        #expect(dir.list("spool/done") == ["later.json", "now.json"])
     }
 
     @Test("config --check validates without creating anything")
@@ -456,8 +463,7 @@ import PushspoolCore
         #expect(try runPushspool(["register", "--platform", "apns", "--handle", String(repeating: "ab", count: 32), "--tag", "t"] + spool).status == 0)
         let p = try startPushspool(["run"] + spool)
         #expect(try runPushspool(["submit", "--to-tag", "t", "--pns", "apns", "--message", "m", "--id", "w1"] + spool).status == 0)
-        var waited = 0.0
-        while dir.list("spool/done").isEmpty && waited < 20 { Thread.sleep(forTimeInterval: 0.05); waited += 0.05 }
+        eventually("the submitted job to be done", timeout: 30) { !dir.list("spool/done").isEmpty }
         p.terminate()
         p.waitUntilExit()
         #expect(dir.list("spool/done") == ["w1.json"])

@@ -90,11 +90,9 @@ import Testing
             let p = try startPushspool(["run", "--once", "--config", dir.path("pushspool.json")], cwd: dir.url)
             // Killed once the result log holds about `fraction` of the deliveries (~150 bytes each).
             let log = dir.path("spool/results/\(job).jsonl")
-            let deadline = Date().addingTimeInterval(120)
-            while p.isRunning && Date() < deadline {
+            eventually("the result log to hold \(Int(fraction * 100))% of the deliveries", timeout: 120, poll: 0.0005) {
                 let size = (try? FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0
-                if size > Int(Double(devices) * fraction * 150) { break }
-                usleep(500)
+                return !p.isRunning || size > Int(Double(devices) * fraction * 150)
             }
             kill(p.processIdentifier, SIGKILL)
             p.waitUntilExit()
@@ -117,14 +115,13 @@ import Testing
     static func killOnceAt(_ bytes: Int, _ dir: TempDir, job: String) throws {
         let p = try startPushspool(["run", "--once", "--config", dir.path("pushspool.json")], cwd: dir.url)
         let log = dir.path("spool/results/\(job).jsonl"), checkpoint = dir.path("spool/results/.\(job).progress")
-        let deadline = Date().addingTimeInterval(120)
         var grownAt: Date?
-        while p.isRunning && Date() < deadline {
+        eventually("a checkpoint with a resume point after the log passed \(bytes) bytes", timeout: 120, poll: 0.001) {
+            if !p.isRunning { return true }
             let size = (try? FileManager.default.attributesOfItem(atPath: log)[.size] as? Int) ?? 0
             if grownAt == nil && size > bytes { grownAt = Date() }
-            if let grownAt, let modified = try? FileManager.default.attributesOfItem(atPath: checkpoint)[.modificationDate] as? Date,
-               modified > grownAt, dir.read("spool/results/.\(job).progress")?.contains(#""resume""#) == true { break }
-            usleep(1_000)
+            guard let grownAt, let modified = try? FileManager.default.attributesOfItem(atPath: checkpoint)[.modificationDate] as? Date else { return false }
+            return modified > grownAt && dir.read("spool/results/.\(job).progress")?.contains(#""resume""#) == true
         }
         kill(p.processIdentifier, SIGKILL)
         p.waitUntilExit()

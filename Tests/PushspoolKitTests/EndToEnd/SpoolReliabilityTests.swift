@@ -128,14 +128,14 @@ struct OwnerLeaseTests {
         s.dir.write("spool/active/held.json", #"{"id":"held","to_tag":"all","pns":"fcm","message":"hi"}"#)
         let ownersDir = s.dir.path("spool/.state/owners")
         mkdir(ownersDir, 0o700)
-        // Host B's dispatcher, as far as this spool can tell: a record refreshed every 0.5 s, no lock.
+        // Host B's dispatcher, as far as this spool can tell: a record refreshed every 0.1 s, no lock.
         let beating = Atomic<Bool>(true)
         let heart = Thread {
             while beating.load(ordering: .relaxed) {
                 let record = OwnerRecord(host: "host-b", pid: 4242, instance: "host-b-instance", heartbeat: Date())
                 try? FileIO.writeDurably(record.encoded(), to: URL(fileURLWithPath: ownersDir + "/.held.tmp"), mode: 0o640)
                 rename(ownersDir + "/.held.tmp", ownersDir + "/held.json")
-                usleep(500_000)
+                usleep(100_000)
             }
         }
         heart.start()
@@ -145,7 +145,7 @@ struct OwnerLeaseTests {
         defer { if a.isRunning { a.terminate(); a.waitUntilExit() } }
         // Two orphan scans (every 5 s) and more: host A leaves the job to host B.
         let watchedSince = Date()
-        #expect(!CampaignControlTests.until(Dispatcher.orphanInterval * 2 + 1) {
+        #expect(!pollUntil(timeout: Dispatcher.orphanInterval * 2 + 1) {
             !FileManager.default.fileExists(atPath: s.dir.path("spool/active/held.json")) || !s.results("held").isEmpty
         }, "taken from a live owner on another host")
         #expect(s.sent("held").isEmpty)
@@ -155,16 +155,18 @@ struct OwnerLeaseTests {
         // Host B stops (its heartbeat with it): after the lease, the next scan takes the job over.
         beating.store(false, ordering: .relaxed)
         let stoppedAt = Date()
-        #expect(CampaignControlTests.until(lease + Dispatcher.orphanInterval + 10) {
+        eventually("the job taken over after the lease", timeout: lease + Dispatcher.orphanInterval + 10,
+                   lastSeen: { "active \(s.dir.list("spool/active"))" }) {
             FileManager.default.fileExists(atPath: s.dir.path("spool/done/held.json"))
-        }, "not taken over after the lease")
+        }
         let tookOver = Date().timeIntervalSince(stoppedAt)
         print("owner lease: job left alone for \(Int(stoppedAt.timeIntervalSince(watchedSince))) s while host B's heartbeat was fresh; taken over \(String(format: "%.1f", tookOver)) s after it stopped (lease \(Int(lease)) s)")
         #expect(tookOver >= lease - 1, "taken over before the lease expired (\(tookOver) s)")
         #expect(s.sent("held").sorted() == ["d0", "d1", "d2"])
         #expect(s.results("held").last?["status"] as? String == "done")
-        #expect(CampaignControlTests.until(2) { s.dir.list("spool/.state/owners").isEmpty },
-                "the record goes when the job ends: \(s.dir.list("spool/.state/owners"))")
+        eventually("the owner record to go when the job ends", timeout: 10, lastSeen: { "\(s.dir.list("spool/.state/owners"))" }) {
+            s.dir.list("spool/.state/owners").isEmpty
+        }
     }
 }
 
@@ -184,10 +186,10 @@ struct HostTakeoverTests {
 
         let b = try startPushspool(["run"] + s.common, env: ["PUSHSPOOL_HOSTNAME": "host-b"])
         defer { if b.isRunning { kill(b.processIdentifier, SIGKILL); b.waitUntilExit() } }
-        #expect(CampaignControlTests.until(30) { finals().count >= 40 }, "host B got going")
+        eventually("host B to get going (40 final lines)", timeout: 30, lastSeen: { "\(finals().count) final lines" }) { finals().count >= 40 }
         let a = try startPushspool(["run"] + s.common, env: ["PUSHSPOOL_HOSTNAME": "host-a"])
         defer { if a.isRunning { a.terminate(); a.waitUntilExit() } }
-        usleep(300_000)
+        eventually("host A's dispatcher record beside host B's", timeout: 30) { s.dir.list("spool/.state/dispatchers").count == 2 }
         kill(b.processIdentifier, SIGKILL)
         b.waitUntilExit()
         let killedAt = Date()
@@ -197,12 +199,13 @@ struct HostTakeoverTests {
         #expect(record.host == "host-b")
 
         // An orphan scan (every 5 s) comes before the lease runs out: the job stays as it was.
-        #expect(!CampaignControlTests.until(lease - 2.5) {
+        #expect(!pollUntil(timeout: lease - 2.5) {
             finals().count > atKill || !FileManager.default.fileExists(atPath: s.dir.path("spool/active/campaign.json"))
         }, "taken over while host B's heartbeat was younger than the lease")
-        #expect(CampaignControlTests.until(lease + Dispatcher.orphanInterval + 30) {
+        eventually("the campaign finished after the lease", timeout: lease + Dispatcher.orphanInterval + 30,
+                   lastSeen: { "\(finals().count) final lines" }) {
             FileManager.default.fileExists(atPath: s.dir.path("spool/done/campaign.json"))
-        }, "not finished after the lease: \(finals().count) final lines")
+        }
         print("host takeover: \(atKill) of \(devices) final at the kill; done \(Int(Date().timeIntervalSince(killedAt))) s after it (lease \(Int(lease)) s)")
 
         let lines = finals()
@@ -211,6 +214,8 @@ struct HostTakeoverTests {
                 "one final line per device: \(lines.count) lines, \(perDevice.count) devices")
         #expect(lines.allSatisfy { $0["status"] as? String == "delivered" })
         #expect(s.results("campaign").last?["status"] as? String == "done")
+        a.terminate()       // its connection closes: the fake writes its final counts
+        a.waitUntilExit()
         let state = waitForIdle(s.fake, answered: 0)
         #expect(state["tokensDelivered"] as? Int == devices)
         #expect((state["duplicateDeliveries"] as? Int ?? 999) <= concurrency, "resent at most what host B had in flight")
@@ -240,13 +245,14 @@ struct SharedSpoolRegistryTakeoverTests {
 
         let b = try startPushspool(["run"] + common, env: env.merging(["PUSHSPOOL_HOSTNAME": "host-b"]) { $1 })
         defer { if b.isRunning { kill(b.processIdentifier, SIGKILL); b.waitUntilExit() } }
-        #expect(CampaignControlTests.until(30) { sent().count >= 4 }, "host B got going")
+        eventually("host B to get going (4 sent)", timeout: 30, lastSeen: { "\(sent().count) sent" }) { sent().count >= 4 }
         kill(b.processIdentifier, SIGKILL)
         b.waitUntilExit()
         let a = try startPushspool(["run"] + common, env: env.merging(["PUSHSPOOL_HOSTNAME": "host-a"]) { $1 })
         defer { if a.isRunning { a.terminate(); a.waitUntilExit() } }
-        #expect(CampaignControlTests.until(40) { FileManager.default.fileExists(atPath: dir.path("spool/done/paced.json")) },
-                "done: \(dir.list("spool/done")), active: \(dir.list("spool/active"))")
+        eventually("host A to finish paced.json", timeout: 40, lastSeen: { "done: \(dir.list("spool/done")), active: \(dir.list("spool/active"))" }) {
+            FileManager.default.fileExists(atPath: dir.path("spool/done/paced.json"))
+        }
         #expect(!dir.list("spool/done").contains { $0.contains("duplicate") }, "\(dir.list("spool/done"))")
         let finals = dir.jsonLines("spool/results/paced.jsonl").filter { $0["type"] as? String == "delivery" }
         #expect(finals.count == 20 && Set(finals.compactMap { $0["device"] as? String }).count == 20)

@@ -136,7 +136,7 @@ struct TwoHostsTests {
         let started = Date()
         let campaign = try hosts.start("a", stderr: errA)
         // The import starts once the campaign is sending.
-        while hosts.dir.read("a/outbox/fcm.jsonl") == nil && Date().timeIntervalSince(started) < 60 { usleep(20_000) }
+        eventually("the campaign to start sending", timeout: 60) { hosts.dir.read("a/outbox/fcm.jsonl") != nil }
         let importing = try runPushspool(["import", more.path] + hosts.config("b"), env: hosts.env)
         let importDone = Date()
         campaign.waitUntilExit()

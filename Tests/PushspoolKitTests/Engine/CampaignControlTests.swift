@@ -10,16 +10,6 @@ import Glibc
 /// request arrived) and in the result log.
 @Suite(.enabled(if: Paths.nodeAvailable), .serialized)
 struct CampaignControlTests {
-    /// Waits until `condition` holds (polling every 50 ms), at most `timeout` seconds.
-    @discardableResult
-    static func until(_ timeout: Double = 60, _ condition: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(timeout)
-        while Date() < end {
-            if condition() { return true }
-            usleep(50_000)
-        }
-        return condition()
-    }
 
     static func answered(_ s: APNsSpool) -> Int { s.fake.state()["answered"] as? Int ?? 0 }
 
@@ -36,13 +26,13 @@ struct CampaignControlTests {
         s.drop("sale", #"{"id":"sale","to_tag":"all","pns":["apns"],"message":"50% off"}"#)
         let run = try startPushspool(["run", "--once"] + s.common)
         defer { if run.isRunning { run.terminate() } }
-        #expect(Self.until { Self.answered(s) >= 3_000 }, "the campaign got going")
+        eventually("the campaign to get going (3,000 answered)", lastSeen: { "\(Self.answered(s)) answered" }) { Self.answered(s) >= 3_000 }
 
         let cancel = try s.cli(["cancel", "sale"] + s.common)
         let cancelledAt = Date().timeIntervalSince1970
         #expect(cancel.status == 0, "\(cancel.stderr)")
         #expect(cancel.stdout.contains("cancel requested: job sale (in active/)"), "\(cancel.stdout)")
-        #expect(Self.until(30) { !run.isRunning }, "run --once ends once the job is cancelled")
+        eventually("run --once to end once the job is cancelled", timeout: 30) { !run.isRunning }
         #expect(run.terminationStatus == 0)
 
         let state = waitForIdle(s.fake, answered: 0)
@@ -69,20 +59,18 @@ struct CampaignControlTests {
         let s = try APNsSpool(fakeArgs: ["hold-ms": "20", "track-limit": "0"], concurrency: 32)
         try s.importDevices(5_000, tag: "all")
         s.drop("news", #"{"id":"news","to_tag":"all","pns":["apns"],"message":"news"}"#)
-        var run = try startPushspool(["run"] + s.common)
-        defer { if run.isRunning { run.terminate() } }
-        #expect(Self.until { Self.answered(s) >= 800 })
+        var run = try BackgroundRun(["run"] + s.common)
+        eventually("the campaign to get going (800 answered)", lastSeen: { "\(Self.answered(s)) answered" }) { Self.answered(s) >= 800 }
 
         let pause = try s.cli(["pause", "news"] + s.common)
         #expect(pause.status == 0, "\(pause.stderr)")
-        // Paused: the request count stops moving.
-        var settled = -1
-        #expect(Self.until(10) {
-            let n = s.fake.state()["requests"] as? Int ?? 0
-            defer { settled = n }
-            usleep(700_000)
-            return n == settled && n == s.fake.state()["requests"] as? Int
-        })
+        // Paused: the run reports it once the requests in flight are answered, and the fake has
+        // answered every request it had and each is in the log (no retries here: one answer each).
+        eventually("the dispatcher to report the pause", lastSeen: { run.tail() }) { run.output.contains("job news: paused") }
+        let logged = s.deliveries("news").count
+        let paused = eventually("the fake to have answered the \(logged) logged deliveries and nothing more", { s.fake.state() },
+                               until: { $0["answered"] as? Int == logged && $0["requests"] as? Int == logged })
+        let settled = paused["requests"] as? Int ?? -1
         #expect(settled < 5_000)
         let status = try s.cli(["status"] + s.common)
         #expect(status.stdout.contains("paused news"), "\(status.stdout)")
@@ -91,13 +79,20 @@ struct CampaignControlTests {
         run.terminate()
         run.waitUntilExit()
         #expect(FileManager.default.fileExists(atPath: s.dir.path("spool/active/news.json")))
-        run = try startPushspool(["run"] + s.common)
-        usleep(2_500_000)
+        run = try BackgroundRun(["run"] + s.common)
+        // A job dropped after the restart and run to its end: the new dispatcher has looked at
+        // active/ (its first scan takes orphans before incoming/) and left the paused job alone.
+        s.drop("probe", #"{"id":"probe","to_tag":"nobody","pns":["apns"],"message":"m"}"#)
+        eventually("the restarted dispatcher to run a job dropped after it started", lastSeen: { run.tail() }) {
+            FileManager.default.fileExists(atPath: s.dir.path("spool/done/probe.json"))
+        }
+        #expect(!JobFile.isHeld(s.dir.path("spool/active/news.json").cString(using: .utf8)!), "the paused job is not taken up")
         #expect(s.fake.state()["requests"] as? Int == settled, "nothing is sent while paused, restart or not")
+        #expect(s.deliveries("news").count == logged)
 
         let resume = try s.cli(["resume", "news"] + s.common)
         #expect(resume.status == 0, "\(resume.stderr)")
-        #expect(Self.until(60) { FileManager.default.fileExists(atPath: s.dir.path("spool/done/news.json")) })
+        eventually("the resumed job to finish", lastSeen: { run.tail() }) { FileManager.default.fileExists(atPath: s.dir.path("spool/done/news.json")) }
         run.terminate()     // its HTTP/2 connection closes: the fake writes its final counts
         run.waitUntilExit()
         let state = waitForIdle(s.fake, answered: 5_000)

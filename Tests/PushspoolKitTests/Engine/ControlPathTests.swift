@@ -16,7 +16,7 @@ struct ControlPathTests {
         let s = try SandboxSpool(devices: devices)
         s.dir.write("spool/incoming/paced.json", #"{"id":"paced","to_tag":"all","pns":"fcm","message":"m","spread_over_seconds":\#(seconds)}"#)
         let run = try startPushspool(["run"] + s.common)
-        #expect(CampaignControlTests.until(30) { s.sent("paced").count >= 2 }, "the campaign got going")
+        eventually("the campaign to get going (2 sent)", timeout: 30) { s.sent("paced").count >= 2 }
         return (s, run)
     }
 
@@ -48,9 +48,9 @@ struct ControlPathTests {
 
         kill(run.processIdentifier, SIGSTOP)
         let stoppedAt = Date()
-        #expect(CampaignControlTests.until(30) {
+        eventually("status to say the stopped dispatcher is not responding", timeout: 30, poll: 0.05) {
             (((try? Self.statusJSON(s))?.doc["dispatcher"] as? [String: Any])?["responding"] as? Bool) == false
-        }, "status never said the stopped dispatcher was not responding")
+        }
         print("status: a dispatcher stopped with SIGSTOP shown as not responding \(String(format: "%.1f", Date().timeIntervalSince(stoppedAt))) s after the stop (threshold \(DispatcherPresence.respondingWithin) s)")
         (doc, seconds) = try Self.statusJSON(s)
         dispatcher = doc["dispatcher"] as? [String: Any] ?? [:]
@@ -71,9 +71,9 @@ struct ControlPathTests {
 
         // It goes on: responding again at its next beat.
         kill(run.processIdentifier, SIGCONT)
-        #expect(CampaignControlTests.until(30) {
+        eventually("status to say the continued dispatcher responds", timeout: 30, poll: 0.05) {
             (((try? Self.statusJSON(s))?.doc["dispatcher"] as? [String: Any])?["responding"] as? Bool) == true
-        })
+        }
         // Stopped cleanly: no dispatcher, and its record is gone.
         run.terminate()
         run.waitUntilExit()
@@ -88,9 +88,9 @@ struct ControlPathTests {
         defer { if run.isRunning { run.terminate() }; run.waitUntilExit() }
         #expect(try runPushspool(["pause", "paced"] + s.common).status == 0)
         let pausedAt = Date().timeIntervalSince1970
-        #expect(CampaignControlTests.until(30) {
+        eventually("status to show the job paused", timeout: 30, poll: 0.05) {
             ((try? Self.statusJSON(s))?.doc["active"] as? [[String: Any]])?.first?["state"] as? String == "paused"
-        })
+        }
         let before = s.sent("paced").count
         let times = Self.pushTimes(s, job: "paced")
         #expect(times.count == before, "every push has its time")
@@ -117,7 +117,7 @@ struct ControlPathTests {
         #expect(both.contains { $0.stdout.contains("is not paused: nothing to resume") } || acknowledged.count == 2, "\(both.map(\.stdout))")
         // Acknowledged means acting: the next target goes out at once (pacing does not wait
         // for the targets sent before the pause).
-        #expect(CampaignControlTests.until(30) { s.sent("paced").count > before })
+        eventually("the resumed job to send again", timeout: 30) { s.sent("paced").count > before }
         let firstSend = Date().timeIntervalSince(started)
         print("resume: both commands returned after \(String(format: "%.3f", returned)) s; the next push went out \(String(format: "%.3f", firstSend)) s after the resume (process start-up included)")
         #expect(firstSend < 3, "the resumed job sent again only after \(firstSend) s")
@@ -139,13 +139,18 @@ struct ControlPathTests {
         let run = try startPushspool(["run"] + s.common)
         defer { if run.isRunning { run.terminate() }; run.waitUntilExit() }
         func lastArrival() -> Double { CampaignControlTests.arrivals(s.fake.state()).last }
-        #expect(CampaignControlTests.until(30) { CampaignControlTests.answered(s) >= 4 }, "the campaign got going")
+        eventually("the campaign to get going (4 answered)", timeout: 30) { CampaignControlTests.answered(s) >= 4 }
         #expect(try runPushspool(["pause", "slow"] + s.common).status == 0)
-        usleep(300_000)          // the pause is seen; the requests in flight are still being answered
+        // The pause is seen; the requests in flight are still being answered.
+        eventually("status to show the job paused", timeout: 30, poll: 0.05) {
+            let r = try? runPushspool(["status", "--json"] + s.common)
+            let doc = r.flatMap { try? JSONSerialization.jsonObject(with: Data($0.stdout.utf8)) as? [String: Any] }
+            return (doc?["active"] as? [[String: Any]])?.first?["state"] as? String == "paused"
+        }
         let resumedAt = Date()
         let resume = try runPushspool(["resume", "slow"] + s.common)
         #expect(resume.status == 0 && resume.stdout.contains("continues it"), "\(resume)")
-        #expect(CampaignControlTests.until(30) { lastArrival() > resumedAt.timeIntervalSince1970 }, "never sent again")
+        eventually("the resumed job to send again", timeout: 30) { lastArrival() > resumedAt.timeIntervalSince1970 }
         let latency = Date().timeIntervalSince(resumedAt)
         print("resume while a pause waits for 1.5 s requests in flight: sending again \(String(format: "%.2f", latency)) s after the resume")
         #expect(latency < 4, "the job waited \(latency) s for the dispatcher's next look at active/")
@@ -161,12 +166,19 @@ struct ControlPathTests {
         defer { _ = MountProbe.sh(["umount", records]) }
         let run = try startPushspool(["run"] + s.common)
         defer { if run.isRunning { run.terminate() }; run.waitUntilExit() }
-        #expect(CampaignControlTests.until(30) { s.dir.list("spool/.state/dispatchers").count == 1 })
-        // Fill what is left (dd stops at ENOSPC).
+        eventually("the dispatcher's presence record", timeout: 30) { s.dir.list("spool/.state/dispatchers").count == 1 }
+        // Fill what is left (dd stops at ENOSPC): from now on the record cannot be rewritten.
         _ = MountProbe.sh(["dd", "if=/dev/zero", "of=\(records)/.filler", "bs=1k", "count=64"])
         var st = statvfs()
         #expect(statvfs(records, &st) == 0 && st.f_bavail == 0, "the folder is full")
-        usleep(UInt32(DispatcherPresence.respondingWithin * 1_000_000) + 1_500_000)
+        // The record's content cannot be rewritten now: its heartbeat ages past what a
+        // responding dispatcher's may be, while the dispatcher sets the file's time instead.
+        let path = "\(records)/\(try #require(s.dir.list("spool/.state/dispatchers").first { !$0.hasPrefix(".") }))"
+        func heartbeatAge() -> Double {
+            (try? FileIO.readAll(URL(fileURLWithPath: path))).flatMap { OwnerRecord($0) }.map { Date().timeIntervalSince($0.heartbeat) } ?? 0
+        }
+        eventually("the record's heartbeat to age past \(DispatcherPresence.respondingWithin) s", timeout: 60, poll: 0.1,
+                   lastSeen: { "\(heartbeatAge()) s" }) { heartbeatAge() > DispatcherPresence.respondingWithin + 0.5 }
         let (doc, _) = try Self.statusJSON(s)
         let dispatcher = doc["dispatcher"] as? [String: Any] ?? [:]
         #expect(dispatcher["pid"] as? Int == Int(run.processIdentifier) && dispatcher["responding"] as? Bool == true, "\(doc)")

@@ -72,9 +72,9 @@ import PushspoolCore
             finished.signal()
         }
         // Every target is answered and logged while the lock is still held.
-        let deadline = Date().addingTimeInterval(2)
-        while h.deliveries("busy").count < 40 && Date() < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        #expect(h.deliveries("busy").count == 40)
+        eventually("all 40 targets logged while the lock is held", timeout: 30, lastSeen: { "\(h.deliveries("busy").count) logged" }) {
+            h.deliveries("busy").count == 40
+        }
         #expect(provider.requests.count == 40)
         #expect(finished.wait(timeout: .now()) == .timedOut)      // the job waits for its prunes
         try holder.execute("COMMIT")
@@ -190,8 +190,7 @@ import PushspoolCore
         // Poll interval of an hour: only the not_before timer can wake it.
         let watcher = SpoolWatcher(directory: h.dir.url.appendingPathComponent("nonexistent"), pollInterval: 3600)
         DispatchQueue.global().async { dispatcher.runForever(watcher: watcher); finished.signal() }
-        var waited = 0.0
-        while h.list(.done).isEmpty && waited < 15 { Thread.sleep(forTimeInterval: 0.05); waited += 0.05 }
+        eventually("the scheduled job to be woken and done", timeout: 30) { !h.list(.done).isEmpty }
         dispatcher.stop()
         #expect(finished.wait(timeout: .now() + 10) == .success)
         #expect(h.list(.done) == ["soon.json"])

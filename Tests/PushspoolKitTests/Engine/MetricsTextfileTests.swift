@@ -104,10 +104,9 @@ extension MetricsTextfileTests {
             }
             for _ in 0..<5 { sample(); Thread.sleep(forTimeInterval: 0.1) }
         }
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline, dir.list("spool/done").count < 24 || last.values.reduce(0, +) < 24 {
+        eventually("24 jobs done and counted", poll: 0.1, lastSeen: { "done \(dir.list("spool/done").count), counted \(last)" }) {
             sample()
-            Thread.sleep(forTimeInterval: 0.1)
+            return dir.list("spool/done").count >= 24 && last.values.reduce(0, +) >= 24
         }
         for p in [a, b] { kill(p.processIdentifier, SIGTERM); p.waitUntilExit() }
         sample()
@@ -134,13 +133,9 @@ extension MetricsTextfileTests {
         door.dir.write("metrics.run-1.prom", two, mode: 0o644)
         let health = try door.serve.client().request("GET", "/healthz")
         #expect(health.status == 200)
-        var own: Exposition?
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            if let text = door.dir.read("metrics.serve-0.prom"), let e = try? Exposition(text),
-               e.sum("pushspool_http_requests_total", where: ["route": "GET /healthz"]) >= 1 { own = e; break }
-            Thread.sleep(forTimeInterval: 0.1)
-        }
+        let own = eventually("serve's own metrics file counting the health check", timeout: 30, poll: 0.1,
+                             { door.dir.read("metrics.serve-0.prom").flatMap { try? Exposition($0) } },
+                             until: { ($0?.sum("pushspool_http_requests_total", where: ["route": "GET /healthz"]) ?? 0) >= 1 })
         let e = try #require(own, "serve's own metrics file")
         #expect(e.samples.allSatisfy { $0.labels["process"] == "serve-0" && $0.labels["spool_instance"] == "front-1" })
         #expect(door.dir.read("metrics.prom") == one, "a dispatcher's file is never written by serve")

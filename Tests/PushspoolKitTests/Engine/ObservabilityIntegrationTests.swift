@@ -106,23 +106,22 @@ struct ObservabilityIntegrationTests {
         }
         var seen: [Int] = []
         var mostLinesAtOnce = 0
-        let moved = CampaignControlTests.until(30) {
+        eventually("the progress line to move three times", timeout: 30, poll: 0.05, lastSeen: { "\(seen); screen: \(screen())" }) {
             let shown = progress(screen())
             mostLinesAtOnce = max(mostLinesAtOnce, shown.count)
             if let n = shown.first, seen.last != n { seen.append(n) }
             return seen.count >= 3
         }
-        #expect(moved, "the progress line moved: \(seen); screen: \(screen())")
         #expect(mostLinesAtOnce == 1, "one line per job, redrawn in place")
         #expect(seen == seen.sorted())
 
         let cancel = try s.cli(["cancel", "sale"] + s.common)
         #expect(cancel.status == 0)
         var final = ""
-        #expect(CampaignControlTests.until(30) {
+        eventually("the cancel to show on the terminal", timeout: 30, poll: 0.05, lastSeen: { final }) {
             final = screen()
             return final.contains("job sale: cancelled")
-        }, "\(final)")
+        }
         #expect(progress(final).isEmpty, "the progress line is cleared at the end: \(final)")
     }
 }

@@ -95,8 +95,11 @@ extension RunOnceIntakeTests {
         let spool = ["--spool", dir.path("spool")]
         try initSpool(spool)
         dir.write("spool/incoming/slow.json", #"{"id": "slow", "to_tag": "username:alice", "#)
+        // A whole job beside it: once that one is done, run --once has listed incoming/ and is
+        // waiting for the half-written one to settle.
+        dir.write("spool/incoming/whole.json", #"{"id": "whole", "to_tag": "username:alice", "pns": ["fcm"], "message": "m"}"#)
         let run = try startPushspool(["run", "--once"] + spool)
-        Thread.sleep(forTimeInterval: 0.5)
+        eventually("the whole job to be done", timeout: 30) { dir.list("spool/done") == ["whole.json"] }
         // Written in place, as a careless producer would (no tmp/ + rename).
         let handle = try FileHandle(forWritingTo: dir.url.appendingPathComponent("spool/incoming/slow.json"))
         try handle.seekToEnd()
@@ -104,7 +107,7 @@ extension RunOnceIntakeTests {
         try handle.close()
         run.waitUntilExit()
         #expect(run.terminationStatus == 0)
-        #expect(dir.list("spool/done") == ["slow.json"])
+        #expect(dir.list("spool/done") == ["slow.json", "whole.json"])
         #expect(dir.jsonLines("spool/results/slow.jsonl").last?["status"] as? String == "done")
     }
 

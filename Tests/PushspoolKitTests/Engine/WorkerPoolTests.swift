@@ -9,10 +9,10 @@ import PushspoolCore
 @Suite struct WorkerPoolTests {
     /// One target through the pool with a scripted sequence of results.
     func outcome(_ script: [ProviderResult], policy: RetryPolicy = RetryPolicy(maxAttempts: 4, baseDelay: 0.001, maxDelay: 0.01),
-                 state: ProviderState? = nil) -> (TargetOutcome, ScriptedProvider) {
+                 state: ProviderState? = nil, now: @escaping @Sendable () -> Date = { Date() }) -> (TargetOutcome, ScriptedProvider) {
         let provider = ScriptedProvider { r in script[min(r.attempt - 1, script.count - 1)] }
         let st = state ?? ProviderState(provider: provider)
-        let pool = WorkerPool(concurrency: 2, policy: policy, random: { 0.5 })
+        let pool = WorkerPool(concurrency: 2, policy: policy, random: { 0.5 }, now: now)
         let box = ResultBox<TargetOutcome>()
         let device = Device(id: "d1", platform: .apns, handle: "h", tags: [], updatedAt: Date())
         pool.submit(SendRequest(jobID: "j", platform: .apns, recipient: .device(device),
@@ -24,17 +24,17 @@ import PushspoolCore
     /// provider's targets go through at once.
     @Test func eachProviderHasItsOwnSlots() {
         let pool = WorkerPool(concurrency: 2, policy: RetryPolicy(maxAttempts: 1, baseDelay: 0.001, maxDelay: 0.01), random: { 0.5 })
-        let slow = ProviderState(provider: ScriptedProvider(name: "slow", delay: 3))
+        let slow = ProviderState(provider: ScriptedProvider(name: "slow", delay: 30))
         let fast = ProviderState(provider: ScriptedProvider(name: "fast"))
         let device = Device(id: "d1", platform: .apns, handle: "h", tags: [], updatedAt: Date())
         let request = SendRequest(jobID: "j", platform: .apns, recipient: .device(device),
                                   notification: .apns(APNsNotification(payload: Array("{}".utf8))))
-        for _ in 0..<2 { pool.submit(request, via: slow) { _ in } }     // slow's two slots are taken
-        let started = Date()
+        let slowAnswered = Atomic<Int>(0)
+        for _ in 0..<2 { pool.submit(request, via: slow) { _ in slowAnswered.add(1, ordering: .relaxed) } }   // slow's two slots are taken
         let box = ResultBox<TargetOutcome>()
         pool.submit(request, via: fast) { box.set($0) }                 // would block with one shared pool
         #expect(box.wait().status == .delivered)
-        #expect(Date().timeIntervalSince(started) < 1)
+        #expect(slowAnswered.load(ordering: .relaxed) == 0, "fast went through while slow's slots were still taken")
     }
 
     @Test("retries transient failures, then delivers, counting attempts")
@@ -112,15 +112,16 @@ import PushspoolCore
         #expect(Date().timeIntervalSince(before) >= 0.05)
     }
 
-    @Test("a service's retry-after is honoured only up to max_delay")
+    /// The pool's clock stands still, so where the quiet ends says how long it is, however loaded
+    /// the machine; an uncapped day-long wait fails at the time limit instead of hanging.
+    @Test("a service's retry-after is honoured only up to max_delay", .timeLimit(.minutes(1)))
     func quietCapped() {
         let provider = ScriptedProvider { r in r.attempt == 1 ? ProviderResult(.retry(after: 86_400), code: "429") : ProviderResult(.delivered) }
         let state = ProviderState(provider: provider)
-        let before = Date()
-        let o = outcome([], policy: RetryPolicy(maxAttempts: 4, baseDelay: 0.001, maxDelay: 0.05), state: state)
+        let clock = Date(timeIntervalSince1970: 1_000_000)
+        let o = outcome([], policy: RetryPolicy(maxAttempts: 4, baseDelay: 0.001, maxDelay: 0.05), state: state, now: { clock })
         #expect(o.0.status == .delivered)
-        #expect(state.quietUntil < before.addingTimeInterval(1))
-        #expect(Date().timeIntervalSince(before) < 5)
+        #expect(state.quietUntil == clock.addingTimeInterval(0.05))
     }
 
     @Test("an outage holds new targets back instead of burning their attempts")
@@ -150,7 +151,8 @@ import PushspoolCore
 
     /// A provider that never calls back: each attempt ends at the pool's deadline as a
     /// transient failure, retried, then final, and the slot comes back. A late answer is ignored.
-    @Test func anAttemptNobodyAnswersEndsAtItsDeadline() {
+    /// (Waiting out the hour-long answer instead fails at the time limit.)
+    @Test(.timeLimit(.minutes(1))) func anAttemptNobodyAnswersEndsAtItsDeadline() {
         let lost = ScriptedProvider(delay: 3600)
         let late = ScriptedProvider(delay: 0.6)
         let pool = WorkerPool(concurrency: 1, policy: RetryPolicy(maxAttempts: 2, baseDelay: 0.001, maxDelay: 0.01),
@@ -158,7 +160,6 @@ import PushspoolCore
         let device = Device(id: "d1", platform: .apns, handle: "h", tags: [], updatedAt: Date())
         let request = SendRequest(jobID: "j", platform: .apns, recipient: .device(device),
                                   notification: .apns(APNsNotification(payload: Array("{}".utf8))))
-        let started = Date()
         let box = ResultBox<TargetOutcome>()
         pool.submit(request, via: ProviderState(provider: lost)) { box.set($0) }
         let o = box.wait()
@@ -166,7 +167,6 @@ import PushspoolCore
         #expect(o.attempts == 2)
         #expect(o.result.code == "no-answer")
         #expect(lost.requests.count == 2)
-        #expect(Date().timeIntervalSince(started) < 2)
 
         let calls = Mutex(0)
         let done = DispatchSemaphore(value: 0)
@@ -176,7 +176,7 @@ import PushspoolCore
             done.signal()
         }
         #expect(done.wait(timeout: .now() + 5) == .success)
-        Thread.sleep(forTimeInterval: 1)         // both late answers have come and gone
+        eventually("both late answers to come and be handled", timeout: 30) { late.answered == 2 }
         #expect(calls.withLock { $0 } == 1)
         #expect(late.requests.count == 2)
     }

@@ -4,7 +4,7 @@ import Testing
 /// A temporary pushspool setup wired to local fakes: `pushspool.json` with the fakes' endpoints,
 /// a copy of the service account whose `token_uri` points at the fake, `tls.ca_file` = the test CA,
 /// and `allowed_hosts` = ["127.0.0.1"] (the fakes' host). Runs the real binary.
-final class PushCloudHarness {
+final class PushCloudHarness: SpoolHarness {
     let dir = TempDir("pushspool-oauth")
     var fcm: FakeServer?
     var wns: FakeServer?
@@ -61,36 +61,13 @@ final class PushCloudHarness {
         #expect(r.status == 0, "import failed: \(r.stderr)")
     }
 
-    /// Drops a job into the spool the way writers must: tmp/ then a rename into incoming/.
-    func submit(_ id: String, _ json: String) throws {
-        let tmp = dir.url.appendingPathComponent("spool/tmp/\(id).json")
-        try FileManager.default.createDirectory(at: tmp.deletingLastPathComponent(), withIntermediateDirectories: true)
-        try Data(json.utf8).write(to: tmp)
-        try FileManager.default.moveItem(at: tmp, to: dir.url.appendingPathComponent("spool/incoming/\(id).json"))
-    }
+    /// `drop` (kept under the name the tests use; it cannot fail short of a broken temp folder).
+    func submit(_ id: String, _ json: String) throws { drop(id, json) }
 
     func runOnce() throws -> RunResult { try cli(["run", "--once"]) }
 
-    func results(_ jobID: String) -> [[String: Any]] { dir.jsonLines("spool/results/\(jobID).jsonl") }
-
-    /// device id → its delivery line.
-    func deliveries(_ jobID: String) -> [String: [String: Any]] {
-        var out: [String: [String: Any]] = [:]
-        for line in results(jobID) where line["type"] as? String == "delivery" {
-            if let d = line["device"] as? String { out[d] = line }
-        }
-        return out
-    }
-
-    func summary(_ jobID: String) -> [String: Any]? { results(jobID).last { $0["type"] as? String == "summary" } }
-
     /// Ids of the devices still registered.
-    func registeredIDs() throws -> Set<String> {
-        let r = try cli(["devices"])
-        return Set(r.stdout.split(separator: "\n").compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["id"] as? String
-        })
-    }
+    func registeredIDs() throws -> Set<String> { Self.deviceIDs(listed: try cli(["devices"]).stdout) }
 
     /// Everything pushspool wrote that a user or log collector could read.
     func visibleText(_ runs: [RunResult]) -> String {

@@ -98,11 +98,8 @@ struct H2ClientTests {
         let opened = client.connectionsOpened
         #expect(opened >= 4)
         #expect((fake.state()["maxOpenSessions"] as? Int ?? 0) >= 4)
-        var state = fake.state()
-        for _ in 0..<200 where (state["openSessions"] as? Int ?? 0) != 1 || (state["closedSessions"] as? Int ?? 0) < 3 {
-            usleep(50_000)
-            state = fake.state()
-        }
+        let state = eventually("the extra connections to close", timeout: 30, poll: 0.05, { fake.state() },
+                               until: { ($0["openSessions"] as? Int ?? 0) == 1 && ($0["closedSessions"] as? Int ?? 0) >= 3 })
         #expect(state["openSessions"] as? Int == 1, "the extras closed, one stayed")
         // The one left still carries requests, on the same connection.
         let again = Self.sendAll(client, (1000..<1010).map { Self.request(fake, token: Self.token($0)) })
@@ -306,13 +303,10 @@ struct H2ClientTests {
 }
 
 /// The fake's stats once it has answered `answered` requests and every session it served has
-/// closed (it flushes its file then). Gives up after `polls` × 50 ms and returns what it has.
-func waitForIdle(_ fake: FakeServer, answered: Int = 0, polls: Int = 400) -> [String: Any] {
-    var state = fake.state()
-    for _ in 0..<polls {
-        if (state["openSessions"] as? Int ?? 1) == 0, (state["answered"] as? Int ?? 0) >= answered { return state }
-        usleep(50_000)
-        state = fake.state()
-    }
-    return state
+/// closed (it flushes its file then); what it has after `timeout` seconds otherwise.
+func waitForIdle(_ fake: FakeServer, answered: Int = 0, timeout: Double = 20,
+                 sourceLocation: SourceLocation = #_sourceLocation) -> [String: Any] {
+    eventually("the fake to have answered \(answered) and closed every session", timeout: timeout, poll: 0.05,
+               sourceLocation: sourceLocation, { fake.state() },
+               until: { ($0["openSessions"] as? Int ?? 1) == 0 && ($0["answered"] as? Int ?? 0) >= answered })
 }

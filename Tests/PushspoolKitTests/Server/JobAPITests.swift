@@ -134,13 +134,7 @@ import Glibc
         #expect(metrics.value("pushspool_queue_jobs", ["folder": "incoming"]) == 0)
         // A spool that cannot take jobs is unhealthy within the check's second, and says why.
         try FileManager.default.removeItem(atPath: f.dir.path("spool/tmp"))
-        var unhealthy: RawHTTPClient.Answer?
-        for _ in 0..<30 {
-            let r = try c.request("GET", "/healthz")
-            if r.status == 503 { unhealthy = r; break }
-            usleep(100_000)
-        }
-        let u = try #require(unhealthy, "/healthz never said 503")
+        let u = try eventually("/healthz to say 503", timeout: 30, poll: 0.1, { try c.request("GET", "/healthz") }, until: { $0.status == 503 })
         #expect((u.json as? [String: String])?["error"]?.hasPrefix("spool not writable: tmp/") == true, "\(u.text)")
         // …and a job that cannot be made durable is refused with Retry-After, leaving nothing behind.
         a = try c.request("POST", "/v1/jobs", headers: Self.auth, body: #"{"id": "x", "broadcast": true, "pns": "fcm", "message": "m"}"#)

@@ -58,11 +58,11 @@ import Glibc
         let owners = JobOwners(spool: spool, lease: 2)     // a beat every 0.5 s
         let ownership = try owners.take("job.json", origin: .incoming).get()
         let first = try #require(owners.records.read("job.json")?.record?.heartbeat)
-        #expect(CampaignControlTests.until(5) { (owners.records.read("job.json")?.record?.heartbeat ?? first) > first })
+        eventually("the owner's heartbeat to move past \(first)", timeout: 5) { (owners.records.read("job.json")?.record?.heartbeat ?? first) > first }
         #expect(!ownership.isLost)
 
         owners.records.replace("job.json", with: record(host: "host-c", age: 0))
-        #expect(CampaignControlTests.until(5) { ownership.isLost })
+        eventually("the owner to notice host-c's record", timeout: 5) { ownership.isLost }
         #expect(ownership.lostTo == "host-c")
         owners.release(ownership)
         #expect(owners.records.read("job.json")?.record?.host == "host-c", "the new owner's record stays")

@@ -134,18 +134,18 @@ final class PostgresCluster: @unchecked Sendable {
         p.standardError = FileHandle.nullDevice
         try p.run()
         process.withLock { $0 = (p, stdin) }
-        let deadline = Date().addingTimeInterval(30)
-        while true {
+        var connected = false
+        var lastError = ""
+        _ = pollUntil(timeout: 30, poll: 0.05) {
             do {
                 _ = try PostgresConnection(uri: adminURI)
-                return
+                connected = true
             } catch {
-                if !p.isRunning || Date() > deadline {
-                    throw ClusterError(message: "the server did not start: \(error); log: \(log.suffix(500))")
-                }
-                usleep(50_000)
+                lastError = "\(error)"
             }
+            return connected || !p.isRunning
         }
+        guard connected else { throw ClusterError(message: "the server did not start: \(lastError); log: \(log.suffix(500))") }
     }
 
     /// Stops the server (fast shutdown: connections are cut) and waits for it to exit.

@@ -153,14 +153,13 @@ struct WNSIntegrationTests {
         try h.register((0..<100).map { ("w\($0)", "wns", Self.channel(h.wns, "ok-\($0)")) })
         try h.submit("slow", #"{"to_tag": "username:alice", "pns": "wns", "message": "hi"}"#)
         let p = try startPushspool(["run", "--once", "--config", h.configPath], cwd: h.dir.url, env: ["TEST_WNS_SECRET": PushCloudHarness.clientSecret])
-        var waited = 0.0
-        while !FileManager.default.fileExists(atPath: h.dir.path("spool/results/.slow.progress")) && waited < 20 {
-            Thread.sleep(forTimeInterval: 0.05)
-            waited += 0.05
+        func finished(_ r: RunResult) -> Int {
+            let doc = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+            return ((doc?["active"] as? [[String: Any]])?.first?["finished"] as? Int) ?? 0
         }
-        Thread.sleep(forTimeInterval: 1.2)
+        let json = try eventually("status to show the campaign's first targets final", timeout: 30, poll: 0.05,
+                                  { try h.cli(["status", "--json"]) }, until: { finished($0) > 0 })
         let text = try h.cli(["status"])
-        let json = try h.cli(["status", "--json"])
         p.waitUntilExit()
         #expect(text.stdout.contains("running slow: "), "\(text.stdout)")
         #expect(text.stdout.contains("/100 targets final"))
