@@ -30,7 +30,7 @@ enum RegistryMigrateCommand {
         _ = try Runtime(args)
         let path = config.resolve(value).path
         do {
-            let (from, to) = try Registry.migrate(path: path)
+            let (from, to) = try SQLiteRegistry.migrate(path: path)
             print(from == to ? "registry \(path): schema version \(to), nothing to migrate"
                              : "registry \(path): schema migrated from version \(from) to \(to)")
             return .ok

@@ -37,7 +37,7 @@ public enum EngineSetup {
             if RegistryLocation.isPostgres(value) {
                 return try PostgresRegistry(uri: value, migrate: migrate, log: log)
             }
-            return try Registry(path: config.resolve(value).path)
+            return try SQLiteRegistry(path: config.resolve(value).path)
         } catch {
             throw EngineSetupError(.io, ["registry \(RegistryLocation.redacted(value)): \(RegistryError.detail(error))"])
         }

@@ -1,7 +1,7 @@
 import Foundation
 import PushspoolCore
 
-/// The device registry's contract, the same on every backend: `Registry` (one SQLite file, one
+/// The device registry's contract, the same on every backend: `SQLiteRegistry` (one SQLite file, one
 /// host) and `PostgresRegistry` (one PostgreSQL database shared by dispatchers on several hosts).
 /// The shared registry suite runs against both. Job-id claims (`JobClaims`) and bulk import
 /// (`RegistryImporter`) are contracts of their own: most users of a registry need neither.

@@ -27,7 +27,7 @@ extension RegistryError {
     /// A backend's failure as the contract's one error type: the backends' own statements throw
     /// `RegistryError`s already (SQLite's wrapper) or `PostgresError`s; anything else is kept as a
     /// refusal with its text. Called where a backend's internal, untyped work meets the typed
-    /// `DeviceRegistry` methods (`Registry.locked`, `PostgresRegistry.run`/`transaction`), so no
+    /// `DeviceRegistry` methods (`SQLiteRegistry.locked`, `PostgresRegistry.run`/`transaction`), so no
     /// caller of the contract ever downcasts.
     static func from(_ error: any Error) -> RegistryError {
         switch error {

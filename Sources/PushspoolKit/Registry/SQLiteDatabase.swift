@@ -2,7 +2,7 @@ import CSQLite
 import Foundation
 
 /// A thin, non-thread-safe wrapper over one sqlite3 connection with a prepared-statement cache.
-/// `Registry` owns exactly one and only touches it under its lock.
+/// `SQLiteRegistry` owns exactly one and only touches it under its lock.
 final class SQLiteDatabase {
     /// `SQLITE_TRANSIENT` is a cast macro that Swift cannot import; it tells SQLite to copy bound
     /// text, which we need because Swift's temporary C strings die when the bind call returns.
@@ -16,7 +16,7 @@ final class SQLiteDatabase {
 
     init(path: String) throws(RegistryError) {
         var handle: OpaquePointer?
-        // NOMUTEX: the Registry's Mutex already serialises every use of this connection.
+        // NOMUTEX: the SQLiteRegistry's Mutex already serialises every use of this connection.
         let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {

@@ -229,7 +229,7 @@ import PushspoolCore
         #expect(try runPushspool(["register", "--platform", "fcm", "--handle", "bad token!"] + spool).status == 65)
         #expect(try runPushspool(["devices", "--count"] + spool).stdout == "0\n")
         // Devices written before these checks existed: the sandbox answers as the services would.
-        let registry = try Registry(path: dir.path("spool/registry.sqlite"))
+        let registry = try SQLiteRegistry(path: dir.path("spool/registry.sqlite"))
         try registry.upsert(Registration(id: "old-apns", platform: .apns, handle: "ab12", tags: ["t"]))
         try registry.upsert(Registration(id: "old-wns", platform: .wns, handle: "http://evil.example.com/x", tags: ["t"]))
         try registry.upsert(Registration(id: "good", platform: .apns, handle: String(repeating: "ab", count: 32), tags: ["t"]))

@@ -15,7 +15,7 @@ import PushspoolCore
         let log = try ResultLog(url: url)
         log.append(ResultRecord.jobLine(id: "j", file: "j.json", receivedAt: Date(), pns: [.apns], targets: 1))
         let events = CollectingLogHandler()
-        let pruner = RegistryPruner(registry: try Registry(path: dir.path("registry.sqlite")), log: Log(minimum: .error), jobID: "j")
+        let pruner = RegistryPruner(registry: try SQLiteRegistry(path: dir.path("registry.sqlite")), log: Log(minimum: .error), jobID: "j")
         let recorder = OutcomeRecorder(log: log, events: Log(minimum: .warning, handler: events), pruner: pruner, label: "j",
                                        start: LogPosition(offset: log.size), restoreEvery: 0)
         try FileManager.default.removeItem(atPath: dir.path("results"))

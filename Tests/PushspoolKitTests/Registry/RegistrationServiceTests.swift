@@ -27,7 +27,7 @@ import PushspoolCore
 
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
 
-    func make(hubFor platforms: Set<Platform> = []) throws -> (TempDir, Registry, RegistrationService, RecordingHub) {
+    func make(hubFor platforms: Set<Platform> = []) throws -> (TempDir, SQLiteRegistry, RegistrationService, RecordingHub) {
         let (dir, registry) = try RegistryFixture.make()
         let hub = RecordingHub(platforms)
         let routes = Dictionary(uniqueKeysWithValues: platforms.map { ($0, ProviderState(provider: hub)) })

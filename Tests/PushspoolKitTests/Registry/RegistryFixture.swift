@@ -14,9 +14,9 @@ enum RegistryBackend: String, CaseIterable, Sendable, CustomTestStringConvertibl
 /// Helpers shared by the registry suites (namespaced: the test module is shared with other areas).
 enum RegistryFixture {
     /// A registry in a fresh temporary folder; keep the TempDir alive as long as the registry.
-    static func make(_ name: String = "registry.sqlite") throws -> (TempDir, Registry) {
+    static func make(_ name: String = "registry.sqlite") throws -> (TempDir, SQLiteRegistry) {
         let dir = TempDir("registry")
-        return (dir, try Registry(path: dir.path(name)))
+        return (dir, try SQLiteRegistry(path: dir.path(name)))
     }
 
     /// An empty registry on `backend` (PostgreSQL: a new database of the shared test cluster),

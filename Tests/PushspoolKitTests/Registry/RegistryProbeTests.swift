@@ -69,7 +69,7 @@ struct RegistryProbeTests {
         #expect(seconds < 2, "the health check waited \(seconds) s")
         // A SQLite registry that is there answers.
         config.registry = dir.path("spool/registry.sqlite")
-        _ = try Registry(path: dir.path("spool/registry.sqlite"))
+        _ = try SQLiteRegistry(path: dir.path("spool/registry.sqlite"))
         #expect(HealthCheck.spoolAndRegistry(spool: spool, registry: RegistryProbe(config: config))() == nil)
     }
 

@@ -180,7 +180,7 @@ import PushspoolCore
     /// writers queue instead of failing with "database is locked".
     @Test func twoConnectionsWriteConcurrently() throws {
         let (dir, first) = try RegistryFixture.make()
-        let second = try Registry(path: dir.path("registry.sqlite"))
+        let second = try SQLiteRegistry(path: dir.path("registry.sqlite"))
         let failures = RegistryTestFailures()
         DispatchQueue.concurrentPerform(iterations: 2) { n in
             let registry = n == 0 ? first : second

@@ -50,7 +50,7 @@ import PushspoolCore
         let (dir, first) = try RegistryFixture.make(on: backend)
         defer { first.close() }
         let second: any DeviceRegistry = switch backend {
-        case .sqlite: try Registry(path: dir.path("registry.sqlite"))
+        case .sqlite: try SQLiteRegistry(path: dir.path("registry.sqlite"))
         case .postgres: try PostgresRegistry(uri: (first as! PostgresRegistry).pool.uri)
         }
         defer { second.close() }
@@ -65,13 +65,13 @@ import PushspoolCore
         let dir = TempDir("registry")
         let path = dir.path("registry.sqlite")
         let db = try SQLiteDatabase(path: path)
-        try db.execute(Registry.tables + Registry.indexes + Registry.untagTrigger + """
+        try db.execute(SQLiteRegistry.tables + SQLiteRegistry.indexes + SQLiteRegistry.untagTrigger + """
             INSERT INTO devices(id, platform, handle, updated_at, tags) VALUES('d1', 'fcm', 'h1', 1, ' t ');
             INSERT INTO device_tags(tag, device_rowid) VALUES('t', 1);
             PRAGMA user_version = 3;
             """)
         db.close()
-        let registry = try Registry(path: path)
+        let registry = try SQLiteRegistry(path: path)
         defer { registry.close() }
         #expect(try registry.device(id: "d1")?.tags == ["t"])
         try registry.reserve(id: "r", owner: "o", now: Self.t0)
@@ -80,6 +80,6 @@ import PushspoolCore
             let s = try db.statement("PRAGMA user_version")
             defer { s.reset() }
             return try s.step() ? Int(s.int64(0)) : 0
-        } == Registry.schemaVersion)
+        } == SQLiteRegistry.schemaVersion)
     }
 }

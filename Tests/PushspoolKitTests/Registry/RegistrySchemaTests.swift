@@ -7,7 +7,7 @@ import PushspoolCore
 /// load into an empty registry, and the fast line decoder, each checked against the slow path.
 @Suite struct RegistrySchemaTests {
     /// Every device with its stored tag list, and every tag index row, for comparing registries.
-    static func snapshot(_ registry: Registry) throws -> (devices: [String], index: [String]) {
+    static func snapshot(_ registry: SQLiteRegistry) throws -> (devices: [String], index: [String]) {
         try registry.locked { db in
             var devices: [String] = []
             let d = try db.statement("SELECT id, platform, handle, lang, tags FROM devices ORDER BY id")
@@ -55,7 +55,7 @@ import PushspoolCore
             PRAGMA user_version = 2;
             """)
         old.close()
-        let registry = try Registry(path: path)
+        let registry = try SQLiteRegistry(path: path)
         #expect(try registry.device(id: "a")?.tags == ["beta", "username:alice"])
         #expect(try registry.device(id: "a")?.lang == LanguageTag("pt-BR"))
         #expect(try registry.device(id: "b")?.tags == ["username:bob"])
@@ -85,9 +85,9 @@ import PushspoolCore
         dir.write("devices.jsonl", lines.joined(separator: "\n"))
         let file = dir.url.appendingPathComponent("devices.jsonl")
 
-        let bulk = try Registry(path: dir.path("bulk.sqlite"))
+        let bulk = try SQLiteRegistry(path: dir.path("bulk.sqlite"))
         #expect(try bulk.importJSONL(contentsOf: file).imported == lines.count)
-        let rows = try Registry(path: dir.path("rows.sqlite"))
+        let rows = try SQLiteRegistry(path: dir.path("rows.sqlite"))
         try rows.upsert(RegistryFixture.reg("placeholder", .apns, "ph", ["p"]))
         #expect(try rows.importJSONL(contentsOf: file).imported == lines.count)
         try rows.remove(id: "placeholder")

@@ -7,7 +7,7 @@ import PushspoolCore
     @Test func createsFolderAndFilePrivatelyInWALMode() throws {
         let dir = TempDir("registry")
         let path = dir.path("nested/deeper/registry.sqlite")
-        let registry = try Registry(path: path)
+        let registry = try SQLiteRegistry(path: path)
         try registry.upsert(RegistryFixture.reg("a", .apns, "h1", ["t"]))
         let fileMode = try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int
         let folderMode = try FileManager.default.attributesOfItem(atPath: dir.path("nested/deeper"))[.posixPermissions] as? Int
@@ -24,7 +24,7 @@ import PushspoolCore
         #expect(journal == "wal")
         registry.close()
 
-        let reopened = try Registry(path: path)
+        let reopened = try SQLiteRegistry(path: path)
         #expect(try reopened.device(id: "a")?.handle == "h1")
     }
 
@@ -99,7 +99,7 @@ import PushspoolCore
         #expect(try !registry.remove(handle: "hb"))
         #expect(try registry.count(platforms: Set(Platform.allCases), matching: nil) == 0)
         // Tags went with their devices (the trigger): a re-registration starts clean.
-        guard let registry = registry as? Registry else { return }
+        guard let registry = registry as? SQLiteRegistry else { return }
         let tagRows = try registry.locked { db in
             let s = try db.statement("SELECT count(*) FROM device_tags")
             defer { s.reset() }
@@ -160,8 +160,8 @@ import PushspoolCore
         let (dir, registry) = try RegistryFixture.make()
         try registry.locked { db in try db.execute("PRAGMA user_version = 7") }
         registry.close()
-        let error = #expect(throws: RegistryError.self) { try Registry(path: dir.path("registry.sqlite")) }
-        #expect(error?.message == "registry schema version 7 is newer than this pushspool supports (\(Registry.schemaVersion))")
+        let error = #expect(throws: RegistryError.self) { try SQLiteRegistry(path: dir.path("registry.sqlite")) }
+        #expect(error?.message == "registry schema version 7 is newer than this pushspool supports (\(SQLiteRegistry.schemaVersion))")
     }
 
     @Test(arguments: RegistryBackend.allCases) func storesLanguage(backend: RegistryBackend) throws {
@@ -191,7 +191,7 @@ import PushspoolCore
             PRAGMA user_version = 1;
             """)
         old.close()
-        let migrated = try Registry(path: v1)
+        let migrated = try SQLiteRegistry(path: v1)
         #expect(try migrated.device(id: "old")?.lang == nil)
         r.lang = LanguageTag("fr")
         try migrated.upsert(r)
@@ -206,16 +206,16 @@ import PushspoolCore
         try initSpool(["--spool", dir.path("new")])
         try FileManager.default.removeItem(atPath: dir.path("new/registry.sqlite"))
         let fresh = try runPushspool(["registry", "migrate", "--spool", dir.path("new")])
-        #expect(fresh.status == 0 && fresh.stdout.contains("schema migrated from version 0 to \(Registry.schemaVersion)"), "\(fresh.stdout)\(fresh.stderr)")
+        #expect(fresh.status == 0 && fresh.stdout.contains("schema migrated from version 0 to \(SQLiteRegistry.schemaVersion)"), "\(fresh.stdout)\(fresh.stderr)")
         let again = try runPushspool(["registry", "migrate", "--spool", dir.path("new")])
-        #expect(again.stdout.contains("schema version \(Registry.schemaVersion), nothing to migrate"), "\(again.stdout)")
+        #expect(again.stdout.contains("schema version \(SQLiteRegistry.schemaVersion), nothing to migrate"), "\(again.stdout)")
         let wrong = try runPushspool(["registry", "vacuum", "--spool", dir.path("new")])
         #expect(wrong.status == 64 && wrong.stderr.contains("the only subcommand is `registry migrate`"))
     }
 
     @Test func twoConnectionsShareTheFile() throws {
         let (dir, first) = try RegistryFixture.make()
-        let second = try Registry(path: dir.path("registry.sqlite"))
+        let second = try SQLiteRegistry(path: dir.path("registry.sqlite"))
         try first.upsert(RegistryFixture.reg("a", .apns, "h", ["t"]))
         #expect(try second.device(id: "a")?.tags == ["t"])
         try second.upsert(RegistryFixture.reg("b", .apns, "h", ["u"]))

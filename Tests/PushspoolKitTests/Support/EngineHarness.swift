@@ -7,13 +7,13 @@ import PushspoolCore
 final class EngineHarness {
     let dir = TempDir("pushspool-engine")
     let spool: Spool
-    let registry: Registry
+    let registry: SQLiteRegistry
     var policy = RetryPolicy(maxAttempts: 4, baseDelay: 0.001, maxDelay: 0.01)
     var concurrency = 16
 
     init() throws {
         spool = try Spool(root: dir.url.appendingPathComponent("spool"))
-        registry = try Registry(path: dir.path("spool/registry.sqlite"))
+        registry = try SQLiteRegistry(path: dir.path("spool/registry.sqlite"))
     }
 
     deinit { registry.close() }

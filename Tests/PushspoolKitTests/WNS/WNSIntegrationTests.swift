@@ -55,7 +55,7 @@ struct WNSIntegrationTests {
                         ("w-evil", "wns", "https://localhost:\(evil.port)/ch/ok-1?token=x")])
         // Registration refuses a plain-http channel now; one already in the registry (written
         // before that check existed) is still refused at send time.
-        let registry = try Registry(path: h.dir.path("spool/registry.sqlite"))
+        let registry = try SQLiteRegistry(path: h.dir.path("spool/registry.sqlite"))
         try registry.upsert(Registration(id: "w-plain", platform: .wns, handle: "http://127.0.0.1:\(evil.port)/ch/ok-2?token=x",
                                          tags: ["username:alice"]))
         registry.close()

@@ -3,7 +3,7 @@ import PushspoolCore
 import Synchronization
 
 /// The device registry in a PostgreSQL database (`registry: "postgresql://user@host:5432/db"`),
-/// shared by dispatchers on several hosts: the same contract as the SQLite `Registry`
+/// shared by dispatchers on several hosts: the same contract as `SQLiteRegistry`
 /// (`DeviceRegistry`), plus job-id claims and shared credentials.
 ///
 /// Thread safety: a small pool of connections (`PostgresPool`); every method borrows one for its

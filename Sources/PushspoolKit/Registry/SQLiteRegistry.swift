@@ -11,7 +11,7 @@ import Glibc
 /// Thread safety: one connection behind a Mutex; every method may be called from any thread.
 /// Cross-process: WAL mode (readers never block the writer) and a 30 s busy timeout; writes take
 /// the write lock up front (`BEGIN IMMEDIATE`).
-public final class Registry: RegistryDatabase {
+public final class SQLiteRegistry: RegistryDatabase {
     public let path: String
     public var location: String { path }
     private let connection: Mutex<SQLiteDatabase>
@@ -120,7 +120,7 @@ public final class Registry: RegistryDatabase {
         let from = try stmt.step() ? Int(stmt.int64(0)) : 0
         stmt.reset()
         db.close()
-        let registry = try Registry(path: path)
+        let registry = try SQLiteRegistry(path: path)
         registry.close()
         return (from, schemaVersion)
     }

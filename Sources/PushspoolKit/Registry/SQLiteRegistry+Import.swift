@@ -4,7 +4,7 @@ import Synchronization
 import Dispatch
 
 /// Bulk import of JSON Lines registrations (`pushspool import FILE.jsonl`).
-extension Registry {
+extension SQLiteRegistry {
     public typealias ImportReport = RegistryImportReport
 
     /// JSON Lines `{"id"?, "platform", "handle", "tags": [...], "lang"?}` (blank lines skipped) in

@@ -3,7 +3,7 @@ import PushspoolCore
 
 /// Installation ids handed out before their device registers (`DeviceRegistry.reserve`), kept in
 /// the registry file so every process on the spool sees them.
-extension Registry {
+extension SQLiteRegistry {
     static let reservationsTable = """
         CREATE TABLE id_reservations(
             id TEXT PRIMARY KEY,

@@ -2,7 +2,7 @@ import PushspoolCore
 
 /// Audience queries: a tag expression compiled to SQL over `devices d` with bound parameters
 /// (tags are never interpolated into SQL text).
-extension Registry {
+extension SQLiteRegistry {
     /// Streams devices of `platforms` matching `matching` (nil = all) in rowid order, `pageSize`
     /// rows per query (keyset pagination: memory stays bounded for a million devices). The
     /// connection lock is NOT held while `body` runs, so other threads may upsert or removeGone
@@ -95,7 +95,7 @@ struct AudienceQuery {
 
     var pageSQL: String {
         let all = driving + ["\(cursor) > ?"] + conditions
-        return "SELECT \(Registry.deviceColumns) FROM \(from) WHERE \(all.joined(separator: " AND ")) ORDER BY \(cursor) LIMIT ?"
+        return "SELECT \(SQLiteRegistry.deviceColumns) FROM \(from) WHERE \(all.joined(separator: " AND ")) ORDER BY \(cursor) LIMIT ?"
     }
 
     func pageParameters(after: Int64, limit: Int) -> [SQLiteValue] {
