@@ -18,6 +18,8 @@ public struct HostAllowList: Sendable, Equatable {
         public let name: String
         /// nil: any port.
         public let port: Int?
+        /// One of the provider's own default names (a public service), not one the operator added.
+        public var wellKnown = false
     }
 
     public enum Verdict: Sendable, Equatable {
@@ -35,7 +37,8 @@ public struct HostAllowList: Sendable, Equatable {
         let known = Set(wellKnown.compactMap { Self.entry($0)?.name })
         entries = configured.compactMap { text in
             guard let e = Self.entry(text) else { return nil }
-            return e.port == nil && known.contains(e.name) ? Entry(name: e.name, port: 443) : e
+            guard known.contains(e.name) else { return e }
+            return Entry(name: e.name, port: e.port ?? 443, wellKnown: true)
         }
     }
 
@@ -46,6 +49,14 @@ public struct HostAllowList: Sendable, Equatable {
         if matching.isEmpty { return .hostNotListed }
         if matching.contains(where: { $0.port == nil || $0.port == port }) { return .allowed }
         return .portNotAllowed(allowed: matching.compactMap(\.port))
+    }
+
+    /// Whether `host` matches an entry the operator added (not a default name): a host the
+    /// operator vouches for, which may be on a private or loopback address (a self-hosted push
+    /// service, a test fake). The default names are public services and are not exempt.
+    public func isOperatorListed(_ host: String) -> Bool {
+        guard let host = Self.normalised(host) else { return false }
+        return entries.contains { !$0.wellKnown && (host == $0.name || host.hasSuffix("." + $0.name)) }
     }
 
     /// A host name as compared: lower case, one trailing dot removed; nil when it is not a plain

@@ -1,4 +1,5 @@
 import PushspoolCore
+import PushspoolHTTP
 
 /// Which WNS channel URIs pushspool will POST to (and so hand its bearer token to).
 ///
@@ -29,6 +30,14 @@ public struct WNSChannelPolicy: Sendable, Equatable {
         return hosts.compactMap { h in
             HostAllowList.entryProblem(h).map { "providers.wns.allowed_hosts: \"\(OAuthTokenEndpoint.clip(h))\" \($0)" }
         }
+    }
+
+    /// The connect-time check for a client that posts to these channels: every address is
+    /// refused when not public (`AddressGuard`), unless the host matches an entry the operator
+    /// added (or is one of `alsoExempt`, e.g. the operator's token endpoint).
+    public func addressGuard(alsoExempt: Set<String> = []) -> AddressGuard {
+        let list = list
+        return AddressGuard { host in alsoExempt.contains(host.lowercased()) || list.isOperatorListed(host) }
     }
 
     public enum Verdict: Sendable, Equatable {
