@@ -10,9 +10,9 @@
 ///   none (a self-hosted push service, test fakes on ephemeral ports).
 ///
 /// Host names are compared in one form: lower case, without the trailing dot of a fully
-/// qualified name. Non-ASCII names are refused rather than converted: browsers serialise an
-/// endpoint's host in its IDNA form (`xn--…`), so a non-ASCII host never comes from one, and an
-/// entry must be written in that form too.
+/// qualified name, ASCII. Internationalised names reach this list already in their IDNA form
+/// (`xn--…`): the providers' policies convert entries and hosts with libidn2 first, and a
+/// non-ASCII name that got here unconverted is refused.
 public struct HostAllowList: Sendable, Equatable {
     public struct Entry: Sendable, Equatable {
         public let name: String
@@ -71,7 +71,7 @@ public struct HostAllowList: Sendable, Equatable {
     /// Why `entry` cannot be used, nil when it can (one phrase, no key prefix).
     public static func entryProblem(_ entry: String) -> String? {
         if entry.utf8.contains(where: { $0 >= 0x80 }) {
-            return "is not an ASCII host name (write an internationalised name in its IDNA form, xn--…, as browsers put it in endpoints)"
+            return "is not an ASCII host name (convert an internationalised name to its IDNA form, xn--…, first)"
         }
         return Self.entry(entry) == nil ? "is not a host name with an optional :port (write e.g. \"push.example.net\" or \"push.example.net:8443\")" : nil
     }

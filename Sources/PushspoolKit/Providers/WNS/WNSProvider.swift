@@ -84,7 +84,8 @@ public final class WNSProvider: PushProvider {
                                       reason: "payload is \(notification.body.count) bytes, WNS allows \(WNSNotification.maxPayloadBytes)"))
             return
         }
-        tokens.execute({ bearer in Self.request(channel: device.handle, bearer: bearer, notification: notification) },
+        let channel = (try? channels.asciiURI(device.handle).get()) ?? device.handle   // checked above
+        tokens.execute({ bearer in Self.request(channel: channel, bearer: bearer, notification: notification) },
                        on: http, classify: Self.classify, completion: completion)
     }
 
