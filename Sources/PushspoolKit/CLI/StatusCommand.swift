@@ -11,7 +11,14 @@ enum StatusCommand {
         let now = Date()
         var folders: [(String, JSONValue)] = []
         var recentlyFailed: [String] = []
+        let dispatchers = DispatcherPresence.running(on: spool, now: now)
+        // A responding dispatcher's last listing of incoming/ is taken, not made again (`IncomingTally`).
+        let tally = IncomingTally.current(spool, dispatchers: dispatchers)
         for folder in [Spool.Folder.incoming, .active, .done, .failed] {
+            if folder == .incoming, let tally {
+                folders.append((folder.rawValue, tally.json(now: now)))
+                continue
+            }
             // Counted and dated in one pass, names not kept: a flood answers as fast as it is listed.
             // Beyond `datedSample` jobs only that many are dated (the age is then a lower bound):
             // status answers within half a second even with a million files waiting.
@@ -27,7 +34,6 @@ enum StatusCommand {
         }
         let status = JobStatus(spool: spool, ownerLeaseSeconds: runtime.config.ownerLeaseSeconds)
         let active = spool.jobs(in: .active).map { status.active(name: $0, now: now) }
-        let dispatchers = DispatcherPresence.running(on: spool, now: now)
         let registryProblem = RegistryProbe(config: runtime.config).problem()
         var failures: [JSONValue] = []
         for name in recentlyFailed {
