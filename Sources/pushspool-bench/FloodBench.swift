@@ -11,7 +11,7 @@ import Glibc
 /// the same flood is drained by that binary too (an earlier build): the peer of each figure.
 /// Each poll also times `ls -f incoming | wc -l` on the same folder, the peer of `status`'s count,
 /// and the worst `status` is also given once the dispatcher has published its first count of
-/// `incoming/` (`.state/incoming.json`): before that, `status` lists the folder itself.
+/// `incoming/` (`.state/incoming.tally`): before that, `status` lists the folder itself.
 struct FloodRound {
     struct Figures {
         var jobs: Int
@@ -62,7 +62,7 @@ struct FloodRound {
 
         // status, every 250 ms while the dispatcher works.
         var worst = 0.0, worstCounted = -1.0, worstPeer = 0.0, calls = 0
-        let tally = spool + "/.state/incoming.json"
+        let tally = spool + "/.state/incoming.tally"
         var status: Int32 = 0
         var usage = rusage()
         var stopped = false

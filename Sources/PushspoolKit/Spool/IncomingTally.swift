@@ -1,7 +1,7 @@
 import Foundation
 import PushspoolCore
 
-/// `.state/incoming.json`: what the dispatcher's last listing of `incoming/` found (how many
+/// `.state/incoming.tally`: what the dispatcher's last listing of `incoming/` found (how many
 /// jobs, since when, how many files that are not jobs), written by the dispatcher after each
 /// listing, so that `status` need not list a folder the dispatcher has just listed.
 ///
@@ -18,7 +18,7 @@ struct IncomingTally: Equatable {
     var at: Double
     var pid: Int32
 
-    static func url(_ spool: Spool) -> URL { spool.stateDirectory.appendingPathComponent("incoming.json") }
+    static func url(_ spool: Spool) -> URL { spool.stateDirectory.appendingPathComponent("incoming.tally") }
 
     /// Replaces the tally (a temporary file renamed over it: a reader sees the old one or the new
     /// one). Not synced: it is a hint rebuilt at every listing, and `status` falls back to
