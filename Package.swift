@@ -2,7 +2,7 @@
 import PackageDescription
 
 // No package dependencies: the toolchain, system C libraries (SQLite, libpq, libcurl, OpenSSL, nghttp2,
-// libmicrohttpd, libcrypt)
+// libmicrohttpd, libcrypt, libidn2)
 // and a header-only OS shim.
 let strict: [SwiftSetting] = [.enableUpcomingFeature("ExistentialAny")]
 
@@ -32,6 +32,9 @@ let package = Package(
                        providers: [.apt(["libmicrohttpd-dev"]), .brew(["libmicrohttpd"])]),
         // crypt_r: htpasswd password hashes (bcrypt, SHA-512-crypt) for `serve`'s Basic auth.
         .systemLibrary(name: "CCrypt", providers: [.apt(["libcrypt-dev"])]),
+        // IDNA: allowed_hosts entries and channel/endpoint hosts compared in their ASCII (xn--) form.
+        .systemLibrary(name: "CIDN2", pkgConfig: "libidn2",
+                       providers: [.apt(["libidn2-dev"]), .brew(["libidn2"])]),
         // OS seams Swift cannot call directly (renameat2 with RENAME_NOREPLACE).
         .systemLibrary(name: "CSystem"),
         // Plain Sendable values and pure logic: jobs, tag expressions, rendering, retry decisions.
@@ -40,7 +43,7 @@ let package = Package(
         .target(name: "PushspoolHTTP", dependencies: ["CTLS", "CNghttp2", "CCurl"], swiftSettings: strict),
         // Everything else that does I/O: spool, registry, engine, providers, the HTTP front door.
         .target(name: "PushspoolKit",
-                dependencies: ["PushspoolCore", "PushspoolHTTP", "CSQLite", "CLibpq", "CCrypto", "CSystem", "CMHD", "CCrypt"],
+                dependencies: ["PushspoolCore", "PushspoolHTTP", "CSQLite", "CLibpq", "CCrypto", "CSystem", "CMHD", "CCrypt", "CIDN2"],
                 swiftSettings: strict),
         // The commands: argument parsing, exit codes, signal handling, over PushspoolKit. A library
         // (not the executable itself) so the tests can reach the command table.

@@ -12,6 +12,7 @@ static inline CURLcode ccurl_easy_setopt_blob(CURL *h, CURLoption o, void *data,
     struct curl_blob b = { data, len, CURL_BLOB_COPY }; return curl_easy_setopt(h, o, &b);
 }
 static inline CURLcode ccurl_easy_setopt_write_cb(CURL *h, CURLoption o, curl_write_callback cb) { return curl_easy_setopt(h, o, cb); }
+static inline CURLcode ccurl_easy_setopt_opensocket_cb(CURL *h, curl_opensocket_callback cb) { return curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, cb); }
 static inline CURLcode ccurl_easy_setopt_header_cb(CURL *h, curl_write_callback cb) { return curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, cb); }
 static inline CURLcode ccurl_easy_getinfo_long(CURL *h, CURLINFO i, long *out) { return curl_easy_getinfo(h, i, out); }
 static inline CURLcode ccurl_easy_getinfo_ptr(CURL *h, CURLINFO i, void **out) { return curl_easy_getinfo(h, i, (char **)out); }

@@ -12,23 +12,32 @@ enum StatusCommand {
         let now = Date()
         var folders: [(String, JSONValue)] = []
         var recentlyFailed: [String] = []
+        let dispatchers = DispatcherPresence.running(on: spool, now: now)
+        // A responding dispatcher's last listing of incoming/ is taken, not made again (`IncomingTally`).
+        let tally = IncomingTally.current(spool, dispatchers: dispatchers)
         for folder in [Spool.Folder.incoming, .active, .done, .failed] {
+            if folder == .incoming, let tally {
+                folders.append((folder.rawValue, tally.json(now: now)))
+                continue
+            }
             // Counted and dated in one pass, names not kept: a flood answers as fast as it is listed.
             // Beyond `datedSample` jobs only that many are dated (the age is then a lower bound):
             // status answers within half a second even with a million files waiting.
-            let scan = FolderScan(spool.url(folder).path, limit: folder == .failed ? 5 : 0, datedLimit: Self.datedSample, newest: true)
+            // A responding dispatcher that has not finished its first listing yet: counted for 0.3 s at most.
+            let budget = folder == .incoming && dispatchers.contains(where: \.isResponding) ? 0.3 : nil
+            let scan = FolderScan(spool.url(folder).path, limit: folder == .failed ? 5 : 0, datedLimit: Self.datedSample, newest: true, budget: budget)
             if folder == .failed { recentlyFailed = scan?.oldest.map(\.name) ?? [] }
             var fields: [(String, JSONValue)] = [
                 ("count", .int(Int64(scan?.jobs ?? 0))),
                 ("oldest_age_s", scan?.oldestModified.map { .int(Int64(now.timeIntervalSince1970 - $0)) } ?? .null),
             ]
-            if let scan, scan.dated < scan.jobs { fields.append(("oldest_age_sampled", .bool(true))) }
+            if let scan, scan.dated < scan.jobs || !scan.complete { fields.append(("oldest_age_sampled", .bool(true))) }
             if folder == .incoming { fields.append(("not_jobs", .int(Int64(scan?.strays ?? 0)))) }
+            if let scan, !scan.complete { fields.append(("count_is_lower_bound", .bool(true))) }
             folders.append((folder.rawValue, .object(fields)))
         }
         let status = JobStatus(spool: spool, ownerLeaseSeconds: runtime.config.ownerLeaseSeconds)
         let active = spool.jobs(in: .active).map { status.active(name: $0, now: now) }
-        let dispatchers = DispatcherPresence.running(on: spool, now: now)
         let registryProblem = RegistryProbe(config: runtime.config).problem()
         var failures: [JSONValue] = []
         for name in recentlyFailed {
@@ -57,7 +66,8 @@ enum StatusCommand {
             let atLeast = v["oldest_age_sampled"] == .bool(true) ? "≥ " : ""
             let age = v["oldest_age_s"].flatMap { if case .int(let n) = $0 { return " (oldest \(atLeast)\(formatAge(Int(n))))" } else { return nil } } ?? ""
             let strays = v["not_jobs"].flatMap { if case .int(let n) = $0, n > 0 { return n == 1 ? ", 1 file that is not a job" : ", \(n) files that are not jobs" } else { return nil } } ?? ""
-            print("  \(name.padding(toLength: 9, withPad: " ", startingAt: 0)) \(count)\(age)\(strays)")
+            let atLeastCount = v["count_is_lower_bound"] == .bool(true) ? "≥ " : ""
+            print("  \(name.padding(toLength: 9, withPad: " ", startingAt: 0)) \(atLeastCount)\(count)\(age)\(strays)")
         }
         if dispatchers.isEmpty { print("  no dispatcher running") }
         for d in dispatchers { print("  \(d.line)") }

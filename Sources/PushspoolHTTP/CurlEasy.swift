@@ -1,4 +1,9 @@
 import CCurl
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// One libcurl easy handle with the options every request shares (HTTPS only, HTTP/1.1, trust,
 /// callbacks) set once. The poll thread keeps finished handles in a small pool
@@ -8,7 +13,8 @@ final class CurlEasy {
     let handle: UnsafeMutableRawPointer
     let errorBuffer = UnsafeMutablePointer<CChar>.allocate(capacity: Int(CURL_ERROR_SIZE) + 1)
 
-    init?(trust: TrustStore) {
+    /// `guarded`: the client checks the addresses it connects to (`AddressGuard`).
+    init?(trust: TrustStore, guarded: Bool = false) {
         guard let h = curl_easy_init() else {
             errorBuffer.deallocate()
             return nil
@@ -23,6 +29,7 @@ final class CurlEasy {
         _ = ccurl_easy_setopt_ptr(h, CURLOPT_ERRORBUFFER, errorBuffer)
         _ = ccurl_easy_setopt_write_cb(h, CURLOPT_WRITEFUNCTION, curlWriteBody)
         _ = ccurl_easy_setopt_header_cb(h, curlWriteHeader)
+        if guarded { _ = ccurl_easy_setopt_opensocket_cb(h, curlOpenSocket) }
     }
 
     deinit {
@@ -39,6 +46,7 @@ final class CurlEasy {
         _ = ccurl_easy_setopt_ptr(h, CURLOPT_PRIVATE, opaque)
         _ = ccurl_easy_setopt_ptr(h, CURLOPT_WRITEDATA, opaque)
         _ = ccurl_easy_setopt_ptr(h, CURLOPT_HEADERDATA, opaque)
+        _ = ccurl_easy_setopt_ptr(h, CURLOPT_OPENSOCKETDATA, opaque)
         _ = ccurl_easy_setopt_str(h, CURLOPT_URL, t.request.url)
         _ = ccurl_easy_setopt_long(h, CURLOPT_TIMEOUT_MS, max(1, Int(t.request.timeout * 1000)))
         let method = t.method
@@ -67,7 +75,7 @@ struct CurlEasyPool {
 
     init(capacity: Int) { self.capacity = capacity }
 
-    mutating func take(trust: TrustStore) -> CurlEasy? { free.popLast() ?? CurlEasy(trust: trust) }
+    mutating func take(trust: TrustStore, guarded: Bool) -> CurlEasy? { free.popLast() ?? CurlEasy(trust: trust, guarded: guarded) }
 
     mutating func give(_ easy: CurlEasy) {
         if free.count < capacity { free.append(easy) }
@@ -83,6 +91,25 @@ private let curlWriteBody: curl_write_callback = { ptr, size, count, user in
     let keep = min(n, max(0, HTTPResponse.maxBodyBytes - t.body.count))   // the rest is read and dropped
     if keep > 0 { ptr.withMemoryRebound(to: UInt8.self, capacity: keep) { t.body.append(contentsOf: UnsafeBufferPointer(start: $0, count: keep)) } }
     return n
+}
+
+/// Opens the socket of a new connection, or refuses to (CURL_SOCKET_BAD: curl tries the next
+/// address, then fails the transfer) when the transfer's `AddressGuard` refuses the address: the
+/// address checked is the one curl is about to connect to, whatever the resolver said before.
+private let curlOpenSocket: curl_opensocket_callback = { user, _, address in
+    guard let address else { return -1 }
+    let sa = (UnsafeRawPointer(address) + MemoryLayout<curl_sockaddr>.offset(of: \curl_sockaddr.addr)!).assumingMemoryBound(to: sockaddr.self)
+    if let user {
+        let t = Unmanaged<CurlTransfer>.fromOpaque(user).takeUnretainedValue()
+        if let why = t.addressRefusal(sa) {
+            if t.refusal == nil { t.refusal = why }
+            return -1
+        }
+    }
+    let a = address.pointee
+    let fd = socket(a.family, a.socktype, a.protocol)
+    if fd >= 0 { _ = fcntl(fd, F_SETFD, FD_CLOEXEC) }   // as curl's own, and TLSSocket's
+    return fd
 }
 
 /// One header line per call, status line and the blank line included. The poll thread only

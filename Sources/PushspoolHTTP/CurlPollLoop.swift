@@ -59,7 +59,7 @@ final class CurlPollLoop: @unchecked Sendable {
     }
 
     private func start(_ t: CurlTransfer) {
-        guard let easy = easies.take(trust: core.trust) else {
+        guard let easy = easies.take(trust: core.trust, guarded: core.options.addressGuard != nil) else {
             core.hand([(t, .failure(HTTPTransportError("curl_easy_init failed")))])
             return
         }

@@ -20,6 +20,10 @@ final class CurlTransfer: @unchecked Sendable {
     var rawHeaders: [UInt8] = []
     /// Times the poll loop re-sent this request after its connection died unanswered.
     var connectionRetries = 0
+    /// The client's address check (set on the submitting thread), and why it refused the first
+    /// address it refused (poll thread).
+    var addressGuard: AddressGuard?
+    var refusal: String?
 
     init(request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
         self.request = request
@@ -101,6 +105,7 @@ final class CurlTransfer: @unchecked Sendable {
             return HTTPTransportError("only https URLs are allowed", isPermanent: true)
         }
         self.easy = easy
+        refusal = nil
         body.removeAll(keepingCapacity: true)
         rawHeaders.removeAll(keepingCapacity: true)
         easy.prepare(for: self, headers: headerList)
@@ -121,6 +126,8 @@ final class CurlTransfer: @unchecked Sendable {
         _ = ccurl_easy_getinfo_long(easy.handle, CURLINFO_RESPONSE_CODE, &status)
         _ = ccurl_easy_getinfo_long(easy.handle, CURLINFO_HTTP_VERSION, &version)
         if code != CURLE_OK {
+            // Every address refused: the same answer would come next time.
+            if let refusal, code == CURLE_COULDNT_CONNECT { return .failure(HTTPTransportError(refusal, isPermanent: true)) }
             return .failure(Self.transportError(code, detail: easy.errorText))
         }
         return .success(Answer(status: status, httpVersion: version == Int(CURL_HTTP_VERSION_2_0) ? 2 : 1))
@@ -157,6 +164,12 @@ final class CurlTransfer: @unchecked Sendable {
             }
         }
         return headers
+    }
+
+    /// Why a connection to `address` is refused, nil when it may go ahead (or nothing is checked).
+    func addressRefusal(_ address: UnsafePointer<sockaddr>) -> String? {
+        guard let addressGuard, let host = Origin.split(request.url)?.0.host, !addressGuard.exempt(host) else { return nil }
+        return addressGuard.refusal(host: host, address: address)
     }
 
     /// The connection failed under this request before any response status arrived.

@@ -281,7 +281,8 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
         let core = self.core
         core.connects.async {
             let result = Result { () throws(HTTPTransportError) in
-                try TLSSocket.connect(host: origin.host, port: origin.port, context: core.tls, timeout: core.options.connectTimeout)
+                try TLSSocket.connect(host: origin.host, port: origin.port, context: core.tls, timeout: core.options.connectTimeout,
+                                      addressGuard: core.options.addressGuard)
             }
             core.inbox.withLock { $0.connected.append((origin, result)) }
             core.poll.wakeup.signal()

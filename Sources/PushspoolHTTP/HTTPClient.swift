@@ -91,6 +91,8 @@ public struct HTTPClientOptions: Sendable {
     public var pingTimeout: Double = 10
     /// TCP connect plus TLS handshake.
     public var connectTimeout: Double = 10
+    /// Refuses non-public addresses where the socket is opened (URLs that came from devices).
+    public var addressGuard: AddressGuard?
 
     public init(extraCAPEM: String? = nil, versions: HTTPVersionPolicy = .http2Preferred) {
         self.extraCAPEM = extraCAPEM

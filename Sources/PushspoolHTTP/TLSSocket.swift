@@ -117,9 +117,10 @@ final class TLSSocket: @unchecked Sendable {
         close(fd)
     }
 
-    static func connect(host: String, port: Int, context: TLSContext, timeout: Double) throws(HTTPTransportError) -> TLSSocket {
+    static func connect(host: String, port: Int, context: TLSContext, timeout: Double,
+                        addressGuard: AddressGuard? = nil) throws(HTTPTransportError) -> TLSSocket {
         let deadline = monotonicNow() + timeout
-        let fd = try tcpConnect(host: host, port: port, deadline: deadline)
+        let fd = try tcpConnect(host: host, port: port, deadline: deadline, addressGuard: addressGuard)
         guard let ssl = SSL_new(context.ctx) else {
             close(fd)
             throw HTTPTransportError("SSL_new failed: \(TLSContext.errorText())")
@@ -187,7 +188,9 @@ final class TLSSocket: @unchecked Sendable {
 
     // MARK: TCP
 
-    private static func tcpConnect(host: String, port: Int, deadline: Double) throws(HTTPTransportError) -> Int32 {
+    /// Each address `host` resolves to is checked by `addressGuard` right here, the one place
+    /// it is connected to: a later answer of the resolver cannot slip past the check.
+    private static func tcpConnect(host: String, port: Int, deadline: Double, addressGuard: AddressGuard?) throws(HTTPTransportError) -> Int32 {
         var hints = addrinfo()
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = socketStream
@@ -198,9 +201,16 @@ final class TLSSocket: @unchecked Sendable {
         }
         defer { freeaddrinfo(list) }
         var lastError = "no address"
+        let checked = addressGuard.map { !$0.exempt(host) } ?? false
+        var refused: String?, tried = false
         var next: UnsafeMutablePointer<addrinfo>? = first
         while let ai = next {
             next = ai.pointee.ai_next
+            if checked, let addressGuard, let why = addressGuard.refusal(host: host, address: ai.pointee.ai_addr) {
+                refused = refused ?? why
+                continue
+            }
+            tried = true
             let fd = socket(ai.pointee.ai_family, socketStream, 0)
             guard fd >= 0 else { lastError = String(cString: strerror(errno)); continue }
             _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
@@ -228,6 +238,8 @@ final class TLSSocket: @unchecked Sendable {
             }
             close(fd)
         }
+        // Every address refused: the same answer would come next time.
+        if let refused, !tried { throw HTTPTransportError(refused, isPermanent: true) }
         throw HTTPTransportError("cannot connect to \(host):\(port): \(lastError)")
     }
 

@@ -9,12 +9,19 @@ import Glibc
 /// is stopped (SIGTERM) after S seconds instead of draining everything: the memory of a dispatcher
 /// facing a million waiting files without a quarter of an hour's drain. With `--baseline BINARY`
 /// the same flood is drained by that binary too (an earlier build): the peer of each figure.
+/// Each poll also times `ls -f incoming | wc -l` on the same folder, the peer of `status`'s count,
+/// and the worst `status` is also given once the dispatcher has published its first count of
+/// `incoming/` (`.state/incoming.tally`): before that, `status` lists the folder itself.
 struct FloodRound {
     struct Figures {
         var jobs: Int
         var seconds: Double
         var peakRSS: Int
         var worstStatus: Double
+        /// The worst `status` once the dispatcher's count existed (-1: no call after it), and the
+        /// worst `ls -f | wc -l`.
+        var worstStatusCounted: Double
+        var worstPeer: Double
         var statusCalls: Int
         var rate: Double { Double(jobs) / seconds }
     }
@@ -54,7 +61,8 @@ struct FloodRound {
         guard rc == 0 else { throw BenchError(description: "cannot start run: \(String(cString: strerror(rc)))") }
 
         // status, every 250 ms while the dispatcher works.
-        var worst = 0.0, calls = 0
+        var worst = 0.0, worstCounted = -1.0, worstPeer = 0.0, calls = 0
+        let tally = spool + "/.state/incoming.tally"
         var status: Int32 = 0
         var usage = rusage()
         var stopped = false
@@ -65,14 +73,19 @@ struct FloodRound {
                 kill(pid, SIGTERM)
                 stopped = true
             }
+            let counted = access(tally, F_OK) == 0
             let s = try measure(binary, ["status", "--spool", spool])
             worst = max(worst, s.seconds)
+            if counted { worstCounted = max(worstCounted, s.seconds) }
+            let peer = try measure("/bin/sh", ["-c", "ls -f '\(incoming)' | wc -l"])
+            worstPeer = max(worstPeer, peer.seconds)
             calls += 1
             usleep(250_000)
         }
         let seconds = Date().timeIntervalSince(start)
         let done = try FileManager.default.contentsOfDirectory(atPath: spool + "/done").count
-        return Figures(jobs: done, seconds: seconds, peakRSS: Int(usage.ru_maxrss) * 1024, worstStatus: worst, statusCalls: calls)
+        return Figures(jobs: done, seconds: seconds, peakRSS: Int(usage.ru_maxrss) * 1024, worstStatus: worst,
+                       worstStatusCounted: worstCounted, worstPeer: worstPeer, statusCalls: calls)
     }
 
     static func printRows(files: Int, runs: Int, stopAfter: Double?, baseline: String?) throws {
@@ -94,5 +107,12 @@ struct FloodRound {
         row(["same: peak RSS of run", mb(rss), peer({ Double($0.peakRSS) }, mb), ratio { Double($0.peakRSS) }, "≤ 64 MB", rss <= 64 * 1_048_576 ? "yes" : "no"])
         row(["same: worst status answer (\(ours.map(\.statusCalls).min() ?? 0)+ calls)", String(format: "%.3f s", st),
              peer(\.worstStatus) { String(format: "%.3f s", $0) }, ratio(\.worstStatus), "≤ 0.5 s", st <= 0.5 ? "yes" : "no"])
+        let counted = median(ours.map(\.worstStatusCounted)), ls = median(ours.map(\.worstPeer))
+        if counted < 0 {
+            row(["same: worst status once the dispatcher had counted incoming/", "no call after its first count", String(format: "ls -f | wc -l %.3f s", ls), "", "", ""])
+        } else {
+            row(["same: worst status once the dispatcher had counted incoming/", String(format: "%.3f s", counted),
+                 String(format: "ls -f | wc -l %.3f s", ls), String(format: "%.2f×", counted / ls), "≤ 0.5 s", counted <= 0.5 ? "yes" : "no"])
+        }
     }
 }

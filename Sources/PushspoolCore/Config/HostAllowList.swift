@@ -10,14 +10,16 @@
 ///   none (a self-hosted push service, test fakes on ephemeral ports).
 ///
 /// Host names are compared in one form: lower case, without the trailing dot of a fully
-/// qualified name. Non-ASCII names are refused rather than converted: browsers serialise an
-/// endpoint's host in its IDNA form (`xn--…`), so a non-ASCII host never comes from one, and an
-/// entry must be written in that form too.
+/// qualified name, ASCII. Internationalised names reach this list already in their IDNA form
+/// (`xn--…`): the providers' policies convert entries and hosts with libidn2 first, and a
+/// non-ASCII name that got here unconverted is refused.
 public struct HostAllowList: Sendable, Equatable {
     public struct Entry: Sendable, Equatable {
         public let name: String
         /// nil: any port.
         public let port: Int?
+        /// One of the provider's own default names (a public service), not one the operator added.
+        public var wellKnown = false
     }
 
     public enum Verdict: Sendable, Equatable {
@@ -35,7 +37,8 @@ public struct HostAllowList: Sendable, Equatable {
         let known = Set(wellKnown.compactMap { Self.entry($0)?.name })
         entries = configured.compactMap { text in
             guard let e = Self.entry(text) else { return nil }
-            return e.port == nil && known.contains(e.name) ? Entry(name: e.name, port: 443) : e
+            guard known.contains(e.name) else { return e }
+            return Entry(name: e.name, port: e.port ?? 443, wellKnown: true)
         }
     }
 
@@ -46,6 +49,14 @@ public struct HostAllowList: Sendable, Equatable {
         if matching.isEmpty { return .hostNotListed }
         if matching.contains(where: { $0.port == nil || $0.port == port }) { return .allowed }
         return .portNotAllowed(allowed: matching.compactMap(\.port))
+    }
+
+    /// Whether `host` matches an entry the operator added (not a default name): a host the
+    /// operator vouches for, which may be on a private or loopback address (a self-hosted push
+    /// service, a test fake). The default names are public services and are not exempt.
+    public func isOperatorListed(_ host: String) -> Bool {
+        guard let host = Self.normalised(host) else { return false }
+        return entries.contains { !$0.wellKnown && (host == $0.name || host.hasSuffix("." + $0.name)) }
     }
 
     /// A host name as compared: lower case, one trailing dot removed; nil when it is not a plain
@@ -60,7 +71,7 @@ public struct HostAllowList: Sendable, Equatable {
     /// Why `entry` cannot be used, nil when it can (one phrase, no key prefix).
     public static func entryProblem(_ entry: String) -> String? {
         if entry.utf8.contains(where: { $0 >= 0x80 }) {
-            return "is not an ASCII host name (write an internationalised name in its IDNA form, xn--…, as browsers put it in endpoints)"
+            return "is not an ASCII host name (convert an internationalised name to its IDNA form, xn--…, first)"
         }
         return Self.entry(entry) == nil ? "is not a host name with an optional :port (write e.g. \"push.example.net\" or \"push.example.net:8443\")" : nil
     }

@@ -197,6 +197,7 @@ public final class Dispatcher: Sendable {
             if let result = runner.quarantine.quarantine(unsafe: raw, in: .incoming) { report(result) }
         }
         warnAboutStrays(plan)
+        IncomingTally(jobs: plan.jobs, strays: plan.strays, oldestModified: plan.oldestModified, at: Date().timeIntervalSince1970, pid: getpid()).write(to: spool)
         state.withLock { s in
             s.peeked = plan.peeked      // forgets files that are gone
             s.backlog = plan.due.reversed()

@@ -39,6 +39,9 @@ struct IncomingPlan {
     /// When the last settling file will have settled (nil: none is settling).
     var settledBy: Date?
     var unsafe: [SpoolName] = []
+    /// Jobs in the folder (the batch and the rest) and the oldest one's modification time.
+    var jobs = 0
+    var oldestModified: Double?
     var strays = 0
     var strayNames: [String] = []
 
@@ -59,6 +62,8 @@ struct IncomingPlan {
             return true
         }) else { return nil }
         unsafe = scan.unsafe
+        jobs = scan.jobs
+        oldestModified = scan.oldestModified
         strays = scan.strays
         strayNames = scan.strayNames
         for entry in scan.oldest {

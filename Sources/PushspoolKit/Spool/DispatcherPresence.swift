@@ -78,7 +78,7 @@ package final class DispatcherPresence: Sendable {
         /// a record left by a crash, not a dispatcher.
         var isGone: Bool
 
-        var isResponding: Bool { age < DispatcherPresence.respondingWithin }
+        package var isResponding: Bool { age < DispatcherPresence.respondingWithin }
 
         package func json() -> JSONValue {
             .object([("pid", .int(Int64(record.pid))), ("host", .string(record.host)), ("responding", .bool(isResponding)),

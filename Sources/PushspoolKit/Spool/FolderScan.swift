@@ -48,6 +48,12 @@ package struct FolderScan {
             && raw[n - 2] == UInt8(ascii: "o") && raw[n - 1] == UInt8(ascii: "n")
     }
 
+    private static func monotonic() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+    }
+
     private static func version(_ st: stat) -> FileIO.Version {
         #if canImport(Darwin)
         let t = st.st_mtimespec
@@ -57,6 +63,9 @@ package struct FolderScan {
         return FileIO.Version(inode: UInt64(st.st_ino), size: Int64(st.st_size), modified: Double(t.tv_sec) + Double(t.tv_nsec) / 1e9)
     }
 
+    /// False when `budget` ran out before the folder's end: `jobs` is then a lower bound.
+    package private(set) var complete = true
+
     /// Jobs whose modification time was read: all of them unless `datedLimit` stopped it (then
     /// `oldestModified` is the oldest of a sample: the real oldest is at least that old).
     package private(set) var dated = 0
@@ -64,14 +73,22 @@ package struct FolderScan {
     /// Scans `directory`; nil when it cannot be read. `dated: false` only counts (no `fstatat`):
     /// `oldest` and `oldestModified` stay empty; `datedLimit` dates only that many jobs (in
     /// directory order). `skip` leaves a job out of the batch (a job known to be scheduled for
-    /// later), not out of the count.
+    /// later), not out of the count. `budget`: seconds after which the scan stops, `complete`
+    /// false (a million names take over a second to list, whoever lists them).
     package init?(_ directory: String, limit: Int, dated: Bool = true, datedLimit: Int = .max, newest: Bool = false,
-          skip: (String, FileIO.Version) -> Bool = { _, _ in false }) {
+                  budget: Double? = nil, skip: (String, FileIO.Version) -> Bool = { _, _ in false }) {
         guard let dir = opendir(directory) else { return nil }
         defer { closedir(dir) }
         let fd = dirfd(dir)
         var heap = BoundedOldest(limit: limit, newest: newest)
+        let deadline = budget.map { Self.monotonic() + $0 }
+        var seen = 0
         while let entry = readdir(dir) {
+            seen += 1
+            if let deadline, seen % 4096 == 0, Self.monotonic() > deadline {
+                complete = false
+                break
+            }
             // The common case costs no allocation: a printable ASCII `*.json` name is a job, and
             // only needs a String if it may enter the batch.
             let plain = withUnsafeBytes(of: &entry.pointee.d_name) { Self.isPlainJobName($0) }

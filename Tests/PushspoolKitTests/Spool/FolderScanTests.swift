@@ -61,4 +61,19 @@ import Glibc
         #expect(scan.oldest.isEmpty)
         #expect(scan.oldestModified == nil)
     }
+
+    /// A scan with a time budget stops when it runs out (checked every 4096 names) and says its
+    /// count is a lower bound; without one it counts everything.
+    @Test func aBudgetStopsTheScanAndSaysSo() throws {
+        let dir = TempDir("pushspool-scan-budget")
+        try FileManager.default.createDirectory(atPath: dir.path("f"), withIntermediateDirectories: false)
+        for i in 0..<10_000 { close(open(dir.path("f/j\(i).json"), O_CREAT | O_WRONLY, 0o600)) }
+        let cut = try #require(FolderScan(dir.path("f"), limit: 0, dated: false, budget: 0))
+        #expect(!cut.complete)
+        #expect(cut.jobs > 0 && cut.jobs < 10_000, "\(cut.jobs)")
+        let whole = try #require(FolderScan(dir.path("f"), limit: 0, dated: false, budget: 60))
+        #expect(whole.complete && whole.jobs == 10_000)
+        let unbounded = try #require(FolderScan(dir.path("f"), limit: 0, dated: false))
+        #expect(unbounded.complete && unbounded.jobs == 10_000)
+    }
 }

@@ -50,6 +50,32 @@ import Testing
         #expect(p.check("https://1127.0.0.1/") == .denied(reason: "channel host 1127.0.0.1 is not in allowed_hosts"))
     }
 
+    /// Entries and hosts are compared in their IDNA (xn--) form, whichever form each is written in.
+    @Test func internationalisedNamesMatchTheirASCIIForm() throws {
+        let unicodeEntry = WNSChannelPolicy(allowedHosts: ["Bücher.example"])
+        #expect(unicodeEntry.check("https://xn--bcher-kva.example/ch/1") == .allowed(host: "xn--bcher-kva.example"))
+        #expect(unicodeEntry.check("https://push.XN--BCHER-KVA.example.:8443/ch/1") == .allowed(host: "push.xn--bcher-kva.example"))
+        #expect(unicodeEntry.check("https://bucher.example/ch/1") == .denied(reason: "channel host bucher.example is not in allowed_hosts"))
+        let asciiEntry = WNSChannelPolicy(allowedHosts: [".xn--bcher-kva.example:8443"])
+        #expect(asciiEntry.check("https://bücher.example:8443/ch/1?token=x") == .allowed(host: "xn--bcher-kva.example"))
+        #expect(try asciiEntry.asciiURI("https://bücher.example:8443/ch/1?token=x").get() == "https://xn--bcher-kva.example:8443/ch/1?token=x")
+        #expect(asciiEntry.check("https://bücher.example/ch/1")
+                == .denied(reason: "channel host xn--bcher-kva.example is allowed on port 8443 only, not 443"))
+        #expect(asciiEntry.check("https://☃.example/ch/1")
+                == .denied(reason: "channel host is not a valid internationalised host name (IDNA: string contains a disallowed character)"))
+    }
+
+    @Test func invalidInternationalisedEntriesAreNamed() {
+        #expect(WNSChannelPolicy.configProblems(["notify.windows.com", "bücher.example", "xn--bcher-kva.example:8443"]).isEmpty)
+        #expect(WNSChannelPolicy.configProblems(["xn--zz.example"])
+                == [#"providers.wns.allowed_hosts: "xn--zz.example" is not a valid internationalised host name (IDNA: string contains invalid punycode data)"#])
+        #expect(WebPushEndpointPolicy.configProblems(["fcm.googleapis.com", "☃.net"])
+                == [#"providers.webpush.allowed_hosts: "☃.net" is not a valid internationalised host name (IDNA: string contains a disallowed character)"#])
+        // The invalid entry allows nothing.
+        #expect(WNSChannelPolicy(allowedHosts: ["xn--zz.example"]).check("https://xn--zz.example/")
+                == .denied(reason: "channel host is not a valid internationalised host name (IDNA: string contains invalid punycode data)"))
+    }
+
     @Test func configProblems() {
         #expect(WNSChannelPolicy.configProblems(["notify.windows.com", "127.0.0.1"]).isEmpty)
         #expect(WNSChannelPolicy.configProblems([]).count == 1)

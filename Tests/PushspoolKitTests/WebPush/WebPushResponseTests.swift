@@ -75,7 +75,9 @@ import PushspoolHTTP
         ("https://fcm.googleapis.com:8443/x", "endpoint host fcm.googleapis.com is allowed on port 443 only, not 8443"),
         ("https://web.push.apple.com.:444/x", "endpoint host web.push.apple.com is allowed on port 443 only, not 444"),
         ("https://localhost./x", "endpoint host localhost is not in allowed_hosts"),
-        ("https://fcm.googleapis.cöm/x", "endpoint host is not ASCII (an internationalised host is written in its IDNA form, xn--…)"),
+        ("https://fcm.googleapis.cöm/x", "endpoint host fcm.googleapis.xn--cm-fka is not in allowed_hosts"),
+        ("https://xn--zz.googleapis.com/x", "endpoint host is not a valid internationalised host name (IDNA: string contains invalid punycode data)"),
+        ("https://XN--FCM-X.googleapis.com/x", "endpoint host is not a valid internationalised host name (IDNA: string contains invalid punycode data)"),
         ("https://fcm.googleapis.com:0/x", "endpoint has an unusable port"),
     ] as [(String, String?)])
     func endpointAllowList(endpoint: String, denial: String?) {

@@ -1,4 +1,5 @@
 import PushspoolCore
+import PushspoolHTTP
 
 /// Which WNS channel URIs pushspool will POST to (and so hand its bearer token to).
 ///
@@ -8,7 +9,9 @@ import PushspoolCore
 ///
 /// The authority is parsed here by hand and strictly, rather than with a URL parser, so that no
 /// ambiguity between this check and the HTTP client's own parser can exist: anything unusual in
-/// the authority (user info, backslashes, percent escapes, whitespace, non-ASCII) is refused.
+/// the authority (user info, backslashes, percent escapes, whitespace) is refused. Hosts and
+/// entries are compared in their ASCII form (`IDNA`): `bücher.example` and `xn--bcher-kva.example`
+/// are one host, and a name that is not valid IDNA is refused.
 public struct WNSChannelPolicy: Sendable, Equatable {
     /// As configured.
     public let allowedHosts: [String]
@@ -20,14 +23,53 @@ public struct WNSChannelPolicy: Sendable, Equatable {
     /// `wellKnown`: the provider's default list, whose names are served on 443 only.
     public init(allowedHosts: [String], wellKnown: [String] = WNSChannelPolicy.defaultAllowedHosts) {
         self.allowedHosts = allowedHosts
-        list = HostAllowList(allowedHosts, wellKnown: wellKnown)
+        // An entry that is not valid IDNA is left out (`configProblems` names it).
+        list = HostAllowList(allowedHosts.compactMap { try? Self.asciiEntry($0).get() }, wellKnown: wellKnown)
+    }
+
+    /// An entry (`[.]host[:port]`) with its host in ASCII form.
+    static func asciiEntry(_ entry: String) -> Result<String, IDNAError> {
+        let dots = entry.prefix { $0 == "." }
+        var rest = entry.dropFirst(dots.count)
+        var port = ""
+        if let colon = rest.lastIndex(of: ":") {
+            port = String(rest[colon...])
+            rest = rest[..<colon]
+        }
+        return IDNA.ascii(String(rest)).map { dots + $0 + port }
     }
 
     /// A problem line per unusable `allowed_hosts` entry (an empty list allows nothing).
     public static func configProblems(_ hosts: [String]) -> [String] {
         if hosts.isEmpty { return ["providers.wns.allowed_hosts: empty, so no channel could ever be used"] }
         return hosts.compactMap { h in
-            HostAllowList.entryProblem(h).map { "providers.wns.allowed_hosts: \"\(OAuthTokenEndpoint.clip(h))\" \($0)" }
+            let problem: String?
+            switch asciiEntry(h) {
+            case .success(let ascii): problem = HostAllowList.entryProblem(ascii)
+            case .failure(let e): problem = "is not a valid internationalised host name (IDNA: \(e.reason))"
+            }
+            return problem.map { "providers.wns.allowed_hosts: \"\(OAuthTokenEndpoint.clip(h))\" \($0)" }
+        }
+    }
+
+    /// The connect-time check for a client that posts to these channels: every address is
+    /// refused when not public (`AddressGuard`), unless the host matches an entry the operator
+    /// added (or is one of `alsoExempt`, e.g. the operator's token endpoint).
+    public func addressGuard(alsoExempt: Set<String> = []) -> AddressGuard {
+        let list = list
+        return AddressGuard { host in alsoExempt.contains(host.lowercased()) || list.isOperatorListed(host) }
+    }
+
+    /// `uri` with its host in ASCII form (`IDNA`), as it is checked and as it is to be requested;
+    /// anything but an https URI is returned as given (`check` refuses it).
+    func asciiURI(_ uri: String) -> Result<String, IDNAError> {
+        let scheme = "https://"
+        guard uri.utf8.count > scheme.utf8.count, uri.prefix(scheme.count).lowercased() == scheme else { return .success(uri) }
+        let rest = uri.dropFirst(scheme.count)
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let host = authority.prefix { $0 != ":" }
+        return IDNA.ascii(String(host)).map { ascii in
+            ascii == host ? uri : String(uri.prefix(scheme.count)) + ascii + rest.dropFirst(host.count)
         }
     }
 
@@ -37,17 +79,19 @@ public struct WNSChannelPolicy: Sendable, Equatable {
         case denied(reason: String)
     }
 
-    public func check(_ uri: String) -> Verdict {
+    public func check(_ given: String) -> Verdict {
         let scheme = "https://"
-        guard uri.utf8.count > scheme.utf8.count,
-              uri.prefix(scheme.count).lowercased() == scheme else {
+        guard given.utf8.count > scheme.utf8.count,
+              given.prefix(scheme.count).lowercased() == scheme else {
             return .denied(reason: "channel URI is not https")
+        }
+        let uri: String
+        switch asciiURI(given) {
+        case .success(let ascii): uri = ascii
+        case .failure(let e): return .denied(reason: "channel host is not a valid internationalised host name (IDNA: \(e.reason))")
         }
         let rest = uri.dropFirst(scheme.count)
         let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        if authority.utf8.contains(where: { $0 >= 0x80 }) {
-            return .denied(reason: "channel host is not ASCII (an internationalised host is written in its IDNA form, xn--…)")
-        }
         guard !authority.isEmpty, authority.utf8.allSatisfy({ HostAllowList.isHostByte($0) || $0 == UInt8(ascii: ":") }) else {
             return .denied(reason: "channel URI has an unusable host part")
         }

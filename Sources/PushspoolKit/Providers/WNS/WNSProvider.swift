@@ -36,6 +36,9 @@ public final class WNSProvider: PushProvider {
         // connection per host would serialise every channel on the same WNS node.
         var options = HTTPClientOptions(versions: .http1)   // the context adds tls.ca_file
         options.maxConnectionsPerHost = context.config.maxConnections(for: "wns")
+        // Channels are checked by address too; the token endpoint is the operator's own setting.
+        let channels = WNSChannelPolicy(allowedHosts: config.allowedHosts)
+        options.addressGuard = channels.addressGuard(alsoExempt: Set([URLComponents(string: tokenURL)?.host?.lowercased()].compactMap { $0 }))
         let http = try context.makeHTTPClient(options)
         let cache = context.credentials
         let endpoint = OAuthTokenEndpoint(url: tokenURL, label: "wns")
@@ -43,7 +46,7 @@ public final class WNSProvider: PushProvider {
                     ("client_secret", config.clientSecret.value), ("scope", scope)]
         let log = context.log
         self.http = http
-        self.channels = WNSChannelPolicy(allowedHosts: config.allowedHosts)
+        self.channels = channels
         self.tokens = AccessTokenSource(key: "wns-\(config.clientID)", cache: cache) {
             let now = cache.now
             let result = endpoint.fetch(form: form, using: http, now: now)
@@ -68,7 +71,8 @@ public final class WNSProvider: PushProvider {
                                       reason: "payload is \(notification.body.count) bytes, WNS allows \(WNSNotification.maxPayloadBytes)"))
             return
         }
-        tokens.execute({ bearer in Self.request(channel: device.handle, bearer: bearer, notification: notification) },
+        let channel = (try? channels.asciiURI(device.handle).get()) ?? device.handle   // checked above
+        tokens.execute({ bearer in Self.request(channel: channel, bearer: bearer, notification: notification) },
                        on: http, classify: Self.classify, completion: completion)
     }
 

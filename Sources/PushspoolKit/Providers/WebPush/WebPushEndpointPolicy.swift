@@ -1,4 +1,5 @@
 import PushspoolCore
+import PushspoolHTTP
 
 /// Which Web Push endpoints pushspool will POST to.
 ///
@@ -23,6 +24,9 @@ public struct WebPushEndpointPolicy: Sendable, Equatable {
             .replacingOccurrences(of: "channel host", with: "endpoint host")
         }
     }
+
+    /// The connect-time address check (`WNSChannelPolicy.addressGuard`).
+    public var addressGuard: AddressGuard { hosts.addressGuard() }
 
     /// A problem line per unusable `allowed_hosts` entry.
     public static func configProblems(_ hosts: [String]) -> [String] {

@@ -22,9 +22,10 @@ public final class WebPushProvider: PushProvider {
         // Each push service is one origin; HTTP/2 where it offers it (FCM, Mozilla), else 1.1.
         var options = HTTPClientOptions(versions: .http2Preferred)   // the context adds tls.ca_file
         options.maxConnectionsPerHost = context.config.maxConnections(for: "webpush")
+        endpoints = WebPushEndpointPolicy(allowedHosts: config.allowedHosts)
+        options.addressGuard = endpoints.addressGuard
         http = try context.makeHTTPClient(options)
         vapid = VAPIDTokenSource(key: key, subject: config.subject, cache: context.credentials)
-        endpoints = WebPushEndpointPolicy(allowedHosts: config.allowedHosts)
         credentials = context.credentials
     }
 
