@@ -16,33 +16,23 @@ public enum ProviderFactory {
         switch name {
         case "sandbox":
             return SandboxProvider(outbox: config.resolve(config.outboxPath))
-        case "apns":
-            guard let apns = config.apns else {
-                throw ProviderSetupError(["providers.apns: missing, but routes send a platform to apns"])
-            }
-            return try APNsProvider(config: apns, context: context)
-        case "fcm":
-            guard let fcm = config.fcm else {
-                throw ProviderSetupError(["providers.fcm: missing, but routes send a platform to fcm"])
-            }
-            return try FCMProvider(config: fcm, context: context)
-        case "wns":
-            guard let wns = config.wns else {
-                throw ProviderSetupError(["providers.wns: missing, but routes send a platform to wns"])
-            }
-            return try WNSProvider(config: wns, context: context)
-        case "webpush":
-            guard let webpush = config.webpush else {
-                throw ProviderSetupError(["providers.webpush: missing, but routes send a platform to webpush"])
-            }
-            return try WebPushProvider(config: webpush, context: context)
+        case "apns": return try APNsProvider(config: section(config.apns, "apns"), context: context)
+        case "fcm": return try FCMProvider(config: section(config.fcm, "fcm"), context: context)
+        case "wns": return try WNSProvider(config: section(config.wns, "wns"), context: context)
+        case "webpush": return try WebPushProvider(config: section(config.webpush, "webpush"), context: context)
         case "azure":
-            guard let azure = config.azure else {
-                throw ProviderSetupError(["providers.azure: missing, but routes send to \"azure\" (connection_string and hub are required)"])
-            }
-            return try AzureHubProvider(config: azure, context: context)
+            return try AzureHubProvider(config: section(config.azure, "azure", routed: "to \"azure\" (connection_string and hub are required)"),
+                                        context: context)
         default:
             throw ProviderSetupError(["routes: provider \"\(name)\" is not available in this build"])
         }
+    }
+
+    /// The provider's config section, which routes need: missing is a setup problem naming it.
+    private static func section<Section>(_ value: Section?, _ name: String, routed: String? = nil) throws -> Section {
+        guard let value else {
+            throw ProviderSetupError(["providers.\(name): missing, but routes send \(routed ?? "a platform to \(name)")"])
+        }
+        return value
     }
 }

@@ -327,19 +327,15 @@ public final class SQLiteRegistry: RegistryDatabase {
 
     // MARK: - Reads
 
-    public func device(id: String) throws(RegistryError) -> Device? {
-        try locked { db in
-            let stmt = try db.statement("SELECT \(Self.deviceColumns) FROM devices d WHERE d.id = ?")
-            try stmt.bind([.text(id)])
-            defer { stmt.reset() }
-            return try stmt.step() ? try Self.device(from: stmt) : nil
-        }
-    }
+    public func device(id: String) throws(RegistryError) -> Device? { try device(whereColumn: "id", is: id) }
 
-    public func device(handle: String) throws(RegistryError) -> Device? {
+    public func device(handle: String) throws(RegistryError) -> Device? { try device(whereColumn: "handle", is: handle) }
+
+    /// The device whose unique `column` (`id` or `handle`) holds `value`.
+    private func device(whereColumn column: String, is value: String) throws(RegistryError) -> Device? {
         try locked { db in
-            let stmt = try db.statement("SELECT \(Self.deviceColumns) FROM devices d WHERE d.handle = ?")
-            try stmt.bind([.text(handle)])
+            let stmt = try db.statement("SELECT \(Self.deviceColumns) FROM devices d WHERE d.\(column) = ?")
+            try stmt.bind([.text(value)])
             defer { stmt.reset() }
             return try stmt.step() ? try Self.device(from: stmt) : nil
         }

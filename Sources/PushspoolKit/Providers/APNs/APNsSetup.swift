@@ -34,23 +34,12 @@ enum APNsSetup {
             }
         }
 
-        var key: SigningKey?
         let keyURL = context.config.resolve(config.keyFile)
-        if config.keyFile.isEmpty {
-            problems.append("\(section).key_file: missing (the AuthKey_<KEYID>.p8 file from Apple)")
-        } else if let pem = try? String(contentsOf: keyURL, encoding: .utf8) {
-            do {
-                let k = try SigningKey(pem: pem)
-                if k.kind == .ec { key = k } else {
-                    problems.append("\(section).key_file: \(keyURL.path) is an RSA key; APNs needs the EC P-256 .p8 key")
-                }
-            } catch {
-                problems.append("\(section).key_file: \(keyURL.path) is not an EC P-256 private key (PKCS#8 PEM): \(error)")
-            }
-            warnIfShared(keyURL, log: context.log)
-        } else {
-            problems.append("\(section).key_file: cannot read \(keyURL.path): \(FileIO.whyUnreadable(keyURL))")
-        }
+        let (key, keyProblem, readable) = ProviderSetupChecks.ecKey(
+            field: "\(section).key_file", path: config.keyFile, url: keyURL, format: "PKCS#8 PEM",
+            missing: "the AuthKey_<KEYID>.p8 file from Apple", needs: "APNs needs the EC P-256 .p8 key")
+        if let keyProblem { problems.append(keyProblem) }
+        if readable { warnIfShared(keyURL, log: context.log) }
 
         guard problems.isEmpty, let key else { throw ProviderSetupError(problems) }
         return Checked(key: key)

@@ -82,13 +82,7 @@ public final class AzureHubProvider: PushProvider {
             completion(ProviderResult(.rejected, code: "tag-limits", reason: why))
             return
         }
-        let sas: CachedCredential
-        do {
-            sas = try currentSAS()
-        } catch {
-            completion(ProviderResult(.retry(after: nil), code: "credentials", reason: "cannot prepare the SAS token"))
-            return
-        }
+        guard let sas = sasOrRetry(completion) else { return }
         let httpRequest = builder.request(request.notification, tags: audience.hubTags,
                                           authorization: sas.token, now: credentials.now)
         let format = builder.format(for: request.notification).rawValue
@@ -119,6 +113,15 @@ public final class AzureHubProvider: PushProvider {
             return !wasClosed
         }
         if first { client.shutdown() }
+    }
+
+    /// The SAS token for a request, or nil after answering a retry: signing never fails for a
+    /// key that was validated at start, but a retry is the safe answer if it ever does.
+    private func sasOrRetry(_ completion: @Sendable (ProviderResult) -> Void) -> CachedCredential? {
+        do { return try currentSAS() } catch {
+            completion(ProviderResult(.retry(after: nil), code: "credentials", reason: "cannot prepare the SAS token"))
+            return nil
+        }
     }
 
     /// The shared SAS for this hub, made only when no process sharing the spool holds a fresh one.
@@ -158,13 +161,7 @@ extension AzureHubProvider: InstallationStore {
             completion(SendOpening.shutDown(name))
             return
         }
-        let sas: CachedCredential
-        do {
-            sas = try currentSAS()
-        } catch {
-            completion(ProviderResult(.retry(after: nil), code: "credentials", reason: "cannot prepare the SAS token"))
-            return
-        }
+        guard let sas = sasOrRetry(completion) else { return }
         let request: HTTPRequest
         switch change {
         case .put(let device):

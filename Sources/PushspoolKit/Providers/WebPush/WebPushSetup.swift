@@ -15,29 +15,18 @@ enum WebPushSetup {
         var problems: [String] = []
         if let p = subjectProblem(config.subject) { problems.append("\(section).subject: \(p)") }
         problems += WebPushEndpointPolicy.configProblems(config.allowedHosts)
-        var key: SigningKey?
         let url = context.config.resolve(config.vapidPrivateKeyFile)
-        if config.vapidPrivateKeyFile.isEmpty {
-            problems.append("\(section).vapid_private_key_file: missing (make one with `pushspool webpush keygen`)")
-        } else if let pem = try? String(contentsOf: url, encoding: .utf8) {
-            do {
-                let k = try SigningKey(pem: pem)
-                if k.kind == .ec { key = k } else {
-                    problems.append("\(section).vapid_private_key_file: \(url.path) is an RSA key; VAPID needs an EC P-256 key")
-                }
-            } catch {
-                problems.append("\(section).vapid_private_key_file: \(url.path) is not an EC P-256 private key (PEM): \(error)")
+        let (key, keyProblem, readable) = ProviderSetupChecks.ecKey(
+            field: "\(section).vapid_private_key_file", path: config.vapidPrivateKeyFile, url: url, format: "PEM",
+            missing: "make one with `pushspool webpush keygen`", needs: "VAPID needs an EC P-256 key")
+        if let keyProblem { problems.append(keyProblem) }
+        var st = stat()
+        if readable, stat(url.path, &st) == 0 {
+            if st.st_mode & 0o007 != 0 {
+                problems.append("\(section).vapid_private_key_file: \(url.path) is readable by every user (mode \(String(st.st_mode & 0o777, radix: 8))); chmod 600 it")
+            } else if st.st_mode & 0o070 != 0 {
+                context.log.warning("\(section).vapid_private_key_file: \(url.path) is readable by its group (mode \(String(st.st_mode & 0o777, radix: 8))); chmod 600 it")
             }
-            var st = stat()
-            if stat(url.path, &st) == 0 {
-                if st.st_mode & 0o007 != 0 {
-                    problems.append("\(section).vapid_private_key_file: \(url.path) is readable by every user (mode \(String(st.st_mode & 0o777, radix: 8))); chmod 600 it")
-                } else if st.st_mode & 0o070 != 0 {
-                    context.log.warning("\(section).vapid_private_key_file: \(url.path) is readable by its group (mode \(String(st.st_mode & 0o777, radix: 8))); chmod 600 it")
-                }
-            }
-        } else {
-            problems.append("\(section).vapid_private_key_file: cannot read \(url.path): \(FileIO.whyUnreadable(url))")
         }
         guard problems.isEmpty, let key else { throw ProviderSetupError(problems) }
         return key
