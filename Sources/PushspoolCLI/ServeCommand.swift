@@ -18,7 +18,7 @@ enum ServeCommand {
         let runtime = try Runtime(args, requireSecrets: hubRouted)
         let config = runtime.config
         let http = config.http ?? HTTPConfig()
-        let log = Log.shared.with("component", "serve")
+        let log = Log.shared.with(.component, "serve")
         var authenticator: (any RequestAuthenticator)?
         if http.usersFile != nil || http.tokensFile != nil {
             do {
@@ -43,7 +43,7 @@ enum ServeCommand {
             throw CLIError(error.description.hasPrefix("http.listen") ? .config : .ioError, "serve: \(error)")
         }
         log.info("serving \(tls == nil ? "http" : "https")://\(bound) for spool \(runtime.spool.root.path)",
-                 [("listen", bound.description), ("tls", tls == nil ? "off" : "on")])
+                 [(.listen, bound.description), (.tls, tls == nil ? "off" : "on")])
         // serve's own metrics file (beside the dispatchers' ones, never one of theirs).
         let textfile = MetricsTextfile.forProcess(config, spool: runtime.spool, role: .serve, log: log)
         let metricsTimer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))

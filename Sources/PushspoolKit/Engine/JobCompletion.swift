@@ -19,7 +19,7 @@ struct JobCompletion: Sendable {
         do {
             try log.close()
         } catch {
-            env.log.error("job \(id): \(error); job left in active/")
+            env.log.error("\(error); job left in active/", [(.job, id)])
             return held.report(.interrupted(.resultLog("\(error)")))
         }
         if held.isInPlace {

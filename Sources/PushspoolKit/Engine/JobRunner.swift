@@ -51,7 +51,7 @@ final class JobRunner: Sendable {
         working.begin(name, id: job.id)
         defer { working.end(name) }
         let kind = switch job.kind { case .send: "send"; case .register: "register"; case .unregister: "unregister" }
-        env.log.log(env.log.isStructured ? .info : .debug, "job started", [("job", job.id), ("file", name), ("kind", kind)])
+        env.log.log(env.log.isStructured ? .info : .debug, "job started", [(.job, job.id), (.file, name), (.kind, kind)])
         let held = HeldJob(name: name, job: job, file: file, origin: origin, ownership: ownership, activePath: activePath, started: started)
         do { return try decide(held) } catch { return error }
     }

@@ -58,7 +58,7 @@ final class OutcomeRecorder: Sendable {
                 return true
             }
             if due, let restored = log.restoreIfDeleted() {
-                events.warning("job \(label): \(restored)")
+                events.warning(restored, [(.job, label)])
             }
             if log.failure == nil {
                 written.position.withLock { p in
@@ -104,7 +104,7 @@ final class RegistryPruner: Sendable {
             do {
                 try registry.removeGone(batch)
             } catch {
-                log.error("job \(jobID): could not remove \(batch.count) gone device(s) from the registry (\(batch[0].id)…): \(RegistryError.detail(error))")
+                log.error("could not remove \(batch.count) gone device(s) from the registry (\(batch[0].id)…): \(RegistryError.detail(error))", [(.job, jobID)])
             }
         }
     }

@@ -46,14 +46,14 @@ package final class RunMonitor: Sendable {
     func report(_ r: JobReport, print: () -> Void) {
         let status = Self.status(r.outcome)
         metrics.job(status: status)
-        var fields: [(String, String)] = [("job", r.id), ("status", status)]
+        var fields: [(LogKey, String)] = [(.job, r.id), (.status, status)]
         switch r.outcome {
         case let .done(d, f, u, retries, _, ms), let .cancelled(d, f, u, retries, _, ms):
-            fields += [("delivered", String(d)), ("failed", String(f)), ("unregistered", String(u)),
-                       ("retries", String(retries)), ("duration_ms", String(ms))]
-            if case let .cancelled(_, _, _, _, n, _) = r.outcome { fields.append(("not_sent", String(n))) }
-        case .failed(let why): fields.append(("reason", why))
-        case .interrupted(let why): fields.append(("reason", why.description))
+            fields += [(.delivered, String(d)), (.failed, String(f)), (.unregistered, String(u)),
+                       (.retries, String(retries)), (.durationMS, String(ms))]
+            if case let .cancelled(_, _, _, _, n, _) = r.outcome { fields.append((.notSent, String(n))) }
+        case .failed(let why): fields.append((.reason, why))
+        case .interrupted(let why): fields.append((.reason, why.description))
         default: break
         }
         log.log(log.isStructured ? .info : .debug, "job finished", fields)

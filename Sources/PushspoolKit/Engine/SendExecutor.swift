@@ -16,7 +16,7 @@ struct SendExecutor: Sendable {
             // active/ for the registry, as when it cannot read the audience (nothing was sent).
             let count: Int
             do { count = try plan.targetCount(send, registry: env.registry) } catch {
-                env.log.error("job \(held.job.id): counting its audience in the registry failed: \(RegistryError.detail(error))")
+                env.log.error("counting its audience in the registry failed: \(RegistryError.detail(error))", [(.job, held.job.id)])
                 return .interrupted(.registry(RegistryError.detail(error)))
             }
             targets = count
@@ -48,7 +48,8 @@ struct SendExecutor: Sendable {
             return .interrupted(why)
         case nil:
             if tally.matched == 0 && plan.hubSends.isEmpty {
-                env.log.warning("job \(held.job.id): no registered device matches its audience on \(plan.direct.map(\.rawValue).joined(separator: ", ")): nothing was sent")
+                env.log.warning("no registered device matches its audience on \(plan.direct.map(\.rawValue).joined(separator: ", ")): nothing was sent",
+                                 [(.job, held.job.id)])
             }
             return .done(delivered: tally.delivered, failed: tally.failed, unregistered: tally.unregistered,
                          retries: tally.retries, matched: plan.hubSends.isEmpty ? tally.matched : nil, durationMS: held.elapsedMS)

@@ -124,7 +124,7 @@ struct SendRun {
             }
         } catch {
             cursor.interruption = .registry(RegistryError.detail(error))
-            env.log.error("job \(job.id): reading the registry failed: \(RegistryError.detail(error))")
+            env.log.error("reading the registry failed: \(RegistryError.detail(error))", [(.job, job.id)])
         }
     }
 

@@ -161,10 +161,10 @@ public final class FrontDoor: Sendable {
     /// query (a tutorial app's handle travels there), a header or a body.
     public func completed(_ c: HTTPServer.Completion) {
         metrics.record(route: c.route, code: c.status, seconds: c.seconds)
-        var fields: [(String, String)] = [("method", c.method), ("route", c.route), ("status", String(c.status)),
-                                          ("duration_ms", String(format: "%.1f", c.seconds * 1000))]
-        if let who = c.principal { fields.append(("user", who)) }
-        if !c.completed { fields.append(("aborted", "true")) }
+        var fields: [(LogKey, String)] = [(.method, c.method), (.route, c.route), (.status, String(c.status)),
+                                          (.durationMS, String(format: "%.1f", c.seconds * 1000))]
+        if let who = c.principal { fields.append((.user, who)) }
+        if !c.completed { fields.append((.aborted, "true")) }
         log.info("\(c.route) \(c.status)", fields)
     }
 

@@ -23,9 +23,17 @@ extension LogHandler {
     public var isStructured: Bool { false }
 }
 
+/// The keys of log metadata, one list: the ids an event concerns go here, not into its message,
+/// so a log collector can select by them (`job=spring`) and a person still reads them first.
+public enum LogKey: String, Sendable {
+    case job, file, kind, component, provider, count, status, reason
+    case delivered, failed, unregistered, retries, notSent = "not_sent", durationMS = "duration_ms"
+    case method, route, user, aborted, listen, tls
+}
+
 /// The dispatcher's logger: levels, metadata, a swappable handler, and repeated events counted
 /// instead of repeated (an episode of one refusal across 10,000 targets is one line, then a
-/// count). A `Log` is cheap to derive with more metadata: `log.with("job", id)`.
+/// count). A `Log` is cheap to derive with more metadata: `log.with(.job, id)`.
 public final class Log: Sendable {
     public enum Level: Int, Sendable, Comparable, CaseIterable {
         case debug, info, warning, error
@@ -63,8 +71,8 @@ public final class Log: Sendable {
     }
 
     /// A logger whose events carry `key=value` too.
-    public func with(_ key: String, _ value: String) -> Log {
-        Log(sink: sink, metadata: metadata + [(key, value)])
+    public func with(_ key: LogKey, _ value: String) -> Log {
+        Log(sink: sink, metadata: metadata + [(key.rawValue, value)])
     }
 
     public var minimum: Level { sink.setup.withLock { $0.minimum } }
@@ -81,13 +89,13 @@ public final class Log: Sendable {
         }
     }
 
-    public func log(_ level: Level, _ message: @autoclosure () -> String, _ extra: [(String, String)] = []) {
+    public func log(_ level: Level, _ message: @autoclosure () -> String, _ extra: [(LogKey, String)] = []) {
         let (handler, minimum) = sink.setup.withLock { ($0.handler, $0.minimum) }
         guard level >= minimum else { return }
         // Every line, in every format, through the one redaction (configured secrets, passwords
         // in connection strings).
         let event = LogEvent(time: Date(), level: level, message: Redaction.scrub(message()),
-                             metadata: (metadata + extra).map { ($0.0, Redaction.scrub($0.1)) })
+                             metadata: (metadata + extra.map { ($0.0.rawValue, $0.1) }).map { ($0.0, Redaction.scrub($0.1)) })
         // Debug events are for tracing: every one is wanted. Others are counted when repeated.
         guard level == .debug else {
             for e in sink.repeats.admit(event) { handler.emit(e) }
@@ -96,10 +104,10 @@ public final class Log: Sendable {
         handler.emit(event)
     }
 
-    public func debug(_ m: @autoclosure () -> String, _ extra: [(String, String)] = []) { log(.debug, m(), extra) }
-    public func info(_ m: @autoclosure () -> String, _ extra: [(String, String)] = []) { log(.info, m(), extra) }
-    public func warning(_ m: @autoclosure () -> String, _ extra: [(String, String)] = []) { log(.warning, m(), extra) }
-    public func error(_ m: @autoclosure () -> String, _ extra: [(String, String)] = []) { log(.error, m(), extra) }
+    public func debug(_ m: @autoclosure () -> String, _ extra: [(LogKey, String)] = []) { log(.debug, m(), extra) }
+    public func info(_ m: @autoclosure () -> String, _ extra: [(LogKey, String)] = []) { log(.info, m(), extra) }
+    public func warning(_ m: @autoclosure () -> String, _ extra: [(LogKey, String)] = []) { log(.warning, m(), extra) }
+    public func error(_ m: @autoclosure () -> String, _ extra: [(LogKey, String)] = []) { log(.error, m(), extra) }
 
     /// Emits the counts of events held back as repeats (at exit, and before a summary line).
     public func flushRepeats() {
@@ -184,8 +192,10 @@ public struct StreamLogHandler: LogHandler {
     public static func render(_ e: LogEvent, _ format: Format) -> String {
         switch format {
         case .text:
-            let meta = e.metadata.map { " \($0.0)=\(logfmtValue($0.1))" }.joined()
-            return "pushspool: \(e.level.label): \(TerminalText.escaped(e.message))\(meta)"
+            // For a person the job comes first, as in the run's own lines: `job spring: …`.
+            let job = e.metadata.first { $0.0 == LogKey.job.rawValue }.map { "job \(TerminalText.escaped($0.1)): " } ?? ""
+            let meta = e.metadata.filter { $0.0 != LogKey.job.rawValue }.map { " \($0.0)=\(logfmtValue($0.1))" }.joined()
+            return "pushspool: \(e.level.label): \(job)\(TerminalText.escaped(e.message))\(meta)"
         case .logfmt:
             let fields = [("time", Timestamp.rfc3339(e.time)), ("level", e.level.label), ("msg", e.message)] + e.metadata
             return fields.map { "\($0.0)=\(logfmtValue($0.1))" }.joined(separator: " ")

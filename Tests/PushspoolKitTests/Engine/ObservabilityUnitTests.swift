@@ -86,7 +86,7 @@ final class FakeSeconds: @unchecked Sendable {
     @Test func repeatedEventsAreCountedNotRepeated() {
         let sink = CollectingLogHandler()
         let log = Log(minimum: .info, handler: sink)
-        for _ in 0..<40 { log.warning("apns: Apple refused a provider token", [("provider", "apns")]) }
+        for _ in 0..<40 { log.warning("apns: Apple refused a provider token", [(.provider, "apns")]) }
         log.warning("something else")
         #expect(sink.events.count == 2, "the first of each, then silence")
         log.flushRepeats()
@@ -100,8 +100,8 @@ final class FakeSeconds: @unchecked Sendable {
         let sink = CollectingLogHandler()
         let log = Log(minimum: .warning, handler: sink)
         log.info("hidden")
-        let job = log.with("job", "spring")
-        job.error("boom", [("provider", "fcm")])
+        let job = log.with(.job, "spring")
+        job.error("boom", [(.provider, "fcm")])
         #expect(sink.events.count == 1)
         #expect(sink.events[0].metadata.map { "\($0.0)=\($0.1)" } == ["job=spring", "provider=fcm"])
         log.configure(minimum: .debug)
@@ -112,7 +112,7 @@ final class FakeSeconds: @unchecked Sendable {
     @Test func formats() throws {
         let event = LogEvent(time: Date(timeIntervalSince1970: 1_700_000_000.25), level: .warning,
                              message: "token \"refused\"\nagain", metadata: [("job", "j 1"), ("count", "3")])
-        #expect(StreamLogHandler.render(event, .text) == #"pushspool: warning: token "refused"\nagain job="j 1" count=3"#)
+        #expect(StreamLogHandler.render(event, .text) == #"pushspool: warning: job j 1: token "refused"\nagain count=3"#)
         #expect(StreamLogHandler.render(event, .logfmt)
                 == #"time=2023-11-14T22:13:20.250Z level=warning msg="token \"refused\"\nagain" job="j 1" count=3"#)
         let json = try JSONSerialization.jsonObject(with: Data(StreamLogHandler.render(event, .json).utf8)) as? [String: Any]
