@@ -6,9 +6,7 @@ import Testing
 @Suite struct PausedStatusTests {
     @Test("paused with no checkpoint yet: status says its pacing, --json carries spread_over_seconds")
     func pausedJobKeepsItsPacing() throws {
-        let dir = TempDir("pushspool-paused")
-        let spool = ["--spool", dir.path("spool")]
-        try initSpool(spool)
+        let (dir, spool) = try initializedSpool("pushspool-paused")
         // A job a dispatcher claimed and was paused in before its first checkpoint: the job
         // file in active/, the request in control/, a result log of a few lines.
         dir.write("spool/active/spring-sale.json", #"{"id": "spring-sale", "broadcast": true, "pns": ["fcm"], "message": "sale", "spread_over_seconds": 3600}"#)

@@ -6,9 +6,7 @@ import Testing
 @Suite struct SubmitImportSummaryTests {
     @Test("submit of a completed id: exit 65 naming the log; --allow-duplicate writes it, the run sends nothing")
     func completedID() throws {
-        let dir = TempDir("pushspool-submit")
-        let spool = ["--spool", dir.path("spool")]
-        try initSpool(spool)
+        let (dir, spool) = try initializedSpool("pushspool-submit")
         let job = ["submit", "--broadcast", "--pns", "fcm", "--message", "hi", "--id", "once"] + spool
         #expect(try runPushspool(job).status == 0)
         #expect(try runPushspool(["run", "--once"] + spool).status == 0)
@@ -27,9 +25,7 @@ import Testing
 
     @Test("import counts the handles it moved to another id and names the first few")
     func importMoves() throws {
-        let dir = TempDir("pushspool-import")
-        let spool = ["--spool", dir.path("spool")]
-        try initSpool(spool)
+        let (dir, spool) = try initializedSpool("pushspool-import")
         dir.write("first.jsonl", (1...5).map { #"{"id": "old-\#($0)", "platform": "fcm", "handle": "tok-\#($0)", "tags": ["t"]}"# }
             .joined(separator: "\n") + "\n")
         #expect(try runPushspool(["import", dir.path("first.jsonl")] + spool).status == 0)

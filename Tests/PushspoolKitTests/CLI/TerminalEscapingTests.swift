@@ -14,9 +14,8 @@ import PushspoolCore
     }
 
     @Test func errorsQuoteHostileValuesEscaped() throws {
-        let dir = TempDir("pushspool-escaping")
-        let spool = ["--spool", dir.path("spool")]
-        try initSpool(spool)
+        let (dir, spool) = try initializedSpool("pushspool-escaping")
+        defer { withExtendedLifetime(dir) {} }   // the spool's folder, until the test ends
         let pause = try runPushspool(["pause", "a\(Self.rlo)b"] + spool)
         #expect(pause.status == 64)
         #expect(pause.stderr == #"pushspool: pause: job id must match [A-Za-z0-9._-]{1,128}, got "a\u{202E}b""# + "\n", "\(pause.stderr)")
@@ -41,9 +40,7 @@ import PushspoolCore
     /// `validate --resolve` shows each platform's payload: a WNS body is XML, which keeps the
     /// message's characters as they are, so the line is escaped.
     @Test func validateResolveEscapesThePayload() throws {
-        let dir = TempDir("pushspool-escaping")
-        let spool = ["--spool", dir.path("spool")]
-        try initSpool(spool)
+        let (dir, spool) = try initializedSpool("pushspool-escaping")
         dir.write("job.json", #"{"id":"j","broadcast":true,"pns":["wns","apns"],"message":"pay \u202Eusd\u2028now"}"#)
         let r = try runPushspool(["validate", "--resolve", dir.path("job.json")] + spool)
         #expect(r.status == 0, "\(r.stderr)")
@@ -55,9 +52,7 @@ import PushspoolCore
     /// A registry written before the identifier rule may hold such an id: `devices` prints it
     /// JSON-escaped.
     @Test func devicesListsOldHostileIDsEscaped() throws {
-        let dir = TempDir("pushspool-escaping")
-        let spool = ["--spool", dir.path("spool")]
-        try initSpool(spool)
+        let (dir, spool) = try initializedSpool("pushspool-escaping")
         let reg = try runPushspool(["register", "--platform", "fcm", "--handle", "t", "--id", "plain", "--tag", "u"] + spool)
         #expect(reg.status == 0, "\(reg.stderr)")
         let db = try SQLiteDatabase(path: dir.path("spool/registry.sqlite"))

@@ -66,9 +66,7 @@ import PushspoolCore
 
     @Test("submit, register and run --once through the real binary; a resubmitted id is a duplicate")
     func submitAndRun() throws {
-        let dir = TempDir("pushspool-e2e")
-        let spool = ["--spool", dir.path("spool")]
-        try initSpool(spool)
+        let (dir, spool) = try initializedSpool("pushspool-e2e")
         #expect(try runPushspool(["register", "--platform", "gcm", "--handle", "tok-a", "--tag", "username:alice", "--id", "a1"] + spool).status == 0)
         #expect(try runPushspool(["register", "--platform", "wns", "--handle", "https://x.notify.windows.com/?t=1", "--tag", "username:alice"] + spool).status == 0)
         let count = try runPushspool(["devices", "--tags", "username:alice", "--count"] + spool)
@@ -161,9 +159,7 @@ import PushspoolCore
     /// `run --once` from cron is never silent: nothing due says so, a scheduled job says when,
     /// and a job whose audience matches no device ends with a warning, not a quiet "delivered 0".
     @Test func runOnceSaysWhatItDidNotDo() throws {
-        let dir = TempDir("pushspool-e2e")
-        let spool = ["--spool", dir.path("spool")]
-        try initSpool(spool)
+        let (dir, spool) = try initializedSpool("pushspool-e2e")
         let idle = try runPushspool(["run", "--once"] + spool)
         #expect(idle.status == 0)
         #expect(idle.stdout == "nothing due in \(dir.url.standardizedFileURL.path)/spool/incoming\n")
@@ -185,9 +181,7 @@ import PushspoolCore
     /// typed, the common options under every command's help, an invalid job's log saying what it
     /// asked for, absolute paths from `config --check`.
     @Test func roughEdges() throws {
-        let dir = TempDir("pushspool-e2e")
-        let spool = ["--spool", dir.path("spool")]
-        try initSpool(spool)
+        let (dir, spool) = try initializedSpool("pushspool-e2e")
         for command in [["register", "--platform", "ios", "--handle", "x"], ["submit", "--to-tag", "a", "--pns", "apns,ios", "--message", "m"],
                         ["devices", "--platform", "ios"]] {
             let r = try runPushspool(command + spool)
@@ -217,9 +211,7 @@ import PushspoolCore
     /// Handles are checked at registration as the services check them, and the sandbox refuses
     /// what the real provider would, with the same outcome: a rehearsal is not kinder than the run.
     @Test func registrationAndSandboxRefuseWhatTheServicesWould() throws {
-        let dir = TempDir("pushspool-e2e")
-        let spool = ["--spool", dir.path("spool")]
-        try initSpool(spool)
+        let (dir, spool) = try initializedSpool("pushspool-e2e")
         let notHex = try runPushspool(["register", "--platform", "apns", "--handle", "not-hex"] + spool)
         #expect(notHex.status == 65)
         #expect(notHex.stderr == "pushspool: register: --handle: an APNs device token must be an even number (64 or more) of hex digits\n")
@@ -249,9 +241,7 @@ import PushspoolCore
 
     /// The dry run: who a job would reach and what each platform would receive; nothing sent.
     @Test func validateResolveIsADryRun() throws {
-        let dir = TempDir("pushspool-e2e")
-        let spool = ["--spool", dir.path("spool")]
-        try initSpool(spool)
+        let (dir, spool) = try initializedSpool("pushspool-e2e")
         #expect(try runPushspool(["register", "--platform", "apns", "--handle", String(repeating: "ab", count: 32),
                                   "--tag", "username:alice", "--lang", "fr"] + spool).status == 0)
         dir.write("job.json", #"{"to_tag":"username:alice","pns":["apns","wns"],"from":"bob","message":"hi","localized":{"fr":{"message":"salut"}}}"#)
@@ -272,9 +262,7 @@ import PushspoolCore
     /// the end); piped, only the final line. `script` gives the command a real pseudo-terminal.
     @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
     func importShowsProgressOnATerminalOnly() throws {
-        let dir = TempDir("pushspool-e2e")
-        let spool = ["--spool", dir.path("spool")]
-        try initSpool(spool)
+        let (dir, spool) = try initializedSpool("pushspool-e2e")
         dir.write("devices.jsonl", (0..<6000).map { #"{"platform":"fcm","handle":"t\#($0)","tags":["a"]}"# }.joined(separator: "\n"))
         let command = ([Paths.binary.path, "import", dir.path("devices.jsonl")] + spool).joined(separator: " ")
         let tty = try runPushspoolVia("/usr/bin/script", ["-qec", command, "/dev/null"])
@@ -339,9 +327,7 @@ import PushspoolCore
     /// A registration job arriving while another process holds the registry's write lock longer
     /// than the old 5 s busy timeout (a big import) waits for it instead of failing for good.
     @Test func registrationWaitsOutALongWriteLock() throws {
-        let dir = TempDir("pushspool-e2e")
-        let spool = ["--spool", dir.path("spool")]
-        try initSpool(spool)
+        let (dir, spool) = try initializedSpool("pushspool-e2e")
         let holder = try SQLiteDatabase(path: dir.path("spool/registry.sqlite"))
         try holder.execute("PRAGMA busy_timeout = 5000; BEGIN IMMEDIATE")
         dir.write("spool/incoming/reg.json", #"{"kind":"register","id":"phone-1","platform":"fcm","handle":"tok-1","tags":["a"]}"#)
@@ -359,9 +345,7 @@ import PushspoolCore
     /// A spool moved away under a watching dispatcher: it stops (exit 74, saying why) instead of
     /// sending to a registry nobody can reach while new jobs wait at the path.
     @Test func aSpoolMovedAwayStopsTheDispatcher() throws {
-        let dir = TempDir("pushspool-e2e")
-        let spool = ["--spool", dir.path("spool")]
-        try initSpool(spool)
+        let (dir, spool) = try initializedSpool("pushspool-e2e")
         let err = Pipe()
         let p = try startPushspool(["run"] + spool, stderr: err)
         eventually("the dispatcher's presence record", timeout: 30) { !dir.list("spool/.state/dispatchers").isEmpty }
@@ -378,9 +362,7 @@ import PushspoolCore
     /// A job written in place (no tmp/ + rename) is not claimed half-written: it waits until it has
     /// stopped changing, then runs. SIGHUP stops the dispatcher cleanly, as SIGTERM does.
     @Test func inPlaceWritesWaitAndSIGHUPStopsCleanly() throws {
-        let dir = TempDir("pushspool-e2e")
-        let spool = ["--spool", dir.path("spool")]
-        try initSpool(spool)
+        let (dir, spool) = try initializedSpool("pushspool-e2e")
         #expect(try runPushspool(["register", "--platform", "fcm", "--handle", "tok-1", "--tag", "t"] + spool).status == 0)
         let p = try startPushspool(["run"] + spool)
         eventually("the dispatcher's presence record", timeout: 30) { !dir.list("spool/.state/dispatchers").isEmpty }
@@ -412,9 +394,7 @@ import PushspoolCore
     /// A scheduled job replaced by a new version that keeps the old mtime (`cp -p`, then a
     /// rename) is read again: the new `not_before` counts, not the remembered one.
     @Test func aReplacedScheduledJobIsReadAgainWhateverItsMtime() throws {
-        let dir = TempDir("pushspool-e2e")
-        let spool = ["--spool", dir.path("spool")]
-        try initSpool(spool)
+        let (dir, spool) = try initializedSpool("pushspool-e2e")
         #expect(try runPushspool(["register", "--platform", "fcm", "--handle", "tok-1", "--tag", "t"] + spool).status == 0)
         dir.write("spool/incoming/later.json", #"{"to_tag":"t","pns":"fcm","message":"m","not_before":"2030-01-01T00:00:00Z"}"#)
         // A due job beside it: once that one is done, the dispatcher has listed incoming/ and
@@ -457,9 +437,7 @@ import PushspoolCore
 
     @Test("run (watching) picks up a dropped job and stops cleanly on SIGTERM")
     func watchAndStop() throws {
-        let dir = TempDir("pushspool-e2e")
-        let spool = ["--spool", dir.path("spool")]
-        try initSpool(spool)
+        let (dir, spool) = try initializedSpool("pushspool-e2e")
         #expect(try runPushspool(["register", "--platform", "apns", "--handle", String(repeating: "ab", count: 32), "--tag", "t"] + spool).status == 0)
         let p = try startPushspool(["run"] + spool)
         #expect(try runPushspool(["submit", "--to-tag", "t", "--pns", "apns", "--message", "m", "--id", "w1"] + spool).status == 0)

@@ -43,6 +43,12 @@ import Testing
         }
     }
 
+    /// A provider configured by `setUp(dir)` that sends through `client`.
+    static func provider(_ dir: TempDir, client: OAuthScriptedClient, clock: OAuthTestClock = OAuthTestClock()) throws -> FCMProvider {
+        let config = setUp(dir)
+        return try FCMProvider(config: #require(config.fcm), context: ProviderTestKit.context(config, client: client, clock: clock))
+    }
+
     static let ok: @Sendable (HTTPRequest) -> HTTPResponse = { _ in
         ProviderTestKit.response(200, #"{"name":"projects/pushspool-test/messages/1"}"#)
     }
@@ -51,8 +57,7 @@ import Testing
         let dir = TempDir()
         let clock = OAuthTestClock()
         let client = Self.client(send: Self.ok)
-        let provider = try FCMProvider(config: #require(Self.setUp(dir).fcm),
-                                       context: ProviderTestKit.context(Self.setUp(dir), client: client, clock: clock))
+        let provider = try Self.provider(dir, client: client, clock: clock)
         let result = await ProviderTestKit.send(provider, Self.request("tok-1"))
         #expect(result == ProviderResult(.delivered, code: "200", providerID: "projects/pushspool-test/messages/1"))
 
@@ -80,9 +85,7 @@ import Testing
     @Test func concurrentSendsShareOneTokenFetch() async throws {
         let dir = TempDir()
         let client = Self.client(send: Self.ok)
-        let config = Self.setUp(dir)
-        let provider = try FCMProvider(config: #require(config.fcm),
-                                       context: ProviderTestKit.context(config, client: client, clock: OAuthTestClock()))
+        let provider = try Self.provider(dir, client: client)
         let results = await withTaskGroup(of: ProviderResult.self) { group in
             for i in 0..<256 { group.addTask { await ProviderTestKit.send(provider, Self.request("tok-\(i)")) } }
             return await group.reduce(into: [ProviderResult]()) { $0.append($1) }
@@ -100,9 +103,7 @@ import Testing
                 ? ProviderTestKit.response(401, #"{"error":{"code":401,"status":"UNAUTHENTICATED","message":"expired"}}"#)
                 : Self.ok(r)
         }
-        let config = Self.setUp(dir)
-        let provider = try FCMProvider(config: #require(config.fcm),
-                                       context: ProviderTestKit.context(config, client: client, clock: OAuthTestClock()))
+        let provider = try Self.provider(dir, client: client)
         let first = await ProviderTestKit.send(provider, Self.request("tok-1"))
         #expect(first.disposition == .refreshCredentials)
         let second = await ProviderTestKit.send(provider, Self.request("tok-1"))
@@ -115,9 +116,7 @@ import Testing
         let client = Self.client { _ in
             ProviderTestKit.response(401, FCMResponseTests.fcmError(401, "UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR"))
         }
-        let config = Self.setUp(dir)
-        let provider = try FCMProvider(config: #require(config.fcm),
-                                       context: ProviderTestKit.context(config, client: client, clock: OAuthTestClock()))
+        let provider = try Self.provider(dir, client: client)
         #expect(await ProviderTestKit.send(provider, Self.request("a")).disposition == .senderRefused)
         #expect(await ProviderTestKit.send(provider, Self.request("b")).disposition == .senderRefused)
         #expect(client.requests(to: Self.tokenURI).count == 1)
@@ -127,9 +126,7 @@ import Testing
         let dir = TempDir()
         let clock = OAuthTestClock()
         let client = Self.client(send: Self.ok)
-        let config = Self.setUp(dir)
-        let provider = try FCMProvider(config: #require(config.fcm),
-                                       context: ProviderTestKit.context(config, client: client, clock: clock))
+        let provider = try Self.provider(dir, client: client, clock: clock)
         _ = await ProviderTestKit.send(provider, Self.request("a"))
         clock.advance(3600 - 301)
         _ = await ProviderTestKit.send(provider, Self.request("b"))
@@ -146,9 +143,7 @@ import Testing
                 ? .success(ProviderTestKit.response(400, #"{"error":"invalid_grant","error_description":"Invalid JWT Signature."}"#))
                 : .success(Self.ok(r))
         }
-        let config = Self.setUp(dir)
-        let provider = try FCMProvider(config: #require(config.fcm),
-                                       context: ProviderTestKit.context(config, client: client, clock: OAuthTestClock()))
+        let provider = try Self.provider(dir, client: client)
         let r = await ProviderTestKit.send(provider, Self.request("a"))
         #expect(r.disposition == .credentialsBroken)
         #expect(r.code == "400")
@@ -161,9 +156,7 @@ import Testing
     @Test func unreachableTokenEndpointIsRetried() async throws {
         let dir = TempDir()
         let client = OAuthScriptedClient { _ in .failure(HTTPTransportError("connection refused")) }
-        let config = Self.setUp(dir)
-        let provider = try FCMProvider(config: #require(config.fcm),
-                                       context: ProviderTestKit.context(config, client: client, clock: OAuthTestClock()))
+        let provider = try Self.provider(dir, client: client)
         let r = await ProviderTestKit.send(provider, Self.request("a"))
         #expect(r.disposition == .retry(after: nil))
         #expect(r.code == "transport")
@@ -172,9 +165,7 @@ import Testing
     @Test func oversizeMessageIsRejectedBeforeAnyRequest() async throws {
         let dir = TempDir()
         let client = Self.client(send: Self.ok)
-        let config = Self.setUp(dir)
-        let provider = try FCMProvider(config: #require(config.fcm),
-                                       context: ProviderTestKit.context(config, client: client, clock: OAuthTestClock()))
+        let provider = try Self.provider(dir, client: client)
         let big = RenderedNotification.fcm(FCMNotification(message: .object([
             ("data", .object([("message", .string(String(repeating: "x", count: 4100)))])),
         ])))

@@ -66,6 +66,15 @@ final class PushCloudHarness: SpoolHarness {
 
     func runOnce() throws -> RunResult { try cli(["run", "--once"]) }
 
+    /// Drops the job, runs the dispatcher once (which must succeed) and returns the job's deliveries.
+    @discardableResult
+    func runOnce(_ id: String, _ json: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [String: [String: Any]] {
+        try submit(id, json)
+        let run = try runOnce()
+        #expect(run.status == 0, "\(run.stderr)", sourceLocation: sourceLocation)
+        return deliveries(id)
+    }
+
     /// Ids of the devices still registered.
     func registeredIDs() throws -> Set<String> { Self.deviceIDs(listed: try cli(["devices"]).stdout) }
 

@@ -13,6 +13,13 @@ import Glibc
         OwnerRecord(host: host, pid: 4242, instance: instance, heartbeat: Date().addingTimeInterval(-age))
     }
 
+    /// The owners of a new spool in `dir`, holding a record per (job name, host, age in seconds).
+    func spoolOwners(in dir: TempDir, lease: Double, holding records: [(String, String, Double)] = []) throws -> JobOwners {
+        let owners = JobOwners(spool: try Spool(root: dir.url.appendingPathComponent("s")), lease: lease)
+        for (name, host, age) in records { owners.records.replace(name, with: record(host: host, age: age)) }
+        return owners
+    }
+
     @Test("the record round-trips through its JSON")
     func roundTrip() throws {
         let r = OwnerRecord(host: "host-b", pid: 77, instance: "abc", heartbeat: Date(timeIntervalSince1970: 1_800_000_000.123))
@@ -25,11 +32,9 @@ import Glibc
     @Test("an orphan is left to a fresh owner on another host, taken from an expired one or one of this host")
     func orphanDecisions() throws {
         let dir = TempDir()
-        let spool = try Spool(root: dir.url.appendingPathComponent("s"))
-        let owners = JobOwners(spool: spool, lease: 30)
-        owners.records.replace("fresh.json", with: record(host: "host-b", age: 1))
-        owners.records.replace("expired.json", with: record(host: "host-b", age: 31))
-        owners.records.replace("here.json", with: record(host: OwnerRecord.hostName, age: 1))
+        let owners = try spoolOwners(in: dir, lease: 30, holding: [
+            ("fresh.json", "host-b", 1), ("expired.json", "host-b", 31), ("here.json", OwnerRecord.hostName, 1),
+        ])
 
         guard case .failure(let held) = owners.take("fresh.json", origin: .orphan) else {
             Issue.record("a fresh record from another host was taken over")
@@ -54,8 +59,7 @@ import Glibc
     @Test("the heartbeat refreshes the record; an owner whose record was taken over loses the job")
     func heartbeat() throws {
         let dir = TempDir()
-        let spool = try Spool(root: dir.url.appendingPathComponent("s"))
-        let owners = JobOwners(spool: spool, lease: 2)     // a beat every 0.5 s
+        let owners = try spoolOwners(in: dir, lease: 2)     // a beat every 0.5 s
         let ownership = try owners.take("job.json", origin: .incoming).get()
         let first = try #require(owners.records.read("job.json")?.record?.heartbeat)
         eventually("the owner's heartbeat to move past \(first)", timeout: 5) { (owners.records.read("job.json")?.record?.heartbeat ?? first) > first }
@@ -71,11 +75,9 @@ import Glibc
     @Test("records of jobs no longer in active/ go once expired")
     func sweep() throws {
         let dir = TempDir()
-        let spool = try Spool(root: dir.url.appendingPathComponent("s"))
-        let owners = JobOwners(spool: spool, lease: 2)
-        owners.records.replace("gone.json", with: record(host: "host-b", age: 10))
-        owners.records.replace("running.json", with: record(host: "host-b", age: 10))
-        owners.records.replace("young.json", with: record(host: "host-b", age: 0))
+        let owners = try spoolOwners(in: dir, lease: 2, holding: [
+            ("gone.json", "host-b", 10), ("running.json", "host-b", 10), ("young.json", "host-b", 0),
+        ])
         let old = timeval(tv_sec: time(nil) - 60, tv_usec: 0)
         for name in ["gone.json", "running.json", "young.json"] { utimes(owners.records.path(name), [old, old]) }
         owners.sweep(active: ["running.json"])

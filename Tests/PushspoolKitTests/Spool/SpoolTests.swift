@@ -7,10 +7,20 @@ import Glibc
 #endif
 
 @Suite struct SpoolTests {
+    /// A spool at `s/` in `dir`, with `files` (path below the spool → text) written into it.
+    func newSpool(in dir: TempDir, holding files: [String: String] = [:]) throws -> Spool {
+        let spool = try Spool(root: dir.url.appendingPathComponent("s"))
+        for (name, text) in files { dir.write("s/\(name)", text) }
+        return spool
+    }
+
+    /// The texts of `names` below the spool in `dir`, nil where a file is missing.
+    func texts(in dir: TempDir, _ names: String...) -> [String?] { names.map { dir.read("s/\($0)") } }
+
     @Test("creates every folder without world access")
     func creates() throws {
         let dir = TempDir()
-        let spool = try Spool(root: dir.url.appendingPathComponent("s"))
+        let spool = try newSpool(in: dir)
         for folder in Spool.Folder.allCases {
             var st = stat()
             #expect(stat(spool.url(folder).path, &st) == 0)
@@ -40,17 +50,15 @@ import Glibc
     @Test("only *.json names not starting with a dot are jobs")
     func jobNames() throws {
         let dir = TempDir()
-        let spool = try Spool(root: dir.url.appendingPathComponent("s"))
-        for name in ["a.json", ".hidden.json", "notes.txt", "b.json.tmp", ".json", "c.json"] {
-            dir.write("s/incoming/\(name)", "{}")
-        }
+        let names = ["a.json", ".hidden.json", "notes.txt", "b.json.tmp", ".json", "c.json"]
+        let spool = try newSpool(in: dir, holding: Dictionary(uniqueKeysWithValues: names.map { ("incoming/\($0)", "{}") }))
         #expect(spool.jobs(in: .incoming).sorted() == ["a.json", "c.json"])
     }
 
     @Test("submit is atomic: nothing is left in tmp/ and an existing job is never replaced")
     func submit() throws {
         let dir = TempDir()
-        let spool = try Spool(root: dir.url.appendingPathComponent("s"))
+        let spool = try newSpool(in: dir)
         try spool.submit(Array("{\"a\":1}".utf8), name: "x.json")
         #expect(dir.read("s/incoming/x.json") == "{\"a\":1}")
         #expect(throws: SpoolError.self) { try spool.submit(Array("{}".utf8), name: "x.json") }
@@ -81,23 +89,17 @@ import Glibc
     @Test("a claim never overwrites an active job of the same name")
     func claimNoReplace() throws {
         let dir = TempDir()
-        let spool = try Spool(root: dir.url.appendingPathComponent("s"))
-        dir.write("s/active/x.json", "running")
-        dir.write("s/incoming/x.json", "new")
+        let spool = try newSpool(in: dir, holding: ["active/x.json": "running", "incoming/x.json": "new"])
         #expect(!spool.claim("x.json"))
-        #expect(dir.read("s/active/x.json") == "running")
-        #expect(dir.read("s/incoming/x.json") == "new")
+        #expect(texts(in: dir, "active/x.json", "incoming/x.json") == ["running", "new"])
     }
 
     @Test("completing onto an existing name keeps both files")
     func completeCollision() throws {
         let dir = TempDir()
-        let spool = try Spool(root: dir.url.appendingPathComponent("s"))
-        dir.write("s/done/x.json", "old")
-        dir.write("s/active/x.json", "new")
+        let spool = try newSpool(in: dir, holding: ["done/x.json": "old", "active/x.json": "new"])
         #expect(spool.complete("x.json") == "x.1.json")
-        #expect(dir.read("s/done/x.json") == "old")
-        #expect(dir.read("s/done/x.1.json") == "new")
+        #expect(texts(in: dir, "done/x.json", "done/x.1.json") == ["old", "new"])
     }
 
     /// The poll fallback (used where inotify cannot be set up) is an hour here: only a native
@@ -105,7 +107,7 @@ import Glibc
     @Test("the watcher reports a job renamed into incoming/")
     func watcher() throws {
         let dir = TempDir()
-        let spool = try Spool(root: dir.url.appendingPathComponent("s"))
+        let spool = try newSpool(in: dir)
         let watcher = SpoolWatcher(directory: spool.url(.incoming), pollInterval: 3600)
         let seen = DispatchSemaphore(value: 0)
         watcher.start { seen.signal() }

@@ -141,6 +141,15 @@ func initSpool(_ args: [String], cwd: URL? = nil) throws {
     guard r.status == 0 else { throw FakeServer.FakeError(message: "init failed (\(r.status)): \(r.stderr)") }
 }
 
+/// A new temporary folder with a spool made by `pushspool init` at its `spool/`, and the
+/// `--spool` arguments that name it.
+func initializedSpool(_ prefix: String) throws -> (dir: TempDir, spool: [String]) {
+    let dir = TempDir(prefix)
+    let spool = ["--spool", dir.path("spool")]
+    try initSpool(spool)
+    return (dir, spool)
+}
+
 func runPushspool(_ args: [String], cwd: URL? = nil, env: [String: String] = [:],
                   stdin: String? = nil, timeout: Double = 120) throws -> RunResult {
     let p = pushspoolProcess(args, cwd: cwd, env: env)

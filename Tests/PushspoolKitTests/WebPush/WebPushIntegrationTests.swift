@@ -55,14 +55,21 @@ struct WebPushIntegrationTests {
         func deliveries(_ job: String) -> [ResultRecord.Delivery] {
             dir.records("spool/results/\(job).jsonl").compactMap(\.asDelivery)
         }
+
+        /// Drops the job, runs the dispatcher once (which must succeed) and returns the job's deliveries.
+        @discardableResult
+        func runOnce(_ id: String, _ json: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> [ResultRecord.Delivery] {
+            try submit(id, json)
+            let run = try cli(["run", "--once"])
+            #expect(run.status == 0, "\(run.stderr)", sourceLocation: sourceLocation)
+            return deliveries(id)
+        }
     }
 
     @Test func campaignTo200SubscriptionsWith5Expired() throws {
         let s = try Setup()
         let fake = try s.fake(["subscriptions": "200", "gone": "5"], file: "subs.jsonl")
-        try s.submit("campaign", #"{"to_tag": "campaign", "pns": ["web"], "from": "bob", "message": "hi", "priority": "high"}"#)
-        let run = try s.cli(["run", "--once"])
-        #expect(run.status == 0, "\(run.stderr)")
+        try s.runOnce("campaign", #"{"to_tag": "campaign", "pns": ["web"], "from": "bob", "message": "hi", "priority": "high"}"#)
 
         let state = fake.state()
         #expect((state.list("problems") ?? ["?"]).isEmpty, "\(state["problems"] ?? "")")
@@ -98,12 +105,10 @@ struct WebPushIntegrationTests {
         let good = try s.fake(["subscriptions": "1"], file: "good.jsonl")
         // Same machine, but named "localhost", which allowed_hosts (127.0.0.1) does not list.
         let outside = try s.fake(["subscriptions": "1", "endpoint-host": "localhost", "id-prefix": "outside-"], file: "outside.jsonl")
-        try s.submit("mixed", #"{"to_tag": "campaign", "pns": "web", "message": "hi"}"#)
-        let run = try s.cli(["run", "--once"])
-        #expect(run.status == 0, "\(run.stderr)")
+        let refused = try s.runOnce("mixed", #"{"to_tag": "campaign", "pns": "web", "message": "hi"}"#)
+            .filter { $0.code == "host-not-allowed" }
         #expect(good.state().int("delivered") == 1)
         #expect(outside.state().int("requests") == 0)
-        let refused = s.deliveries("mixed").filter { $0.code == "host-not-allowed" }
         #expect(refused.count == 1)
         #expect(refused.first?.status == .failed)
         #expect(refused.first?.reason == "endpoint host localhost is not in allowed_hosts")
@@ -117,12 +122,10 @@ struct WebPushIntegrationTests {
         let named = try s.fake(["subscriptions": "1"], file: "named.jsonl")
         let other = try s.fake(["subscriptions": "1", "id-prefix": "other-"], file: "other.jsonl")
         s.allow(["127.0.0.1.:\(named.port)"])
-        try s.submit("ports", #"{"to_tag": "campaign", "pns": "web", "message": "hi"}"#)
-        let run = try s.cli(["run", "--once"])
-        #expect(run.status == 0, "\(run.stderr)")
+        let refused = try s.runOnce("ports", #"{"to_tag": "campaign", "pns": "web", "message": "hi"}"#)
+            .filter { $0.code == "host-not-allowed" }
         #expect(named.state().int("delivered") == 1)
         #expect(other.state().int("requests") == 0)
-        let refused = s.deliveries("ports").filter { $0.code == "host-not-allowed" }
         #expect(refused.count == 1)
         #expect(refused.first?.reason == "endpoint host 127.0.0.1 is allowed on port \(named.port) only, not \(other.port)")
     }
@@ -130,9 +133,7 @@ struct WebPushIntegrationTests {
     @Test func throttledServiceIsRetriedAfterRetryAfter() throws {
         let s = try Setup()
         let fake = try s.fake(["subscriptions": "3", "throttle": "2"], file: "subs.jsonl")
-        try s.submit("t", #"{"to_tag": "campaign", "pns": ["web"], "message": "later", "ttl_seconds": 60, "collapse_id": "news"}"#)
-        let run = try s.cli(["run", "--once"])
-        #expect(run.status == 0, "\(run.stderr)")
+        try s.runOnce("t", #"{"to_tag": "campaign", "pns": ["web"], "message": "later", "ttl_seconds": 60, "collapse_id": "news"}"#)
         let state = fake.state()
         #expect(state.int("delivered") == 3)
         #expect(state.int("duplicates") == 0)
