@@ -8,16 +8,18 @@ import PushspoolKit
 /// generator: the fake's ceiling, no work besides HTTP/2) and, with `--baseline`, by an earlier
 /// pushspool binary with none of the observing switched on (`--unobserved`: pushspool neither).
 struct APNsRound {
+    /// A sender's figures, and how many distinct JWTs the fake verified for it.
+    @dynamicMemberLookup
     struct Client {
-        var rate: Double
-        var cpuMicrosPerRequest: Double
-        var peakRSS: Int
-        var delivered: Int
-        var duplicates: Int
-        var connections: Int
+        var figures: SenderFigures
         var jwts: Int
-        /// The fake's own CPU per request while serving this client.
-        var fakeMicrosPerRequest: Double = 0
+        subscript<T>(dynamicMember path: KeyPath<SenderFigures, T>) -> T { figures[keyPath: path] }
+
+        init(_ m: Measured, count: Int, rate: Double? = nil, fake state: [String: Any], fakeMicros: Double, jwts: Int? = nil) {
+            figures = SenderFigures(m, count: count, rate: rate, fake: state, fakeMicros: fakeMicros,
+                                    deliveredKey: "tokensDelivered", duplicatesKey: "duplicateDeliveries")
+            self.jwts = jwts ?? state["jwts"] as? Int ?? -1
+        }
     }
     var pushspool: Client
     var node: Client
@@ -30,17 +32,13 @@ struct APNsRound {
     /// `observed` false runs pushspool exactly as the baseline (nothing switched on for
     /// operators), so the two differ only by their code.
     static func run(count: Int, concurrency: Int, baseline: String? = nil, observed: Bool = true) throws -> APNsRound {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushspool-bench-\(getpid())")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let dir = try BenchPaths.scratch("pushspool-bench")
         defer { try? FileManager.default.removeItem(at: dir) }
         let key = dir.appendingPathComponent("AuthKey_TESTKEY123.p8")
         try FileManager.default.copyItem(at: BenchPaths.fixtures.appendingPathComponent("AuthKey_TESTKEY123.p8"), to: key)
         chmod(key.path, 0o600)
         let ca = BenchPaths.fixtures.appendingPathComponent("ca.pem").path
-        let binary = BenchPaths.binary.path
-        guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw BenchError(description: "no pushspool at \(binary): run `swift build -c release` first")
-        }
+        let binary = try BenchPaths.releaseBinary()
         guard let node = which("node") else { throw BenchError(description: "node is not on PATH") }
 
         var devices = ""
@@ -117,18 +115,11 @@ struct APNsRound {
             if let line = h.stdout.split(separator: "\n").first(where: { $0.hasPrefix("finished in") }),
                let rateField = line.split(separator: ",").dropFirst().first,
                let rate = Double(rateField.trimmingCharacters(in: .whitespaces).split(separator: " ")[0]) {
-                ceiling = Client(rate: rate, cpuMicrosPerRequest: h.cpuSeconds / Double(count) * 1e6, peakRSS: h.peakRSS,
-                                 delivered: h2State["tokensDelivered"] as? Int ?? -1, duplicates: h2State["duplicateDeliveries"] as? Int ?? -1,
-                                 connections: h2State["tlsConnections"] as? Int ?? -1, jwts: 1, fakeMicrosPerRequest: h2FakeCPU)
+                ceiling = Client(h, count: count, rate: rate, fake: h2State, fakeMicros: h2FakeCPU, jwts: 1)
             }
         }
-
-        func client(_ m: Measured, _ s: [String: Any], fake: Double) -> Client {
-            Client(rate: Double(count) / m.seconds, cpuMicrosPerRequest: m.cpuSeconds / Double(count) * 1e6, peakRSS: m.peakRSS,
-                   delivered: s["tokensDelivered"] as? Int ?? -1, duplicates: s["duplicateDeliveries"] as? Int ?? -1,
-                   connections: s["tlsConnections"] as? Int ?? -1, jwts: s["jwts"] as? Int ?? -1, fakeMicrosPerRequest: fake)
-        }
-        return APNsRound(pushspool: client(ours, ourState, fake: ourFake), node: client(peer, peerState, fake: peerFakeCPU), h2load: ceiling,
-                         baseline: earlier.map { client($0.0, $0.1, fake: $0.2) })
+        return APNsRound(pushspool: Client(ours, count: count, fake: ourState, fakeMicros: ourFake),
+                         node: Client(peer, count: count, fake: peerState, fakeMicros: peerFakeCPU), h2load: ceiling,
+                         baseline: earlier.map { Client($0.0, count: count, fake: $0.1, fakeMicros: $0.2) })
     }
 }

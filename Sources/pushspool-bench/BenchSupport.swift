@@ -17,6 +17,23 @@ enum BenchPaths {
     static var binary: URL {
         URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("pushspool")
     }
+
+    /// `binary`'s path, or why a round cannot run without it.
+    static func releaseBinary() throws -> String {
+        let path = binary.path
+        guard FileManager.default.isExecutableFile(atPath: path) else {
+            throw BenchError(description: "no pushspool at \(path): run `swift build -c release` first")
+        }
+        return path
+    }
+
+    /// A round's own scratch folder, `<prefix>-<pid>` under the temporary directory, private to
+    /// this user; the caller removes it when the round is over.
+    static func scratch(_ prefix: String) throws -> URL {
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(getpid())")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        return dir
+    }
 }
 
 struct BenchError: Error, CustomStringConvertible { var description: String }

@@ -185,10 +185,7 @@ struct BenchAPNs {
         chmod(keyURL.path, 0o600)
         key = keyURL.path
         ca = BenchPaths.fixtures.appendingPathComponent("ca.pem").path
-        binary = BenchPaths.binary.path
-        guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw BenchError(description: "no pushspool at \(binary): run `swift build -c release` first")
-        }
+        binary = try BenchPaths.releaseBinary()
         var lines = ""
         lines.reserveCapacity(devices * 120)
         for i in 0..<devices { lines += #"{"id":"d\#(i)","platform":"apns","handle":"\#(String(format: "%064x", i))","tags":["bench"]}"# + "\n" }

@@ -14,13 +14,9 @@ struct PostgresRegistryRound {
     var psqlCopy: RegistryRound.Step?
 
     static func run(devices: Int, uri: String) throws -> PostgresRegistryRound {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushspool-bench-pg-\(getpid())")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let dir = try BenchPaths.scratch("pushspool-bench-pg")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let binary = BenchPaths.binary.path
-        guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw BenchError(description: "no pushspool at \(binary): run `swift build -c release` first")
-        }
+        let binary = try BenchPaths.releaseBinary()
         guard let psql = which("psql") else { throw BenchError(description: "psql not found (apt-get install postgresql-client)") }
         func sql(_ text: String) throws {
             let r = try measure(psql, ["-X", "-q", "-v", "ON_ERROR_STOP=1", uri, "-c", text])

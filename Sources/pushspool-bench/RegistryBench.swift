@@ -34,13 +34,9 @@ struct RegistryRound {
     static let expression = "(interest:3 || interest:7) && !lang:fr"
 
     static func run(devices: Int) throws -> RegistryRound {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushspool-bench-registry-\(getpid())")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let dir = try BenchPaths.scratch("pushspool-bench-registry")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let binary = BenchPaths.binary.path
-        guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw BenchError(description: "no pushspool at \(binary): run `swift build -c release` first")
-        }
+        let binary = try BenchPaths.releaseBinary()
         let shell = which("sqlite3")
         let generated = BenchDevices(count: devices, langEvery: langEvery(devices))
         let file = dir.appendingPathComponent("devices.jsonl")

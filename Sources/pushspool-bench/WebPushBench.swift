@@ -10,18 +10,20 @@ import Glibc
 /// own crypto and http2 client (`peer-node-webpush.js`: the same encryption and headers, one
 /// session, the same streams in flight) against another fresh instance of the same fake.
 struct WebPushRound {
+    /// A sender's figures, and what the fake decrypted for the first subscriptions (the same text
+    /// for both clients) and found wrong.
+    @dynamicMemberLookup
     struct Client {
-        var rate: Double
-        var cpuMicrosPerRequest: Double
-        var peakRSS: Int
-        var delivered: Int
-        var duplicates: Int
-        var connections: Int
-        /// The fake's own CPU per request while serving this client.
-        var fakeMicrosPerRequest: Double
-        /// What the fake decrypted for the first subscriptions (the same text for both clients).
+        var figures: SenderFigures
         var plaintexts: Set<String>
         var problems: [String]
+        subscript<T>(dynamicMember path: KeyPath<SenderFigures, T>) -> T { figures[keyPath: path] }
+
+        init(_ m: Measured, count: Int, fake state: [String: Any], fakeMicros: Double) {
+            figures = SenderFigures(m, count: count, fake: state, fakeMicros: fakeMicros, deliveredKey: "delivered", duplicatesKey: "duplicates")
+            plaintexts = Set((state["plaintexts"] as? [String: Any] ?? [:]).values.flatMap { $0 as? [String] ?? [] })
+            problems = state["problems"] as? [String] ?? []
+        }
     }
     var pushspool: Client
     var node: Client
@@ -35,14 +37,10 @@ struct WebPushRound {
     static let fakeArguments = ["--track-limit", "100", "--flush-ms", "100", "--verify-once"]
 
     static func run(count: Int, concurrency: Int) throws -> WebPushRound {
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushspool-bench-web-\(getpid())")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        let dir = try BenchPaths.scratch("pushspool-bench-web")
         defer { try? FileManager.default.removeItem(at: dir) }
         let ca = BenchPaths.fixtures.appendingPathComponent("ca.pem").path
-        let binary = BenchPaths.binary.path
-        guard FileManager.default.isExecutableFile(atPath: binary) else {
-            throw BenchError(description: "no pushspool at \(binary): run `swift build -c release` first")
-        }
+        let binary = try BenchPaths.releaseBinary()
         guard let node = which("node") else { throw BenchError(description: "node is not on PATH") }
         let vapid = dir.appendingPathComponent("vapid.pem").path
         let keygen = try measure(binary, ["webpush", "keygen", "--out", vapid])
@@ -88,14 +86,8 @@ struct WebPushRound {
         let peerResult = (try? JSONSerialization.jsonObject(with: Data(peer.stdout.utf8)) as? [String: Any]) ?? [:]
         if (peerResult["failed"] as? Int ?? 0) > 0 { print("  (node peer reported \(peerResult["failed"]!) failures: \(peerResult["byStatus"] ?? ""))") }
 
-        func client(_ m: Measured, _ s: [String: Any], fake: Double) -> Client {
-            let texts = (s["plaintexts"] as? [String: Any] ?? [:]).values.flatMap { $0 as? [String] ?? [] }
-            return Client(rate: Double(count) / m.seconds, cpuMicrosPerRequest: m.cpuSeconds / Double(count) * 1e6, peakRSS: m.peakRSS,
-                          delivered: s["delivered"] as? Int ?? -1, duplicates: s["duplicates"] as? Int ?? -1,
-                          connections: s["tlsConnections"] as? Int ?? -1, fakeMicrosPerRequest: fake,
-                          plaintexts: Set(texts), problems: s["problems"] as? [String] ?? [])
-        }
-        return WebPushRound(pushspool: client(ours, ourState, fake: ourFake), node: client(peer, peerState, fake: peerFakeCPU))
+        return WebPushRound(pushspool: Client(ours, count: count, fake: ourState, fakeMicros: ourFake),
+                            node: Client(peer, count: count, fake: peerState, fakeMicros: peerFakeCPU))
     }
 
     /// Runs the rounds and prints the table rows.

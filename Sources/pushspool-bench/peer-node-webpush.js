@@ -12,6 +12,7 @@
 const http2 = require('http2');
 const fs = require('fs');
 const crypto = require('crypto');
+const { streams } = require('./peer-node-client.js');
 
 const a = {};
 for (let i = 2; i < process.argv.length; i += 2) a[process.argv[i].replace(/^--/, '')] = process.argv[i + 1];
@@ -88,11 +89,8 @@ function session(origin) {
   return s;
 }
 
-let next = 0, done = 0, ok = 0, failed = 0;
-const byStatus = {};
-function one() {
-  if (next >= count) return;
-  const sub = subs[next++];
+streams({ count, concurrency, okStatus: 201, cpu0, t0, open: (n) => {
+  const sub = subs[n];
   const body = encrypt(sub);
   const req = session(sub.origin).request({
     ':method': 'POST', ':path': sub.path,
@@ -101,22 +99,8 @@ function one() {
     // pushspool sends the per-subscription path as a never-indexed literal too.
     [http2.sensitiveHeaders]: [':path'],
   });
-  let status = 0;
-  req.on('response', (h) => { status = h[':status']; });
-  req.on('data', () => {});
-  req.on('error', () => {});
-  req.on('close', () => {
-    byStatus[status] = (byStatus[status] || 0) + 1;
-    if (status === 201) ok++; else failed++;
-    if (++done === count) finish(); else one();
-  });
-  req.end(body);
-}
-function finish() {
-  const ms = Number(process.hrtime.bigint() - t0) / 1e6;
-  const c = process.cpuUsage(cpu0);
-  process.stdout.write(JSON.stringify({ ok, failed, byStatus, ms, cpuMs: (c.user + c.system) / 1000, jwts: tokens.size }) + '\n');
+  return [req, body];
+}, done: ({ ok, failed, byStatus, ms, cpuMs }) => {
+  process.stdout.write(JSON.stringify({ ok, failed, byStatus, ms, cpuMs, jwts: tokens.size }) + '\n');
   for (const s of sessions.values()) s.close();
-}
-if (count === 0) finish();
-for (let i = 0; i < Math.min(concurrency, count); i++) one();
+} });
