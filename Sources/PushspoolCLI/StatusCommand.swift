@@ -15,6 +15,10 @@ enum StatusCommand {
         let dispatchers = DispatcherPresence.running(on: spool, now: now)
         // A responding dispatcher's last listing of incoming/ is taken, not made again (`IncomingTally`).
         let tally = IncomingTally.current(spool, dispatchers: dispatchers)
+        // Every folder's count shares one budget, so status answers within half a second whatever
+        // the spool holds: a folder that does not fit (a million names take over a second to list,
+        // whoever lists them) shows the count reached as a lower bound.
+        let deadline = Date().addingTimeInterval(Self.countBudget)
         for folder in [Spool.Folder.incoming, .active, .done, .failed] {
             if folder == .incoming, let tally {
                 folders.append((folder.rawValue, tally.json(now: now)))
@@ -23,8 +27,7 @@ enum StatusCommand {
             // Counted and dated in one pass, names not kept: a flood answers as fast as it is listed.
             // Beyond `datedSample` jobs only that many are dated (the age is then a lower bound):
             // status answers within half a second even with a million files waiting.
-            // A responding dispatcher that has not finished its first listing yet: counted for 0.3 s at most.
-            let budget = folder == .incoming && dispatchers.contains(where: \.isResponding) ? 0.3 : nil
+            let budget = max(0.02, deadline.timeIntervalSinceNow)
             let scan = FolderScan(spool.url(folder).path, limit: folder == .failed ? 5 : 0, datedLimit: Self.datedSample, newest: true, budget: budget)
             if folder == .failed { recentlyFailed = scan?.oldest.map(\.name) ?? [] }
             var fields: [(String, JSONValue)] = [
@@ -123,6 +126,8 @@ enum StatusCommand {
 
     /// How many jobs of a folder `status` dates at most (in directory order).
     static let datedSample = 20_000
+    /// Seconds all folder counts may take together.
+    static let countBudget = 0.3
 
     static func formatAge(_ s: Int) -> String {
         s < 120 ? "\(s)s" : s < 7200 ? "\(s / 60)m" : s < 172_800 ? "\(s / 3600)h" : "\(s / 86400)d"
