@@ -149,11 +149,21 @@ final class PostgresCluster: @unchecked Sendable {
     }
 
     /// Stops the server (fast shutdown: connections are cut) and waits for it to exit.
+    /// Stops the server (a fast shutdown) and returns once it is down. The server itself is told,
+    /// not only the script that started it: the script stops it when its stdin ends, but every
+    /// process spawned meanwhile (by tests running in parallel) may hold a copy of that pipe, so
+    /// its end can come late — once, a campaign ran to its end against a database the test
+    /// believed stopped.
     func stop() {
-        guard let (p, stdin) = process.withLock({ v in defer { v = nil }; return v }) else { return }
+        guard let (_, stdin) = process.withLock({ v in defer { v = nil }; return v }) else { return }
         _ = FileManager.default.createFile(atPath: dir.appendingPathComponent("keep").path, contents: nil)
-        try? stdin.fileHandleForWriting.close()
-        p.waitUntilExit()
+        // The server removes its pid file as the last step of a shutdown.
+        let pidFile = dir.appendingPathComponent("data/postmaster.pid").path
+        if let text = try? String(contentsOfFile: pidFile, encoding: .utf8),
+           let pid = text.split(separator: "\n").first.flatMap({ Int32($0) }), kill(pid, SIGINT) == 0 {
+            _ = pollUntil(timeout: 60, poll: 0.02) { !FileManager.default.fileExists(atPath: pidFile) }
+        }
+        try? stdin.fileHandleForWriting.close()   // the script ends (and keeps the folder) whenever its stdin does
     }
 
     var log: String { (try? String(contentsOf: dir.appendingPathComponent("log"), encoding: .utf8)) ?? "" }
