@@ -122,6 +122,7 @@ final class H2Core: @unchecked Sendable {
 final class H2Loop: H2ConnectionSink, @unchecked Sendable {
     private let core: H2Core
     private var pools: [Origin: H2Pool] = [:]
+    private var lastPool: (Origin, H2Pool)?
     private var connections: [H2Connection] = []
     private var done: [(H2Stream, Result<HTTPResponse, HTTPTransportError>)] = []
     /// Origins that answered ALPN without h2 (allowed under `.http2Preferred`): HTTP/1.1 client.
@@ -149,9 +150,11 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
     }
 
     private func pool(_ origin: Origin) -> H2Pool {
-        if let p = pools[origin] { return p }
-        let p = H2Pool()
+        // Nearly every request goes where the one before went: compared, not hashed.
+        if let (o, p) = lastPool, o == origin { return p }
+        let p = pools[origin] ?? H2Pool()
         pools[origin] = p
+        lastPool = (origin, p)
         return p
     }
 

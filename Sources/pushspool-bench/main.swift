@@ -1,4 +1,4 @@
-// pushspool-bench [apns|nginx|webpush|registry|serve|flood|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
+// pushspool-bench [apns|nginx|webpush|registry|postgres|serve|flood|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
 //                 [--postgres URI]
 //
 // Prints one table: the median of R runs (default 3) of each figure, beside its peer measured in
@@ -11,6 +11,7 @@
 // fake push service.
 // `registry`: import, a sandbox broadcast, a tag-expression resolution and `devices > file` over N devices; with
 // `--postgres URI`, also on a PostgreSQL registry (a database of its own: its tables are dropped).
+// `postgres --postgres URI`: that PostgreSQL half alone.
 // `serve`: the HTTP front door under wrk beside nginx's fixed 200: /healthz, the tutorial's PUT
 // /api/register with Basic auth (SQLite; PostgreSQL with `--postgres URI`), POST /v1/jobs (durable),
 // RSS with 1,000 open connections. `--seconds S` per load (default 5).
@@ -33,8 +34,8 @@ func option(_ name: String, default value: Int) -> Int {
 
 let args = CommandLine.arguments
 let what = args.count >= 2 && !args[1].hasPrefix("--") ? args[1] : "all"
-guard ["apns", "nginx", "webpush", "registry", "serve", "flood", "all"].contains(what) else {
-    print("usage: pushspool-bench [apns|nginx|webpush|registry|serve|flood|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
+guard ["apns", "nginx", "webpush", "registry", "postgres", "serve", "flood", "all"].contains(what) else {
+    print("usage: pushspool-bench [apns|nginx|webpush|registry|postgres|serve|flood|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
     exit(64)
 }
 let count = option("count", default: 30_000)
@@ -119,6 +120,11 @@ do {
     if what == "registry" || what == "all" {
         try RegistryRound.printRows(devices: devices, runs: runs)
         if let postgres { try PostgresRegistryRound.printRows(devices: devices, runs: runs, uri: postgres) }
+    }
+    if what == "postgres" {
+        // The PostgreSQL half of `registry` alone (at ten million devices the SQLite half takes minutes).
+        guard let postgres else { throw BenchError(description: "postgres: give the database with --postgres URI") }
+        try PostgresRegistryRound.printRows(devices: devices, runs: runs, uri: postgres)
     }
     if what == "serve" || what == "all" {
         try ServeRound.printRows(seconds: option("seconds", default: 5), devices: devices, runs: runs, postgres: postgres)

@@ -16,7 +16,8 @@ public struct JSONLineWriter {
         empty = false
         bytes.append(UInt8(ascii: "\""))
         bytes.append(contentsOf: UnsafeBufferPointer(start: k.utf8Start, count: k.utf8CodeUnitCount))
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
     }
 
     /// A string, or null.
@@ -54,7 +55,45 @@ public struct JSONLineWriter {
 
     /// The object closed and a newline added: one line of a JSON Lines file.
     public consuming func line() -> [UInt8] {
-        bytes.append(contentsOf: [UInt8(ascii: "}"), 0x0A])
+        bytes.append(UInt8(ascii: "}"))
+        bytes.append(0x0A)
         return bytes
+    }
+
+    /// An object of string members (a request's headers), each added by `member`, without a
+    /// `JSONValue` per member.
+    public mutating func field(_ k: StaticString, members: (inout Members) -> Void) {
+        key(k)
+        var m = Members(bytes: bytes)
+        bytes = []
+        m.bytes.append(UInt8(ascii: "{"))
+        members(&m)
+        m.bytes.append(UInt8(ascii: "}"))
+        bytes = m.bytes
+    }
+
+    /// The members of an object being written by `field(_:members:)`.
+    public struct Members {
+        fileprivate var bytes: [UInt8]
+        private var empty = true
+
+        fileprivate init(bytes: [UInt8]) { self.bytes = bytes }
+
+        public mutating func member(_ name: String, _ value: String) {
+            if !empty { bytes.append(UInt8(ascii: ",")) }
+            empty = false
+            JSONValue.writeString(name, into: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            JSONValue.writeString(value, into: &bytes)
+        }
+
+        /// A member whose value already is JSON (a rendered message), copied as it is.
+        public mutating func member(_ name: String, json: [UInt8]) {
+            if !empty { bytes.append(UInt8(ascii: ",")) }
+            empty = false
+            JSONValue.writeString(name, into: &bytes)
+            bytes.append(UInt8(ascii: ":"))
+            bytes.append(contentsOf: json)
+        }
     }
 }

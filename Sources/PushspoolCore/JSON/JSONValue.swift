@@ -93,42 +93,52 @@ public indirect enum JSONValue: Sendable, Equatable {
 
     static func writeString(_ s: String, into out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
-        // Result-log lines write several strings per delivery, nearly always plain ASCII with
-        // nothing to escape: those are copied in one go (no per-byte appends, no allocation).
-        // One pass over the contiguous bytes where the string has them (native strings do).
-        let plain = { (b: UInt8) in b >= 0x20 && b < 0x7F && b != UInt8(ascii: "\"") && b != UInt8(ascii: "\\") }
-        let copied = s.utf8.withContiguousStorageIfAvailable { bytes -> Bool in
-            guard bytes.allSatisfy(plain) else { return false }
-            out.append(contentsOf: bytes)
-            return true
-        }
-        if copied == true {
-            out.append(UInt8(ascii: "\""))
-            return
-        }
-        if copied == nil, s.utf8.allSatisfy(plain) {
-            out.append(contentsOf: s.utf8)
-            out.append(UInt8(ascii: "\""))
-            return
-        }
-        // Besides what JSON requires, DEL, C1 controls, U+2028/2029 and the bidi controls are
-        // written as \uXXXX (`TerminalText.mustEscape`): a device id or a reason printed by
-        // `devices` or `status --json` must not drive the terminal it is shown on.
-        for u in s.unicodeScalars {
-            switch u {
-            case "\"": out.append(contentsOf: [0x5C, 0x22])
-            case "\\": out.append(contentsOf: [0x5C, 0x5C])
-            case "\n": out.append(contentsOf: [0x5C, UInt8(ascii: "n")])
-            case "\r": out.append(contentsOf: [0x5C, UInt8(ascii: "r")])
-            case "\t": out.append(contentsOf: [0x5C, UInt8(ascii: "t")])
-            case "\u{8}": out.append(contentsOf: [0x5C, UInt8(ascii: "b")])
-            case "\u{C}": out.append(contentsOf: [0x5C, UInt8(ascii: "f")])
-            case _ where TerminalText.mustEscape(u):
-                let v = u.value   // all below U+10000
-                out.append(contentsOf: [0x5C, UInt8(ascii: "u"), hexDigit(UInt8(v >> 12)), hexDigit(UInt8((v >> 8) & 0xF)),
-                                        hexDigit(UInt8((v >> 4) & 0xF)), hexDigit(UInt8(v & 0xF))])
-            default: out.append(contentsOf: UTF8.encode(u)!)
+        var s = s
+        // One pass over the UTF-8 bytes: runs that need no escape are copied in one go (a
+        // delivery line's strings are nearly always such a run; a WNS payload's XML has quotes
+        // every few bytes), no per-scalar decoding, nothing allocated.
+        s.withUTF8 { u in
+            var run = 0, i = 0
+            func escape(_ scalar: UInt32, width: Int) {
+                if run < i { out.append(contentsOf: UnsafeBufferPointer(rebasing: u[run..<i])) }
+                out.append(0x5C)
+                switch scalar {
+                case 0x22, 0x5C: out.append(UInt8(scalar))
+                case 0x0A: out.append(UInt8(ascii: "n"))
+                case 0x0D: out.append(UInt8(ascii: "r"))
+                case 0x09: out.append(UInt8(ascii: "t"))
+                case 0x08: out.append(UInt8(ascii: "b"))
+                case 0x0C: out.append(UInt8(ascii: "f"))
+                default:
+                    // Besides what JSON requires, DEL, C1 controls, U+2028/2029 and the bidi
+                    // controls are written as \uXXXX (`TerminalText.mustEscape`): a device id or a
+                    // reason printed by `devices` or `status --json` must not drive the terminal
+                    // it is shown on. All of them are below U+10000.
+                    out.append(UInt8(ascii: "u"))
+                    out.append(hexDigit(UInt8(scalar >> 12)))
+                    out.append(hexDigit(UInt8((scalar >> 8) & 0xF)))
+                    out.append(hexDigit(UInt8((scalar >> 4) & 0xF)))
+                    out.append(hexDigit(UInt8(scalar & 0xF)))
+                }
+                i += width
+                run = i
             }
+            while i < u.count {
+                let b = u[i]
+                if b >= 0x20 && b < 0x7F {
+                    if b == 0x22 || b == 0x5C { escape(UInt32(b), width: 1) } else { i += 1 }
+                } else if b < 0x80 {
+                    escape(UInt32(b), width: 1)   // a control character or DEL
+                } else {
+                    // A multi-byte scalar (the string is valid UTF-8): decoded only to ask
+                    // whether the terminal must not see it, copied as it is otherwise.
+                    let width = b >= 0xF0 ? 4 : b >= 0xE0 ? 3 : 2
+                    var scalar = UInt32(b) & (width == 2 ? 0x1F : width == 3 ? 0x0F : 0x07)
+                    for k in 1..<width { scalar = scalar << 6 | UInt32(u[i + k] & 0x3F) }
+                    if TerminalText.mustEscape(Unicode.Scalar(scalar)!) { escape(scalar, width: width) } else { i += width }
+                }
+            }
+            if run < u.count { out.append(contentsOf: UnsafeBufferPointer(rebasing: u[run...])) }
         }
         out.append(UInt8(ascii: "\""))
     }

@@ -53,23 +53,49 @@ public struct APNsNotification: Sendable, Equatable {
 
 public struct FCMNotification: Sendable, Equatable {
     /// The FCM v1 `message` object without a target (`token`/`topic`/`condition`).
-    public var message: JSONValue
+    public let message: JSONValue
+    /// `message` as JSON, written once: a campaign sends the same message to every device.
+    public let encodedMessage: [UInt8]
+    /// Its members but a `token`, each with a leading comma: what follows the token in `body`.
+    private let membersAfterToken: [UInt8]
 
     public static let maxMessageBytes = 4096
 
-    public init(message: JSONValue) { self.message = message }
+    public init(message: JSONValue) {
+        self.message = message
+        encodedMessage = message.encoded()
+        var members: [UInt8] = []
+        if case .object(let pairs) = message {
+            for (k, v) in pairs where k != "token" {
+                members.append(UInt8(ascii: ","))
+                JSONValue.writeString(k, into: &members)
+                members.append(UInt8(ascii: ":"))
+                v.write(into: &members)
+            }
+        }
+        membersAfterToken = members
+    }
 
     /// `{"message":{"token":…, …}}`: the request body for one device. The token goes first.
     public func body(token: String) -> [UInt8] {
-        guard case .object(let pairs) = message else { return [] }
-        let withToken: JSONValue = .object([("token", .string(token))] + pairs.filter { $0.0 != "token" })
-        return JSONValue.object([("message", withToken)]).encoded()
+        guard case .object = message else { return [] }
+        var out: [UInt8] = []
+        out.reserveCapacity(membersAfterToken.count + token.utf8.count + 32)
+        out.append(contentsOf: #"{"message":{"token":"#.utf8)
+        JSONValue.writeString(token, into: &out)
+        out.append(contentsOf: membersAfterToken)
+        out.append(UInt8(ascii: "}"))
+        out.append(UInt8(ascii: "}"))
+        return out
     }
 }
 
 public struct WNSNotification: Sendable, Equatable {
     /// Toast/tile/badge XML, or raw bytes.
-    public var body: [UInt8]
+    public let body: [UInt8]
+    /// `body` as one JSON string (invalid UTF-8 repaired), written once: what the sandbox's
+    /// outbox shows for every device the campaign reaches.
+    public let bodyAsJSONString: [UInt8]
     /// `X-WNS-Type`: `wns/toast` (default), `wns/tile`, `wns/badge` or `wns/raw`.
     public var type: String
     /// `X-WNS-TTL`, seconds.
@@ -81,6 +107,9 @@ public struct WNSNotification: Sendable, Equatable {
 
     public init(body: [UInt8], type: String = "wns/toast", ttlSeconds: Int? = nil) {
         self.body = body
+        var quoted: [UInt8] = []
+        JSONValue.writeString(String(decoding: body, as: UTF8.self), into: &quoted)
+        bodyAsJSONString = quoted
         self.type = type
         self.ttlSeconds = ttlSeconds
     }

@@ -43,8 +43,14 @@ final class JobOwners: Sendable {
         private let state = Mutex(State())
         /// Asked before every target: an atomic load, not a lock.
         private let lost = Atomic<Bool>(false)
+        /// Where its record is, and which file was there when `confirm` last found it this process's.
+        fileprivate let recordPath: String
+        fileprivate let confirmed = Mutex<FileIO.Version?>(nil)
 
-        init(name: String) { self.name = name }
+        init(name: String, recordPath: String) {
+            self.name = name
+            self.recordPath = recordPath
+        }
 
         /// Whether another dispatcher took the job over from this one.
         var isLost: Bool { lost.load(ordering: .acquiring) }
@@ -117,7 +123,7 @@ final class JobOwners: Sendable {
     }
 
     private func own(_ name: String) -> Ownership {
-        let ownership = Ownership(name: name)
+        let ownership = Ownership(name: name, recordPath: records.path(name))
         owned.withLock { $0[name] = ownership }
         startHeartbeat()
         return ownership
@@ -126,11 +132,17 @@ final class JobOwners: Sendable {
     /// Reads the job's record again between heartbeats: the owner asks before each batch of
     /// targets (`SendRun.ownershipBatch`), so that where the job file's lock does nothing (a
     /// filesystem without working locks) a dispatcher that took the job over stops this one
-    /// within a batch, not a heartbeat. One small file read per batch.
+    /// within a batch, not a heartbeat. One `stat` per batch: the record is read only when it is
+    /// not the very file (inode, size, modification time) last found to be this process's, as
+    /// after each heartbeat's rewrite or a takeover.
     func confirm(_ ownership: Ownership) {
         ownership.ifCurrent {
-            guard let other = records.read(ownership.name)?.record, !other.isThisProcess else { return nil }
-            return other.host
+            let version = FileIO.version(ownership.recordPath)
+            if let version, ownership.confirmed.withLock({ $0 == version }) { return nil }
+            guard let bytes = records.readBytes(ownership.name), let record = OwnerRecord(bytes) else { return nil }
+            guard record.isThisProcess else { return record.host }
+            ownership.confirmed.withLock { $0 = version }
+            return nil
         }
     }
 

@@ -20,11 +20,13 @@ public final class Metrics: Sendable {
     }
 
     private struct State {
-        /// deliveries by (platform, provider, status)
-        var deliveries: [Labels: Int] = [:]
+        /// Deliveries by (platform, provider, status), and durations by provider: a few dozen
+        /// entries at most, found by a linear search counted per target. Label values are short
+        /// strings held inline, so comparing them is cheaper than hashing them for a dictionary.
+        var deliveries: [(labels: Labels, count: Int)] = []
         var retries: [String: Int] = [:]
         var jobs: [String: Int] = [:]
-        var durations: [String: Histogram] = [:]
+        var durations: [(provider: String, histogram: Histogram)] = []
     }
     private let state = Mutex(State())
 
@@ -33,7 +35,14 @@ public final class Metrics: Sendable {
     struct Labels: Hashable { var platform: String, provider: String, status: String }
 
     public func delivery(platform: String, provider: String, status: String) {
-        state.withLock { $0.deliveries[Labels(platform: platform, provider: provider, status: status), default: 0] += 1 }
+        let labels = Labels(platform: platform, provider: provider, status: status)
+        state.withLock { s in
+            if let i = s.deliveries.firstIndex(where: { $0.labels == labels }) {
+                s.deliveries[i].count += 1
+            } else {
+                s.deliveries.append((labels, 1))
+            }
+        }
     }
 
     public func retry(provider: String) {
@@ -47,10 +56,15 @@ public final class Metrics: Sendable {
     public func requestDuration(provider: String, seconds: Double) {
         let bucket = Self.durationBuckets.firstIndex { seconds <= $0 }
         state.withLock { s in
+            var i = s.durations.firstIndex { $0.provider == provider } ?? -1
+            if i < 0 {
+                s.durations.append((provider, Histogram()))
+                i = s.durations.count - 1
+            }
             // In place: no copy of the bucket array per request.
-            if let bucket { s.durations[provider, default: Histogram()].buckets[bucket] += 1 }
-            s.durations[provider, default: Histogram()].count += 1
-            s.durations[provider, default: Histogram()].sum += seconds
+            if let bucket { s.durations[i].histogram.buckets[bucket] += 1 }
+            s.durations[i].histogram.count += 1
+            s.durations[i].histogram.sum += seconds
         }
     }
 
@@ -75,7 +89,7 @@ public final class Metrics: Sendable {
             out += "\(name)\(l) \(value)\n"
         }
         family("pushspool_deliveries_total", "counter", "Targets that reached a final outcome, by platform, provider and status.")
-        for (k, v) in s.deliveries.sorted(by: { ($0.key.platform, $0.key.provider, $0.key.status) < ($1.key.platform, $1.key.provider, $1.key.status) }) {
+        for (k, v) in s.deliveries.sorted(by: { ($0.labels.platform, $0.labels.provider, $0.labels.status) < ($1.labels.platform, $1.labels.provider, $1.labels.status) }) {
             sample("pushspool_deliveries_total", [("platform", k.platform), ("provider", k.provider), ("status", k.status)], String(v))
         }
         family("pushspool_retries_total", "counter", "Requests retried after a transient failure, by provider.")
@@ -89,7 +103,7 @@ public final class Metrics: Sendable {
         family("pushspool_provider_paused", "gauge", "1 while a provider is paused after its credentials were refused.")
         for p in gauges.providers { sample("pushspool_provider_paused", [("provider", p.name)], p.paused ? "1" : "0") }
         family("pushspool_provider_request_duration_seconds", "histogram", "Time from sending a request to its answer, by provider.")
-        for (provider, h) in s.durations.sorted(by: { $0.key < $1.key }) {
+        for (provider, h) in s.durations.sorted(by: { $0.provider < $1.provider }) {
             var cumulative = 0
             for (i, bound) in Self.durationBuckets.enumerated() {
                 cumulative += h.buckets[i]

@@ -26,6 +26,10 @@ public final class ProviderState: Sendable {
         var quietUntil: Date = .distantPast
     }
     private let state = Mutex(State())
+    /// Set (for good) by the first refusal, transient failure, pause or quiet: until then the
+    /// checks made for every target (`pausedReason`, `quietUntil`, `noteDelivery`) are one atomic
+    /// load instead of a lock and a clock read.
+    private let disturbed = Atomic<Bool>(false)
     private let onPause: @Sendable (String) -> Void
 
     /// `max_per_second`: every request of this provider (first attempts and retries) takes its turn.
@@ -43,11 +47,13 @@ public final class ProviderState: Sendable {
 
     /// Why the provider is paused, while it is.
     public var pausedReason: String? {
-        state.withLock { $0.pausedUntil > Date() ? $0.pausedReason : nil }
+        guard disturbed.load(ordering: .acquiring) else { return nil }
+        return state.withLock { $0.pausedUntil > Date() ? $0.pausedReason : nil }
     }
 
     public func pause(_ reason: String) {
         let first = state.withLock { s -> Bool in
+            disturbed.store(true, ordering: .releasing)
             guard s.pausedUntil <= Date() else { return false }
             s.pausedReason = reason
             s.pausedUntil = Date().addingTimeInterval(pauseDuration)
@@ -59,6 +65,7 @@ public final class ProviderState: Sendable {
     /// Counts a `senderRefused` answer; the provider pauses when they keep coming.
     public func noteRefusal(_ reason: String) {
         let pauseNow = state.withLock { s -> Bool in
+            disturbed.store(true, ordering: .releasing)
             s.refusalsInARow += 1
             return s.refusalsInARow >= Self.refusalsBeforePause
         }
@@ -67,6 +74,7 @@ public final class ProviderState: Sendable {
 
     /// A delivery: refusals so far were about particular devices, and the service is up.
     public func noteDelivery() {
+        guard disturbed.load(ordering: .acquiring) else { return }
         state.withLock { s in
             if s.refusalsInARow != 0 { s.refusalsInARow = 0 }
             if s.failuresInARow != 0 { s.failuresInARow = 0 }
@@ -78,6 +86,7 @@ public final class ProviderState: Sendable {
     /// each burning its attempts against an outage; targets already started retry on their own.
     public func noteTransientFailure(_ policy: RetryPolicy) {
         state.withLock { s in
+            disturbed.store(true, ordering: .releasing)
             s.failuresInARow += 1
             let level = s.failuresInARow / Self.failuresBeforeThrottle
             guard level > 0 else { return }
@@ -88,8 +97,15 @@ public final class ProviderState: Sendable {
 
     /// New targets wait until `date` (a retry-after on one target says the service is busy).
     public func quiet(until date: Date) {
-        state.withLock { $0.quietUntil = max($0.quietUntil, date) }
+        state.withLock { s in
+            disturbed.store(true, ordering: .releasing)
+            s.quietUntil = max(s.quietUntil, date)
+        }
     }
 
-    public var quietUntil: Date { state.withLock { $0.quietUntil } }
+    /// `.distantPast` unless something asked for quiet.
+    public var quietUntil: Date {
+        guard disturbed.load(ordering: .acquiring) else { return .distantPast }
+        return state.withLock { $0.quietUntil }
+    }
 }

@@ -73,7 +73,9 @@ public final class WorkerPool: Sendable {
         // The service asked for quiet: wait, in short naps so that a stop is not held up.
         var idled = false
         while !isStopping() {
-            let wait = state.quietUntil.timeIntervalSinceNow
+            let quietUntil = state.quietUntil
+            if quietUntil == .distantPast { break }
+            let wait = quietUntil.timeIntervalSinceNow
             if wait <= 0 { break }
             if !idled { idle(); idled = true }
             Thread.sleep(forTimeInterval: min(wait, 0.2))
@@ -196,7 +198,14 @@ public final class WorkerPool: Sendable {
 /// per attempt in flight (bounded by the slots), instead of a timer per request.
 final class AttemptWatchdog: @unchecked Sendable {   // the timer is only touched in init and deinit
     let timeout: Double
-    private struct Entry { var due: UInt64; var expire: @Sendable () -> Void }
+    private struct Entry {
+        var due: UInt64
+        var name: String
+        var answer: @Sendable (ProviderResult) -> Void
+        func expire(after timeout: Double) {
+            answer(ProviderResult(.retry(after: nil), code: "no-answer", reason: "no answer from \(name) within \(Int(timeout)) s"))
+        }
+    }
     private let table = Mutex<(next: UInt64, entries: [UInt64: Entry])>((0, [:]))
     private let sweeper: any DispatchSourceTimer
 
@@ -217,21 +226,14 @@ final class AttemptWatchdog: @unchecked Sendable {   // the timer is only touche
     func bound(from start: UInt64 = DispatchTime.now().uptimeNanoseconds, name: String,
                answer: @escaping @Sendable (ProviderResult) -> Void,
                _ send: (@escaping @Sendable (ProviderResult) -> Void) -> Void) {
-        let timeout = self.timeout
-        let token = watch(from: start) {
-            answer(ProviderResult(.retry(after: nil), code: "no-answer", reason: "no answer from \(name) within \(Int(timeout)) s"))
+        let entry = Entry(due: start + UInt64(timeout * 1e9), name: name, answer: answer)
+        let token = table.withLock { t in
+            t.next += 1
+            t.entries[t.next] = entry
+            return t.next
         }
         send { [self] result in
             if answered(token) { answer(result) }
-        }
-    }
-
-    private func watch(from start: UInt64, _ expire: @escaping @Sendable () -> Void) -> UInt64 {
-        let due = start + UInt64(timeout * 1e9)
-        return table.withLock { t in
-            t.next += 1
-            t.entries[t.next] = Entry(due: due, expire: expire)
-            return t.next
         }
     }
 
@@ -247,6 +249,6 @@ final class AttemptWatchdog: @unchecked Sendable {   // the timer is only touche
             for key in late.keys { t.entries.removeValue(forKey: key) }
             return Array(late.values)
         }
-        for entry in expired { entry.expire() }
+        for entry in expired { entry.expire(after: timeout) }
     }
 }

@@ -24,6 +24,9 @@ public final class ResultLog: Sendable {
         var failure: String?
     }
     private let state: Mutex<State>
+    /// Whether `failure` is set: asked before every target, so an atomic load, not the lock the
+    /// writer holds through its `write(2)`.
+    private let failed = Atomic<Bool>(false)
 
     public enum OpenError: Error { case busy, io(String) }
 
@@ -56,6 +59,7 @@ public final class ResultLog: Sendable {
                 try FileIO.writeAll(s.fd, bytes)
             } catch {
                 s.failure = "\(error)"
+                failed.store(true, ordering: .releasing)
             }
         }
     }
@@ -69,7 +73,10 @@ public final class ResultLog: Sendable {
     }
 
     /// Why lines could not be written (a full disk), once that happened; senders stop then.
-    public var failure: String? { state.withLock { $0.failure } }
+    public var failure: String? {
+        guard failed.load(ordering: .acquiring) else { return nil }
+        return state.withLock { $0.failure }
+    }
 
     /// Puts the log back if someone deleted it (or its folder) while the job runs: the open file
     /// still holds every line, so they are copied to a new file at the log's path, which is then
@@ -89,6 +96,7 @@ public final class ResultLog: Sendable {
             let fresh = Foundation.open(url.path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0o640)
             guard fresh >= 0 else {
                 s.failure = "result log \(url.lastPathComponent) was deleted and cannot be recreated: \(FileIO.errnoText())"
+                failed.store(true, ordering: .releasing)
                 return s.failure
             }
             var buffer = [UInt8](repeating: 0, count: 1 << 16)
@@ -98,6 +106,7 @@ public final class ResultLog: Sendable {
                 if n <= 0 { break }
                 do { try FileIO.writeAll(fresh, Array(buffer[0..<n])) } catch {
                     s.failure = "result log \(url.lastPathComponent) was deleted; restoring it failed: \(error)"
+                    failed.store(true, ordering: .releasing)
                     FileIO.closeDescriptor(fresh)
                     return s.failure
                 }

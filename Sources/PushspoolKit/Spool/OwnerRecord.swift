@@ -147,8 +147,15 @@ struct OwnerRecordFolder: Sendable {
     }
 
     private func readFile(_ path: String) -> (bytes: [UInt8], record: OwnerRecord?)? {
-        guard let bytes = try? FileIO.readAll(URL(fileURLWithPath: path), limit: 4096) else { return nil }
+        guard let bytes = readBytes(atPath: path) else { return nil }
         return (bytes, OwnerRecord(bytes))
+    }
+
+    /// The record of `name` as it is on disk, unparsed.
+    func readBytes(_ name: String) -> [UInt8]? { readBytes(atPath: path(name)) }
+
+    private func readBytes(atPath path: String) -> [UInt8]? {
+        try? FileIO.readAll(URL(fileURLWithPath: path), limit: 4096)
     }
 
     /// A short stand-in for a job file name in temporary names (a job name may be 255 bytes long).

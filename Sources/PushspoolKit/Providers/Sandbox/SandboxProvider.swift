@@ -23,6 +23,11 @@ public final class SandboxProvider: PushProvider {
     private struct Held {
         var bytes: [UInt8] = []
         var answers: [@Sendable (ProviderResult) -> Void] = []
+
+        mutating func add(_ line: [UInt8], _ answer: @escaping @Sendable (ProviderResult) -> Void) {
+            bytes += line
+            answers.append(answer)
+        }
     }
     private let files = Mutex(Files())
     /// Message ids: unique per process run (a random prefix) and per send (a counter).
@@ -45,8 +50,7 @@ public final class SandboxProvider: PushProvider {
         let line = Self.outboxLine(request, at: Date())
         if ProducerThread.isCurrent {
             files.withLock { f in
-                f.held[request.platform, default: Held()].bytes += line
-                f.held[request.platform, default: Held()].answers.append(completion)
+                f.held[request.platform, default: Held()].add(line, completion)
             }
             return
         }
@@ -130,33 +134,35 @@ public final class SandboxProvider: PushProvider {
         case .device(let d): w.field("device", d.id)
         case .hub(let a): w.field("tags", a.hubTags)
         }
-        var headers: [(String, JSONValue)] = []
         switch r.notification {
         case .apns(let n):
-            headers.append(("apns-push-type", .string(n.pushType)))
-            headers.append(("apns-priority", .string(String(n.priority))))
-            if let ttl = n.ttlSeconds { headers.append(("apns-expiration", .string(String(Int(date.timeIntervalSince1970) + ttl)))) }
-            if let c = n.collapseID { headers.append(("apns-collapse-id", .string(c))) }
-            w.field("headers", .object(headers))
+            w.field("headers") { h in
+                h.member("apns-push-type", n.pushType)
+                h.member("apns-priority", String(n.priority))
+                if let ttl = n.ttlSeconds { h.member("apns-expiration", String(Int(date.timeIntervalSince1970) + ttl)) }
+                if let c = n.collapseID { h.member("apns-collapse-id", c) }
+            }
             // The rendered payload is JSON already: copied, not parsed and written again.
             w.field("payload", json: n.payload)
         case .fcm(let n):
-            w.field("headers", .object(headers))
-            w.field("payload", .object([("message", n.message)]))
+            w.field("headers") { _ in }
+            w.field("payload") { p in p.member("message", json: n.encodedMessage) }
         case .wns(let n):
-            headers.append(("X-WNS-Type", .string(n.type)))
-            headers.append(("Content-Type", .string(n.contentType)))
-            if let ttl = n.ttlSeconds { headers.append(("X-WNS-TTL", .string(String(ttl)))) }
-            w.field("headers", .object(headers))
-            w.field("payload", String(decoding: n.body, as: UTF8.self))
+            w.field("headers") { h in
+                h.member("X-WNS-Type", n.type)
+                h.member("Content-Type", n.contentType)
+                if let ttl = n.ttlSeconds { h.member("X-WNS-TTL", String(ttl)) }
+            }
+            w.field("payload", json: n.bodyAsJSONString)
         case .web(let n):
             // What the push service would get, before encryption: the body is encrypted per
             // device, so the outbox shows the plaintext and the RFC 8030 headers.
-            headers.append(("TTL", .string(String(n.ttlSeconds))))
-            headers.append(("Urgency", .string(n.urgency)))
-            if let topic = n.topic { headers.append(("Topic", .string(topic))) }
-            headers.append(("Content-Encoding", .string("aes128gcm")))
-            w.field("headers", .object(headers))
+            w.field("headers") { h in
+                h.member("TTL", String(n.ttlSeconds))
+                h.member("Urgency", n.urgency)
+                if let topic = n.topic { h.member("Topic", topic) }
+                h.member("Content-Encoding", "aes128gcm")
+            }
             w.field("payload", json: n.payload)
         }
         w.field("at", Timestamp.rfc3339(date))
