@@ -245,8 +245,8 @@ final class H2Connection {
             if status >= 200 || s.status == 0 { s.status = status }
         } else if s.status >= 200 {   // not an informational (1xx) block's fields
             // Room for a typical answer's few fields at once, not regrown field by field.
-            if s.headers.isEmpty { s.headers.reserveCapacity(6) }
-            s.headers[String(decoding: name, as: UTF8.self)] = String(decoding: value, as: UTF8.self)
+            if s.responseFields.isEmpty { s.responseFields.reserveCapacity(6) }
+            s.responseFields.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))
         }
     }
 

@@ -75,7 +75,7 @@ final class H2Stream: @unchecked Sendable {
     // Per attempt.
     var bodySent = 0
     var status = 0
-    var headers: [String: String] = [:]
+    var responseFields: [(name: String, value: String)] = []
     var body: [UInt8] = []
     var ended = false
     var timedOut = false
@@ -144,12 +144,12 @@ final class H2Stream: @unchecked Sendable {
     func resetAttempt() {
         bodySent = 0
         status = 0
-        headers.removeAll()
+        responseFields.removeAll()
         body.removeAll()
         ended = false
     }
 
     var response: HTTPResponse {
-        HTTPResponse(status: status, headers: headers, body: body, httpVersion: 2)
+        HTTPResponse(status: status, fields: responseFields, body: body, httpVersion: 2)
     }
 }

@@ -30,20 +30,34 @@ public struct HTTPResponse: Sendable {
     public static let maxBodyBytes = 64 * 1024
 
     public var status: Int
-    /// Header names lowercased; the last value wins for repeated headers.
-    public var headers: [String: String]
+    /// The header fields in the order received, names lowercased. A list, not a dictionary: an
+    /// answer is read once or twice (`apns-id`, `retry-after`) and made by the hundred thousand.
+    public var fields: [(name: String, value: String)]
     public var body: [UInt8]
     /// 2 for HTTP/2, 1 for HTTP/1.x.
     public var httpVersion: Int
 
-    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = [], httpVersion: Int = 2) {
+    public init(status: Int, fields: [(name: String, value: String)], body: [UInt8] = [], httpVersion: Int = 2) {
         self.status = status
-        self.headers = headers
+        self.fields = fields
         self.body = body
         self.httpVersion = httpVersion
     }
 
-    public subscript(header name: String) -> String? { headers[name.lowercased()] }
+    public init(status: Int, headers: [String: String] = [:], body: [UInt8] = [], httpVersion: Int = 2) {
+        self.init(status: status, fields: headers.map { ($0.key.lowercased(), $0.value) }, body: body, httpVersion: httpVersion)
+    }
+
+    /// Header names lowercased; the last value wins for repeated headers.
+    public var headers: [String: String] {
+        Dictionary(fields.map { ($0.name, $0.value) }, uniquingKeysWith: { _, last in last })
+    }
+
+    /// The last value of the header `name` (any case).
+    public subscript(header name: String) -> String? {
+        let lowered = name.lowercased()
+        return fields.last { $0.name == lowered }?.value
+    }
 }
 
 /// A request that got no HTTP response: connection refused or reset, TLS failure, GOAWAY before

@@ -103,6 +103,6 @@ struct APNsRequestBuilderTests {
         let a = APNsProvider.apnsID(jobID: "job1", deviceID: "dev1")
         #expect(a == APNsProvider.apnsID(jobID: "job1", deviceID: "dev1"))
         #expect(a != APNsProvider.apnsID(jobID: "job1", deviceID: "dev2"))
-        #expect(a.wholeMatch(of: /[0-9a-f]{8}-[0-9a-f]{4}-5[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/) != nil)
+        #expect(a.wholeMatch(of: /[0-9a-f]{8}-[0-9a-f]{4}-8[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/) != nil)
     }
 }

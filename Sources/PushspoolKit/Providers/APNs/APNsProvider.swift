@@ -98,19 +98,9 @@ public final class APNsProvider: PushProvider {
     }
 
     /// A lowercase UUID derived from the job and the device, so every attempt of one notification
-    /// carries the same `apns-id` (Apple echoes it; the result log records it).
+    /// carries the same `apns-id` (Apple echoes it; the result log records it), a resend after a
+    /// crash included.
     static func apnsID(jobID: String, deviceID: String) -> String {
-        var b = HMAC256.mac(key: Array("pushspool apns-id".utf8), message: Array("\(jobID)\u{0}\(deviceID)".utf8))
-        b[6] = (b[6] & 0x0F) | 0x50          // version 5 (name-based)
-        b[8] = (b[8] & 0x3F) | 0x80          // RFC 4122 variant
-        let hex = Array("0123456789abcdef".utf8)
-        var out = [UInt8]()
-        out.reserveCapacity(36)
-        for i in 0..<16 {
-            if i == 4 || i == 6 || i == 8 || i == 10 { out.append(UInt8(ascii: "-")) }
-            out.append(hex[Int(b[i] >> 4)])
-            out.append(hex[Int(b[i] & 0x0F)])
-        }
-        return String(decoding: out, as: UTF8.self)
+        StableUUID.make(jobID, deviceID)
     }
 }

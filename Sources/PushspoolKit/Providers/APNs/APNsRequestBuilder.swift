@@ -53,7 +53,7 @@ public struct APNsRequestBuilder: Sendable {
                                     reason: "\(APNsReason.badCollapseId.rawValue): \(c.utf8.count) bytes, limit 64"))
         }
         var fullTopic = topic
-        if let suffix = Self.topicSuffix[n.pushType], !topic.hasSuffix(suffix) { fullTopic += suffix }
+        if n.pushType != "alert", let suffix = Self.topicSuffix[n.pushType], !topic.hasSuffix(suffix) { fullTopic += suffix }
         // Background pushes must be priority 5: 10 is an error there.
         let priority = n.pushType == "background" ? 5 : n.priority
 
@@ -76,8 +76,10 @@ public struct APNsRequestBuilder: Sendable {
     /// and angle brackets from an `NSData` description are tolerated; anything else is refused.
     static func normalizedToken(_ raw: String) -> String? {
         let utf8 = raw.utf8
-        // The common case, a well-formed lowercase token, costs one scan and no copy.
-        if utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x61 && $0 <= 0x66) }) {
+        // The common case, a well-formed lowercase token, costs one scan of the contiguous bytes
+        // and no copy.
+        let lowerHex = { (b: UInt8) in (b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x66) }
+        if utf8.withContiguousStorageIfAvailable({ $0.allSatisfy(lowerHex) }) ?? utf8.allSatisfy(lowerHex) {
             return utf8.count >= 16 && utf8.count <= 400 && utf8.count % 2 == 0 ? raw : nil
         }
         var out: [UInt8] = []

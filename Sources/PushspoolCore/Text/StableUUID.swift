@@ -1,0 +1,45 @@
+/// A UUID that is a pure function of some bytes: the same on every attempt and in every process
+/// (a resumed job's resend carries the id its first attempt did), well spread, and cheap enough to
+/// make once per notification (an HMAC through OpenSSL cost about a fifth of the instructions of
+/// an APNs send).
+///
+/// Not a cryptographic hash: it identifies a notification to the service, it protects nothing.
+/// Two 64-bit FNV-1a lanes over the bytes, each finished with SplitMix64's avalanche and mixed with
+/// the other, laid out as an RFC 9562 version 8 (custom) UUID.
+public enum StableUUID {
+    /// Lowercase `xxxxxxxx-xxxx-8xxx-yxxx-xxxxxxxxxxxx` of `parts`, each part followed by a zero byte.
+    public static func make(_ parts: String...) -> String {
+        var a: UInt64 = 0xcbf2_9ce4_8422_2325            // FNV-1a offset basis
+        var b: UInt64 = 0x6c62_272e_07bb_0142            // a second basis (FNV-1 128's high half)
+        for part in parts {
+            for byte in part.utf8 {
+                a = (a ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
+                b = (b ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 &+ 0x9E37_79B9
+            }
+            a = (a ^ 0) &* 0x0000_0100_0000_01B3
+            b = (b ^ 0xFF) &* 0x0000_0100_0000_01B3
+        }
+        var high = mix(a ^ mix(b)), low = mix(b &+ high)
+        high = (high & ~0xF000) | 0x8000                   // version 8: custom
+        low = (low & ~(0xC0 << 56)) | (0x80 << 56)         // the RFC 9562 variant
+        return String(unsafeUninitializedCapacity: 36) { out in
+            let hex: StaticString = "0123456789abcdef"
+            var o = 0
+            for k in 0..<32 {
+                if k == 8 || k == 12 || k == 16 || k == 20 { out[o] = UInt8(ascii: "-"); o += 1 }
+                let word = k < 16 ? high : low
+                out[o] = hex.utf8Start[Int((word >> (60 - 4 * UInt64(k % 16))) & 0xF)]
+                o += 1
+            }
+            return 36
+        }
+    }
+
+    /// SplitMix64's finalizer: every input bit moves every output bit.
+    private static func mix(_ x: UInt64) -> UInt64 {
+        var z = x
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}
