@@ -11,6 +11,13 @@ public struct JSONLineWriter {
         bytes.append(UInt8(ascii: "{"))
     }
 
+    /// A writer that appends its object to `bytes` (lines written one after another into one
+    /// buffer, with no array of their own).
+    public init(continuing bytes: [UInt8]) {
+        self.bytes = bytes
+        self.bytes.append(UInt8(ascii: "{"))
+    }
+
     private mutating func key(_ k: StaticString) {
         if !empty { bytes.append(UInt8(ascii: ",")) }
         empty = false
@@ -35,6 +42,15 @@ public struct JSONLineWriter {
             JSONValue.writeString(s, into: &bytes)
         }
         bytes.append(UInt8(ascii: "]"))
+    }
+
+    /// A string whose characters `write` appends itself: plain ASCII with nothing to escape (a
+    /// timestamp), written without a `String` first.
+    public mutating func field(_ k: StaticString, plainASCII write: (inout [UInt8]) -> Void) {
+        key(k)
+        bytes.append(UInt8(ascii: "\""))
+        write(&bytes)
+        bytes.append(UInt8(ascii: "\""))
     }
 
     public mutating func field(_ k: StaticString, _ value: Int) {

@@ -45,9 +45,10 @@ final class OutcomeRecorder: Sendable {
         let interval = UInt64(restoreEvery * 1e9)
         batches = BatchQueue(label: "pushspool.outcomes.\(label)") { batch in
             var bytes: [UInt8] = []
+            bytes.reserveCapacity(batch.count * 256)
             for e in batch {
-                bytes += ResultRecord.delivery(platform: e.platform, provider: e.provider, recipient: e.recipient,
-                                             outcome: e.outcome, at: e.at)
+                ResultRecord.appendDelivery(platform: e.platform, provider: e.provider, recipient: e.recipient,
+                                            outcome: e.outcome, at: e.at, to: &bytes)
                 if let gone = e.outcome.pruning(e.recipient) { pruner.remove(gone) }
             }
             log.append(line: bytes)

@@ -194,8 +194,10 @@ public final class WorkerPool: Sendable {
 }
 
 /// Bounds every attempt in flight: `bound` starts one, and whichever comes first, the answer or
-/// the deadline, is its result, exactly once. One sweep timer for the pool and one table entry
-/// per attempt in flight (bounded by the slots), instead of a timer per request.
+/// the deadline, is its result, exactly once. One sweep timer for the pool and one table slot per
+/// attempt in flight (bounded by the slots), instead of a timer per request. The table is an array
+/// reused through a free list, each slot stamped with a generation so that a late answer for a
+/// reused slot is told apart: no hashing per attempt.
 final class AttemptWatchdog: @unchecked Sendable {   // the timer is only touched in init and deinit
     let timeout: Double
     private struct Entry {
@@ -206,7 +208,36 @@ final class AttemptWatchdog: @unchecked Sendable {   // the timer is only touche
             answer(ProviderResult(.retry(after: nil), code: "no-answer", reason: "no answer from \(name) within \(Int(timeout)) s"))
         }
     }
-    private let table = Mutex<(next: UInt64, entries: [UInt64: Entry])>((0, [:]))
+    private struct Slot {
+        var generation: UInt64
+        var entry: Entry?
+    }
+    private struct Table {
+        var slots: [Slot] = []
+        var free: [Int] = []
+        var generation: UInt64 = 0
+
+        mutating func insert(_ entry: Entry) -> (index: Int, generation: UInt64) {
+            generation &+= 1
+            let index: Int
+            if let reused = free.popLast() {
+                index = reused
+            } else {
+                index = slots.count
+                slots.append(Slot(generation: 0, entry: nil))
+            }
+            slots[index] = Slot(generation: generation, entry: entry)
+            return (index, generation)
+        }
+
+        mutating func remove(at index: Int) -> Entry? {
+            guard let entry = slots[index].entry else { return nil }
+            slots[index].entry = nil
+            free.append(index)
+            return entry
+        }
+    }
+    private let table = Mutex(Table())
     private let sweeper: any DispatchSourceTimer
 
     init(timeout: Double) {
@@ -227,27 +258,27 @@ final class AttemptWatchdog: @unchecked Sendable {   // the timer is only touche
                answer: @escaping @Sendable (ProviderResult) -> Void,
                _ send: (@escaping @Sendable (ProviderResult) -> Void) -> Void) {
         let entry = Entry(due: start + UInt64(timeout * 1e9), name: name, answer: answer)
-        let token = table.withLock { t in
-            t.next += 1
-            t.entries[t.next] = entry
-            return t.next
-        }
+        let token = table.withLock { $0.insert(entry) }
         send { [self] result in
             if answered(token) { answer(result) }
         }
     }
 
     /// True when the attempt was still waiting: the answer counts. False: it expired already.
-    private func answered(_ token: UInt64) -> Bool {
-        table.withLock { $0.entries.removeValue(forKey: token) != nil }
+    private func answered(_ token: (index: Int, generation: UInt64)) -> Bool {
+        table.withLock { t in
+            t.slots[token.index].generation == token.generation && t.remove(at: token.index) != nil
+        }
     }
 
     private func sweep() {
         let now = DispatchTime.now().uptimeNanoseconds
         let expired = table.withLock { t -> [Entry] in
-            let late = t.entries.filter { $0.value.due <= now }
-            for key in late.keys { t.entries.removeValue(forKey: key) }
-            return Array(late.values)
+            var late: [Entry] = []
+            for i in t.slots.indices where (t.slots[i].entry?.due ?? .max) <= now {
+                if let entry = t.remove(at: i) { late.append(entry) }
+            }
+            return late
         }
         for entry in expired { entry.expire(after: timeout) }
     }

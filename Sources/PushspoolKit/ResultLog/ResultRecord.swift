@@ -113,13 +113,25 @@ public enum ResultRecord: Sendable, Equatable {
 
     /// A delivery line's bytes (one per target: the hot path of every job).
     static func delivery(platform: Platform, provider: String, recipient: Recipient, outcome: TargetOutcome, at: Date = Date()) -> [UInt8] {
+        var bytes: [UInt8] = []
+        appendDelivery(platform: platform, provider: provider, recipient: recipient, outcome: outcome, at: at, to: &bytes)
+        return bytes
+    }
+
+    /// A delivery line appended to `bytes` (the lines of targets that finish together share one
+    /// buffer and one `write(2)`), as `Delivery.line()` writes it.
+    static func appendDelivery(platform: Platform, provider: String, recipient: Recipient, outcome: TargetOutcome, at: Date,
+                               to bytes: inout [UInt8]) {
         let target: Delivery.Target = switch recipient {
         case .device(let d): .device(d.id)
         case .hub(let audience): .tags(audience.hubTags)
         }
         let r = outcome.result
-        return Delivery(platform: platform, provider: provider, target: target, status: outcome.status, attempts: outcome.attempts,
-                        code: r.code, reason: r.reason, providerID: r.providerID, at: Timestamp.rfc3339(at)).line()
+        var w = JSONLineWriter(continuing: bytes)
+        bytes = []
+        Delivery.write(&w, platform: platform, provider: provider, target: target, status: outcome.status, attempts: outcome.attempts,
+                       code: r.code, reason: r.reason, providerID: r.providerID) { $0.field("at", plainASCII: { Timestamp.append(at, to: &$0) }) }
+        bytes = w.line()
     }
 
     static func registration(_ action: String, device: String, platform: Platform?, tags: [String]?) -> ResultRecord {
@@ -210,6 +222,14 @@ extension ResultRecord.JobLine {
 extension ResultRecord.Delivery {
     func line() -> [UInt8] {
         var w = JSONLineWriter()
+        Self.write(&w, platform: platform, provider: provider, target: target, status: status, attempts: attempts,
+                   code: code, reason: reason, providerID: providerID) { $0.field("at", at) }
+        return w.line()
+    }
+
+    /// The one definition of a delivery line's fields, for a record and for the hot path.
+    static func write(_ w: inout JSONLineWriter, platform: Platform, provider: String, target: Target, status: DeliveryStatus,
+                      attempts: Int, code: String?, reason: String?, providerID: String?, at: (inout JSONLineWriter) -> Void) {
         w.field("type", "delivery")
         w.field("platform", platform.rawValue)
         w.field("provider", provider)
@@ -223,8 +243,7 @@ extension ResultRecord.Delivery {
         // A provider's answer can quote what it was sent: through the one redaction.
         w.field("reason", reason.map(Redaction.scrub))
         w.field("provider_id", providerID)
-        w.field("at", at)
-        return w.line()
+        at(&w)
     }
 }
 

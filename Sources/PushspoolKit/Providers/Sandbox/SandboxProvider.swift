@@ -136,33 +136,33 @@ public final class SandboxProvider: PushProvider {
         }
         switch r.notification {
         case .apns(let n):
-            w.field("headers") { h in
+            w.field("headers", members: { h in
                 h.member("apns-push-type", n.pushType)
                 h.member("apns-priority", String(n.priority))
                 if let ttl = n.ttlSeconds { h.member("apns-expiration", String(Int(date.timeIntervalSince1970) + ttl)) }
                 if let c = n.collapseID { h.member("apns-collapse-id", c) }
-            }
+            })
             // The rendered payload is JSON already: copied, not parsed and written again.
             w.field("payload", json: n.payload)
         case .fcm(let n):
-            w.field("headers") { _ in }
-            w.field("payload") { p in p.member("message", json: n.encodedMessage) }
+            w.field("headers", members: { _ in })
+            w.field("payload", members: { p in p.member("message", json: n.encodedMessage) })
         case .wns(let n):
-            w.field("headers") { h in
+            w.field("headers", members: { h in
                 h.member("X-WNS-Type", n.type)
                 h.member("Content-Type", n.contentType)
                 if let ttl = n.ttlSeconds { h.member("X-WNS-TTL", String(ttl)) }
-            }
+            })
             w.field("payload", json: n.bodyAsJSONString)
         case .web(let n):
             // What the push service would get, before encryption: the body is encrypted per
             // device, so the outbox shows the plaintext and the RFC 8030 headers.
-            w.field("headers") { h in
+            w.field("headers", members: { h in
                 h.member("TTL", String(n.ttlSeconds))
                 h.member("Urgency", n.urgency)
                 if let topic = n.topic { h.member("Topic", topic) }
                 h.member("Content-Encoding", "aes128gcm")
-            }
+            })
             w.field("payload", json: n.payload)
         }
         w.field("at", Timestamp.rfc3339(date))
