@@ -1,6 +1,7 @@
 import Foundation
 import PushspoolHTTP
 import PushspoolCore
+import Synchronization
 
 /// Apple Push Notification service, token (`.p8`) auth over one multiplexed HTTP/2 connection.
 ///
@@ -15,6 +16,7 @@ public final class APNsProvider: PushProvider {
     let builder: APNsRequestBuilder
     private let clock: @Sendable () -> Date
     private let log: Log
+    private let bearer = Mutex<(jwt: String, header: String)>(("", ""))
 
     /// Validates the whole section at once and throws a `ProviderSetupError` listing every problem
     /// (the CLI reports it once and exits 78).
@@ -53,7 +55,8 @@ public final class APNsProvider: PushProvider {
         }
         let apnsID = Self.apnsID(jobID: request.jobID, deviceID: device.id)
         let now = Int(clock().timeIntervalSince1970)
-        switch builder.build(deviceToken: device.handle, notification: notification, jwt: jwt, apnsID: apnsID, now: now) {
+        switch builder.build(deviceToken: device.handle, notification: notification, jwt: jwt, authorization: authorization(jwt),
+                             apnsID: apnsID, now: now) {
         case .failure(let refusal):
             completion(ProviderResult(refusal.disposition, code: "local", reason: refusal.reason))
         case .success(let http):
@@ -64,6 +67,15 @@ public final class APNsProvider: PushProvider {
     }
 
     public func shutdown() { client.shutdown() }
+
+    /// `bearer <jwt>`, made once per token: every request for the token's 50 minutes sends the
+    /// same string (compared by identity first, so the check costs no copy).
+    private func authorization(_ jwt: String) -> String {
+        bearer.withLock { b in
+            if b.jwt != jwt { b = (jwt, "bearer " + jwt) }
+            return b.header
+        }
+    }
 
     func classify(_ result: Result<HTTPResponse, HTTPTransportError>, jwt: String, apnsID: String) -> ProviderResult {
         let response: HTTPResponse

@@ -35,7 +35,9 @@ public struct APNsRequestBuilder: Sendable {
     ]
 
     /// `now`: Unix seconds at send time (for `apns-expiration`). `apnsID`: lowercase UUID.
-    public func build(deviceToken: String, notification n: APNsNotification, jwt: String,
+    /// `authorization`: `bearer <jwt>` when the caller keeps it (one string for every request
+    /// signed with the same token); made from `jwt` otherwise.
+    public func build(deviceToken: String, notification n: APNsNotification, jwt: String, authorization: String? = nil,
                       apnsID: String, now: Int) -> Result<HTTPRequest, Refusal> {
         guard let token = Self.normalizedToken(deviceToken) else {
             return .failure(Refusal(disposition: .deviceGone(since: nil), reason: APNsReason.badDeviceToken.rawValue))
@@ -58,7 +60,7 @@ public struct APNsRequestBuilder: Sendable {
         let priority = n.pushType == "background" ? 5 : n.priority
 
         var headers: [(String, String)] = [
-            ("authorization", "bearer " + jwt),
+            ("authorization", authorization ?? "bearer " + jwt),
             ("apns-topic", fullTopic),
             ("apns-push-type", n.pushType),
             ("apns-priority", String(priority)),
@@ -68,7 +70,7 @@ public struct APNsRequestBuilder: Sendable {
         if let c = n.collapseID { headers.append(("apns-collapse-id", c)) }
         headers.append(("apns-id", apnsID))
         headers.append(("content-type", "application/json"))
-        return .success(HTTPRequest(method: "POST", url: baseURL + "/3/device/" + token,
+        return .success(HTTPRequest(method: "POST", url: "\(baseURL)/3/device/\(token)",
                                     headers: headers, body: n.payload, timeout: timeout, unindexedHeaders: Self.unindexed))
     }
 
