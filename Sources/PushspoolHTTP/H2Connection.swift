@@ -244,6 +244,8 @@ final class H2Connection {
             for b in value where b >= 0x30 && b <= 0x39 { status = status * 10 + Int(b - 0x30) }
             if status >= 200 || s.status == 0 { s.status = status }
         } else if s.status >= 200 {   // not an informational (1xx) block's fields
+            if let wanted = s.request.responseHeaders,
+               !wanted.contains(where: { $0.utf8.count == name.count && $0.utf8.elementsEqual(name) }) { return }
             // Room for a typical answer's few fields at once, not regrown field by field.
             if s.responseFields.isEmpty { s.responseFields.reserveCapacity(6) }
             s.responseFields.append((String(decoding: name, as: UTF8.self), String(decoding: value, as: UTF8.self)))

@@ -11,15 +11,20 @@ public struct HTTPRequest: Sendable {
     /// sends them as literals never added to the HPACK table, so they do not push the constant
     /// headers (the bearer token) out of it and make every later request bigger.
     public var unindexedHeaders: [String]
+    /// Names (lowercase) of the response's header fields the caller reads; nil: all of them. The
+    /// HTTP/2 transport makes strings of these only (an answer's `date` and `server` are read by
+    /// no provider, and made a hundred thousand times a minute).
+    public var responseHeaders: [String]?
 
     public init(method: String = "POST", url: String, headers: [(String, String)] = [],
-                body: [UInt8] = [], timeout: Double = 30, unindexedHeaders: [String] = []) {
+                body: [UInt8] = [], timeout: Double = 30, unindexedHeaders: [String] = [], responseHeaders: [String]? = nil) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.timeout = timeout
         self.unindexedHeaders = unindexedHeaders
+        self.responseHeaders = responseHeaders
     }
 }
 

@@ -66,6 +66,21 @@ struct H2ClientTests {
         #expect(client.connectionsOpened == 1)
     }
 
+    /// A request that names the answer's fields it reads gets those only; one that names none gets all.
+    @Test func keepsOnlyTheResponseFieldsAsked() throws {
+        let dir = TempDir()
+        let fake = try FakeServer("apns", dir: dir)
+        let client = try H2Client(options: Self.options())
+        var some = Self.request(fake, token: Self.token(1))
+        some.responseHeaders = ["apns-id", "retry-after"]
+        let results = Self.sendAll(client, [some, Self.request(fake, token: Self.token(2))])
+        client.shutdown()
+        let asked = try #require(try? results[0].get()), all = try #require(try? results[1].get())
+        #expect(asked.fields.map(\.name) == ["apns-id"])
+        #expect(asked[header: "apns-id"] != nil && asked[header: "content-type"] == nil)
+        #expect(all[header: "apns-id"] != nil && all[header: "content-type"] == "application/json")
+    }
+
     /// The server allows 50 streams: the client keeps to it (never refused for it) and opens a
     /// second connection only because of it.
     @Test func keepsToTheServersStreamLimit() throws {

@@ -28,6 +28,8 @@ public struct APNsRequestBuilder: Sendable {
     /// Topic suffixes Apple requires for some push types (README: "How answers are handled").
     /// New on every request (the path names the device): never put in the HPACK table.
     static let unindexed = [":path", "apns-id"]
+    /// The answer's fields `APNsProvider.classify` reads.
+    static let read = ["apns-id", "retry-after"]
 
     static let topicSuffix: [String: String] = [
         "voip": ".voip", "location": ".location-query", "liveactivity": ".push-type.liveactivity",
@@ -71,7 +73,8 @@ public struct APNsRequestBuilder: Sendable {
         headers.append(("apns-id", apnsID))
         headers.append(("content-type", "application/json"))
         return .success(HTTPRequest(method: "POST", url: "\(baseURL)/3/device/\(token)",
-                                    headers: headers, body: n.payload, timeout: timeout, unindexedHeaders: Self.unindexed))
+                                    headers: headers, body: n.payload, timeout: timeout, unindexedHeaders: Self.unindexed,
+                                    responseHeaders: Self.read))
     }
 
     /// Lowercase hex of even length (32 bytes today; Apple says not to assume a length). Spaces
