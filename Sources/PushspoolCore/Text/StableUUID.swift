@@ -7,11 +7,12 @@
 /// Two 64-bit FNV-1a lanes over the bytes, each finished with SplitMix64's avalanche and mixed with
 /// the other, laid out as an RFC 9562 version 8 (custom) UUID.
 public enum StableUUID {
-    /// Lowercase `xxxxxxxx-xxxx-8xxx-yxxx-xxxxxxxxxxxx` of `parts`, each part followed by a zero byte.
-    public static func make(_ parts: String...) -> String {
+    /// Lowercase `xxxxxxxx-xxxx-8xxx-yxxx-xxxxxxxxxxxx` of the two parts, each closed by a
+    /// separator byte (so that `("ab", "c")` and `("a", "bc")` differ).
+    public static func make(_ first: String, _ second: String) -> String {
         var a: UInt64 = 0xcbf2_9ce4_8422_2325            // FNV-1a offset basis
         var b: UInt64 = 0x6c62_272e_07bb_0142            // a second basis (FNV-1 128's high half)
-        for part in parts {
+        func absorb(_ part: String) {
             for byte in part.utf8 {
                 a = (a ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
                 b = (b ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 &+ 0x9E37_79B9
@@ -19,6 +20,8 @@ public enum StableUUID {
             a = (a ^ 0) &* 0x0000_0100_0000_01B3
             b = (b ^ 0xFF) &* 0x0000_0100_0000_01B3
         }
+        absorb(first)
+        absorb(second)
         var high = mix(a ^ mix(b)), low = mix(b &+ high)
         high = (high & ~0xF000) | 0x8000                   // version 8: custom
         low = (low & ~(0xC0 << 56)) | (0x80 << 56)         // the RFC 9562 variant
