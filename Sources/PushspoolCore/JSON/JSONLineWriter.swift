@@ -96,20 +96,22 @@ public struct JSONLineWriter {
         fileprivate init(bytes: [UInt8]) { self.bytes = bytes }
 
         public mutating func member(_ name: String, _ value: String) {
-            if !empty { bytes.append(UInt8(ascii: ",")) }
-            empty = false
-            JSONValue.writeString(name, into: &bytes)
-            bytes.append(UInt8(ascii: ":"))
+            open(name)
             JSONValue.writeString(value, into: &bytes)
         }
 
         /// A member whose value already is JSON (a rendered message), copied as it is.
         public mutating func member(_ name: String, json: [UInt8]) {
+            open(name)
+            bytes.append(contentsOf: json)
+        }
+
+        /// The separator and `"name":` before a member's value.
+        private mutating func open(_ name: String) {
             if !empty { bytes.append(UInt8(ascii: ",")) }
             empty = false
             JSONValue.writeString(name, into: &bytes)
             bytes.append(UInt8(ascii: ":"))
-            bytes.append(contentsOf: json)
         }
     }
 }

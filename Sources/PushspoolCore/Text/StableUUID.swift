@@ -17,8 +17,8 @@ public enum StableUUID {
                 a = (a ^ UInt64(byte)) &* 0x0000_0100_0000_01B3
                 b = (b ^ UInt64(byte)) &* 0x0000_0100_0000_01B3 &+ 0x9E37_79B9
             }
-            a = (a ^ 0) &* 0x0000_0100_0000_01B3
-            b = (b ^ 0xFF) &* 0x0000_0100_0000_01B3
+            a = a &* 0x0000_0100_0000_01B3               // a zero byte closes the part
+            b = (b ^ 0xFF) &* 0x0000_0100_0000_01B3      // and 0xFF in the second lane
         }
         absorb(first)
         absorb(second)

@@ -128,7 +128,7 @@ public enum ResultRecord: Sendable, Equatable {
         }
         let r = outcome.result
         var w = JSONLineWriter(continuing: bytes)
-        bytes = []
+        bytes = []   // the writer's buffer is then the only one: appended to in place, not copied
         Delivery.write(&w, platform: platform, provider: provider, target: target, status: outcome.status, attempts: outcome.attempts,
                        code: r.code, reason: r.reason, providerID: r.providerID) { $0.field("at", plainASCII: { Timestamp.append(at, to: &$0) }) }
         bytes = w.line()
