@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 @testable import PushspoolKit
+@testable import PushspoolServer
 import PushspoolCore
 
 @Suite struct AuthenticatorTests {

@@ -1,3 +1,4 @@
+import PushspoolKit
 import Foundation
 import PushspoolCore
 #if canImport(Glibc)

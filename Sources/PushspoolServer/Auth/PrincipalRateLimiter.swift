@@ -1,3 +1,4 @@
+import PushspoolKit
 import Synchronization
 
 /// `http.rate_limit_per_minute` per user and per token, as a generic cell rate algorithm (a

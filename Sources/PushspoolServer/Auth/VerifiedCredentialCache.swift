@@ -1,3 +1,4 @@
+import PushspoolKit
 import CCrypto
 import Synchronization
 

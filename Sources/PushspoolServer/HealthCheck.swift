@@ -1,3 +1,4 @@
+import PushspoolKit
 import Dispatch
 import Foundation
 import Synchronization

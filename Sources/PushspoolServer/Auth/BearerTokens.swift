@@ -1,3 +1,4 @@
+import PushspoolKit
 import PushspoolCore
 
 /// `http.tokens_file`: the services' bearer tokens, one `<name> <sha256-hex of the token>` a line

@@ -1,3 +1,4 @@
+import PushspoolKit
 import PushspoolCore
 
 /// `http.users_file`: an htpasswd file, one `user:hash` a line (`htpasswd -B`). Blank lines and

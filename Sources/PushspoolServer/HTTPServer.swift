@@ -1,3 +1,4 @@
+import PushspoolKit
 import CMHD
 import Dispatch
 import Foundation

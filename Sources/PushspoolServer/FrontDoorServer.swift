@@ -1,3 +1,4 @@
+import PushspoolKit
 import Dispatch
 import Foundation
 import PushspoolCore
@@ -49,7 +50,7 @@ public final class FrontDoorServer: Sendable {
         let tutorial = TutorialAPI(registrations: parts.registrations, jobs: jobs, http: http)
         let door = FrontDoor(routes: tutorial.routes + jobs.routes + devices.routes + operations.routes,
                              authenticator: parts.authenticator, metrics: metrics, log: parts.log,
-                             registryConnections: (parts.registry as? PostgresRegistry)?.pool.maxConnections ?? 1)
+                             registryConnections: parts.registry.concurrentCalls)
         var limits = HTTPServer.Limits()
         limits.timeoutSeconds = http.timeoutSeconds
         limits.maxConnections = http.maxConnections

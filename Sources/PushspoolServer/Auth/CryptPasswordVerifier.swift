@@ -1,3 +1,4 @@
+import PushspoolKit
 import CCrypt
 import Foundation
 import Synchronization

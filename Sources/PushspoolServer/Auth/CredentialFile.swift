@@ -1,3 +1,4 @@
+import PushspoolKit
 import Foundation
 #if canImport(Glibc)
 import Glibc

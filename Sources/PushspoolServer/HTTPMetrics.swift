@@ -1,3 +1,4 @@
+import PushspoolKit
 import Synchronization
 
 /// `serve`'s own metrics: requests by route and status code, and how long they took by route.

@@ -1,3 +1,4 @@
+import PushspoolKit
 import Foundation
 
 /// The credentials of an `Authorization` header (RFC 7617 Basic, RFC 6750 Bearer). Failures
