@@ -35,6 +35,15 @@ import PushspoolCore
         ("arabic letter mark", "x\u{061C}", "contains a bidirectional control character (U+061C)"),
         ("line separator", "a\u{2028}b", "contains a line or paragraph separator"),
         ("unassigned", "a\u{0378}", "contains an unassigned character (U+0378)"),
+        // Invisible: alice\u{200B}phone and alicephone would look like one device.
+        ("zero width space", "alice\u{200B}phone", "contains an invisible format character (U+200B)"),
+        ("byte order mark", "\u{FEFF}alice", "contains an invisible format character (U+FEFF)"),
+        ("zero width joiner", "a\u{200D}b", "contains an invisible format character (U+200D)"),
+        ("soft hyphen", "a\u{AD}b", "contains an invisible format character (U+00AD)"),
+        ("word joiner", "a\u{2060}b", "contains an invisible format character (U+2060)"),
+        ("no-break space", "my\u{A0}phone", "contains a space other than U+0020 (U+00A0)"),
+        ("ideographic space", "my\u{3000}phone", "contains a space other than U+0020 (U+3000)"),
+        ("en quad", "a\u{2000}b", "contains a space other than U+0020 (U+2000)"),
     ]
 
     @Test(arguments: ids.indices) func deviceIDs(index: Int) {

@@ -35,12 +35,13 @@ public final class FrontDoor: Sendable {
         /// The route's name in the access log and metrics: `PUT /api/register/{id}`.
         public var name: String { "\(method) /\(pattern.joined(separator: "/"))" }
 
-        /// The captured segments, in order, when `segments` fits the pattern.
-        func match(_ segments: [Substring]) -> [String]? {
+        /// The captured segments, in order and as sent (not yet decoded), when `segments` (as
+        /// sent) fits the pattern: fixed segments compare as sent, so a route has one spelling.
+        func match(_ segments: [Substring]) -> [Substring]? {
             guard segments.count == pattern.count else { return nil }
-            var captured: [String] = []
+            var captured: [Substring] = []
             for (p, s) in zip(pattern, segments) {
-                if p.hasPrefix("{") { captured.append(String(s)) } else if p != s { return nil }
+                if p.hasPrefix("{") { captured.append(s) } else if p != s { return nil }
             }
             return captured
         }
@@ -98,15 +99,25 @@ public final class FrontDoor: Sendable {
 
     /// `HTTPServer`'s handler.
     public func handle(_ request: ServerRequest, _ exchange: HTTPExchange) {
-        let segments = request.path.split(separator: "/", omittingEmptySubsequences: true)
+        guard RequestPath.isASCII(request.path) else {
+            exchange.route = "refused"
+            return exchange.respond(.error(400, "path: must be visible ASCII (percent-encode anything else)"))
+        }
+        let segments = RequestPath.segments(request.path) ?? []
         var allowed: [String] = []
         for route in routes {
-            guard let parameters = route.match(segments) else { continue }
+            guard let captured = route.match(segments) else { continue }
             guard route.method == request.method || (route.method == "GET" && request.method == "HEAD") else {
                 allowed.append(route.method)
                 continue
             }
             exchange.route = route.name
+            // Each captured segment decoded once and whole; the route applies the identifier rule.
+            let parameters = captured.compactMap(RequestPath.decoded)
+            guard parameters.count == captured.count else {
+                exchange.respond(.error(400, "path: a segment is not percent-encoded UTF-8"))
+                return
+            }
             var principal: Principal?
             if let refusal = authenticate(route.access, request, &principal) {
                 exchange.respond(refusal)
