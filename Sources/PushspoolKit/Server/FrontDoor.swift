@@ -83,11 +83,13 @@ public final class FrontDoor: Sendable {
     private let log: Log
     private let work: DispatchQueue
     private let lanes: RegistryLanes
+    private let trustedProxies: [AddressRange]
 
+    /// `trustedProxies`: reverse proxies whose `X-Forwarded-For` names the client (`http.trusted_proxies`).
     /// `registryConnections`: how many requests the registry serves at once (one SQLite
     /// connection; a PostgreSQL pool's size).
     public init(routes: [Route], authenticator: (any RequestAuthenticator)?, metrics: HTTPMetrics, log: Log,
-                registryConnections: Int = 1,
+                registryConnections: Int = 1, trustedProxies: [AddressRange] = [],
                 work: DispatchQueue = DispatchQueue(label: "pushspool.serve.work", attributes: .concurrent)) {
         self.routes = routes
         self.authenticator = authenticator
@@ -95,6 +97,7 @@ public final class FrontDoor: Sendable {
         self.log = log
         self.work = work
         lanes = RegistryLanes(count: registryConnections)
+        self.trustedProxies = trustedProxies
     }
 
     /// `HTTPServer`'s handler.
@@ -118,13 +121,16 @@ public final class FrontDoor: Sendable {
                 exchange.respond(.error(400, "path: a segment is not percent-encoded UTF-8"))
                 return
             }
-            var principal: Principal?
-            if let refusal = authenticate(route.access, request, &principal) {
-                exchange.respond(refusal)
-                return
+            let (work, lanes) = (work, lanes)
+            // At once, or from the password pool once a password is checked.
+            authenticate(route.access, request) { decision in
+                switch decision {
+                case .refused(let refusal): exchange.respond(refusal)
+                case .allowed(let principal):
+                    exchange.principal = principal?.description
+                    route.handle(RouteCall(request: request, parameters: parameters, principal: principal, exchange: exchange, work: work, lanes: lanes))
+                }
             }
-            exchange.principal = principal?.description
-            route.handle(RouteCall(request: request, parameters: parameters, principal: principal, exchange: exchange, work: work, lanes: lanes))
             return
         }
         if allowed.isEmpty {
@@ -137,34 +143,43 @@ public final class FrontDoor: Sendable {
         }
     }
 
-    /// nil when the caller may go on (`principal` set), else the refusal.
-    private func authenticate(_ access: Access, _ request: ServerRequest, _ principal: inout Principal?) -> ServerResponse? {
-        let decision: AuthDecision
-        let challenge: String
+    private enum Admission: Sendable {
+        case allowed(Principal?)
+        case refused(ServerResponse)
+    }
+
+    /// Whether the caller may go on; `then` runs once, at once or from the password pool.
+    private func authenticate(_ access: Access, _ request: ServerRequest, then: @escaping @Sendable (Admission) -> Void) {
+        // Behind a trusted reverse proxy, failed logins count against the client, not the proxy.
+        let remote = ForwardedFor.client(remote: request.remote, header: request.header("X-Forwarded-For"), trusted: trustedProxies)
         switch access {
         case .open:
-            return nil
+            then(.allowed(nil))
         case .user:
-            challenge = "Basic realm=\"pushspool\", charset=\"UTF-8\""
+            let challenge = "Basic realm=\"pushspool\", charset=\"UTF-8\""
             guard let authenticator else {
-                return .error(401, "this server has no app users (http.users_file is not set)", headers: [("WWW-Authenticate", challenge)])
+                return then(.refused(.error(401, "this server has no app users (http.users_file is not set)", headers: [("WWW-Authenticate", challenge)])))
             }
-            decision = authenticator.user(authorization: request.header("Authorization"), remote: request.remote)
+            authenticator.user(authorization: request.header("Authorization"), remote: remote) { decision in
+                then(Self.admission(decision, challenge: challenge))
+            }
         case .service:
-            challenge = "Bearer realm=\"pushspool\""
+            let challenge = "Bearer realm=\"pushspool\""
             guard let authenticator else {
-                return .error(401, "this server has no service tokens (http.tokens_file is not set)", headers: [("WWW-Authenticate", challenge)])
+                return then(.refused(.error(401, "this server has no service tokens (http.tokens_file is not set)", headers: [("WWW-Authenticate", challenge)])))
             }
-            decision = authenticator.service(authorization: request.header("Authorization"), remote: request.remote)
+            then(Self.admission(authenticator.service(authorization: request.header("Authorization"), remote: remote), challenge: challenge))
         }
+    }
+
+    private static func admission(_ decision: AuthDecision, challenge: String) -> Admission {
         switch decision {
-        case .allowed(let p):
-            principal = p
-            return nil
-        case .unauthorized(let why):
-            return .error(401, why, headers: [("WWW-Authenticate", challenge)])
+        case .allowed(let p): .allowed(p)
+        case .unauthorized(let why): .refused(.error(401, why, headers: [("WWW-Authenticate", challenge)]))
         case .throttled(let after):
-            return .error(429, "too many requests: try again in \(after) s", headers: [("Retry-After", String(after))])
+            .refused(.error(429, "too many requests: try again in \(after) s", headers: [("Retry-After", String(after))]))
+        case .busy(let after):
+            .refused(.error(503, "too many logins are being checked: try again in \(after) s", headers: [("Retry-After", String(after))]))
         }
     }
 
