@@ -83,6 +83,8 @@ import PushspoolCore
         ("tags not an array", nil, "fcm", "t", "a", nil, ["tags: must be an array of tags, got string"]),
         ("tag not a string", nil, "fcm", "t", .array(["a", 3]), nil, ["tags[1]: must be a tag string, got number"]),
         ("bad tag", nil, "fcm", "t", .array(["ok", "no way"]), nil, [#"tags[1]: invalid tag "no way" (1-120 characters of A-Z a-z 0-9 _ @ # . : -)"#]),
+        ("61 tags: more than the hub keeps", nil, "fcm", "t", .array((0...60).map { .string("t\($0)") }), nil,
+         ["tags: at most 60 tags a device (what the notification hub keeps), got 61"]),
         ("bad lang", nil, "fcm", "t", nil, "english!", [#"lang: "english!" is not a BCP 47 language tag such as fr, pt-BR or zh-Hant"#]),
         ("several at once", "a/b", "apns", "abc", .array([""]), "x_y",
          [#"id: must not contain "/" (ids appear in URL paths)"#,
