@@ -297,7 +297,15 @@ public final class HTTPExchange: @unchecked Sendable {
         case .pipe(let fd):
             made = MHD_create_response_from_pipe(fd)
         }
-        guard let made else { return MHD_Result.NO }
+        guard let made else {
+            // The descriptor was handed over for the library to close, and it never took it: closed
+            // here (a pipe's writer then gets EPIPE instead of blocking for ever on a full pipe).
+            switch response.body {
+            case .file(let fd, _, _), .pipe(let fd): close(fd)
+            case .bytes: break
+            }
+            return MHD_Result.NO
+        }
         defer { MHD_destroy_response(made) }
         for (name, value) in response.headers { _ = MHD_add_response_header(made, name, value) }
         return MHD_queue_response(connection, UInt32(response.status), made)
