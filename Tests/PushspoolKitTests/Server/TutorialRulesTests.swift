@@ -65,3 +65,29 @@ import Testing
         #expect(try Self.put(c, "alice", aliceID, tags: ["follows_x"]).status == 200)
     }
 }
+
+/// The failed-login throttle behind a reverse proxy: `X-Forwarded-For` names the client only
+/// when the connection comes from `http.trusted_proxies`.
+@Suite(.serialized) struct TrustedProxyTests {
+    static func login(_ c: RawHTTPClient, password: String, forwardedFor: String) throws -> Int {
+        try c.request("POST", "/api/register?handle=\(String(repeating: "e5", count: 32))",
+                      headers: [("Authorization", FrontDoorFiles.basic("alice", password)), ("X-Forwarded-For", forwardedFor)]).status
+    }
+
+    @Test func behindATrustedProxyEachClientHasItsOwnThrottle() throws {
+        let f = try SandboxFrontDoor(httpExtra: #", "trusted_proxies": ["127.0.0.1"]"#)
+        let c = try f.serve.client()
+        for i in 0..<10 { #expect(try Self.login(c, password: "guess-\(i)", forwardedFor: "6.6.6.6, 198.51.100.1") == 401) }
+        #expect(try Self.login(c, password: "guess-x", forwardedFor: "198.51.100.1") == 429)
+        // Another client behind the same proxy is not locked out by the first one's guesses.
+        #expect(try Self.login(c, password: FrontDoorFiles.passwords["alice"]!, forwardedFor: "198.51.100.2") == 200)
+    }
+
+    @Test func fromAnyoneElseTheHeaderIsIgnored() throws {
+        let f = try SandboxFrontDoor()
+        let c = try f.serve.client()
+        for i in 0..<10 { #expect(try Self.login(c, password: "guess-\(i)", forwardedFor: "198.51.100.\(i)") == 401) }
+        // The guesser cannot escape its throttle by naming other addresses.
+        #expect(try Self.login(c, password: FrontDoorFiles.passwords["alice"]!, forwardedFor: "198.51.100.99") == 429)
+    }
+}
