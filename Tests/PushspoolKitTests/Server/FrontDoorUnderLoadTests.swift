@@ -56,6 +56,25 @@ import Glibc
         #expect(f.serve.process.isRunning)
     }
 
+    @Test("a client trickling a request a byte at a time is cut off once the request is late, though never idle")
+    func aTricklingClientIsCutOff() throws {
+        let f = try SandboxFrontDoor(httpExtra: #", "timeout_seconds": 2"#)
+        let c = try RawHTTPClient(port: f.serve.port, timeout: 1)
+        let request = Array("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Slow: \(String(repeating: "a", count: 200))\r\n\r\n".utf8)
+        let started = Date()
+        var cut: Double?
+        // A byte every 0.4 s: the library's inactivity timeout (2 s) alone never fires.
+        for b in request {
+            do { try c.send([b]) } catch { cut = Date().timeIntervalSince(started); break }
+            Thread.sleep(forTimeInterval: 0.4)
+            if Date().timeIntervalSince(started) > 12 { break }
+        }
+        let seconds = try #require(cut, "still connected after \(Date().timeIntervalSince(started)) s")
+        #expect(seconds < 6, "cut after \(seconds) s")
+        // Others are served meanwhile and after.
+        #expect(try f.serve.client().request("GET", "/healthz").status == 200)
+    }
+
     @Test func aDeletedTokensFileRevokesEveryTokenAtTheNextRequest() throws {
         let f = try SandboxFrontDoor()
         let c = try f.serve.client()
