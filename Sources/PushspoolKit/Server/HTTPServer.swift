@@ -17,11 +17,14 @@ import Darwin
 /// that is not there when the handler returns suspends the connection (no polling thread is
 /// held while a job file is fsynced or the registry is written) and resumes it when it comes.
 /// Limits: the request line and headers (`414`/`431`), the body (`413`, before it is read when
-/// `Content-Length` says so), idle and slow clients (`timeoutSeconds`, the library's
-/// inactivity timeout), and open connections (`maxConnections`).
+/// `Content-Length` says so), idle and slow clients (`timeoutSeconds`: the library's
+/// inactivity timeout, and `SlowClientGuard` for a request that trickles in), open connections
+/// (`maxConnections`, `maxConnectionsPerAddress`), and framing that could be read two ways
+/// (`RequestFraming`: `400`, connection closed). The path reaches the handler as sent, for
+/// `RequestPath` to decode; query keys and values arrive decoded.
 public final class HTTPServer: @unchecked Sendable {
-    // @unchecked: `daemon` is written once in `start` (before any callback) and in `stop`; the
-    // rest is immutable or guarded by `inFlight`.
+    // @unchecked: `daemon` and `slowClients` are written once in `start` (before any callback)
+    // and `daemon` in `stop`; the rest is immutable or guarded by `inFlight`.
     public struct Limits: Sendable {
         public var maxBody = 64 << 10
         /// The request target (path and query). Longer ones get `414` from here; past the
