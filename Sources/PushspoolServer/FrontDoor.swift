@@ -36,12 +36,13 @@ public final class FrontDoor: Sendable {
         /// The route's name in the access log and metrics: `PUT /api/register/{id}`.
         public var name: String { "\(method) /\(pattern.joined(separator: "/"))" }
 
-        /// The captured segments, in order, when `segments` fits the pattern.
-        func match(_ segments: [Substring]) -> [String]? {
+        /// The captured segments, in order and as sent (not yet decoded), when `segments` (as
+        /// sent) fits the pattern: fixed segments compare as sent, so a route has one spelling.
+        func match(_ segments: [Substring]) -> [Substring]? {
             guard segments.count == pattern.count else { return nil }
-            var captured: [String] = []
+            var captured: [Substring] = []
             for (p, s) in zip(pattern, segments) {
-                if p.hasPrefix("{") { captured.append(String(s)) } else if p != s { return nil }
+                if p.hasPrefix("{") { captured.append(s) } else if p != s { return nil }
             }
             return captured
         }
@@ -83,11 +84,13 @@ public final class FrontDoor: Sendable {
     private let log: Log
     private let work: DispatchQueue
     private let lanes: RegistryLanes
+    private let trustedProxies: [AddressRange]
 
+    /// `trustedProxies`: reverse proxies whose `X-Forwarded-For` names the client (`http.trusted_proxies`).
     /// `registryConnections`: how many requests the registry serves at once (one SQLite
     /// connection; a PostgreSQL pool's size).
     public init(routes: [Route], authenticator: (any RequestAuthenticator)?, metrics: HTTPMetrics, log: Log,
-                registryConnections: Int = 1,
+                registryConnections: Int = 1, trustedProxies: [AddressRange] = [],
                 work: DispatchQueue = DispatchQueue(label: "pushspool.serve.work", attributes: .concurrent)) {
         self.routes = routes
         self.authenticator = authenticator
@@ -95,26 +98,40 @@ public final class FrontDoor: Sendable {
         self.log = log
         self.work = work
         lanes = RegistryLanes(count: registryConnections)
+        self.trustedProxies = trustedProxies
     }
 
     /// `HTTPServer`'s handler.
     public func handle(_ request: ServerRequest, _ exchange: HTTPExchange) {
-        let segments = request.path.split(separator: "/", omittingEmptySubsequences: true)
+        guard RequestPath.isASCII(request.path) else {
+            exchange.route = "refused"
+            return exchange.respond(.error(400, "path: must be visible ASCII (percent-encode anything else)"))
+        }
+        let segments = RequestPath.segments(request.path) ?? []
         var allowed: [String] = []
         for route in routes {
-            guard let parameters = route.match(segments) else { continue }
+            guard let captured = route.match(segments) else { continue }
             guard route.method == request.method || (route.method == "GET" && request.method == "HEAD") else {
                 allowed.append(route.method)
                 continue
             }
             exchange.route = route.name
-            var principal: Principal?
-            if let refusal = authenticate(route.access, request, &principal) {
-                exchange.respond(refusal)
+            // Each captured segment decoded once and whole; the route applies the identifier rule.
+            let parameters = captured.compactMap(RequestPath.decoded)
+            guard parameters.count == captured.count else {
+                exchange.respond(.error(400, "path: a segment is not percent-encoded UTF-8"))
                 return
             }
-            exchange.principal = principal?.description
-            route.handle(RouteCall(request: request, parameters: parameters, principal: principal, exchange: exchange, work: work, lanes: lanes))
+            let (work, lanes) = (work, lanes)
+            // At once, or from the password pool once a password is checked.
+            authenticate(route.access, request) { decision in
+                switch decision {
+                case .refused(let refusal): exchange.respond(refusal)
+                case .allowed(let principal):
+                    exchange.principal = principal?.description
+                    route.handle(RouteCall(request: request, parameters: parameters, principal: principal, exchange: exchange, work: work, lanes: lanes))
+                }
+            }
             return
         }
         if allowed.isEmpty {
@@ -127,34 +144,43 @@ public final class FrontDoor: Sendable {
         }
     }
 
-    /// nil when the caller may go on (`principal` set), else the refusal.
-    private func authenticate(_ access: Access, _ request: ServerRequest, _ principal: inout Principal?) -> ServerResponse? {
-        let decision: AuthDecision
-        let challenge: String
+    private enum Admission: Sendable {
+        case allowed(Principal?)
+        case refused(ServerResponse)
+    }
+
+    /// Whether the caller may go on; `then` runs once, at once or from the password pool.
+    private func authenticate(_ access: Access, _ request: ServerRequest, then: @escaping @Sendable (Admission) -> Void) {
+        // Behind a trusted reverse proxy, failed logins count against the client, not the proxy.
+        let remote = ForwardedFor.client(remote: request.remote, header: request.header("X-Forwarded-For"), trusted: trustedProxies)
         switch access {
         case .open:
-            return nil
+            then(.allowed(nil))
         case .user:
-            challenge = "Basic realm=\"pushspool\", charset=\"UTF-8\""
+            let challenge = "Basic realm=\"pushspool\", charset=\"UTF-8\""
             guard let authenticator else {
-                return .error(401, "this server has no app users (http.users_file is not set)", headers: [("WWW-Authenticate", challenge)])
+                return then(.refused(.error(401, "this server has no app users (http.users_file is not set)", headers: [("WWW-Authenticate", challenge)])))
             }
-            decision = authenticator.user(authorization: request.header("Authorization"), remote: request.remote)
+            authenticator.user(authorization: request.header("Authorization"), remote: remote) { decision in
+                then(Self.admission(decision, challenge: challenge))
+            }
         case .service:
-            challenge = "Bearer realm=\"pushspool\""
+            let challenge = "Bearer realm=\"pushspool\""
             guard let authenticator else {
-                return .error(401, "this server has no service tokens (http.tokens_file is not set)", headers: [("WWW-Authenticate", challenge)])
+                return then(.refused(.error(401, "this server has no service tokens (http.tokens_file is not set)", headers: [("WWW-Authenticate", challenge)])))
             }
-            decision = authenticator.service(authorization: request.header("Authorization"), remote: request.remote)
+            then(Self.admission(authenticator.service(authorization: request.header("Authorization"), remote: remote), challenge: challenge))
         }
+    }
+
+    private static func admission(_ decision: AuthDecision, challenge: String) -> Admission {
         switch decision {
-        case .allowed(let p):
-            principal = p
-            return nil
-        case .unauthorized(let why):
-            return .error(401, why, headers: [("WWW-Authenticate", challenge)])
+        case .allowed(let p): .allowed(p)
+        case .unauthorized(let why): .refused(.error(401, why, headers: [("WWW-Authenticate", challenge)]))
         case .throttled(let after):
-            return .error(429, "too many requests: try again in \(after) s", headers: [("Retry-After", String(after))])
+            .refused(.error(429, "too many requests: try again in \(after) s", headers: [("Retry-After", String(after))]))
+        case .busy(let after):
+            .refused(.error(503, "too many logins are being checked: try again in \(after) s", headers: [("Retry-After", String(after))]))
         }
     }
 

@@ -50,10 +50,12 @@ public final class FrontDoorServer: Sendable {
         let tutorial = TutorialAPI(registrations: parts.registrations, jobs: jobs, http: http)
         let door = FrontDoor(routes: tutorial.routes + jobs.routes + devices.routes + operations.routes,
                              authenticator: parts.authenticator, metrics: metrics, log: parts.log,
-                             registryConnections: parts.registry.concurrentCalls)
+                             registryConnections: parts.registry.concurrentCalls,
+                             trustedProxies: http.trustedProxies)
         var limits = HTTPServer.Limits()
         limits.timeoutSeconds = http.timeoutSeconds
         limits.maxConnections = http.maxConnections
+        limits.maxConnectionsPerAddress = http.maxConnectionsPerAddress
         server = HTTPServer(limits: limits, tls: parts.tls, handler: door.handle, completed: door.completed)
     }
 

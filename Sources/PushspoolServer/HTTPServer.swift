@@ -18,11 +18,14 @@ import Darwin
 /// that is not there when the handler returns suspends the connection (no polling thread is
 /// held while a job file is fsynced or the registry is written) and resumes it when it comes.
 /// Limits: the request line and headers (`414`/`431`), the body (`413`, before it is read when
-/// `Content-Length` says so), idle and slow clients (`timeoutSeconds`, the library's
-/// inactivity timeout), and open connections (`maxConnections`).
+/// `Content-Length` says so), idle and slow clients (`timeoutSeconds`: the library's
+/// inactivity timeout, and `SlowClientGuard` for a request that trickles in), open connections
+/// (`maxConnections`, `maxConnectionsPerAddress`), and framing that could be read two ways
+/// (`RequestFraming`: `400`, connection closed). The path reaches the handler as sent, for
+/// `RequestPath` to decode; query keys and values arrive decoded.
 public final class HTTPServer: @unchecked Sendable {
-    // @unchecked: `daemon` is written once in `start` (before any callback) and in `stop`; the
-    // rest is immutable or guarded by `inFlight`.
+    // @unchecked: `daemon` and `slowClients` are written once in `start` (before any callback)
+    // and `daemon` in `stop`; the rest is immutable or guarded by `inFlight`.
     public struct Limits: Sendable {
         public var maxBody = 64 << 10
         /// The request target (path and query). Longer ones get `414` from here; past the
@@ -36,6 +39,8 @@ public final class HTTPServer: @unchecked Sendable {
         public var memory = 16 << 10
         public var timeoutSeconds = 30
         public var maxConnections = 4096
+        /// Open connections from one client address at most (the library refuses more at once).
+        public var maxConnectionsPerAddress = 64
         public var threads = max(2, ProcessInfo.processInfo.activeProcessorCount)
         public init() {}
     }
@@ -62,6 +67,8 @@ public final class HTTPServer: @unchecked Sendable {
     private var tlsStrings: (UnsafeMutablePointer<CChar>, UnsafeMutablePointer<CChar>)?
     /// Requests whose answer is being worked out: `stop` waits for them.
     private let inFlight = DispatchGroup()
+    /// Cuts off connections whose request does not arrive whole within `timeoutSeconds`.
+    private var slowClients: SlowClientGuard?
 
     /// `tls`: PEM key and certificate chain, for HTTPS.
     public init(limits: Limits = Limits(), tls: (key: String, cert: String)? = nil,
@@ -88,9 +95,13 @@ public final class HTTPServer: @unchecked Sendable {
         }
         let flags = MHD_USE_AUTO_INTERNAL_THREAD.rawValue | MHD_ALLOW_SUSPEND_RESUME.rawValue
         let me = Unmanaged.passUnretained(self).toOpaque()
+        let guardian = SlowClientGuard(limitSeconds: Double(limits.timeoutSeconds))
+        slowClients = guardian
+        let extra = HTTPServerCallbacks.options(limits, guardian: guardian)
         daemon = cmhd_start(flags, fd, UInt32(limits.threads), UInt32(limits.maxConnections), UInt32(limits.timeoutSeconds),
-                            limits.memory, HTTPServerCallbacks.access, me, HTTPServerCallbacks.completed, me, key, cert)
+                            limits.memory, HTTPServerCallbacks.access, me, HTTPServerCallbacks.completed, me, key, cert, extra)
         guard daemon != nil else {
+            slowClients = nil
             close(fd)
             listenFD = -1
             throw ServerError("cannot start the HTTP server on \(bound)\(tls != nil ? " (is the TLS key or certificate valid PEM?)" : "")")
@@ -107,6 +118,7 @@ public final class HTTPServer: @unchecked Sendable {
         _ = inFlight.wait(timeout: .now() + grace)
         MHD_stop_daemon(daemon)
         self.daemon = nil
+        slowClients?.stop()
         if listenFD >= 0 { close(listenFD) }
         listenFD = -1
         if let (key, cert) = tlsStrings {
@@ -123,7 +135,9 @@ public final class HTTPServer: @unchecked Sendable {
     fileprivate func begin(_ connection: OpaquePointer, url: String, method: String) -> HTTPExchange {
         let exchange = HTTPExchange(server: self, connection: connection, method: method, url: url)
         // What can be refused before the body is read.
-        if url.utf8.count > limits.maxURI {
+        if let problem = RequestFraming.problem(headerLines(connection)) {
+            exchange.early = .error(400, problem, headers: [("Connection", "close")])
+        } else if url.utf8.count > limits.maxURI {
             exchange.early = .error(414, "the request target is longer than \(limits.maxURI) bytes")
         } else if let length = cmhd_header(connection, "Content-Length").map({ String(cString: $0) }),
                   let n = Int(length), n > limits.maxBody {
@@ -132,6 +146,19 @@ public final class HTTPServer: @unchecked Sendable {
             exchange.early = .error(431, "the request headers are larger than \(limits.maxHeaders) bytes")
         }
         return exchange
+    }
+
+    private func headerLines(_ connection: OpaquePointer) -> [(name: String, value: String)] {
+        var lines: [(name: String, value: String)] = []
+        withUnsafeMutablePointer(to: &lines) { p in
+            _ = MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, { cls, _, key, value in
+                guard let key else { return MHD_Result.YES }
+                cls!.assumingMemoryBound(to: [(name: String, value: String)].self).pointee
+                    .append((String(cString: key), value.map { String(cString: $0) } ?? ""))
+                return MHD_Result.YES
+            }, p)
+        }
+        return lines
     }
 
     private func headerBytes(_ connection: OpaquePointer) -> Int {
@@ -147,6 +174,7 @@ public final class HTTPServer: @unchecked Sendable {
     }
 
     fileprivate func dispatch(_ exchange: HTTPExchange, _ connection: OpaquePointer) {
+        slowClients?.arrived(connection)
         inFlight.enter()
         exchange.leaveOnAnswer = true
         handler(exchange.request(connection), exchange)
@@ -154,7 +182,10 @@ public final class HTTPServer: @unchecked Sendable {
 
     fileprivate func answered() { inFlight.leave() }
 
-    fileprivate func finished(_ exchange: HTTPExchange, completed ok: Bool) {
+    fileprivate func slowClientsArrived(_ connection: OpaquePointer) { slowClients?.arrived(connection) }
+
+    fileprivate func finished(_ exchange: HTTPExchange, connection: OpaquePointer?, completed ok: Bool) {
+        if let connection { slowClients?.waiting(connection) }
         completed(Completion(method: exchange.method, route: exchange.route ?? "other", status: exchange.status,
                              seconds: Double(DispatchTime.now().uptimeNanoseconds - exchange.started) / 1e9,
                              principal: exchange.principal, completed: ok))
@@ -224,7 +255,9 @@ public final class HTTPExchange: @unchecked Sendable {
         withUnsafeMutablePointer(to: &query) { p in
             _ = MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, { cls, _, key, value in
                 guard let key else { return MHD_Result.YES }
-                cls!.assumingMemoryBound(to: [String: String].self).pointee[String(cString: key)] = value.map { String(cString: $0) } ?? ""
+                // The library leaves these as sent (see `HTTPServerCallbacks.options`).
+                cls!.assumingMemoryBound(to: [String: String].self).pointee[RequestPath.decodedLeniently(String(cString: key))] =
+                    value.map { RequestPath.decodedLeniently(String(cString: $0)) } ?? ""
                 return MHD_Result.YES
             }, p)
         }
@@ -268,7 +301,15 @@ public final class HTTPExchange: @unchecked Sendable {
         case .pipe(let fd):
             made = MHD_create_response_from_pipe(fd)
         }
-        guard let made else { return MHD_Result.NO }
+        guard let made else {
+            // The descriptor was handed over for the library to close, and it never took it: closed
+            // here (a pipe's writer then gets EPIPE instead of blocking for ever on a full pipe).
+            switch response.body {
+            case .file(let fd, _, _), .pipe(let fd): close(fd)
+            case .bytes: break
+            }
+            return MHD_Result.NO
+        }
         defer { MHD_destroy_response(made) }
         for (name, value) in response.headers { _ = MHD_add_response_header(made, name, value) }
         return MHD_queue_response(connection, UInt32(response.status), made)
@@ -290,6 +331,7 @@ enum HTTPServerCallbacks {
             if let early = exchange.early {
                 // Answered before the body: the library closes the connection after it.
                 exchange.route = "refused"
+                server.slowClientsArrived(connection)
                 return exchange.queue(early, on: connection)
             }
             return MHD_Result.YES
@@ -319,16 +361,49 @@ enum HTTPServerCallbacks {
         return exchange.queue(response, on: connection)
     }
 
-    static let completed: MHD_RequestCompletedCallback = { cls, _, context, termination in
+    static let completed: MHD_RequestCompletedCallback = { cls, connection, context, termination in
         guard let cls, let context, let existing = context.pointee else { return }
         let server = Unmanaged<HTTPServer>.fromOpaque(cls).takeUnretainedValue()
         let exchange = Unmanaged<HTTPExchange>.fromOpaque(existing).takeRetainedValue()
         context.pointee = nil
-        server.finished(exchange, completed: termination == MHD_RequestTerminationCode.REQUEST_TERMINATED_COMPLETED_OK)
+        server.finished(exchange, connection: connection, completed: termination == MHD_RequestTerminationCode.REQUEST_TERMINATED_COMPLETED_OK)
     }
 }
 
 public struct ServerError: Error, Sendable, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
+}
+
+extension HTTPServerCallbacks {
+    /// The daemon's options beyond those `cmhd_start` names (an array ended by `MHD_OPTION_END`):
+    /// - at most `maxConnectionsPerAddress` connections from one address;
+    /// - the library's client discipline where the installed version has one that refuses bare
+    ///   LF line ends (see `cmhd_client_discipline`); `Host` and the framing headers are checked
+    ///   by `RequestFraming` either way, so that the answer is JSON;
+    /// - the path and query left as sent, so that each path segment is decoded once and whole
+    ///   by `RequestPath` (the library's own decoding stops a C string at `%00`);
+    /// - connection notices for `guardian`.
+    static func options(_ limits: HTTPServer.Limits, guardian: SlowClientGuard) -> [MHD_OptionItem] {
+        let unescape: @convention(c) (UnsafeMutableRawPointer?, OpaquePointer?, UnsafeMutablePointer<CChar>?) -> Int = { _, _, s in
+            s.map { strlen($0) } ?? 0
+        }
+        let notify: MHD_NotifyConnectionCallback = { cls, connection, _, code in
+            guard let cls, let connection else { return }
+            let guardian = Unmanaged<SlowClientGuard>.fromOpaque(cls).takeUnretainedValue()
+            if code == MHD_ConnectionNotificationCode.CONNECTION_NOTIFY_STARTED {
+                guardian.opened(connection, fd: cmhd_connection_fd(connection))
+            } else {
+                guardian.closed(connection)
+            }
+        }
+        let me = Unmanaged.passUnretained(guardian).toOpaque()
+        return [
+            MHD_OptionItem(option: MHD_OPTION.PER_IP_CONNECTION_LIMIT, value: limits.maxConnectionsPerAddress, ptr_value: nil),
+            cmhd_client_discipline(),
+            MHD_OptionItem(option: MHD_OPTION.UNESCAPE_CALLBACK, value: unsafeBitCast(unescape, to: Int.self), ptr_value: nil),
+            MHD_OptionItem(option: MHD_OPTION.NOTIFY_CONNECTION, value: unsafeBitCast(notify, to: Int.self), ptr_value: me),
+            MHD_OptionItem(option: MHD_OPTION.END, value: 0, ptr_value: nil),
+        ]
+    }
 }

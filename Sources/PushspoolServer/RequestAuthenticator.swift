@@ -21,6 +21,8 @@ public enum AuthDecision: Sendable, Equatable {
     /// `429` with `Retry-After` (seconds): the principal is over `http.rate_limit_per_minute`, or
     /// its address failed to log in too often.
     case throttled(retryAfter: Int)
+    /// `503` with `Retry-After` (seconds): too many passwords are waiting to be checked.
+    case busy(retryAfter: Int)
 }
 
 /// The seam between the HTTP server and credential checking.
@@ -31,7 +33,9 @@ public enum AuthDecision: Sendable, Equatable {
 /// - Nothing a caller passes in (a header, a password, a token) is ever logged or kept in clear.
 public protocol RequestAuthenticator: Sendable {
     /// An app user: `authorization` is the request's `Authorization` header (`Basic …`) or nil.
-    func user(authorization: String?, remote: String) -> AuthDecision
+    /// `then` runs exactly once, at once or later from another thread (a password is hashed
+    /// away from the server's event threads).
+    func user(authorization: String?, remote: String, then: @escaping @Sendable (AuthDecision) -> Void)
     /// A service: `authorization` is `Bearer <token>` or nil.
     func service(authorization: String?, remote: String) -> AuthDecision
 }

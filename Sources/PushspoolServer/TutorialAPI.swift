@@ -10,7 +10,9 @@ import PushspoolCore
 ///
 /// A device is the user's when its tags hold `username:<user>`. Whoever holds a device's handle
 /// (its push token) may move it to another user, as in the tutorial: `POST /api/register` with
-/// that handle answers a fresh id, and the `PUT` moves the handle there.
+/// that handle answers a fresh id, and the `PUT` moves the handle there (a phone that changes
+/// hands, or whose app signs in as someone else, keeps one registration). With
+/// `http.handles_move_between_users: false` such a `PUT` is refused with `409` instead.
 public struct TutorialAPI: Sendable {
     let registrations: RegistrationService
     let jobs: JobAPI
@@ -69,8 +71,13 @@ public struct TutorialAPI: Sendable {
             guard case .array(let items) = given else {
                 return call.respond(.error(400, "Tags: must be an array of tags, got \(given.typeName)"))
             }
+            // Checked here, by the index the app gave (the list below starts with the user's own tag).
             for (i, item) in items.enumerated() {
-                if let tag = item.stringValue, !mayTag(tag, user: user) {
+                guard let tag = item.stringValue else {
+                    return call.respond(.error(400, "Tags[\(i)]: must be a tag string, got \(item.typeName)"))
+                }
+                if let problem = RegistrationRules.tagProblem(tag) { return call.respond(.error(400, "Tags[\(i)]: \(problem)")) }
+                if !mayTag(tag, user: user) {
                     return call.respond(.error(403, "Tags[\(i)]: \(FrontDoor.printable(tag)) is not a tag an app may set (allowed: \(allowedTags(user)))"))
                 }
                 if item != tags[0] { tags.append(item) }
@@ -84,13 +91,18 @@ public struct TutorialAPI: Sendable {
         }
         call.inRegistryLane {
             do throws(RegistrationError) {
+                let gone = ServerResponse.error(410, "Id: registration id \(FrontDoor.printable(id)) is unknown or gone; ask POST /api/register for a new one")
                 if let existing = try registrations.device(id: id) {
-                    guard existing.tags.contains(Self.ownTag(user)) else {
-                        return .error(403, "Id: device \(FrontDoor.printable(id)) is registered to another user")
-                    }
+                    // Another user's device reads as an unknown id: the answer must not tell that it exists.
+                    guard existing.tags.contains(Self.ownTag(user)) else { return gone }
                 } else if try registrations.reservation(id: id, now: Date()) != user {
                     // Never handed out, handed out to someone else, expired, or removed since.
-                    return .error(410, "Id: registration id \(FrontDoor.printable(id)) is unknown or gone; ask POST /api/register for a new one")
+                    return gone
+                }
+                if !http.handlesMoveBetweenUsers, let holder = try registrations.device(handle: registration.handle),
+                   !holder.tags.contains(Self.ownTag(user)) {
+                    return .error(409, "Handle: registered to another user's device, and this server does not move devices between users "
+                                       + "(http.handles_move_between_users is false)")
                 }
                 let change = try registrations.register(registration, now: Date())
                 if change.hubFailed { return RegistrationAnswers.hubFailure(change) }
@@ -108,11 +120,9 @@ public struct TutorialAPI: Sendable {
         if let problem = Identifier.deviceIDProblem(id) { return call.respond(.error(400, "Id: \(problem)")) }
         call.inRegistryLane {
             do throws(RegistrationError) {
-                guard let device = try registrations.device(id: id) else {
+                // Another user's device reads as no device: the answer must not tell that it exists.
+                guard let device = try registrations.device(id: id), device.tags.contains(Self.ownTag(user)) else {
                     return .error(404, "Id: no device \(FrontDoor.printable(id))")
-                }
-                guard device.tags.contains(Self.ownTag(user)) else {
-                    return .error(403, "Id: device \(FrontDoor.printable(id)) is registered to another user")
                 }
                 guard let change = try registrations.unregister(.id(device.id), now: Date()) else {
                     return .error(404, "Id: no device \(FrontDoor.printable(id))")

@@ -12,6 +12,8 @@ import Darwin
 enum CredentialFile {
     struct Problem: Error, CustomStringConvertible, Sendable {
         var description: String
+        /// The file is not there at all (as opposed to unreadable or refused).
+        var missing = false
     }
 
     struct Contents: Sendable {
@@ -25,8 +27,9 @@ enum CredentialFile {
         let path = url.path
         let fd = open(path, O_RDONLY | O_CLOEXEC)
         guard fd >= 0 else {
-            let why = errno == ENOENT ? "does not exist" : "cannot be read: \(String(cString: strerror(errno)))"
-            throw Problem(description: "\(key): \(path) \(why)")
+            let missing = errno == ENOENT
+            let why = missing ? "does not exist" : "cannot be read: \(String(cString: strerror(errno)))"
+            throw Problem(description: "\(key): \(path) \(why)", missing: missing)
         }
         defer { FileIO.closeDescriptor(fd) }
         var st = stat()
