@@ -46,12 +46,15 @@ enum ServeCommand {
                  [(.listen, bound.description), (.tls, tls == nil ? "off" : "on")])
         // serve's own metrics file (beside the dispatchers' ones, never one of theirs).
         let textfile = MetricsTextfile.forProcess(config, spool: runtime.spool, role: .serve, log: log)
-        let metricsTimer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-        if let textfile {
+        // Made only when there is a file to write: a Dispatch source released while still
+        // suspended (never resumed) traps in libdispatch, which made every stop exit 132.
+        let metricsTimer: (any DispatchSourceTimer)? = textfile.map { textfile in
+            let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
             let interval = Double(config.metrics.intervalSeconds)
-            metricsTimer.schedule(deadline: .now(), repeating: interval, leeway: .milliseconds(100))
-            metricsTimer.setEventHandler { Self.writeMetrics(server, to: textfile, log: log) }
-            metricsTimer.resume()
+            timer.schedule(deadline: .now(), repeating: interval, leeway: .milliseconds(100))
+            timer.setEventHandler { Self.writeMetrics(server, to: textfile, log: log) }
+            timer.resume()
+            return timer
         }
         // A client that goes away mid-listing closes the pipe the listing writes into.
         signal(SIGPIPE, SIG_IGN)
@@ -70,15 +73,21 @@ enum ServeCommand {
             sources.append(source)
         }
         stopped.wait()
-        log.info("stopping: no new connections; answering the requests in progress (at most 10 s)")
-        server.stop(grace: 10)
+        log.info("stopping: no new connections; answering the requests in progress (at most 10 s, then 503)")
+        // Afterwards nothing of serve's touches the registry: it may close.
+        let drained = server.stop(grace: 10)
         if let textfile {
-            metricsTimer.cancel()
+            metricsTimer?.cancel()
             writeMetrics(server, to: textfile, log: log)
         }
         log.info("stopped: \(server.intake.jobsWritten) job files made durable in \(server.intake.groupsWritten) fsync groups")
         hub?.close()
-        registry.close()
+        if drained {
+            registry.close()
+        } else {
+            // Closing it under a running query would crash; every answered change is committed.
+            log.warning("stopped with registry work still running after the grace time; the registry is left to the exit")
+        }
         _ = sources
         return .ok
     }

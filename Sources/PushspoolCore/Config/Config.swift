@@ -213,6 +213,9 @@ public struct HTTPConfig: Sendable {
     public var timeoutSeconds: Int = 30
     /// Open connections at most; further ones are refused until some close.
     public var maxConnections: Int = 4096
+    /// A request not answered within this long gets `503` with `Retry-After` (its connection is
+    /// never left waiting on a slow dependency).
+    public var requestTimeoutSeconds: Int = 10
 
     public init() {}
 }

@@ -2,7 +2,8 @@
 /// Only the values are checked here; `config --check` reads the files.
 extension ConfigParser.Reader {
     static let httpKeys = ["listen", "tls", "users_file", "tokens_file", "users_may_send", "client_tag_prefixes",
-                           "rate_limit_per_minute", "timeout_seconds", "max_connections"]
+                           "rate_limit_per_minute", "timeout_seconds", "max_connections",
+                           "request_timeout_seconds"]
 
     mutating func http(_ h: [String: JSONValue]) -> HTTPConfig {
         var c = HTTPConfig()
@@ -28,6 +29,7 @@ extension ConfigParser.Reader {
         if let n = int(h["rate_limit_per_minute"], "http.rate_limit_per_minute", range: 1...1_000_000) { c.rateLimitPerMinute = n }
         if let n = int(h["timeout_seconds"], "http.timeout_seconds", range: 1...3600) { c.timeoutSeconds = n }
         if let n = int(h["max_connections"], "http.max_connections", range: 1...100_000) { c.maxConnections = n }
+        if let n = int(h["request_timeout_seconds"], "http.request_timeout_seconds", range: 1...3600) { c.requestTimeoutSeconds = n }
         return c
     }
 

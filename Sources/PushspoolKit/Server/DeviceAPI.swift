@@ -113,8 +113,8 @@ public struct DeviceAPI: Sendable {
         _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
         call.respond(ServerResponse(status: 200, headers: [("Content-Type", "application/x-ndjson")], body: .pipe(fd: ends[0])))
         let writer = ends[1]
-        DispatchQueue.global(qos: .utility).async {
-            defer { close(writer) }
+        call.holding { done in DispatchQueue.global(qos: .utility).async {
+            defer { close(writer); done() }
             var buffer: [UInt8] = []
             buffer.reserveCapacity(1 << 16)
             func flush() -> Bool {
@@ -133,7 +133,7 @@ public struct DeviceAPI: Sendable {
                 buffer += JSONValue.object([("error", .string("the listing stopped: the registry failed"))]).encoded() + [0x0A]
                 _ = flush()
             }
-        }
+        } }
     }
 }
 

@@ -11,6 +11,7 @@ public final class FrontDoorServer: Sendable {
     public let metrics: HTTPMetrics
     public let health: HealthCheck
     private let listen: ListenAddress
+    private let door: FrontDoor
 
     public struct Parts: Sendable {
         public var config: Config
@@ -47,17 +48,25 @@ public final class FrontDoorServer: Sendable {
                                        dispatcherTextfile: parts.config.metrics.textfile.map { parts.config.resolve($0).path })
         let devices = DeviceAPI(registrations: parts.registrations, registry: parts.registry)
         let tutorial = TutorialAPI(registrations: parts.registrations, jobs: jobs, http: http)
-        let door = FrontDoor(routes: tutorial.routes + jobs.routes + devices.routes + operations.routes,
+        door = FrontDoor(routes: tutorial.routes + jobs.routes + devices.routes + operations.routes,
                              authenticator: parts.authenticator, metrics: metrics, log: parts.log,
                              registryConnections: (parts.registry as? PostgresRegistry)?.pool.maxConnections ?? 1)
         var limits = HTTPServer.Limits()
         limits.timeoutSeconds = http.timeoutSeconds
         limits.maxConnections = http.maxConnections
+        limits.requestTimeoutSeconds = Double(http.requestTimeoutSeconds)
         server = HTTPServer(limits: limits, tls: parts.tls, handler: door.handle, completed: door.completed)
     }
 
     /// Starts listening; returns the address bound (its port when `http.listen` asked for 0).
     public func start() throws(ServerError) -> ListenAddress { try server.start(listen) }
 
-    public func stop(grace: Double = 10) { server.stop(grace: grace) }
+    /// Stops serving (see `HTTPServer.stop(grace:)`), then waits for the work begun for requests
+    /// (at most `grace` more seconds): afterwards nothing of serve's touches the registry, which
+    /// the caller may close. False when some work was still running.
+    @discardableResult
+    public func stop(grace: Double = 10) -> Bool {
+        server.stop(grace: grace)
+        return door.drain(seconds: grace)
+    }
 }

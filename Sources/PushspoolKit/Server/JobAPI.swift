@@ -55,17 +55,25 @@ public struct JobAPI: Sendable {
                accepted: @escaping @Sendable (String) -> ServerResponse) {
         let status = JobStatus(spool: spool, ownerLeaseSeconds: ownerLeaseSeconds)
         let intake = intake
-        call.work.async {
-            if let existing = status.lookup(id: id) { return call.respond(.json(200, existing)) }
-            intake.submit(bytes, name: "\(id).json") { outcome in
-                switch outcome {
-                case .queued:
-                    call.respond(accepted(id))
-                case .exists:
-                    // Another request with this id got there first.
-                    call.later { status.lookup(id: id).map { .json(200, $0) } ?? accepted(id) }
-                case .failed(let why):
-                    call.respond(.error(503, "the job could not be made durable: \(why)", headers: [("Retry-After", "5")]))
+        call.holding { done in
+            call.work.async {
+                // Answered `503` at its deadline before its turn came: nothing is written.
+                if call.exchange.isAnswered { return done() }
+                if let existing = status.lookup(id: id) {
+                    call.respond(.json(200, existing))
+                    return done()
+                }
+                intake.submit(bytes, name: "\(id).json") { outcome in
+                    switch outcome {
+                    case .queued:
+                        call.respond(accepted(id))
+                    case .exists:
+                        // Another request with this id got there first.
+                        call.later { status.lookup(id: id).map { .json(200, $0) } ?? accepted(id) }
+                    case .failed(let why):
+                        call.respond(.error(503, "the job could not be made durable: \(why)", headers: [("Retry-After", "5")]))
+                    }
+                    done()
                 }
             }
         }
