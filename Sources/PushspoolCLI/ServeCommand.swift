@@ -30,13 +30,23 @@ enum ServeCommand {
             log.warning("http.users_file and http.tokens_file are not set: only /healthz answers; every other route says 401")
         }
         let tls = try tlsPair(http, config)
-        let hub = try HubLink.open(config, spool: runtime.spool)
+        // Hub writes go through a durable queue in the spool, written in the background: a slow
+        // hub never holds up a registration (the registry is the record).
+        let hubStopping = Mutex(false)
+        let hub = try HubLink.open(config, spool: runtime.spool, isStopping: { hubStopping.withLock { $0 } })
         let registry = try runtime.openRegistry(log: log)
+        let hubQueue: HubQueue?
+        do {
+            hubQueue = try hub.map { try HubQueue(spool: runtime.spool, writer: $0.writer, registry: registry, log: log) }
+        } catch {
+            throw CLIError(.ioError, "serve: cannot make the hub queue in the spool (hub/): \(error)")
+        }
+        hubQueue?.start()
         let server: FrontDoorServer
         let bound: ListenAddress
         do {
             server = try FrontDoorServer(.init(config: config, spool: runtime.spool, registry: registry,
-                                               registrations: RegistrationService(registry: registry, hub: hub?.writer),
+                                               registrations: RegistrationService(registry: registry, hub: hub?.writer, hubQueue: hubQueue),
                                                authenticator: authenticator, log: log, tls: tls))
             bound = try server.start()
         } catch {
@@ -81,7 +91,11 @@ enum ServeCommand {
             writeMetrics(server, to: textfile, log: log)
         }
         log.info("stopped: \(server.intake.jobsWritten) job files made durable in \(server.intake.groupsWritten) fsync groups")
+        // Writes to the hub in flight are cut short; what is not written stays in hub/pending/.
+        hubStopping.withLock { $0 = true }
+        hubQueue?.stop()
         hub?.close()
+        hubQueue?.waitForWrites(seconds: 2)
         if drained {
             registry.close()
         } else {
