@@ -13,6 +13,8 @@ import Darwin
 /// files and registry changes and never sends a push; `run` beside it does.
 enum ServeCommand {
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
+        // First: a stop that comes while serve starts is not lost.
+        StopSignals.install()
         // A hub-routed platform's registrations go to the hub too: its credentials must resolve.
         let hubRouted = (try? Runtime.loadConfig(args))?.routes.values.contains("azure") ?? false
         let runtime = try Runtime(args, requireSecrets: hubRouted)
@@ -68,21 +70,12 @@ enum ServeCommand {
         }
         // A client that goes away mid-listing closes the pipe the listing writes into.
         signal(SIGPIPE, SIG_IGN)
-        let stopped = DispatchSemaphore(value: 0)
-        let signals = Mutex(0)
-        var sources: [any DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM, SIGHUP] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler {
-                // A second signal ends it at once: everything answered 2xx is already durable.
-                if signals.withLock({ n in n += 1; return n }) > 1 { exit(0) }
-                stopped.signal()
-            }
-            source.resume()
-            sources.append(source)
+        StopSignals.wait()
+        Thread.detachNewThread {
+            // A second signal ends it at once: everything answered 2xx is already durable.
+            StopSignals.wait()
+            exit(0)
         }
-        stopped.wait()
         log.info("stopping: no new connections; answering the requests in progress (at most 10 s, then 503)")
         // Afterwards nothing of serve's touches the registry: it may close.
         let drained = server.stop(grace: 10)
@@ -102,7 +95,6 @@ enum ServeCommand {
             // Closing it under a running query would crash; every answered change is committed.
             log.warning("stopped with registry work still running after the grace time; the registry is left to the exit")
         }
-        _ = sources
         return .ok
     }
 
