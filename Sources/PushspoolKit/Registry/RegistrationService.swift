@@ -55,26 +55,20 @@ public final class RegistrationService: Sendable {
     private func registerQueued(_ r: Registration, now: Date, queue: HubQueue) throws(RegistrationError) -> RegistrationChange {
         var held: [String] = []
         defer { held.forEach(queue.release) }
-        let device: Device, movedFrom: String?
-        do {
+        let (device, movedFrom) = try Self.failures { () throws -> (Device, String?) in
             if queue.serves(r.platform), let id = r.id.map(Identifier.canonical) {
                 try hold(id, r.platform, queue, &held)
                 if let holder = try registry.device(handle: r.handle), holder.id != id, queue.serves(holder.platform) {
                     try hold(holder.id, holder.platform, queue, &held)
                 }
             }
-            (device, movedFrom) = try registry.upsertReportingMove(r, now: now)
+            let (device, movedFrom) = try registry.upsertReportingMove(r, now: now)
             // A new id (none given), or a move that was not seen before: marked now.
             if queue.serves(device.platform), !held.contains(device.id) { try hold(device.id, device.platform, queue, &held) }
             if let movedFrom, !held.contains(movedFrom), let platform = queue.platforms.min() {
                 try hold(movedFrom, platform, queue, &held)
             }
-        } catch let error as RegistryError {
-            throw RegistrationError(error)
-        } catch let error as RegistrationError {
-            throw error
-        } catch {
-            throw RegistrationError(.other, "\(error)")
+            return (device, movedFrom)
         }
         var change = RegistrationChange(device: device, movedFrom: movedFrom, hub: [])
         change.hubPending = !held.isEmpty
@@ -85,7 +79,7 @@ public final class RegistrationService: Sendable {
     private func unregisterQueued(_ which: Unregistration, queue: HubQueue) throws(RegistrationError) -> RegistrationChange? {
         var held: [String] = []
         defer { held.forEach(queue.release) }
-        do {
+        return try Self.failures { () throws -> RegistrationChange? in
             let device: Device?, removed: Bool
             switch which {
             case .id(let given):
@@ -105,6 +99,13 @@ public final class RegistrationService: Sendable {
             var change = RegistrationChange(device: device, movedFrom: nil, hub: [])
             change.hubPending = !held.isEmpty
             return change
+        }
+    }
+
+    /// `body`'s registry and queue failures as `RegistrationError`s.
+    private static func failures<T>(_ body: () throws -> T) throws(RegistrationError) -> T {
+        do {
+            return try body()
         } catch let error as RegistryError {
             throw RegistrationError(error)
         } catch let error as RegistrationError {

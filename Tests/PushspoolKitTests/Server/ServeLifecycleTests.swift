@@ -92,11 +92,24 @@ import Glibc
         return Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6
     }
 
-    /// The signal's exit: a clean exit 0, not a crash (SIGILL was 132 from a shell).
+    /// The signal's exit: a clean exit 0, not a crash (SIGILL was 132 from a shell). A serve
+    /// still running 15 s later is killed and reported as status -1.
     static func stop(_ serve: ServeProcess, with signal: Int32) -> (reason: Process.TerminationReason, status: Int32) {
         kill(serve.process.processIdentifier, signal)
-        serve.process.waitUntilExit()
+        guard exits(serve.process, within: 15) else { return (.uncaughtSignal, -1) }
         return (serve.process.terminationReason, serve.process.terminationStatus)
+    }
+
+    /// Waits at most `seconds` for `process` to end; kills it (SIGKILL) when it does not.
+    static func exits(_ process: Process, within seconds: Double) -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while process.isRunning, Date() < deadline { usleep(10_000) }
+        if process.isRunning {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+            return false
+        }
+        return true
     }
 
     // MARK: - Item 0: every stop exits 0
@@ -136,8 +149,9 @@ import Glibc
             answered.set(i, a.status)
             return a.status
         }
-        serve.process.waitUntilExit()
+        let exited = Self.exits(serve.process, within: 20)
         let seconds = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        #expect(exited, "serve did not exit within 20 s of SIGTERM")
         #expect(serve.process.terminationReason == .exit && serve.process.terminationStatus == 0, "\(serve.log.suffix(800))")
         #expect(seconds < 12, "stopped after \(seconds) s (grace 10 s)")
         #expect(!serve.log.contains("suspended connections"))
@@ -184,7 +198,8 @@ import Glibc
 
     @Test(.enabled(if: Paths.nodeAvailable))
     func duringAHubOutageOtherRegistrationsStayFast() throws {
-        let (s, _) = try Self.hubSpool(hubArgs: ["hang-installations": "1"])
+        let (s, hub) = try Self.hubSpool(hubArgs: ["hang-installations": "1"])
+        defer { withExtendedLifetime(hub) {} }
         let serve = try s.serve()
         let c = try serve.client()
         let port = serve.port
@@ -196,6 +211,13 @@ import Glibc
         #expect(hubAnswers.allSatisfy { $0 < 1000 }, "hub-routed registrations took \(hubAnswers) ms")
         let pending = try c.request("GET", "/v1/devices/hub-0", headers: Self.auth)
         #expect(pending.status == 200 && (pending.json as? [String: Any])?["hub"] as? String == "pending", "\(pending.text)")
+        // The hub is there and hangs (not refused): its writes are in flight.
+        var hung = 0
+        for _ in 0..<100 where hung == 0 {
+            hung = (hub.state()["installationOps"] as? [String: Any])?["hung"] as? Int ?? 0
+            if hung == 0 { usleep(20_000) }
+        }
+        #expect(hung > 0, "the hub got no installation write")
         // Meanwhile, registrations of a platform no hub keeps.
         var samples: [Double] = []
         for i in 0..<200 {
