@@ -54,10 +54,13 @@ struct ServeRound {
         let fixed = try wrkRun(wrk, url: "http://127.0.0.1:\(nginx.port)/", seconds: seconds, script: nil)
         let register = try wrkRun(wrk, url: "http://127.0.0.1:\(serve.port)", seconds: seconds, script: registerScript(devices: devices, dir: dir))
         let jobs = try wrkRun(wrk, url: "http://127.0.0.1:\(serve.port)", seconds: seconds, script: jobsScript(dir: dir))
-        let fresh = try wrkRun(wrk, url: "http://127.0.0.1:\(serve.port)", seconds: seconds, script: freshLoginScript(dir: dir), connections: 8)
         let rssServe = try residentWith(connections: 1000, port: serve.port, pid: serve.pid, path: "/healthz")
         let rssNginx = try residentWith(connections: 1000, port: nginx.port, pid: nginx.workerPID(), path: "/")
         let groups = serve.stop()
+        // A serve of its own with the fresh-login users (20,000 htpasswd lines, not counted in the RSS above).
+        serve = try Serve(dir: dir.appendingPathComponent("fresh"), registry: nil, devices: 0, freshUsers: freshUsers)
+        let fresh = try wrkRun(wrk, url: "http://127.0.0.1:\(serve.port)", seconds: seconds, script: freshLoginScript(dir: dir), connections: 8)
+        _ = serve.stop()
         var registerPostgres: Load?
         if let postgres {
             serve = try Serve(dir: dir.appendingPathComponent("postgres"), registry: postgres, devices: devices)
@@ -219,12 +222,13 @@ struct ServeRound {
         var pid: pid_t { process.processIdentifier }
         let stderr: Pipe
 
-        init(dir: URL, registry: String?, devices: Int) throws {
+        /// `freshUsers`: users `u0`… (password `s3cret`, bcrypt cost 10), each with a device `fresh-N`.
+        init(dir: URL, registry: String?, devices: Int, freshUsers: Int = 0) throws {
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             let fm = FileManager.default
-            let freshUsers = (0..<ServeRound.freshUsers).map { "u\($0):\(ServeRound.cost10)\n" }.joined()
-            _ = fm.createFile(atPath: dir.appendingPathComponent("users.htpasswd").path, contents: Data((ServeRound.users + freshUsers).utf8),
-                          attributes: [.posixPermissions: 0o600])
+            let fresh = (0..<freshUsers).map { "u\($0):\(ServeRound.cost10)\n" }.joined()
+            _ = fm.createFile(atPath: dir.appendingPathComponent("users.htpasswd").path, contents: Data((ServeRound.users + fresh).utf8),
+                              attributes: [.posixPermissions: 0o600])
             let digest = try measure("/bin/sh", ["-c", "printf '%s' \(ServeRound.token) | sha256sum | cut -d' ' -f1"]).stdout
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             fm.createFile(atPath: dir.appendingPathComponent("tokens.txt").path, contents: Data("bench \(digest)\n".utf8), attributes: [.posixPermissions: 0o600])
@@ -236,7 +240,7 @@ struct ServeRound {
             guard try measure(bin, ["init", "--config", cfg]).status == 0 else { throw BenchError(description: "init failed") }
             // alice's devices (ids dev-N), to be re-registered by the PUTs.
             let lines = (0..<min(devices, 100_000)).map { #"{"id":"dev-\#($0)","platform":"fcm","handle":"tok-\#($0)","tags":["username:alice"]}"# }
-                + (0..<ServeRound.freshUsers).map { #"{"id":"fresh-\#($0)","platform":"fcm","handle":"ftok-\#($0)","tags":["username:u\#($0)"]}"# }
+                + (0..<freshUsers).map { #"{"id":"fresh-\#($0)","platform":"fcm","handle":"ftok-\#($0)","tags":["username:u\#($0)"]}"# }
             let file = dir.appendingPathComponent("devices.jsonl")
             try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
             let imported = try measure(bin, ["import", file.path, "--config", cfg])
