@@ -31,7 +31,7 @@ import Testing
             {"http": {"listen": "[::1]:8443", "tls": {"cert_file": "cert.pem", "key_file": "key.pem"},
                       "users_file": "users.htpasswd", "tokens_file": "env:TOKENS", "users_may_send": false,
                       "client_tag_prefixes": ["follows_", "location_"], "rate_limit_per_minute": 1000000,
-                      "timeout_seconds": 3600, "max_connections": 100000}}
+                      "timeout_seconds": 3600, "max_connections": 100000, "request_timeout_seconds": 3600}}
             """).http)
         #expect(h.listen == "[::1]:8443")
         #expect(h.tlsCertFile == "cert.pem" && h.tlsKeyFile == "key.pem")
@@ -39,6 +39,7 @@ import Testing
         #expect(h.usersMaySend == false)
         #expect(h.clientTagPrefixes == ["follows_", "location_"])
         #expect(h.rateLimitPerMinute == 1_000_000 && h.timeoutSeconds == 3600 && h.maxConnections == 100_000)
+        #expect(h.requestTimeoutSeconds == 3600)
     }
 
     @Test("the README example's section parses (TLS files null: plain HTTP)")
@@ -76,7 +77,7 @@ import Testing
         let p = problems("""
             {"listn": ":80", "tls": {"cert_file": "c.pem", "key_fil": "k.pem"}, "users_file": "", "tokens_file": 7,
              "users_may_send": "yes", "client_tag_prefixes": "follows_", "rate_limit_per_minute": 0,
-             "timeout_seconds": 3601, "max_connections": 100001}
+             "timeout_seconds": 3601, "max_connections": 100001, "request_timeout_seconds": 0}
             """)
         #expect(p == [
             #"http.listn: unknown key (did you mean "listen"?)"#,
@@ -89,6 +90,7 @@ import Testing
             "http.rate_limit_per_minute: must be an integer in 1…1000000",
             "http.timeout_seconds: must be an integer in 1…3600",
             "http.max_connections: must be an integer in 1…100000",
+            "http.request_timeout_seconds: must be an integer in 1…3600",
         ])
         #expect(problems(#"{"tsl": {}}"#) == [#"http.tsl: unknown key (did you mean "tls"?)"#])
         #expect(problems(#"{"tls": {"key_file": "k.pem"}}"#) == ["http.tls: needs both cert_file and key_file (or neither, for plain HTTP)"])

@@ -81,6 +81,7 @@ extension HTTPConfig {
             ("rate_limit_per_minute", .int(Int64(rateLimitPerMinute))),
             ("timeout_seconds", .int(Int64(timeoutSeconds))),
             ("max_connections", .int(Int64(maxConnections))),
+            ("request_timeout_seconds", .int(Int64(requestTimeoutSeconds))),
         ])
     }
 }
