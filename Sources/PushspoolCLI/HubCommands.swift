@@ -17,14 +17,16 @@ struct HubLink {
 
     /// The link for this config, or nil when no platform routes to a hub (nothing to keep in step).
     /// Only then are the hub's credentials needed.
-    static func open(_ config: Config, spool: Spool) throws(CLIError) -> HubLink? {
+    /// `isStopping`: asked before each retry (`serve`'s queue stops retrying when it stops).
+    static func open(_ config: Config, spool: Spool, isStopping: @escaping @Sendable () -> Bool = { false }) throws(CLIError) -> HubLink? {
         let hubRouted = config.routes.contains { $0.value == "azure" }
         guard hubRouted else { return nil }
         var hubOnly = config
         hubOnly.routes = config.routes.filter { $0.value == "azure" }
         for platform in Platform.allCases where hubOnly.routes[platform] == nil { hubOnly.routes[platform] = "sandbox" }
         let routes = try Runtime.makeRoutes(config: hubOnly, spool: spool, log: Log.shared)
-        let writer = InstallationWriter(routes: routes, pool: WorkerPool(concurrency: config.concurrency, policy: config.retry))
+        let writer = InstallationWriter(routes: routes, pool: WorkerPool(concurrency: config.concurrency, policy: config.retry),
+                                        isStopping: isStopping)
         return HubLink(writer: writer, routes: routes)
     }
 

@@ -14,6 +14,8 @@ import Darwin
 /// files and registry changes and never sends a push; `run` beside it does.
 enum ServeCommand {
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
+        // First: a stop that comes while serve starts is not lost.
+        StopSignals.install()
         // A hub-routed platform's registrations go to the hub too: its credentials must resolve.
         let hubRouted = (try? Runtime.loadConfig(args))?.routes.values.contains("azure") ?? false
         let runtime = try Runtime(args, requireSecrets: hubRouted)
@@ -31,13 +33,23 @@ enum ServeCommand {
             log.warning("http.users_file and http.tokens_file are not set: only /healthz answers; every other route says 401")
         }
         let tls = try tlsPair(http, config)
-        let hub = try HubLink.open(config, spool: runtime.spool)
+        // Hub writes go through a durable queue in the spool, written in the background: a slow
+        // hub never holds up a registration (the registry is the record).
+        let hubStopping = Mutex(false)
+        let hub = try HubLink.open(config, spool: runtime.spool, isStopping: { hubStopping.withLock { $0 } })
         let registry = try runtime.openRegistry(log: log)
+        let hubQueue: HubQueue?
+        do {
+            hubQueue = try hub.map { try HubQueue(spool: runtime.spool, writer: $0.writer, registry: registry, log: log) }
+        } catch {
+            throw CLIError(.ioError, "serve: cannot make the hub queue in the spool (hub/): \(error)")
+        }
+        hubQueue?.start()
         let server: FrontDoorServer
         let bound: ListenAddress
         do {
             server = try FrontDoorServer(.init(config: config, spool: runtime.spool, registry: registry,
-                                               registrations: RegistrationService(registry: registry, hub: hub?.writer),
+                                               registrations: RegistrationService(registry: registry, hub: hub?.writer, hubQueue: hubQueue),
                                                authenticator: authenticator, log: log, tls: tls))
             bound = try server.start()
         } catch {
@@ -47,40 +59,43 @@ enum ServeCommand {
                  [(.listen, bound.description), (.tls, tls == nil ? "off" : "on")])
         // serve's own metrics file (beside the dispatchers' ones, never one of theirs).
         let textfile = MetricsTextfile.forProcess(config, spool: runtime.spool, role: .serve, log: log)
-        let metricsTimer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-        if let textfile {
+        // Made only when there is a file to write: a Dispatch source released while still
+        // suspended (never resumed) traps in libdispatch, which made every stop exit 132.
+        let metricsTimer: (any DispatchSourceTimer)? = textfile.map { textfile in
+            let timer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
             let interval = Double(config.metrics.intervalSeconds)
-            metricsTimer.schedule(deadline: .now(), repeating: interval, leeway: .milliseconds(100))
-            metricsTimer.setEventHandler { Self.writeMetrics(server, to: textfile, log: log) }
-            metricsTimer.resume()
+            timer.schedule(deadline: .now(), repeating: interval, leeway: .milliseconds(100))
+            timer.setEventHandler { Self.writeMetrics(server, to: textfile, log: log) }
+            timer.resume()
+            return timer
         }
         // A client that goes away mid-listing closes the pipe the listing writes into.
         signal(SIGPIPE, SIG_IGN)
-        let stopped = DispatchSemaphore(value: 0)
-        let signals = Mutex(0)
-        var sources: [any DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM, SIGHUP] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler {
-                // A second signal ends it at once: everything answered 2xx is already durable.
-                if signals.withLock({ n in n += 1; return n }) > 1 { exit(0) }
-                stopped.signal()
-            }
-            source.resume()
-            sources.append(source)
+        StopSignals.wait()
+        Thread.detachNewThread {
+            // A second signal ends it at once: everything answered 2xx is already durable.
+            StopSignals.wait()
+            exit(0)
         }
-        stopped.wait()
-        log.info("stopping: no new connections; answering the requests in progress (at most 10 s)")
-        server.stop(grace: 10)
+        log.info("stopping: no new connections; answering the requests in progress (at most 10 s, then 503)")
+        // Afterwards nothing of serve's touches the registry: it may close.
+        let drained = server.stop(grace: 10)
         if let textfile {
-            metricsTimer.cancel()
+            metricsTimer?.cancel()
             writeMetrics(server, to: textfile, log: log)
         }
         log.info("stopped: \(server.intake.jobsWritten) job files made durable in \(server.intake.groupsWritten) fsync groups")
+        // Writes to the hub in flight are cut short; what is not written stays in hub/pending/.
+        hubStopping.withLock { $0 = true }
+        hubQueue?.stop()
         hub?.close()
-        registry.close()
-        _ = sources
+        hubQueue?.waitForWrites(seconds: 2)
+        if drained {
+            registry.close()
+        } else {
+            // Closing it under a running query would crash; every answered change is committed.
+            log.warning("stopped with registry work still running after the grace time; the registry is left to the exit")
+        }
         return .ok
     }
 

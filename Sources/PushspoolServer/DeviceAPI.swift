@@ -8,8 +8,10 @@ import Glibc
 import Darwin
 #endif
 
-/// The registry for services (bearer tokens): register, unregister, list and count devices, as
-/// `register`, `unregister` and `devices` do on the host. Services set any tags.
+/// The registry for services (bearer tokens): register, unregister, show, list and count devices,
+/// as `register`, `unregister` and `devices` do on the host. Services set any tags. For a
+/// platform routed to a hub, the answer comes once the registry has the change; the hub's copy
+/// follows in the background (`HubQueue`), and `GET /v1/devices/{id}` says whether it has yet.
 public struct DeviceAPI: Sendable {
     let registrations: RegistrationService
     let registry: any DeviceRegistry
@@ -23,6 +25,7 @@ public struct DeviceAPI: Sendable {
         [
             .init("PUT", "/v1/devices/{id}", .service, upsert),
             .init("DELETE", "/v1/devices/{id}", .service, remove),
+            .init("GET", "/v1/devices/{id}", .service, show),
             .init("GET", "/v1/devices", .service, list),
         ]
     }
@@ -46,6 +49,37 @@ public struct DeviceAPI: Sendable {
                 if change.hubFailed { return RegistrationAnswers.hubFailure(change) }
                 var pairs = change.device.listing
                 pairs.append(("moved_from", change.movedFrom.map(JSONValue.string) ?? .null))
+                if change.hubPending { pairs.append(("hub", "pending")) }
+                return .json(200, .object(pairs))
+            } catch {
+                return RegistrationAnswers.failure(error)
+            }
+        }
+    }
+
+    /// `GET /v1/devices/{id}`: the device as listings show it, and for a hub-routed platform
+    /// `"hub": "written"` once the hub has the registry's last change of it, else `"pending"`
+    /// (with `hub_error`, the last failed attempt's reason, while it is being retried).
+    func show(_ call: FrontDoor.RouteCall) {
+        let id = call.parameters[0]
+        if let problem = Identifier.deviceIDProblem(id) { return call.respond(.error(400, "id: \(problem)")) }
+        call.inRegistryLane {
+            do throws(RegistrationError) {
+                guard let device = try registrations.device(id: id) else {
+                    return .error(404, "id: no device \(FrontDoor.printable(id))")
+                }
+                var pairs = device.listing
+                if let queue = registrations.hubQueue, queue.serves(device.platform) {
+                    switch queue.status(of: device.id) {
+                    case .written:
+                        pairs.append(("hub", "written"))
+                    case .pending(let lastError):
+                        pairs.append(("hub", "pending"))
+                        if let lastError { pairs.append(("hub_error", .string(lastError))) }
+                    }
+                } else if registrations.hub?.serves(device.platform) == true {
+                    pairs.append(("hub", "written"))
+                }
                 return .json(200, .object(pairs))
             } catch {
                 return RegistrationAnswers.failure(error)
@@ -114,8 +148,8 @@ public struct DeviceAPI: Sendable {
         _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
         call.respond(ServerResponse(status: 200, headers: [("Content-Type", "application/x-ndjson")], body: .pipe(fd: ends[0])))
         let writer = ends[1]
-        DispatchQueue.global(qos: .utility).async {
-            defer { close(writer) }
+        call.holding { done in DispatchQueue.global(qos: .utility).async {
+            defer { close(writer); done() }
             var buffer: [UInt8] = []
             buffer.reserveCapacity(1 << 16)
             func flush() -> Bool {
@@ -134,7 +168,7 @@ public struct DeviceAPI: Sendable {
                 buffer += JSONValue.object([("error", .string("the listing stopped: the registry failed"))]).encoded() + [0x0A]
                 _ = flush()
             }
-        }
+        } }
     }
 }
 

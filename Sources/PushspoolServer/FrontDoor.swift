@@ -56,19 +56,36 @@ public final class FrontDoor: Sendable {
         let exchange: HTTPExchange
         let work: DispatchQueue
         let lanes: RegistryLanes
+        /// Work begun for requests: `FrontDoor.drain` waits for it before the registry closes.
+        let busy: DispatchGroup
 
         public func respond(_ response: ServerResponse) { exchange.respond(response) }
 
         /// Works out the answer on the work queue (fsyncs, file reads), never on one of the
-        /// server's threads.
+        /// server's threads. Not begun when the request was answered meanwhile (its deadline).
         public func later(_ answer: @escaping @Sendable () -> ServerResponse) {
-            work.async { self.exchange.respond(answer()) }
+            on(work, answer)
         }
 
         /// Works out the answer in one of the registry's lanes: as many as it has connections,
         /// so requests queue there instead of piling threads onto the connection's lock.
         public func inRegistryLane(_ answer: @escaping @Sendable () -> ServerResponse) {
-            lanes.next().async { self.exchange.respond(answer()) }
+            on(lanes.next(), answer)
+        }
+
+        /// On `queue`, unless the request has been answered (`503` at its deadline) by the time
+        /// its turn comes: a change the caller was told to retry is not applied late.
+        func on(_ queue: DispatchQueue, _ answer: @escaping @Sendable () -> ServerResponse) {
+            queue.async(group: busy) {
+                if self.exchange.isAnswered { return }
+                self.exchange.respond(answer())
+            }
+        }
+
+        /// Counts work that finishes later (a completion) as the request's: `drain` waits for it.
+        func holding(_ body: (_ done: @escaping @Sendable () -> Void) -> Void) {
+            busy.enter()
+            body { [busy] in busy.leave() }
         }
 
         /// The caller's user name (routes with `.user` access always have one).
@@ -85,6 +102,7 @@ public final class FrontDoor: Sendable {
     private let work: DispatchQueue
     private let lanes: RegistryLanes
     private let trustedProxies: [AddressRange]
+    private let busy = DispatchGroup()
 
     /// `trustedProxies`: reverse proxies whose `X-Forwarded-For` names the client (`http.trusted_proxies`).
     /// `registryConnections`: how many requests the registry serves at once (one SQLite
@@ -122,14 +140,15 @@ public final class FrontDoor: Sendable {
                 exchange.respond(.error(400, "path: a segment is not percent-encoded UTF-8"))
                 return
             }
-            let (work, lanes) = (work, lanes)
+            let (work, lanes, busy) = (work, lanes, busy)
             // At once, or from the password pool once a password is checked.
             authenticate(route.access, request) { decision in
                 switch decision {
                 case .refused(let refusal): exchange.respond(refusal)
                 case .allowed(let principal):
                     exchange.principal = principal?.description
-                    route.handle(RouteCall(request: request, parameters: parameters, principal: principal, exchange: exchange, work: work, lanes: lanes))
+                    route.handle(RouteCall(request: request, parameters: parameters, principal: principal, exchange: exchange, work: work,
+                                           lanes: lanes, busy: busy))
                 }
             }
             return
@@ -142,6 +161,12 @@ public final class FrontDoor: Sendable {
             exchange.respond(.error(405, "method \(Self.printable(request.method)) is not allowed here (allowed: \(allowed.joined(separator: ", ")))",
                                     headers: [("Allow", allowed.joined(separator: ", "))]))
         }
+    }
+
+    /// Waits, at most `seconds`, for the work begun for requests (registry writes, job files) to
+    /// end: after the server stopped and before the registry closes. False when some still runs.
+    public func drain(seconds: Double) -> Bool {
+        busy.wait(timeout: .now() + seconds) == .success
     }
 
     private enum Admission: Sendable {

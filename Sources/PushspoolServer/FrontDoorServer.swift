@@ -12,6 +12,7 @@ public final class FrontDoorServer: Sendable {
     public let metrics: HTTPMetrics
     public let health: HealthCheck
     private let listen: ListenAddress
+    private let door: FrontDoor
 
     public struct Parts: Sendable {
         public var config: Config
@@ -41,14 +42,15 @@ public final class FrontDoorServer: Sendable {
         self.listen = listen
         intake = JobIntake(spool: parts.spool)
         metrics = HTTPMetrics()
-        // Bounded below the check's 1 s interval, so a database that does not answer shows at the next check.
-        health = HealthCheck(check: HealthCheck.spoolAndRegistry(spool: parts.spool, registry: RegistryProbe(config: parts.config, timeout: 0.9)))
+        // Bounded below the answer's 1 s lifetime, so a database that does not answer shows at the next probe.
+        health = HealthCheck(check: HealthCheck.spoolAndRegistry(spool: parts.spool, registry: RegistryProbe(config: parts.config, timeout: 0.5),
+                                                                 pooled: parts.registry))
         let jobs = JobAPI(spool: parts.spool, intake: intake, ownerLeaseSeconds: parts.config.ownerLeaseSeconds)
         let operations = OperationsAPI(health: health, metrics: metrics, spool: parts.spool,
                                        dispatcherTextfile: parts.config.metrics.textfile.map { parts.config.resolve($0).path })
         let devices = DeviceAPI(registrations: parts.registrations, registry: parts.registry)
         let tutorial = TutorialAPI(registrations: parts.registrations, jobs: jobs, http: http)
-        let door = FrontDoor(routes: tutorial.routes + jobs.routes + devices.routes + operations.routes,
+        door = FrontDoor(routes: tutorial.routes + jobs.routes + devices.routes + operations.routes,
                              authenticator: parts.authenticator, metrics: metrics, log: parts.log,
                              registryConnections: parts.registry.concurrentCalls,
                              trustedProxies: http.trustedProxies)
@@ -56,11 +58,19 @@ public final class FrontDoorServer: Sendable {
         limits.timeoutSeconds = http.timeoutSeconds
         limits.maxConnections = http.maxConnections
         limits.maxConnectionsPerAddress = http.maxConnectionsPerAddress
+        limits.requestTimeoutSeconds = Double(http.requestTimeoutSeconds)
         server = HTTPServer(limits: limits, tls: parts.tls, handler: door.handle, completed: door.completed)
     }
 
     /// Starts listening; returns the address bound (its port when `http.listen` asked for 0).
     public func start() throws(ServerError) -> ListenAddress { try server.start(listen) }
 
-    public func stop(grace: Double = 10) { server.stop(grace: grace) }
+    /// Stops serving (see `HTTPServer.stop(grace:)`), then waits for the work begun for requests
+    /// (at most `grace` more seconds): afterwards nothing of serve's touches the registry, which
+    /// the caller may close. False when some work was still running.
+    @discardableResult
+    public func stop(grace: Double = 10) -> Bool {
+        server.stop(grace: grace)
+        return door.drain(seconds: grace)
+    }
 }

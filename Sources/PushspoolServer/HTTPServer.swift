@@ -20,12 +20,18 @@ import Darwin
 /// Limits: the request line and headers (`414`/`431`), the body (`413`, before it is read when
 /// `Content-Length` says so), idle and slow clients (`timeoutSeconds`: the library's
 /// inactivity timeout, and `SlowClientGuard` for a request that trickles in), open connections
-/// (`maxConnections`, `maxConnectionsPerAddress`), and framing that could be read two ways
-/// (`RequestFraming`: `400`, connection closed). The path reaches the handler as sent, for
-/// `RequestPath` to decode; query keys and values arrive decoded.
+/// (`maxConnections`, `maxConnectionsPerAddress`), framing that could be read two ways
+/// (`RequestFraming`: `400`, connection closed), and the time a route may take
+/// (`requestTimeoutSeconds`: then `503` with `Retry-After`, and the route's late answer is dropped).
+/// The path reaches the handler as sent, for `RequestPath` to decode; query keys and values
+/// arrive decoded.
+///
+/// Stopping (`stop(grace:)`): no new connection is accepted and no new request is handed to a
+/// route; requests in progress get `grace` seconds to be answered, the rest `503`; only then,
+/// with no connection suspended, is the library stopped.
 public final class HTTPServer: @unchecked Sendable {
     // @unchecked: `daemon` and `slowClients` are written once in `start` (before any callback)
-    // and `daemon` in `stop`; the rest is immutable or guarded by `inFlight`.
+    // and `daemon` in `stop`; the rest is immutable, atomic or guarded by `inFlight` and `pending`.
     public struct Limits: Sendable {
         public var maxBody = 64 << 10
         /// The request target (path and query). Longer ones get `414` from here; past the
@@ -42,6 +48,8 @@ public final class HTTPServer: @unchecked Sendable {
         /// Open connections from one client address at most (the library refuses more at once).
         public var maxConnectionsPerAddress = 64
         public var threads = max(2, ProcessInfo.processInfo.activeProcessorCount)
+        /// A request its route has not answered within this long gets `503` with `Retry-After`.
+        public var requestTimeoutSeconds: Double = 10
         public init() {}
     }
 
@@ -69,6 +77,10 @@ public final class HTTPServer: @unchecked Sendable {
     private let inFlight = DispatchGroup()
     /// Cuts off connections whose request does not arrive whole within `timeoutSeconds`.
     private var slowClients: SlowClientGuard?
+    /// Suspended requests and their deadlines.
+    fileprivate let pending: PendingAnswers
+    /// Set when `stop` begins: a request that comes in after it is answered `503` at once.
+    private let stopping = Atomic<Bool>(false)
 
     /// `tls`: PEM key and certificate chain, for HTTPS.
     public init(limits: Limits = Limits(), tls: (key: String, cert: String)? = nil,
@@ -77,6 +89,10 @@ public final class HTTPServer: @unchecked Sendable {
         self.tls = tls
         self.handler = handler
         self.completed = completed
+        pending = PendingAnswers(timeoutSeconds: limits.requestTimeoutSeconds) { exchange in
+            exchange.respond(.error(503, "the request did not finish within \(Self.seconds(limits.requestTimeoutSeconds)); try again",
+                                    headers: [("Retry-After", "5")]))
+        }
     }
 
     deinit { stop() }
@@ -109,13 +125,21 @@ public final class HTTPServer: @unchecked Sendable {
         return bound
     }
 
-    /// Stops accepting, waits up to `grace` seconds for answers being worked out, then closes
-    /// every connection. Idempotent.
+    /// Stops accepting connections and requests, waits up to `grace` seconds for the answers
+    /// being worked out, answers the rest `503` with `Retry-After`, then closes every connection.
+    /// A route that answers later is ignored (its exchange stays valid). Idempotent.
     public func stop(grace: Double = 10) {
         guard let daemon else { return }
+        stopping.store(true, ordering: .sequentiallyConsistent)
         _ = MHD_quiesce_daemon(daemon)
-        // Suspended connections must be resumed before the library lets go of them.
         _ = inFlight.wait(timeout: .now() + grace)
+        // The library panics when stopped with a connection still suspended: every request
+        // still waiting is answered (which resumes it), and none is suspended after this.
+        for exchange in pending.close() {
+            exchange.respond(Self.stoppingAnswer)
+        }
+        // Requests that were between their route and their suspension answer themselves now.
+        _ = inFlight.wait(timeout: .now() + 2)
         MHD_stop_daemon(daemon)
         self.daemon = nil
         slowClients?.stop()
@@ -177,8 +201,19 @@ public final class HTTPServer: @unchecked Sendable {
         slowClients?.arrived(connection)
         inFlight.enter()
         exchange.leaveOnAnswer = true
+        if stopping.load(ordering: .sequentiallyConsistent) {
+            exchange.route = "stopping"
+            return exchange.respond(Self.stoppingAnswer)
+        }
         handler(exchange.request(connection), exchange)
     }
+
+    /// For requests the server will not finish because it is stopping; the client retries
+    /// elsewhere or later (the connection closes after it).
+    static let stoppingAnswer = ServerResponse.error(503, "the server is stopping; try again",
+                                                     headers: [("Retry-After", "5"), ("Connection", "close")])
+
+    static func seconds(_ s: Double) -> String { s == s.rounded() ? "\(Int(s)) s" : "\(s) s" }
 
     fileprivate func answered() { inFlight.leave() }
 
@@ -204,7 +239,8 @@ public final class HTTPExchange: @unchecked Sendable {
         case sent
     }
 
-    fileprivate unowned let server: HTTPServer
+    /// Strong: a route may answer after the server stopped (the answer is then dropped here).
+    fileprivate let server: HTTPServer
     fileprivate let connection: OpaquePointer
     fileprivate let method: String
     fileprivate let url: String
@@ -214,6 +250,8 @@ public final class HTTPExchange: @unchecked Sendable {
     fileprivate var early: ServerResponse?
     /// True once the handler has it: `stop` waits for its answer.
     fileprivate var leaveOnAnswer = false
+    /// Its entry among the server's pending answers while suspended (0: none).
+    private var pendingID: UInt64 = 0
     fileprivate var status = 0
     private let state = Mutex(State.working)
     /// Set by the route for the access log and metrics: the route's pattern (`PUT /api/register/{id}`)
@@ -228,18 +266,33 @@ public final class HTTPExchange: @unchecked Sendable {
         self.url = url
     }
 
-    /// Gives the answer. The first call counts; later ones are ignored.
+    /// Gives the answer. The first call counts; later ones are ignored (also those that come
+    /// after the deadline's `503` or after the server stopped).
     public func respond(_ response: ServerResponse) {
-        let resume = state.withLock { s -> Bool? in
+        let resume = state.withLock { s -> UInt64? in
             switch s {
-            case .working: s = .answered(response); return false
-            case .suspended: s = .answered(response); return true
+            case .working: s = .answered(response); return 0
+            case .suspended:
+                s = .answered(response)
+                // Under the lock: the server cannot have stopped the library before this resume
+                // (it answers every pending request first, through here).
+                MHD_resume_connection(connection)
+                return pendingID
             case .answered, .sent: return nil
             }
         }
         guard let resume else { return }
-        if resume { MHD_resume_connection(connection) }
+        if resume != 0 { server.pending.remove(resume) }
         if leaveOnAnswer { server.answered() }
+    }
+
+    /// True once an answer was given: work for this request that has not begun yet need not begin.
+    public var isAnswered: Bool {
+        state.withLock { s in
+            if case .working = s { return false }
+            if case .suspended = s { return false }
+            return true
+        }
     }
 
     fileprivate func request(_ connection: OpaquePointer) -> ServerRequest {
@@ -277,6 +330,13 @@ public final class HTTPExchange: @unchecked Sendable {
                 s = .sent
                 return r
             case .working:
+                // The server is stopping: answered now rather than suspended.
+                guard let id = server.pending.add(self) else {
+                    s = .sent
+                    if leaveOnAnswer { server.answered() }
+                    return HTTPServer.stoppingAnswer
+                }
+                pendingID = id
                 // Under the lock: a `respond` from another thread waits until the suspension is
                 // in place, so its resume is never lost.
                 MHD_suspend_connection(connection)

@@ -8,37 +8,86 @@ import Glibc
 import Darwin
 #endif
 
-/// What `GET /healthz` answers: checked once a second on a timer, so that a load balancer's
-/// probes (or a flood of them) cost a lock and never a registry query each.
+/// What `GET /healthz` answers: the check runs when a probe asks and the last answer is older
+/// than `maxAge` (1 s), at most one at a time, and its answer serves every probe of the next
+/// second: a load balancer's probes (or a flood of them) cost a lock each, one check a second at
+/// most, and nothing at all while nobody asks (no timer). A probe that finds the answer stale
+/// waits for the check (suspended, never on a server thread), at most `maxWait` seconds: a check
+/// still running then is itself the answer (the dependency does not answer in time).
 /// Unhealthy: the spool's `tmp/` or `incoming/` cannot be written (permissions, a full disk, a
 /// spool deleted), or the registry does not answer.
-public final class HealthCheck: @unchecked Sendable {   // the timer is only touched in init and deinit
-    private let problem = Mutex<String?>("not checked yet")
-    private let check: @Sendable () -> String?
-    private let timer: any DispatchSourceTimer
-
-    /// `check` returns nil when healthy, else the reason (one sentence, no secret).
-    public init(interval: Double = 1, check: @escaping @Sendable () -> String?) {
-        self.check = check
-        timer = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "pushspool.health", qos: .utility))
-        problem.withLock { $0 = check() }
-        timer.schedule(deadline: .now() + interval, repeating: interval)
-        timer.setEventHandler { [weak self] in
-            guard let self else { return }
-            let now = self.check()
-            self.problem.withLock { $0 = now }
-        }
-        timer.resume()
+public final class HealthCheck: Sendable {
+    private struct State {
+        var problem: String?
+        var checkedAt: UInt64
+        var running = false
+        /// Counts checks: a late answer concerns the check it was armed for only.
+        var round = 0
+        var waiters: [@Sendable (String?) -> Void] = []
     }
 
-    deinit { timer.cancel() }
+    private let state: Mutex<State>
+    private let check: @Sendable () -> String?
+    private let maxAge: UInt64
+    private let maxWait: Double
+    private let queue = DispatchQueue(label: "pushspool.health", qos: .utility)
 
-    /// nil when healthy, else why not.
-    public var currentProblem: String? { problem.withLock { $0 } }
+    /// `check` returns nil when healthy, else the reason (one sentence, no secret).
+    public init(maxAge: Double = 1, maxWait: Double = 1, check: @escaping @Sendable () -> String?) {
+        self.check = check
+        self.maxAge = UInt64(maxAge * 1e9)
+        self.maxWait = maxWait
+        state = Mutex(State(problem: check(), checkedAt: DispatchTime.now().uptimeNanoseconds))
+    }
 
-    /// The usual check of `serve`: the spool's writers' folders and the registry (the probe
-    /// `status` uses too).
-    public static func spoolAndRegistry(spool: Spool, registry: RegistryProbe) -> @Sendable () -> String? {
+    /// nil when healthy, else why not: at once when the last answer is fresh, else after a check.
+    public func answer(_ completion: @escaping @Sendable (String?) -> Void) {
+        let now = DispatchTime.now().uptimeNanoseconds
+        let (fresh, start) = state.withLock { s -> (String??, Int?) in
+            if now &- s.checkedAt < maxAge { return (.some(s.problem), nil) }
+            s.waiters.append(completion)
+            if s.running { return (nil, nil) }
+            s.running = true
+            s.round += 1
+            return (nil, s.round)
+        }
+        if let fresh { return completion(fresh) }
+        guard let round = start else { return }
+        queue.async { [self] in
+            let problem = check()
+            finish(problem)
+        }
+        // A check that hangs: its waiters are answered after `maxWait` (not from `queue`, which
+        // the check holds).
+        DispatchQueue.global(qos: .utility).asyncAfter(deadline: .now() + maxWait) { [self] in
+            let late = state.withLock { s -> [@Sendable (String?) -> Void] in
+                guard s.running, s.round == round else { return [] }
+                defer { s.waiters = [] }
+                return s.waiters
+            }
+            for w in late { w("the health check did not finish within \(maxWait) s") }
+        }
+    }
+
+    private func finish(_ problem: String?) {
+        let waiters = state.withLock { s -> [@Sendable (String?) -> Void] in
+            s.problem = problem
+            s.checkedAt = DispatchTime.now().uptimeNanoseconds
+            s.running = false
+            defer { s.waiters = [] }
+            return s.waiters
+        }
+        for w in waiters { w(problem) }
+    }
+
+    /// The last answer, without checking (for tests and `status`-like callers).
+    public var currentProblem: String? { state.withLock { $0.problem } }
+
+    /// The usual check of `serve`: the spool's writers' folders and the registry. A PostgreSQL
+    /// registry is asked on one of its pooled connections with a short statement timeout; another
+    /// registry through the probe `status` uses.
+    public static func spoolAndRegistry(spool: Spool, registry probe: RegistryProbe,
+                                        pooled: (any DeviceRegistry)? = nil) -> @Sendable () -> String? {
         {
             for folder in [Spool.Folder.tmp, .incoming] {
                 let path = spool.url(folder).path
@@ -50,7 +99,8 @@ public final class HealthCheck: @unchecked Sendable {   // the timer is only tou
             if statvfs(spool.url(.tmp).path, &fs) == 0, fs.f_bavail == 0 {
                 return "spool not writable: its disk is full"
             }
-            return registry.problem().map { "registry unreachable: \($0)" }
+            let problem = if let postgres = pooled as? PostgresRegistry { postgres.ping(timeout: probe.timeout) } else { probe.problem() }
+            return problem.map { "registry unreachable: \($0)" }
         }
     }
 }

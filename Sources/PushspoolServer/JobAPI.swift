@@ -1,4 +1,5 @@
 import PushspoolKit
+import Dispatch
 import Foundation
 import PushspoolCore
 #if canImport(Glibc)
@@ -56,17 +57,25 @@ public struct JobAPI: Sendable {
                accepted: @escaping @Sendable (String) -> ServerResponse) {
         let status = JobStatus(spool: spool, ownerLeaseSeconds: ownerLeaseSeconds)
         let intake = intake
-        call.work.async {
-            if let existing = status.lookup(id: id) { return call.respond(.json(200, existing)) }
-            intake.submit(bytes, name: "\(id).json") { outcome in
-                switch outcome {
-                case .queued:
-                    call.respond(accepted(id))
-                case .exists:
-                    // Another request with this id got there first.
-                    call.later { status.lookup(id: id).map { .json(200, $0) } ?? accepted(id) }
-                case .failed(let why):
-                    call.respond(.error(503, "the job could not be made durable: \(why)", headers: [("Retry-After", "5")]))
+        call.holding { done in
+            call.work.async {
+                // Answered `503` at its deadline before its turn came: nothing is written.
+                if call.exchange.isAnswered { return done() }
+                if let existing = status.lookup(id: id) {
+                    call.respond(.json(200, existing))
+                    return done()
+                }
+                intake.submit(bytes, name: "\(id).json") { outcome in
+                    switch outcome {
+                    case .queued:
+                        call.respond(accepted(id))
+                    case .exists:
+                        // Another request with this id got there first.
+                        call.later { status.lookup(id: id).map { .json(200, $0) } ?? accepted(id) }
+                    case .failed(let why):
+                        call.respond(.error(503, "the job could not be made durable: \(why)", headers: [("Retry-After", "5")]))
+                    }
+                    done()
                 }
             }
         }
@@ -98,26 +107,30 @@ public struct JobAPI: Sendable {
         }
     }
 
-    /// `POST /v1/jobs/{id}/cancel|pause|resume` (`kind` nil: resume).
+    /// Steering requests wait here, one at a time, never on the queue that status, results,
+    /// metrics and submissions use: a burst of them delays only each other.
+    static let steeringQueue = DispatchQueue(label: "pushspool.serve.steering")
+
+    /// `POST /v1/jobs/{id}/cancel|pause|resume` (`kind` nil: resume): `202` once the request is
+    /// durably in `control/`, with `state`, the state the job will reach (a running dispatcher
+    /// acts on it within milliseconds; `GET /v1/jobs/{id}` shows when it has). Nothing waits
+    /// for the dispatcher.
     func steer(_ call: FrontDoor.RouteCall, _ kind: ControlRequest?) {
         guard let id = Self.jobID(call) else { return }
         let steering = JobSteering(spool: spool)
-        call.later {
+        call.on(Self.steeringQueue) {
             do throws(JobSteering.Failure) {
                 if let kind {
                     let placed = try steering.request(kind, id: id)
-                    return .json(200, .object([("id", .string(id)), ("requested", .string(kind.rawValue)),
-                                               ("folder", .string(placed.folder.rawValue)), ("already", .bool(placed.already))]))
+                    return .json(202, .object([("id", .string(id)), ("requested", .string(kind.rawValue)),
+                                               ("folder", .string(placed.folder.rawValue)), ("already", .bool(placed.already)),
+                                               ("state", .string(kind == .pause ? "paused" : "cancelled"))]))
                 }
-                let done = try steering.resume(id: id)
-                let (resumed, pid): (String, Int32?) = switch done.resumed {
-                case .notPaused: ("not_paused", nil)
-                case .acknowledged(let pid): ("acknowledged", pid)
-                case .noDispatcher: ("no_dispatcher", nil)
-                case .unacknowledged(let pid): ("unacknowledged", pid)
-                }
-                return .json(200, .object([("id", .string(id)), ("requested", "resume"), ("folder", .string(done.folder.rawValue)),
-                                           ("resumed", .string(resumed)), ("dispatcher_pid", pid.map { .int(Int64($0)) } ?? .null)]))
+                let done = try steering.requestResume(id: id)
+                let state = done.folder == .active ? "running" : "waiting"
+                return .json(202, .object([("id", .string(id)), ("requested", "resume"), ("folder", .string(done.folder.rawValue)),
+                                           ("resumed", .string(!done.wasPaused ? "not_paused" : done.dispatcher == nil ? "no_dispatcher" : "requested")),
+                                           ("dispatcher_pid", done.dispatcher.map { .int(Int64($0)) } ?? .null), ("state", .string(state))]))
             } catch {
                 switch error.kind {
                 case .unknown: return .error(404, "id: \(error.description)")

@@ -8,6 +8,9 @@ import Glibc
 /// - `GET /healthz`, against nginx's fixed answer;
 /// - `PUT /api/register/{id}` with Basic auth over 64 connections (a registry write each) on
 ///   SQLite, and on PostgreSQL with `--postgres URI`;
+/// - `PUT /api/register/{id}` with a fresh bcrypt cost-10 login on every request (each request
+///   another user: no verified-credential cache hit), over 8 connections: where password
+///   hashing saturates (no target);
 /// - `POST /v1/jobs`: job files made durable (group commit);
 /// - resident memory with 1,000 open keep-alive connections, beside nginx's.
 struct ServeRound {
@@ -20,6 +23,7 @@ struct ServeRound {
     var healthz: Load
     var nginx: Load
     var register: Load
+    var freshLogins: Load
     var registerPostgres: Load?
     var jobs: Load
     var jobsGroups: Int?
@@ -30,6 +34,10 @@ struct ServeRound {
     static let users = "alice:$2y$05$cc0KuBa52pHdqPUyp9Vw9.pL85fwBYfWSzo75MjmHquwsMWW3IUFq\n"
     static let basic = "Basic " + Data("alice:s3cret".utf8).base64EncodedString()
     static let token = "bench-token"
+    /// `s3cret` at bcrypt cost 10, shared by the fresh-login users `u0`… (each user is a cache
+    /// key of its own, so every request runs bcrypt once).
+    static let cost10 = "$2y$10$QcTy.rC1zDNMMPlPWXpZrOKb4SLCIUtAMKTD3HBXU4KPTilUJXenu"
+    static let freshUsers = 20_000
 
     static func run(seconds: Int, devices: Int, postgres: String?) throws -> ServeRound {
         guard let wrk = which("wrk") else { throw BenchError(description: "wrk is not installed (apt-get install wrk)") }
@@ -49,13 +57,17 @@ struct ServeRound {
         let rssServe = try residentWith(connections: 1000, port: serve.port, pid: serve.pid, path: "/healthz")
         let rssNginx = try residentWith(connections: 1000, port: nginx.port, pid: nginx.workerPID(), path: "/")
         let groups = serve.stop()
+        // A serve of its own with the fresh-login users (20,000 htpasswd lines, not counted in the RSS above).
+        serve = try Serve(dir: dir.appendingPathComponent("fresh"), registry: nil, devices: 0, freshUsers: freshUsers)
+        let fresh = try wrkRun(wrk, url: "http://127.0.0.1:\(serve.port)", seconds: seconds, script: freshLoginScript(dir: dir), connections: 8)
+        _ = serve.stop()
         var registerPostgres: Load?
         if let postgres {
             serve = try Serve(dir: dir.appendingPathComponent("postgres"), registry: postgres, devices: devices)
             registerPostgres = try wrkRun(wrk, url: "http://127.0.0.1:\(serve.port)", seconds: seconds, script: registerScript(devices: devices, dir: dir))
             _ = serve.stop()
         }
-        return ServeRound(healthz: healthz, nginx: fixed, register: register, registerPostgres: registerPostgres, jobs: jobs,
+        return ServeRound(healthz: healthz, nginx: fixed, register: register, freshLogins: fresh, registerPostgres: registerPostgres, jobs: jobs,
                           jobsGroups: groups, rssServe: rssServe, rssNginx: rssNginx)
     }
 
@@ -83,6 +95,10 @@ struct ServeRound {
              "\(rate(jobs)) (p99 \(String(format: "%.1f", median(rounds.map { $0.jobs.p99ms }))) ms)",
              groups.isEmpty ? "" : "fsync groups: \(Int(median(groups.map(Double.init))))",
              String(format: "%.2f× nginx's fixed 200", median(rounds.map { $0.jobs.rate / $0.nginx.rate })), "≥ 2000/s", jobs >= 2000 ? "yes" : "no"])
+        let fresh = median(rounds.map { $0.freshLogins.rate })
+        row(["serve: PUT /api/register/{id}, a fresh bcrypt cost-10 login each (no cache hits), 8 connections (p99)",
+             "\(rate(fresh)) (p99 \(String(format: "%.1f", median(rounds.map { $0.freshLogins.p99ms }))) ms, errors \(rounds.map { $0.freshLogins.errors }.max() ?? 0))",
+             "", "", "none (where hashing saturates)", ""])
         let rss = median(rounds.map { Double($0.rssServe) })
         row(["serve RSS with 1000 open connections", mb(rss), "nginx worker " + mb(median(rounds.map { Double($0.rssNginx) })), "",
              "≤ 64 MB", rss <= 64 * 1_048_576 ? "yes" : "no"])
@@ -92,8 +108,8 @@ struct ServeRound {
 
     // MARK: - The load
 
-    static func wrkRun(_ wrk: String, url: String, seconds: Int, script: String?) throws -> Load {
-        var args = ["-t2", "-c64", "-d\(seconds)s", "--latency"]
+    static func wrkRun(_ wrk: String, url: String, seconds: Int, script: String?, connections: Int = 64) throws -> Load {
+        var args = ["-t2", "-c\(connections)", "-d\(seconds)s", "--latency"]
         if let script { args += ["-s", script] }
         let m = try measure(wrk, args + [url])
         guard m.status == 0 else { throw BenchError(description: "wrk failed: \(m.stderr)") }
@@ -126,6 +142,29 @@ struct ServeRound {
               return wrk.format("PUT", "/api/register/dev-" .. i,
                 {["Authorization"] = "\(basic)", ["Content-Type"] = "application/json"},
                 '{"Platform":"fcm","Handle":"tok-' .. i .. '","Tags":["follows_bench"]}')
+            end
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    /// Each request re-registers the device of another of the users `u0`…, with that user's
+    /// Basic credentials: a bcrypt cost-10 check every time.
+    static func freshLoginScript(dir: URL) throws -> String {
+        let path = dir.appendingPathComponent("fresh.lua").path
+        let auths = (0..<freshUsers).map { "\"Basic \(Data("u\($0):s3cret".utf8).base64EncodedString())\"" }.joined(separator: ",\n")
+        try """
+            local auths = {
+            \(auths)
+            }
+            local counter = 1
+            setup = function(thread) thread:set("tid", counter); counter = counter + 1 end
+            local n = 0
+            request = function()
+              n = n + 1
+              local i = (n * 2 + tid) % \(freshUsers)
+              return wrk.format("PUT", "/api/register/fresh-" .. i,
+                {["Authorization"] = auths[i + 1], ["Content-Type"] = "application/json"},
+                '{"Platform":"fcm","Handle":"ftok-' .. i .. '","Tags":["follows_bench"]}')
             end
             """.write(toFile: path, atomically: true, encoding: .utf8)
         return path
@@ -183,10 +222,13 @@ struct ServeRound {
         var pid: pid_t { process.processIdentifier }
         let stderr: Pipe
 
-        init(dir: URL, registry: String?, devices: Int) throws {
+        /// `freshUsers`: users `u0`… (password `s3cret`, bcrypt cost 10), each with a device `fresh-N`.
+        init(dir: URL, registry: String?, devices: Int, freshUsers: Int = 0) throws {
             try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
             let fm = FileManager.default
-            fm.createFile(atPath: dir.appendingPathComponent("users.htpasswd").path, contents: Data(ServeRound.users.utf8), attributes: [.posixPermissions: 0o600])
+            let fresh = (0..<freshUsers).map { "u\($0):\(ServeRound.cost10)\n" }.joined()
+            _ = fm.createFile(atPath: dir.appendingPathComponent("users.htpasswd").path, contents: Data((ServeRound.users + fresh).utf8),
+                              attributes: [.posixPermissions: 0o600])
             let digest = try measure("/bin/sh", ["-c", "printf '%s' \(ServeRound.token) | sha256sum | cut -d' ' -f1"]).stdout
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             fm.createFile(atPath: dir.appendingPathComponent("tokens.txt").path, contents: Data("bench \(digest)\n".utf8), attributes: [.posixPermissions: 0o600])
@@ -199,6 +241,7 @@ struct ServeRound {
             guard try measure(bin, ["init", "--config", cfg]).status == 0 else { throw BenchError(description: "init failed") }
             // alice's devices (ids dev-N), to be re-registered by the PUTs.
             let lines = (0..<min(devices, 100_000)).map { #"{"id":"dev-\#($0)","platform":"fcm","handle":"tok-\#($0)","tags":["username:alice"]}"# }
+                + (0..<freshUsers).map { #"{"id":"fresh-\#($0)","platform":"fcm","handle":"ftok-\#($0)","tags":["username:u\#($0)"]}"# }
             let file = dir.appendingPathComponent("devices.jsonl")
             try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
             let imported = try measure(bin, ["import", file.path, "--config", cfg])

@@ -12,6 +12,8 @@
 //   --max-entity BYTES    bodies above this get 413 (default 65536, the hub's entity limit)
 //   --fail STATUS:N       answer the first N correctly signed sends STATUS (429/5xx) with Retry-After: 1
 //   --fail-installations STATUS:N   the same for installation PUT/DELETE
+//   --hang-installations  never answer installation PUT/DELETE (a hub that hangs); counted in
+//                         state.installationOps.hung
 //
 // Answers: sends 201 + Location (notification id) + TrackingId; installations PUT 200, DELETE 204
 // (404 when there is none); 401 for a bad/expired SAS; 400 BadApiVersion for an api-version the
@@ -32,6 +34,7 @@ const [failStatus, failCount] = String(opt.fail || '0:0').split(':').map(Number)
 let failLeft = failCount;
 const [failInstStatus, failInstCount] = String(opt['fail-installations'] || '0:0').split(':').map(Number);
 let failInstLeft = failInstCount;
+const hangInstallations = Boolean(opt['hang-installations']);
 const writeNow = stateWriter(opt.state);
 // Installation traffic comes by the thousand: its state is written at most every 20 ms (tests
 // poll for it); sends are written before they are answered.
@@ -223,6 +226,12 @@ function answerInstallation(res, status, detail) {
 
 // PUT/DELETE /<hub>/installations/<id>: the installation schema as the hub validates it.
 function installation(req, res, id, body) {
+  if (hangInstallations) {
+    // Read and never answered: the connection stays open until the client gives up.
+    state.installationOps.hung = (state.installationOps.hung || 0) + 1;
+    writeSoon();
+    return;
+  }
   if (failInstLeft > 0) {
     failInstLeft--;
     state.installationOps.failed++;

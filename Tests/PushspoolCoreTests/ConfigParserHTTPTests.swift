@@ -34,7 +34,8 @@ import Testing
                       "client_tag_prefixes": ["follows_", "location_"], "rate_limit_per_minute": 1000000,
                       "timeout_seconds": 3600, "max_connections": 100000, "max_connections_per_address": 0,
                       "trusted_proxies": ["10.0.0.0/8", "192.0.2.7", "2001:db8::/32", "::1"],
-                      "handles_move_between_users": false}}
+                      "handles_move_between_users": false,
+                      "request_timeout_seconds": 3600}}
             """).http)
         #expect(h.listen == "[::1]:8443")
         #expect(h.tlsCertFile == "cert.pem" && h.tlsKeyFile == "key.pem")
@@ -44,6 +45,7 @@ import Testing
         #expect(h.rateLimitPerMinute == 1_000_000 && h.timeoutSeconds == 3600 && h.maxConnections == 100_000)
         #expect(h.maxConnectionsPerAddress == 0 && h.handlesMoveBetweenUsers == false)
         #expect(h.trustedProxies.map(\.description) == ["10.0.0.0/8", "192.0.2.7", "2001:db8::/32", "::1"])
+        #expect(h.requestTimeoutSeconds == 3600)
     }
 
     @Test("the README example's section parses (TLS files null: plain HTTP)")
@@ -82,7 +84,8 @@ import Testing
             {"listn": ":80", "tls": {"cert_file": "c.pem", "key_fil": "k.pem"}, "users_file": "", "tokens_file": 7,
              "users_may_send": "yes", "client_tag_prefixes": "follows_", "rate_limit_per_minute": 0,
              "timeout_seconds": 3601, "max_connections": 100001, "max_connections_per_address": -1,
-             "trusted_proxies": ["10.0.0.0/33", "proxy.example", 7, "::1/129", "10.0.0.1/"], "handles_move_between_users": 1}
+             "trusted_proxies": ["10.0.0.0/33", "proxy.example", 7, "::1/129", "10.0.0.1/"], "handles_move_between_users": 1,
+             "request_timeout_seconds": 0}
             """)
         #expect(p == [
             #"http.listn: unknown key (did you mean "listen"?)"#,
@@ -102,6 +105,7 @@ import Testing
             #"http.trusted_proxies[3]: "::1/129" is not an IP address or CIDR block (such as 10.0.0.0/8 or 2001:db8::/32)"#,
             #"http.trusted_proxies[4]: "10.0.0.1/" is not an IP address or CIDR block (such as 10.0.0.0/8 or 2001:db8::/32)"#,
             "http.handles_move_between_users: must be true or false, got number",
+            "http.request_timeout_seconds: must be an integer in 1…3600",
         ])
         #expect(problems(#"{"tsl": {}}"#) == [#"http.tsl: unknown key (did you mean "tls"?)"#])
         #expect(problems(#"{"tls": {"key_file": "k.pem"}}"#) == ["http.tls: needs both cert_file and key_file (or neither, for plain HTTP)"])

@@ -222,6 +222,9 @@ public struct HTTPConfig: Sendable {
     /// Whether an app user may take over a device registered to another user by registering
     /// its handle (the tutorial's behaviour: whoever holds the push token owns the device).
     public var handlesMoveBetweenUsers: Bool = true
+    /// A request not answered within this long gets `503` with `Retry-After` (its connection is
+    /// never left waiting on a slow dependency).
+    public var requestTimeoutSeconds: Int = 10
 
     public init() {}
 }

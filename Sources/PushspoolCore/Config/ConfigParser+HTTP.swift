@@ -3,7 +3,8 @@
 extension ConfigParser.Reader {
     static let httpKeys = ["listen", "tls", "users_file", "tokens_file", "users_may_send", "client_tag_prefixes",
                            "rate_limit_per_minute", "timeout_seconds", "max_connections", "max_connections_per_address",
-                           "trusted_proxies", "handles_move_between_users"]
+                           "trusted_proxies", "handles_move_between_users",
+                           "request_timeout_seconds"]
 
     mutating func http(_ h: [String: JSONValue]) -> HTTPConfig {
         var c = HTTPConfig()
@@ -34,6 +35,7 @@ extension ConfigParser.Reader {
         }
         if let ranges = addressRanges(h["trusted_proxies"], "http.trusted_proxies") { c.trustedProxies = ranges }
         if let b = bool(h["handles_move_between_users"], "http.handles_move_between_users") { c.handlesMoveBetweenUsers = b }
+        if let n = int(h["request_timeout_seconds"], "http.request_timeout_seconds", range: 1...3600) { c.requestTimeoutSeconds = n }
         return c
     }
 

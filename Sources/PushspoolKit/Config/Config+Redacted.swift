@@ -84,6 +84,7 @@ extension HTTPConfig {
             ("max_connections_per_address", .int(Int64(maxConnectionsPerAddress))),
             ("trusted_proxies", .array(trustedProxies.map { .string($0.description) })),
             ("handles_move_between_users", .bool(handlesMoveBetweenUsers)),
+            ("request_timeout_seconds", .int(Int64(requestTimeoutSeconds))),
         ])
     }
 }

@@ -80,6 +80,25 @@ public struct JobSteering: Sendable {
         return (folder, acknowledged ? .acknowledged(pid: dispatcher.record.pid) : .unacknowledged(pid: dispatcher.record.pid))
     }
 
+    /// A resume that does not wait (`POST /v1/jobs/{id}/resume`): the pause is removed, durably,
+    /// and a running dispatcher is told (the marker it acknowledges when it takes the job up
+    /// again). Returns the job's folder, whether it was paused, and the responding dispatcher's
+    /// pid (nil: none runs, the next `run` takes the job).
+    public func requestResume(id given: String) throws(Failure) -> (folder: Spool.Folder, wasPaused: Bool, dispatcher: Int32?) {
+        let (folder, _, id) = try locate(given)
+        if unlink(controls.url(id, .pause).path) != 0 {
+            if errno == ENOENT { return (folder, false, nil) }
+            throw Failure(kind: .io, description: "cannot remove \(controls.url(id, .pause).path): \(String(cString: strerror(errno)))")
+        }
+        do { try FileIO.syncDirectory(spool.url(.control)) } catch {
+            throw Failure(kind: .io, description: "the resume may not survive a crash: \(error)")
+        }
+        // A stalled dispatcher sees the pause gone when it goes on; no marker for it.
+        guard let dispatcher = DispatcherPresence.running(on: spool).last(where: \.isResponding) else { return (folder, true, nil) }
+        try? controls.writeResumeMarker(id: id)
+        return (folder, true, dispatcher.record.pid)
+    }
+
     /// Polls `condition` every 5 ms for at most `seconds` (an acknowledgement is expected within
     /// milliseconds; a watch of `control/` would cost more to set up than these few checks).
     private static func until(_ seconds: Double, _ condition: () -> Bool) -> Bool {

@@ -6,6 +6,8 @@ public struct RegistrationChange: Sendable {
     public var device: Device
     public var movedFrom: String?
     public var hub: [InstallationWriter.Outcome]
+    /// The hub writes are queued (`HubQueue`), not done yet: `GET /v1/devices/{id}` tells when.
+    public var hubPending = false
 
     public init(device: Device, movedFrom: String?, hub: [InstallationWriter.Outcome]) {
         self.device = device

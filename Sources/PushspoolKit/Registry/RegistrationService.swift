@@ -8,15 +8,19 @@ import PushspoolCore
 /// installation (the local registry stays the record: a hub write that fails is reported in the
 /// change, never undone locally, and `pushspool hub sync` repairs it).
 ///
-/// Thread-safe (the registry and the writer are). Hub writes block the caller until the hub
-/// answered or the retry policy gave up.
+/// Thread-safe (the registry and the writer are). With a `HubQueue` (`serve`), hub writes are
+/// marked durably and written in the background: the caller never waits for the hub. Without
+/// one (the CLI, register jobs), hub writes block the caller until the hub answered or the retry
+/// policy gave up.
 public final class RegistrationService: Sendable {
     public let registry: any DeviceRegistry
     public let hub: InstallationWriter?
+    public let hubQueue: HubQueue?
 
-    public init(registry: any DeviceRegistry, hub: InstallationWriter?) {
+    public init(registry: any DeviceRegistry, hub: InstallationWriter?, hubQueue: HubQueue? = nil) {
         self.registry = registry
         self.hub = hub
+        self.hubQueue = hubQueue
     }
 
     /// Upsert (a nil id reuses the id holding the handle, else a new lowercase UUID; a handle held
@@ -24,6 +28,7 @@ public final class RegistrationService: Sendable {
     /// the old installation first). A reservation of that id is consumed.
     public func register(_ r: Registration, now: Date) throws(RegistrationError) -> RegistrationChange {
         if let (field, message) = r.problem() { throw RegistrationError(.invalid(field: field), "\(field): \(message)") }
+        if let hubQueue { return try registerQueued(r, now: now, queue: hubQueue) }
         let device: Device, movedFrom: String?
         do {
             (device, movedFrom) = try registry.upsertReportingMove(r, now: now)
@@ -41,7 +46,82 @@ public final class RegistrationService: Sendable {
     /// nil: no such device. An id the registry does not know is still deleted on the hub (it may
     /// have been removed locally while the hub was down); its outcome is not reported.
     public func unregister(_ which: Unregistration, now: Date) throws(RegistrationError) -> RegistrationChange? {
-        try removal(which).change
+        if let hubQueue { return try unregisterQueued(which, queue: hubQueue) }
+        return try removal(which).change
+    }
+
+    /// `register` with the hub writes queued: each installation it changes is marked pending
+    /// before the registry changes (the id holding the handle too: a move deletes it on the hub).
+    private func registerQueued(_ r: Registration, now: Date, queue: HubQueue) throws(RegistrationError) -> RegistrationChange {
+        var held: [String] = []
+        defer { held.forEach(queue.release) }
+        let (device, movedFrom) = try Self.failures { () throws -> (Device, String?) in
+            if queue.serves(r.platform), let id = r.id.map(Identifier.canonical) {
+                try hold(id, r.platform, queue, &held)
+                if let holder = try registry.device(handle: r.handle), holder.id != id, queue.serves(holder.platform) {
+                    try hold(holder.id, holder.platform, queue, &held)
+                }
+            }
+            let (device, movedFrom) = try registry.upsertReportingMove(r, now: now)
+            // A new id (none given), or a move that was not seen before: marked now.
+            if queue.serves(device.platform), !held.contains(device.id) { try hold(device.id, device.platform, queue, &held) }
+            if let movedFrom, !held.contains(movedFrom), let platform = queue.platforms.min() {
+                try hold(movedFrom, platform, queue, &held)
+            }
+            return (device, movedFrom)
+        }
+        var change = RegistrationChange(device: device, movedFrom: movedFrom, hub: [])
+        change.hubPending = !held.isEmpty
+        return change
+    }
+
+    /// `unregister` with the hub write queued (an unknown id is still deleted on the hub).
+    private func unregisterQueued(_ which: Unregistration, queue: HubQueue) throws(RegistrationError) -> RegistrationChange? {
+        var held: [String] = []
+        defer { held.forEach(queue.release) }
+        return try Self.failures { () throws -> RegistrationChange? in
+            let device: Device?, removed: Bool
+            switch which {
+            case .id(let given):
+                let id = Identifier.canonical(given)
+                device = try registry.device(id: id)
+                if let platform = device.map(\.platform).flatMap({ queue.serves($0) ? $0 : nil }) ?? (device == nil ? queue.platforms.min() : nil) {
+                    try hold(id, platform, queue, &held)
+                }
+                removed = try registry.remove(id: id)
+                try registry.releaseReservation(id: id)
+            case .handle(let handle):
+                device = try registry.device(handle: handle)
+                if let device, queue.serves(device.platform) { try hold(device.id, device.platform, queue, &held) }
+                removed = try registry.remove(handle: handle)
+            }
+            guard removed, let device else { return nil }
+            var change = RegistrationChange(device: device, movedFrom: nil, hub: [])
+            change.hubPending = !held.isEmpty
+            return change
+        }
+    }
+
+    /// `body`'s registry and queue failures as `RegistrationError`s.
+    private static func failures<T>(_ body: () throws -> T) throws(RegistrationError) -> T {
+        do {
+            return try body()
+        } catch let error as RegistryError {
+            throw RegistrationError(error)
+        } catch let error as RegistrationError {
+            throw error
+        } catch {
+            throw RegistrationError(.other, "\(error)")
+        }
+    }
+
+    private func hold(_ id: String, _ platform: Platform, _ queue: HubQueue, _ held: inout [String]) throws(RegistrationError) {
+        do {
+            try queue.hold(id, platform: platform)
+        } catch {
+            throw RegistrationError(.other, "the hub's queue in the spool could not be written: \(error)")
+        }
+        held.append(id)
     }
 
     /// `unregister`, also giving the hub outcomes when there was no such device here.

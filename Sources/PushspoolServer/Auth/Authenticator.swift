@@ -91,7 +91,7 @@ public final class Authenticator: RequestAuthenticator {
         switch userCheck(authorization: authorization, remote: remote) {
         case .decided(let d): then(d)
         case .verify(let user, let check):
-            if !pool.submit(key: user, { then(check()) }) { then(.busy(retryAfter: 1)) }
+            if !pool.submit(key: user, check, then: then) { then(.busy(retryAfter: 1)) }
         }
     }
 

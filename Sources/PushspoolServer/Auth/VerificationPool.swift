@@ -39,14 +39,18 @@ final class VerificationPool: Sendable {
 
     /// Runs `work` on the pool, or returns false when it is full or `key` holds its share already.
     func submit(key: String? = nil, _ work: @escaping @Sendable () -> Void) -> Bool {
-        let job: @Sendable () -> Void
-        if let key {
-            job = { [self] in
-                work()
-                release(key)
-            }
-        } else {
-            job = work
+        submit(key: key, work, then: { _ in })
+    }
+
+    /// Runs `work` on the pool, then `then` with its result, or returns false when the pool is
+    /// full or `key` holds its share already. `key`'s share is given back before `then` runs,
+    /// so a caller answered by `then` that asks again at once is not refused.
+    func submit<T: Sendable>(key: String?, _ work: @escaping @Sendable () -> T,
+                             then: @escaping @Sendable (T) -> Void) -> Bool {
+        let job: @Sendable () -> Void = { [self] in
+            let result = work()
+            if let key { release(key) }
+            then(result)
         }
         let start = state.withLock { s -> Bool? in
             if let key, s.perKey[key, default: 0] >= perKeyLimit { return nil }

@@ -26,6 +26,7 @@ import PushspoolCore
         #expect(http?["client_tag_prefixes"] == .array([.string("follows_")]))
         #expect(http?["users_may_send"] == .bool(true))
         #expect(http?["max_connections"] == .int(4096))
+        #expect(http?["request_timeout_seconds"] == .int(10))
     }
 
     /// `config --check` shows each HTTP provider's connection cap, the default included; the

@@ -47,6 +47,27 @@ public final class PostgresRegistry: RegistryDatabase {
 
     public func close() { pool.close() }
 
+    /// For `/healthz`: nil when one of the pool's connections answers `SELECT 1` within
+    /// `timeout` seconds (a statement timeout for this statement only; the pool's connection is
+    /// reused, not a new one made per check), else why not (redacted).
+    package func ping(timeout: Double) -> String? {
+        let ms = max(1, Int(timeout * 1000))
+        do {
+            try pool.withConnection(waitingAtMost: timeout) { c in
+                do {
+                    try c.execute("BEGIN; SET LOCAL statement_timeout = \(ms); SELECT 1; COMMIT")
+                } catch {
+                    // Not given back inside a failed transaction.
+                    try? c.execute("ROLLBACK")
+                    throw error
+                }
+            }
+            return nil
+        } catch {
+            return Redaction.scrub(RegistryError.detail(error))
+        }
+    }
+
     /// Creates or migrates the schema at `uri`; returns the versions before and after.
     public static func migrate(uri: String) throws(RegistryError) -> (from: Int, to: Int) {
         let pool = PostgresPool(uri: uri, maxConnections: 1)
