@@ -107,11 +107,13 @@ public struct Message: Sendable, Equatable {
     public var collapseID: String?
     /// Raw per-platform payloads that replace the rendered ones (`payload.apns`, `.fcm`, `.wns`).
     public var overrides: PayloadOverrides
+    /// Push type, Live Activity and the fields only some platforms have.
+    public var native: NativeFields
 
     public init(text: String, from: String? = nil, title: String? = nil, badge: Int? = nil,
                 sound: String? = nil, data: [String: String] = [:], ttlSeconds: Int? = nil,
                 priority: Priority? = nil, collapseID: String? = nil,
-                overrides: PayloadOverrides = PayloadOverrides()) {
+                overrides: PayloadOverrides = PayloadOverrides(), native: NativeFields = NativeFields()) {
         self.text = text
         self.from = from
         self.title = title
@@ -122,6 +124,7 @@ public struct Message: Sendable, Equatable {
         self.priority = priority
         self.collapseID = collapseID
         self.overrides = overrides
+        self.native = native
     }
 
     /// This message with another language's text and title (everything else kept).

@@ -100,18 +100,21 @@ public struct WNSNotification: Sendable, Equatable {
     public var type: String
     /// `X-WNS-TTL`, seconds.
     public var ttlSeconds: Int?
+    /// `X-WNS-Tag` (from `collapse_id`): a newer notification with the same tag replaces it.
+    public var tag: String?
 
     public static let maxPayloadBytes = 5000
 
     public var contentType: String { type == "wns/raw" ? "application/octet-stream" : "text/xml" }
 
-    public init(body: [UInt8], type: String = "wns/toast", ttlSeconds: Int? = nil) {
+    public init(body: [UInt8], type: String = "wns/toast", ttlSeconds: Int? = nil, tag: String? = nil) {
         self.body = body
         var quoted: [UInt8] = []
         JSONValue.writeString(String(decoding: body, as: UTF8.self), into: &quoted)
         bodyAsJSONString = quoted
         self.type = type
         self.ttlSeconds = ttlSeconds
+        self.tag = tag
     }
 }
 

@@ -87,6 +87,7 @@ public final class WNSProvider: PushProvider {
                        ("Content-Type", n.contentType),
                        ("X-WNS-Type", n.type)]
         if let ttl = n.ttlSeconds { headers.append(("X-WNS-TTL", String(ttl))) }
+        if let tag = n.tag { headers.append(("X-WNS-Tag", tag)) }
         return HTTPRequest(method: "POST", url: channel, headers: headers, body: n.body, timeout: 30)
     }
 
