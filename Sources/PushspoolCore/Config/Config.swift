@@ -102,9 +102,17 @@ public struct FCMConfig: Sendable {
 }
 
 public struct WNSConfig: Sendable {
+    /// How pushspool authenticates to WNS: `package` (a Store app's package SID and secret at
+    /// login.live.com, the default) or `entra` (a Windows App SDK app's Microsoft Entra app
+    /// registration: `tenant_id`, the application's client id and a client secret).
+    public enum Auth: String, Sendable { case package, entra }
+    public var auth: Auth = .package
+    /// The Entra tenant (`auth: "entra"` only).
+    public var tenantID: String?
     public var clientID: String
     public var clientSecret: Secret
-    /// Default `https://login.live.com/accesstoken.srf`.
+    /// Default `https://login.live.com/accesstoken.srf`; with Entra,
+    /// `https://login.microsoftonline.com/<tenant_id>/oauth2/v2.0/token`.
     public var tokenEndpoint: String?
     /// Scope for the token request: `notify.windows.com` (classic) or `https://wns.windows.com/.default`.
     public var scope: String?

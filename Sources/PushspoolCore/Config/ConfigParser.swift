@@ -216,12 +216,18 @@ public enum ConfigParser {
                 c.fcm = FCMConfig(serviceAccountFile: required(f["service_account_file"], "providers.fcm.service_account_file"),
                                   endpoint: string(f["endpoint"], "providers.fcm.endpoint"))
             }
-            if let w = object(p["wns"], "providers.wns", allowed: ["client_id", "client_secret", "token_endpoint", "scope", "allowed_hosts", "max_per_second", "max_connections"]) {
+            if let w = object(p["wns"], "providers.wns", allowed: ["auth", "tenant_id", "client_id", "client_secret", "token_endpoint", "scope", "allowed_hosts", "max_per_second", "max_connections"]) {
                 var wns = WNSConfig(clientID: required(w["client_id"], "providers.wns.client_id"),
                                     clientSecret: Secret(required(w["client_secret"], "providers.wns.client_secret")),
                                     tokenEndpoint: string(w["token_endpoint"], "providers.wns.token_endpoint"),
                                     scope: string(w["scope"], "providers.wns.scope"))
                 if let hosts = hostList(w["allowed_hosts"], "providers.wns.allowed_hosts") { wns.allowedHosts = hosts }
+                if let auth = string(w["auth"], "providers.wns.auth") {
+                    if let a = WNSConfig.Auth(rawValue: auth) { wns.auth = a } else {
+                        problem("providers.wns.auth", "must be \"package\" or \"entra\", got \(JSONValue.quoted(auth))")
+                    }
+                }
+                wns.tenantID = string(w["tenant_id"], "providers.wns.tenant_id")
                 c.wns = wns
             }
             if let z = object(p["azure"], "providers.azure", allowed: ["connection_string", "hub", "fcm_format", "api_version", "max_per_second", "max_connections"]) {
