@@ -136,6 +136,11 @@ public struct WebPushConfig: Sendable {
     public var subject: String
     /// Endpoints are used only over https on a host equal to or ending in "." + one of these.
     public var allowedHosts: [String] = WebPushConfig.defaultAllowedHosts
+    /// Which subscriptions get a job with a `url` in WebKit's declarative format
+    /// (`{"web_push":8030,…}`): `auto` Apple's push service (`*.push.apple.com`, Safari 18.4+),
+    /// `always` every subscription, `never` none.
+    public enum Declarative: String, Sendable { case auto, always, never }
+    public var declarative: Declarative = .auto
 
     public init(vapidPrivateKeyFile: String, subject: String, allowedHosts: [String] = WebPushConfig.defaultAllowedHosts) {
         self.vapidPrivateKeyFile = vapidPrivateKeyFile

@@ -241,10 +241,15 @@ public enum ConfigParser {
                 azure.apiVersion = string(z["api_version"], "providers.azure.api_version")
                 c.azure = azure
             }
-            if let w = object(p["webpush"], "providers.webpush", allowed: ["vapid_private_key_file", "subject", "allowed_hosts", "max_per_second", "max_connections"]) {
+            if let w = object(p["webpush"], "providers.webpush", allowed: ["vapid_private_key_file", "subject", "allowed_hosts", "declarative", "max_per_second", "max_connections"]) {
                 var webpush = WebPushConfig(vapidPrivateKeyFile: required(w["vapid_private_key_file"], "providers.webpush.vapid_private_key_file"),
                                             subject: required(w["subject"], "providers.webpush.subject"))
                 if let hosts = hostList(w["allowed_hosts"], "providers.webpush.allowed_hosts") { webpush.allowedHosts = hosts }
+                if let mode = string(w["declarative"], "providers.webpush.declarative") {
+                    if let d = WebPushConfig.Declarative(rawValue: mode) { webpush.declarative = d } else {
+                        problem("providers.webpush.declarative", "must be \"auto\", \"always\" or \"never\", got \(JSONValue.quoted(mode))")
+                    }
+                }
                 c.webpush = webpush
             }
             if let s = object(p["sandbox"], "providers.sandbox", allowed: ["outbox", "max_per_second"]) {

@@ -129,6 +129,9 @@ public struct WebPushNotification: Sendable, Equatable {
     public var urgency: String
     /// `Topic`: a newer message with the same topic replaces an undelivered one.
     public var topic: String?
+    /// The declarative form (`{"web_push":8030,…}`), when the job has a `url` to navigate to;
+    /// the provider sends it to the subscriptions `providers.webpush.declarative` picks.
+    public var declarativePayload: [UInt8]?
 
     /// One aes128gcm record of 4096 bytes (what push services accept) less the 86-byte header
     /// (salt 16, rs 4, idlen 1, keyid 65), the 16-byte tag and the padding delimiter.
@@ -138,10 +141,12 @@ public struct WebPushNotification: Sendable, Equatable {
     /// RFC 8030 §5.4: at most 32 characters of the base64url alphabet.
     public static let maxTopicLength = 32
 
-    public init(payload: [UInt8], ttlSeconds: Int = defaultTTLSeconds, urgency: String = "normal", topic: String? = nil) {
+    public init(payload: [UInt8], ttlSeconds: Int = defaultTTLSeconds, urgency: String = "normal", topic: String? = nil,
+                declarativePayload: [UInt8]? = nil) {
         self.payload = payload
         self.ttlSeconds = ttlSeconds
         self.urgency = urgency
         self.topic = topic
+        self.declarativePayload = declarativePayload
     }
 }

@@ -30,7 +30,8 @@ extension Config {
         if let w = webpush {
             providers.append(("webpush", .object([("vapid_private_key_file", .string(w.vapidPrivateKeyFile)),
                                                   ("subject", .string(w.subject)),
-                                                  ("allowed_hosts", .array(w.allowedHosts.map(JSONValue.string)))])))
+                                                  ("allowed_hosts", .array(w.allowedHosts.map(JSONValue.string))),
+                                                  ("declarative", .string(w.declarative.rawValue))])))
         }
         providers.append(("sandbox", .object([("outbox", .string(resolve(outboxPath).path))])))
         // The rate caps and (for the HTTP providers, default included) the connection caps go
