@@ -104,4 +104,12 @@ import Testing
     func conditionsFCMAccepts(text: String) {
         #expect((try? FCMCondition.topics(in: text).get()) != nil)
     }
+
+    @Test func topicsAndConditionsAreAudiences() throws {
+        #expect(try Self.send(#"{"fcm_topic":"/topics/news","pns":"fcm","message":"m"}"#).audience == .fcmTopic("news"))
+        let c = "'a' in topics && !'b' in topics"
+        #expect(try Self.send(#"{"fcm_condition":"\#(c)","pns":"fcm","message":"m"}"#).audience == .fcmCondition(c))
+        let n = FCMNotification(message: .object([("data", .object([("k", .string("v"))]))]))
+        #expect(String(decoding: n.body(target: "topic", "news"), as: UTF8.self) == #"{"message":{"topic":"news","data":{"k":"v"}}}"#)
+    }
 }

@@ -70,8 +70,9 @@ extension JobParser {
         }
     }
 
-    /// Sending to a topic, a condition or a broadcast channel is not built yet: a well-formed one
-    /// is refused with that reason (after the rules it breaks, which are worth knowing now).
+    /// An audience the service resolves is one request: one platform, one text. Broadcast
+    /// channels are not built yet: a well-formed one is refused with that reason (after the
+    /// rules it breaks, which are worth knowing now).
     private static func checkServiceAudience(_ field: String, _ c: KindContext, problems: inout Problems) {
         if field == "apns_channel" {
             if c.message.native.pushType != .liveactivity {
@@ -83,8 +84,9 @@ extension JobParser {
         }
         if let pns = c.pns, pns != [.fcm] {
             problems.add("pns", "an FCM \(field == "fcm_topic" ? "topic" : "condition") is an FCM audience: pns must be \"fcm\"")
-        } else {
-            problems.add(field, "sending to FCM topics and conditions is not supported yet (see README \"Kinds of push\")")
+        }
+        if c.written.contains("localized") {
+            problems.add("localized", "an FCM topic or condition is one request, so one text: leave localized out")
         }
     }
 

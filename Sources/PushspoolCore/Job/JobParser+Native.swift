@@ -52,26 +52,29 @@ extension JobParser {
         }
     }
 
-    /// `fcm_topic`, `fcm_condition`, `apns_channel`: checked for shape here. Sending to them is
-    /// not built yet, so a well-formed one is refused by `checkKinds` with that reason.
-    static func serviceAudience(_ key: String, _ value: JSONValue, problems: inout Problems) -> Bool {
-        guard let s = string(value, key, problems: &problems) else { return false }
+    /// `fcm_topic`, `fcm_condition`, `apns_channel`: checked for shape here; nil when malformed.
+    /// Broadcast channels are not built yet: a well-formed `apns_channel` is refused by
+    /// `checkKinds` with that reason (and has no audience).
+    static func serviceAudience(_ key: String, _ value: JSONValue, problems: inout Problems) -> (ok: Bool, audience: Audience?) {
+        guard let s = string(value, key, problems: &problems) else { return (false, nil) }
         switch key {
         case "fcm_topic":
+            // FCM's v1 API takes the name without the legacy `/topics/` prefix.
             let name = s.hasPrefix("/topics/") ? String(s.dropFirst(8)) : s
             guard FCMCondition.isValidTopic(name) else {
                 problems.add(key, "invalid topic \(quoted(s)) (expected \(FCMCondition.topicRule))")
-                return false
+                return (false, nil)
             }
+            return (true, .fcmTopic(name))
         case "fcm_condition":
             if case .failure(let problem) = FCMCondition.topics(in: s) {
                 problems.add(problem.field, problem.message)
-                return false
+                return (false, nil)
             }
+            return (true, .fcmCondition(s))
         default:
-            break
+            return (true, nil)
         }
-        return true
     }
 
     private static func liveActivity(_ value: JSONValue, problems: inout Problems) -> LiveActivity? {

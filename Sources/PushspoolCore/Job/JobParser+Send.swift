@@ -39,8 +39,9 @@ extension JobParser {
                     problems.add(key, "not allowed together with \(first.field) (give exactly one of \(audienceList))")
                 }
                 if serviceAudiences.contains(key) {
-                    if serviceAudience(key, value, problems: &problems) { serviceField = key }
-                    audiences.append((key, nil))
+                    let (ok, audience) = serviceAudience(key, value, problems: &problems)
+                    if ok { serviceField = key }
+                    audiences.append((key, audience))
                 } else {
                     audiences.append((key, audience(key, value, problems: &problems)))
                 }

@@ -77,12 +77,17 @@ public struct FCMNotification: Sendable, Equatable {
     }
 
     /// `{"message":{"token":…, …}}`: the request body for one device. The token goes first.
-    public func body(token: String) -> [UInt8] {
+    public func body(token: String) -> [UInt8] { body(target: "token", token) }
+
+    /// `{"message":{"<target>":…, …}}` with `target` one of `token`, `topic`, `condition`.
+    public func body(target: String, _ value: String) -> [UInt8] {
         guard case .object = message else { return [] }
         var out: [UInt8] = []
-        out.reserveCapacity(membersAfterToken.count + token.utf8.count + 32)
-        out.append(contentsOf: #"{"message":{"token":"#.utf8)
-        JSONValue.writeString(token, into: &out)
+        out.reserveCapacity(membersAfterToken.count + value.utf8.count + 32)
+        out.append(contentsOf: #"{"message":{""#.utf8)
+        out.append(contentsOf: target.utf8)
+        out.append(contentsOf: #"":"#.utf8)
+        JSONValue.writeString(value, into: &out)
         out.append(contentsOf: membersAfterToken)
         out.append(UInt8(ascii: "}"))
         out.append(UInt8(ascii: "}"))
