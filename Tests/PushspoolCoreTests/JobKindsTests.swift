@@ -12,9 +12,12 @@ import Testing
     }
 
     static func apns(_ json: String, now: Date = Date(timeIntervalSince1970: 1_764_000_000)) throws -> APNsNotification {
-        guard case .apns(let n) = try PayloadRenderer.render(try send(json).message, for: .apns, now: now) else {
+        let message = try send(json).message
+        guard case .apns(let n) = try PayloadRenderer.render(message, for: .apns, now: now) else {
             throw JobProblem(field: "", message: "not APNs")
         }
+        // What pushspool renders has the shape its push type needs (what the device reads).
+        #expect(APNsPayloadShape.problem(message.native.pushType, try JSONParser.parse(n.payload)) == nil)
         return n
     }
 

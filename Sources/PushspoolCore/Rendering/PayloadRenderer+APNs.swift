@@ -22,6 +22,9 @@ extension PayloadRenderer {
             }
             payload = override
             field = "payload.apns"
+            if let problem = APNsPayloadShape.problem(pushType, override) {
+                throw RenderError(field: field, message: problem)
+            }
             // A silent push (content-available only) must go as `background` with priority 5:
             // APNs rejects priority 10 for it, and `alert` would not match the payload.
             if pushType == .alert, let aps = override["aps"], isContentAvailable(aps["content-available"]),

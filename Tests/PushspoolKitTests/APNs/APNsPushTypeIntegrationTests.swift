@@ -61,16 +61,4 @@ struct APNsPushTypeIntegrationTests {
         #expect(end?["event"] as? String == "end")
         #expect(end?["dismissal-date"] as? Int == 1_893_456_000)
     }
-
-    /// `payload.apns` goes as written: when it does not have the push type's shape, the fake says
-    /// so as the device would (it can fail).
-    @Test func theFakeRefusesAPayloadOfTheWrongShape() throws {
-        let s = try APNsSpool()
-        try s.register(id: "a", handle: APNsSpool.token("0000", 1), tag: "t")
-        s.drop("bad", #"{"id":"bad","to_tag":"t","pns":"apns","push_type":"background","payload":{"apns":{"aps":{"alert":"x"}}}}"#)
-        #expect(try s.runOnce().status == 0)
-        #expect(s.deliveries("bad")["a"]?["reason"] as? String == "PayloadShape")
-        let state = waitForIdle(s.fake, answered: 1)
-        #expect((state["problems"] as? [String])?.first?.hasPrefix("shape: background without content-available") == true)
-    }
 }
