@@ -153,17 +153,10 @@ function handleChannel(req, res, body, name) {
     const doc = parseXML(body.toString('utf8'));
     if (!doc.root) return bad('XML: ' + doc.why);
     if (doc.root.name !== types[type]) return bad('root element ' + doc.root.name);
-    if (type === 'wns/toast') {
+    if (type === 'wns/toast' || type === 'wns/tile') {
       const visual = doc.root.children.find((n) => n.name === 'visual');
       const binding = visual && visual.children.find((n) => n.name === 'binding');
-      if (!binding || !binding.attrs.template) return bad('toast without visual/binding template');
-      template = binding.attrs.template;
-      texts = binding.children.filter((n) => n.name === 'text').map((n) => n.text);
-    }
-    if (type === 'wns/tile') {
-      const visual = doc.root.children.find((n) => n.name === 'visual');
-      const binding = visual && visual.children.find((n) => n.name === 'binding');
-      if (!binding || !binding.attrs.template) return bad('tile without visual/binding template');
+      if (!binding || !binding.attrs.template) return bad(types[type] + ' without visual/binding template');
       template = binding.attrs.template;
       texts = binding.children.filter((n) => n.name === 'text').map((n) => n.text);
     }

@@ -104,20 +104,15 @@ extension JobParser {
                     problems.add(field, "must be start, update or end, got \(quoted(s))")
                     ok = false
                 }
-            case "content_state":
+            case "content_state", "attributes":
+                // The app's own Codable types (ContentState, the ActivityAttributes) decode them.
                 guard case .object = item else {
-                    problems.add(field, "must be an object (the activity's ContentState), got \(item.typeName)")
+                    let what = key == "content_state" ? "the activity's ContentState" : "the activity's attributes"
+                    problems.add(field, "must be an object (\(what)), got \(item.typeName)")
                     ok = false
                     continue
                 }
-                activity.contentState = item
-            case "attributes":
-                guard case .object = item else {
-                    problems.add(field, "must be an object (the activity's attributes), got \(item.typeName)")
-                    ok = false
-                    continue
-                }
-                activity.attributes = item
+                if key == "content_state" { activity.contentState = item } else { activity.attributes = item }
             case "attributes_type":
                 activity.attributesType = string(item, field, problems: &problems)
                 if activity.attributesType == nil { ok = false }
