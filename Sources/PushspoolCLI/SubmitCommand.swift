@@ -84,16 +84,21 @@ enum SubmitCommand {
         defer { registry.close() }
         for platform in send.platforms {
             let route = runtime.config.routes[platform] ?? "sandbox"
-            let count: Int
-            do {
-                count = try registry.count(platforms: [platform], matching: send.audience.tagExpression)
-            } catch {
-                throw CLIError(.ioError, "validate: registry: \(RegistryError.detail(error))")
+            let who: String
+            if let (field, value) = send.audience.serviceTarget {
+                who = "FCM resolves the \(field) \(value) (one request)"
+            } else {
+                let count: Int
+                do {
+                    count = try registry.count(platforms: [platform], matching: send.audience.tagExpression)
+                } catch {
+                    throw CLIError(.ioError, "validate: registry: \(RegistryError.detail(error))")
+                }
+                who = route == "azure"
+                    ? "the hub resolves \(send.audience.hubTags ?? "everyone") (\(count) such devices in the local registry)"
+                    : "\(count) devices"
             }
-            let who = route == "azure"
-                ? "the hub resolves \(send.audience.hubTags ?? "everyone") (\(count) such devices in the local registry)"
-                : "\(count) devices"
-            print("\(path): \(platform.rawValue) via \(route): \(who)")
+            print("\(path): \(platform.rawValue) via \(route): \(TerminalText.escaped(who))")
             for language in [nil] + send.localized.keys.sorted() {
                 let text = language.map { send.message(in: $0) } ?? send.message
                 let payload: String

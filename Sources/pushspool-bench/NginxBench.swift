@@ -54,15 +54,10 @@ struct NginxRound {
         defer { try? FileManager.default.removeItem(at: dir) }
         let setup = try BenchAPNs(dir: dir, devices: max(count, latencyCount))
 
-        let tls = """
-            ssl_certificate \(BenchPaths.fixtures.appendingPathComponent("server.pem").path);
-            ssl_certificate_key \(BenchPaths.fixtures.appendingPathComponent("server-key.pem").path);
-            http2_max_concurrent_streams 1000;
-            """
+        let tls = Self.tls
 
         // Throughput: a fixed 200.
-        let fixed = try Nginx(binary: nginxBinary, dir: dir.appendingPathComponent("nginx-fixed"), listenOptions: "ssl http2",
-                              http: tls, server: "location /3/device/ { return 200; }")
+        let fixed = try Self.fixed(nginxBinary, dir: dir)
         defer { fixed.stop() }
         let worker = fixed.workerPID()
         let ours = try setup.campaign(name: "fixed", port: fixed.port, count: count, concurrency: concurrency, serverPID: worker)
@@ -100,6 +95,19 @@ struct NginxRound {
         let slowCeiling = try setup.h2load(h2load, port: held.port, count: latencyCount, connections: 4, streams: 1000,
                                            serverPID: held.workerPID())
         return NginxRound(pushspool: ours, node: node, h2load: ceiling, latency: slow, latencyH2load: slowCeiling)
+    }
+
+    /// TLS with the test CA's certificate, HTTP/2 with 1,000 streams per connection.
+    static let tls = """
+        ssl_certificate \(BenchPaths.fixtures.appendingPathComponent("server.pem").path);
+        ssl_certificate_key \(BenchPaths.fixtures.appendingPathComponent("server-key.pem").path);
+        http2_max_concurrent_streams 1000;
+        """
+
+    /// nginx answering every `POST /3/device/…` with a fixed 200.
+    static func fixed(_ binary: String, dir: URL) throws -> Nginx {
+        try Nginx(binary: binary, dir: dir.appendingPathComponent("nginx-fixed"), listenOptions: "ssl http2",
+                  http: tls, server: "location /3/device/ { return 200; }")
     }
 
     /// Reads nginx's access log once it is flushed (nginx writes its buffer on reopen, USR1).
@@ -193,9 +201,10 @@ struct BenchAPNs {
         try lines.write(to: devicesFile, atomically: true, encoding: .utf8)
     }
 
-    /// `init`, `import` of the first `count` devices, `submit`, then `pushspool run --once`
+    /// `init`, `import` of the first `count` devices, `submit` (or `job`, a job file with id
+    /// `bench` to the tag `bench`, dropped into `incoming/`), then `pushspool run --once`
     /// measured; the result log read back.
-    func campaign(name: String, port: Int, count: Int, concurrency: Int, serverPID: pid_t) throws -> NginxRound.Campaign {
+    func campaign(name: String, port: Int, count: Int, concurrency: Int, serverPID: pid_t, job: String? = nil) throws -> NginxRound.Campaign {
         let config = dir.appendingPathComponent("\(name).json")
         let spool = dir.appendingPathComponent("spool-\(name)").path
         try """
@@ -213,8 +222,13 @@ struct BenchAPNs {
         guard try measure(binary, ["init"] + common).status == 0 else { throw BenchError(description: "init failed") }
         let imported = try measure(binary, ["import"] + common + [devices.path])
         guard imported.status == 0 else { throw BenchError(description: "import failed: \(imported.stderr)") }
-        let submitted = try measure(binary, ["submit"] + common + ["--to-tag", "bench", "--pns", "apns", "--message", "hello", "--from", "bench", "--id", "bench"])
-        guard submitted.status == 0 else { throw BenchError(description: "submit failed: \(submitted.stderr)") }
+        if let job {
+            try job.write(toFile: spool + "/tmp/bench.json", atomically: false, encoding: .utf8)
+            guard rename(spool + "/tmp/bench.json", spool + "/incoming/bench.json") == 0 else { throw BenchError(description: "rename failed") }
+        } else {
+            let submitted = try measure(binary, ["submit"] + common + ["--to-tag", "bench", "--pns", "apns", "--message", "hello", "--from", "bench", "--id", "bench"])
+            guard submitted.status == 0 else { throw BenchError(description: "submit failed: \(submitted.stderr)") }
+        }
         let cpu0 = processCPUSeconds(serverPID)
         let run = try measure(binary, ["run", "--once"] + common)
         let server = (processCPUSeconds(serverPID) - cpu0) / Double(count) * 1e6

@@ -3,6 +3,11 @@
 //   410a… 410 Unregistered, timestamp = now (ms)        410b… 410 Unregistered, timestamp 1 h ago
 //   410e… 410 ExpiredToken                               400b… 400 BadDeviceToken
 //   400d… 400 DeviceTokenNotForTopic                     400e… 400 an unknown reason (NewAppleReason)
+// Before that it checks what Apple checks: the topic is --topic plus the push type's suffix
+// (.voip, .push-type.liveactivity, …), background is priority 5, the size is within 4096 bytes
+// (5120 for voip), and the payload has the shape the push type needs (content-available,
+// content-changed, ActivityKit's keys): a shape the device would drop is answered 400 PayloadShape.
+// stats.deliveredByPushType counts the 200s per apns-push-type.
 //   503f… 503 ServiceUnavailable once, then 200          500f… 500 InternalServerError once, then 200
 //   429f… 429 TooManyRequests once, then 200             429a… always 429 TooManyRequests
 //   503c… 503 Shutdown once, then 200                    anything else: 200
@@ -51,7 +56,7 @@ const writeState = stateWriter(a.state);
 const stats = {
   requests: 0, answered: 0, byStatus: {}, byReason: {}, tlsConnections: 0, sessions: 0, closedSessions: 0, openSessions: 0,
   nonH2Rejected: 0, goawaysSent: 0, refusedAfterGoaway: 0, refused: 0, resets: 0, jwts: 0, badJWTs: 0, tokensDelivered: 0, duplicateDeliveries: 0,
-  maxStreamsOpen: 0, maxOpenSessions: 0, streamsPerSession: [], perToken: {}, lastHeaders: {}, problems: [],
+  maxStreamsOpen: 0, maxOpenSessions: 0, streamsPerSession: [], perToken: {}, lastHeaders: {}, problems: [], deliveredByPushType: {},
   arrivals: { first: null, last: null, perSecond: {} },
 };
 const jwtCache = new Map();          // jwt -> verdict (each distinct token is verified once)
@@ -87,7 +92,42 @@ jwtCache.iatOf = (jwt) => {
   try { return JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url')).iat; } catch (e) { return 0; }
 };
 
-const pushTypes = new Set(['alert', 'background', 'voip', 'location', 'complication', 'fileprovider', 'mdm', 'liveactivity', 'pushtotalk']);
+// Each push type's topic: the bundle id, or the bundle id with Apple's suffix for the type.
+const topicSuffix = { alert: '', background: '', voip: '.voip', location: '.location-query', complication: '.complication',
+  fileprovider: '.pushkit.fileprovider', mdm: '', liveactivity: '.push-type.liveactivity', pushtotalk: '.voip-ptt',
+  widgets: '.push-type.widgets' };
+const pushTypes = new Set(Object.keys(topicSuffix));
+
+// What the device would drop (Apple answers 200 and the notification goes nowhere: "Unable to
+// decode content state"), answered here as 400 PayloadShape so that a test sees it; null when fine.
+function shapeProblem(pushType, p) {
+  const aps = p.aps;
+  if (typeof aps !== 'object' || aps === null || Array.isArray(aps)) return 'aps is not an object';
+  const alerting = aps.alert !== undefined || aps.sound !== undefined || aps.badge !== undefined;
+  switch (pushType) {
+    case 'background':
+      if (aps['content-available'] !== 1) return 'background without content-available: 1';
+      if (alerting) return 'background with alert, sound or badge';
+      return null;
+    case 'widgets':
+      if (aps['content-changed'] !== true) return 'widgets without content-changed: true';
+      return null;
+    case 'liveactivity': {
+      const ev = aps.event;
+      if (!['start', 'update', 'end'].includes(ev)) return 'liveactivity without event start|update|end';
+      if (!Number.isInteger(aps.timestamp)) return 'liveactivity without an integer timestamp';
+      const state = aps['content-state'];
+      if ((ev === 'start' || ev === 'update') && (typeof state !== 'object' || state === null || Array.isArray(state))) return ev + ' without content-state';
+      if (aps['dismissal-date'] !== undefined && ev !== 'end') return 'dismissal-date outside end';
+      for (const k of ['stale-date', 'dismissal-date']) if (aps[k] !== undefined && !Number.isInteger(aps[k])) return k + ' not UNIX seconds';
+      if (ev === 'start' && (typeof aps['attributes-type'] !== 'string' || typeof aps.attributes !== 'object' || aps.alert === undefined)) return 'start without attributes-type, attributes and alert';
+      if (ev !== 'start' && (aps['attributes-type'] !== undefined || aps.attributes !== undefined)) return 'attributes outside start';
+      return null;
+    }
+    default:
+      return null;
+  }
+}
 
 // What Apple checks before looking at the token's state; returns [status, reason] or null.
 function validate(h, token, body) {
@@ -97,9 +137,11 @@ function validate(h, token, body) {
   const auth = checkJWT(h['authorization']);
   if (auth) return [403, auth];
   if (!h['apns-topic']) return [400, 'MissingTopic'];
-  if (h['apns-topic'] !== topic) return [400, 'DeviceTokenNotForTopic'];
   const pushType = h['apns-push-type'] || 'alert';
   if (!pushTypes.has(pushType)) return [400, 'InvalidPushType'];
+  // A token of one kind answers only to its push type's topic (a VoIP token under the bundle id
+  // is not for that topic).
+  if (h['apns-topic'] !== topic + topicSuffix[pushType]) return [400, 'DeviceTokenNotForTopic'];
   const prio = h['apns-priority'] || '10';
   if (!['1', '5', '10'].includes(prio) || (pushType === 'background' && prio === '10')) return [400, 'BadPriority'];
   if (h['apns-expiration'] !== undefined && !/^\d+$/.test(h['apns-expiration'])) return [400, 'BadExpirationDate'];
@@ -107,7 +149,10 @@ function validate(h, token, body) {
   if (h['apns-id'] !== undefined && !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(h['apns-id'])) return [400, 'BadMessageId'];
   if (body.length === 0) return [400, 'PayloadEmpty'];
   if (body.length > (pushType === 'voip' ? 5120 : 4096)) return [413, 'PayloadTooLarge'];
-  try { const p = JSON.parse(body); if (typeof p !== 'object' || !p.aps) return [400, 'BadPayload']; } catch (e) { return [400, 'BadPayload']; }
+  let payload;
+  try { payload = JSON.parse(body); if (typeof payload !== 'object' || !payload.aps) return [400, 'BadPayload']; } catch (e) { return [400, 'BadPayload']; }
+  const shape = shapeProblem(pushType, payload);
+  if (shape) { problem('shape: ' + shape); return [400, 'PayloadShape']; }
   if (authReason) return [403, authReason];
   return null;
 }
@@ -166,6 +211,8 @@ function answer(stream, h, body) {
     // so a resend after a crash is a duplicate, while the next job to the same device is not).
     const key = token + '/' + (h['apns-id'] || '');
     if (delivered.has(key)) stats.duplicateDeliveries++; else { delivered.add(key); stats.tokensDelivered++; }
+    const type = h['apns-push-type'] || 'alert';
+    stats.deliveredByPushType[type] = (stats.deliveredByPushType[type] || 0) + 1;
     stream.respond({ ':status': 200, 'apns-id': apnsID }, { endStream: true });
   }
   touch();

@@ -10,7 +10,8 @@
 //   --expires-in S (access-token lifetime, default 3600),
 //   --expire-first-token (sends with the first access token issued get 401 UNAUTHENTICATED, as if
 //   it had expired), --token-status N (the token endpoint refuses every grant with HTTP N).
-// Stats (--state FILE) are rewritten after every request.
+// `message.topic` and `message.condition` are accepted too (checked as FCM checks them, see
+// handleServiceSend). Stats (--state FILE) are rewritten after every request.
 'use strict';
 const http2 = require('http2');
 const fs = require('fs');
@@ -31,7 +32,7 @@ const scope = 'https://www.googleapis.com/auth/firebase.messaging';
 const stats = {
   tokenRequests: 0, tokensIssued: 0, badGrants: 0, sends: 0, byStatus: {}, authFailures: 0,
   delivered: 0, duplicateDeliveries: 0, invalidRequests: 0, httpVersions: {}, perToken: {},
-  grants: [], problems: [],
+  grants: [], problems: [], serviceSends: [],
 };
 const issued = new Map();            // access token -> serial number (1-based)
 const attempts = new Map();          // registration token -> attempts
@@ -116,7 +117,9 @@ function handleSend(req, res, body) {
   for (const k of Object.keys(doc)) if (k !== 'message' && k !== 'validate_only') return invalid(res, 'unknown field ' + k);
   const m = doc.message;
   const targets = ['token', 'topic', 'condition'].filter((k) => m[k] !== undefined);
-  if (targets.length !== 1 || typeof m.token !== 'string') return invalid(res, 'target must be exactly one token', 'message.token');
+  if (targets.length !== 1) return invalid(res, 'target must be exactly one of token, topic, condition', 'message.token');
+  if (targets[0] !== 'token') return handleServiceSend(res, m, targets[0]);
+  if (typeof m.token !== 'string') return invalid(res, 'target must be exactly one token', 'message.token');
   const { token, ...rest } = m;
   const size = Buffer.byteLength(JSON.stringify(rest));
   if (size > 4096) return invalid(res, `message too big (${size} bytes)`);
@@ -144,6 +147,46 @@ function handleSend(req, res, body) {
   stats.delivered++;
   t.message = rest;
   answer(200, { name: `projects/${project}/messages/0:${Date.now()}%${stats.delivered}` });
+}
+
+// A topic or condition send: one request that FCM fans out. The topic name is checked as FCM
+// does ([a-zA-Z0-9-_.~%]{1,900}, no /topics/ prefix), the condition's syntax and its at most 5
+// topics too. stats.serviceSends records each one with the message name answered.
+const topicName = /^[a-zA-Z0-9\-_.~%]{1,900}$/;
+function conditionTopics(c) {
+  const re = /\s*(!?\s*\(*)\s*(?:'([^']*)'|"([^"]*)")\s+in\s+topics\s*(\)*)\s*(&&|\|\||$)/y;
+  const topics = [];
+  let depth = 0, at = 0;
+  while (at < c.length) {
+    re.lastIndex = at;
+    const m = re.exec(c);
+    if (!m || m[0].length === 0) return null;
+    const name = m[2] !== undefined ? m[2] : m[3];
+    if (!topicName.test(name)) return null;
+    depth += (m[1].match(/\(/g) || []).length - m[4].length;
+    if (depth < 0) return null;
+    topics.push(name);
+    at = re.lastIndex;
+    if (!m[5]) break;
+  }
+  return depth === 0 && at === c.length ? topics : null;
+}
+function handleServiceSend(res, m, kind) {
+  const value = m[kind];
+  if (typeof value !== 'string') return invalid(res, kind + ' must be a string', 'message.' + kind);
+  if (kind === 'topic' && !topicName.test(value)) return invalid(res, 'invalid topic ' + value, 'message.topic');
+  if (kind === 'condition') {
+    const topics = conditionTopics(value);
+    if (!topics) return invalid(res, 'invalid condition ' + value, 'message.condition');
+    if (topics.length > 5) return invalid(res, 'condition with ' + topics.length + ' topics', 'message.condition');
+  }
+  const { [kind]: _, ...rest } = m;
+  const size = Buffer.byteLength(JSON.stringify(rest));
+  if (size > 4096) return invalid(res, `message too big (${size} bytes)`);
+  stats.delivered++;
+  const name = `projects/${project}/messages/${Date.now()}${stats.delivered}`;
+  stats.serviceSends.push({ kind, value, name, message: rest });
+  send(res, 200, { name });
 }
 
 const server = http2.createSecureServer(Object.assign(tlsOptions(), { allowHTTP1: true }));

@@ -40,7 +40,7 @@ const verified = a['verify-once'] ? new Map() : null;   // Authorization -> clai
 
 const stats = {
   requests: 0, answered: 0, byStatus: {}, delivered: 0, duplicates: 0, gone: 0, problems: [],
-  plaintexts: {}, headers: {}, vapid: null, httpVersions: {}, tlsConnections: 0, openSessions: 0,
+  plaintexts: {}, headers: {}, vapid: null, declarative: 0, classic: 0, httpVersions: {}, tlsConnections: 0, openSessions: 0,
 };
 const subscriptions = new Map();     // path token -> {id, ecdh, auth, gone, deliveries}
 let tracked = 0;                     // subscriptions with plaintexts/headers in the stats
@@ -137,6 +137,27 @@ function checkTimes(claims) {
   return null;
 }
 
+// WebKit's declarative Web Push: a decrypted body with "web_push": 8030 must be a notification
+// Safari can show without a service worker (title, an https navigate URL, typed optional
+// members); Safari drops it otherwise, which the fake answers 400 so that a test sees it.
+// stats.declarative / stats.classic count the two forms delivered.
+function declarativeProblem(text) {
+  let doc;
+  try { doc = JSON.parse(text); } catch (e) { stats.classic++; return null; }
+  if (!doc || typeof doc !== 'object' || doc.web_push === undefined) { stats.classic++; return null; }
+  if (doc.web_push !== 8030) return 'web_push is not 8030';
+  const n = doc.notification;
+  if (!n || typeof n !== 'object' || Array.isArray(n)) return 'no notification object';
+  if (typeof n.title !== 'string' || !n.title) return 'notification.title missing';
+  if (typeof n.navigate !== 'string' || !/^https:\/\/\S+$/.test(n.navigate)) return 'notification.navigate is not an https URL';
+  for (const k of ['body', 'lang', 'dir', 'tag']) if (n[k] !== undefined && typeof n[k] !== 'string') return 'notification.' + k + ' not a string';
+  if (n.silent !== undefined && typeof n.silent !== 'boolean') return 'notification.silent not a boolean';
+  if (doc.app_badge !== undefined && !(Number.isInteger(doc.app_badge) && doc.app_badge >= 0)) return 'app_badge not a whole number';
+  if (doc.mutable !== undefined && typeof doc.mutable !== 'boolean') return 'mutable not a boolean';
+  stats.declarative++;
+  return null;
+}
+
 function handle(req, res, port) {
   stats.requests++;
   stats.httpVersions[req.httpVersion] = (stats.httpVersions[req.httpVersion] || 0) + 1;
@@ -156,6 +177,8 @@ function handle(req, res, port) {
     if (body.length > 4096) { problem(sub.id + ': body of ' + body.length + ' bytes'); return answer(res, 413); }
     let text;
     try { text = decrypt(body, sub); } catch (e) { problem(sub.id + ': cannot decrypt: ' + e.message); return answer(res, 400); }
+    const shape = declarativeProblem(text);
+    if (shape) { problem(sub.id + ': declarative: ' + shape); return answer(res, 400); }
     if (sub.deliveries++ > 0) stats.duplicates++;
     let list = stats.plaintexts[sub.id];
     if (!list && tracked < trackLimit) { tracked++; list = stats.plaintexts[sub.id] = []; }

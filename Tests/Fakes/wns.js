@@ -6,8 +6,13 @@
 //   forbidden… 403 (token's app does not own it)  dropped…  200 X-WNS-Status: dropped
 //   throttle…  406 + X-WNS-CONTINUE-AFTER: 1 once, then 200
 //   flaky…     503 once, then 200                 anything else: 200 X-WNS-Status: received
+// Tiles need visual/binding, badges a value; X-WNS-Tag is at most 16 characters.
+// With --tenant T it is Microsoft Entra instead (Windows App SDK apps): the token endpoint is
+//   `POST /<T>/oauth2/v2.0/token` with scope https://wns.windows.com/.default, and channels take
+//   only toast and raw from such a token (Microsoft's migration guide; the exact refusal is
+//   unconfirmed: 400 here). stats.deliveredByType counts the 200s per X-WNS-Type.
 // Options: --client-id ID --client-secret S (what the grant must carry), --scope S (default
-//   notify.windows.com), --expires-in S (default 86400), --expire-first-token (channel posts
+//   notify.windows.com, or Entra's with --tenant), --expires-in S (default 86400), --expire-first-token (channel posts
 //   with the first access token get 401, as if it had expired), --delay-ms N (channel answers
 //   wait N ms, like a WNS node across the internet).
 // Stats (--state FILE) are rewritten after every request.
@@ -18,7 +23,9 @@ const { args, tlsOptions, stateWriter, announce } = require('./common');
 const a = args();
 const clientID = a['client-id'] || 'ms-app://s-1-15-2-test';
 const clientSecret = a['client-secret'] || 'test-secret';
-const scope = a['scope'] || 'notify.windows.com';
+const tenant = a['tenant'] || null;
+const scope = a['scope'] || (tenant ? 'https://wns.windows.com/.default' : 'notify.windows.com');
+const tokenPath = tenant ? `/${tenant}/oauth2/v2.0/token` : '/token';
 const expiresIn = Number(a['expires-in'] || 86400);
 const expireFirst = !!a['expire-first-token'];
 const delayMs = Number(a['delay-ms'] || 0);
@@ -26,7 +33,8 @@ const writeState = stateWriter(a.state);
 
 const stats = {
   tokenRequests: 0, tokensIssued: 0, badGrants: 0, posts: 0, byStatus: {}, authFailures: 0,
-  delivered: 0, duplicateDeliveries: 0, invalidRequests: 0, perChannel: {}, problems: [],
+  delivered: 0, duplicateDeliveries: 0, invalidRequests: 0, perChannel: {}, problems: [], deliveredByType: {},
+  tokenPaths: {},
 };
 const issued = new Map();
 const types = { 'wns/toast': 'toast', 'wns/tile': 'tile', 'wns/badge': 'badge', 'wns/raw': null };
@@ -136,24 +144,30 @@ function handleChannel(req, res, body, name) {
   if (req.headers['expect']) return bad('Expect header');
   if (Number(req.headers['content-length']) !== body.length) return bad('Content-Length');
   if (req.headers['x-wns-ttl'] !== undefined && !/^\d+$/.test(req.headers['x-wns-ttl'])) return bad('X-WNS-TTL');
+  const tag = req.headers['x-wns-tag'];
+  if (tag !== undefined && (tag.length === 0 || tag.length > 16)) return bad('X-WNS-Tag longer than 16 characters');
+  if (tenant && (type === 'wns/tile' || type === 'wns/badge')) return bad(type + ' from a Windows App SDK (Entra) app');
   if (body.length > 5000) { problem(name + ': payload too large'); return answer(res, 413); }
   let template = null, texts = null;
   if (types[type]) {
     const doc = parseXML(body.toString('utf8'));
     if (!doc.root) return bad('XML: ' + doc.why);
     if (doc.root.name !== types[type]) return bad('root element ' + doc.root.name);
-    if (type === 'wns/toast') {
+    if (type === 'wns/toast' || type === 'wns/tile') {
       const visual = doc.root.children.find((n) => n.name === 'visual');
       const binding = visual && visual.children.find((n) => n.name === 'binding');
-      if (!binding || !binding.attrs.template) return bad('toast without visual/binding template');
+      if (!binding || !binding.attrs.template) return bad(types[type] + ' without visual/binding template');
       template = binding.attrs.template;
       texts = binding.children.filter((n) => n.name === 'text').map((n) => n.text);
     }
+    if (type === 'wns/badge' && doc.root.attrs.value === undefined) return bad('badge without value');
+    if (type === 'wns/badge') texts = [doc.root.attrs.value];
   }
   const c = stats.perChannel[name] = stats.perChannel[name] || { attempts: 0, statuses: [], times: [] };
   c.attempts++;
   c.times.push(Date.now() / 1000);
-  Object.assign(c, { type, ttl: req.headers['x-wns-ttl'] || null, template, texts });
+  Object.assign(c, { type, ttl: req.headers['x-wns-ttl'] || null, tag: tag || null, template, texts,
+    contentType: req.headers['content-type'], bytes: body.length });
   const reply = (status, headers) => { c.statuses.push(status); answer(res, status, headers); };
   if (name.startsWith('gone')) return reply(410, { 'x-wns-status': 'dropped' });
   if (name.startsWith('missing')) return reply(404, {});
@@ -163,6 +177,7 @@ function handleChannel(req, res, body, name) {
   if (name.startsWith('dropped')) return reply(200, { 'x-wns-status': 'dropped', 'x-wns-msg-id': 'D' + stats.posts });
   if (c.statuses.includes(200)) stats.duplicateDeliveries++;
   stats.delivered++;
+  stats.deliveredByType[type] = (stats.deliveredByType[type] || 0) + 1;
   reply(200, { 'x-wns-status': 'received', 'x-wns-msg-id': 'M' + stats.posts });
 }
 
@@ -172,7 +187,7 @@ const server = https.createServer(tlsOptions(), (req, res) => {
   req.on('end', () => {
     const body = Buffer.concat(chunks);
     const url = req.url.split('?')[0];
-    if (req.method === 'POST' && url === '/token') return handleToken(req, res, body);
+    if (req.method === 'POST' && url === tokenPath) { stats.tokenPaths[url] = (stats.tokenPaths[url] || 0) + 1; return handleToken(req, res, body); }
     if (req.method === 'POST' && url.startsWith('/ch/')) {
       const name = decodeURIComponent(url.slice(4));
       return delayMs ? setTimeout(() => handleChannel(req, res, body, name), delayMs) : handleChannel(req, res, body, name);

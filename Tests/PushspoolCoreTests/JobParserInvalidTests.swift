@@ -33,7 +33,7 @@ import Testing
         ("broadcast false alone", #"{"broadcast":false,"pns":"fcm","message":"m"}"#,
          ["one of to_tag, tags or broadcast is required"]),
         ("two audiences", #"{"to_tag":"a","broadcast":true,"pns":"fcm","message":"m"}"#,
-         ["broadcast: not allowed together with to_tag (give exactly one of to_tag, tags, broadcast)"]),
+         ["broadcast: not allowed together with to_tag (give exactly one of to_tag, tags, broadcast, fcm_topic, fcm_condition, apns_channel)"]),
         ("broadcast string", #"{"broadcast":"yes","pns":"fcm","message":"m"}"#, ["broadcast: must be true or false, got string"]),
         ("to_tag too long", #"{"to_tag":"\#(String(repeating: "t", count: 121))","pns":"fcm","message":"m"}"#,
          [#"to_tag: invalid tag "\#(String(repeating: "t", count: 77))..." (expected 1 to 120 of A-Z a-z 0-9 _ @ # . : -)"#]),

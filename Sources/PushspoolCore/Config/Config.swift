@@ -102,9 +102,17 @@ public struct FCMConfig: Sendable {
 }
 
 public struct WNSConfig: Sendable {
+    /// How pushspool authenticates to WNS: `package` (a Store app's package SID and secret at
+    /// login.live.com, the default) or `entra` (a Windows App SDK app's Microsoft Entra app
+    /// registration: `tenant_id`, the application's client id and a client secret).
+    public enum Auth: String, Sendable { case package, entra }
+    public var auth: Auth = .package
+    /// The Entra tenant (`auth: "entra"` only).
+    public var tenantID: String?
     public var clientID: String
     public var clientSecret: Secret
-    /// Default `https://login.live.com/accesstoken.srf`.
+    /// Default `https://login.live.com/accesstoken.srf`; with Entra,
+    /// `https://login.microsoftonline.com/<tenant_id>/oauth2/v2.0/token`.
     public var tokenEndpoint: String?
     /// Scope for the token request: `notify.windows.com` (classic) or `https://wns.windows.com/.default`.
     public var scope: String?
@@ -128,6 +136,11 @@ public struct WebPushConfig: Sendable {
     public var subject: String
     /// Endpoints are used only over https on a host equal to or ending in "." + one of these.
     public var allowedHosts: [String] = WebPushConfig.defaultAllowedHosts
+    /// Which subscriptions get a job with a `url` in WebKit's declarative format
+    /// (`{"web_push":8030,…}`): `auto` Apple's push service (`*.push.apple.com`, Safari 18.4+),
+    /// `always` every subscription, `never` none.
+    public enum Declarative: String, Sendable { case auto, always, never }
+    public var declarative: Declarative = .auto
 
     public init(vapidPrivateKeyFile: String, subject: String, allowedHosts: [String] = WebPushConfig.defaultAllowedHosts) {
         self.vapidPrivateKeyFile = vapidPrivateKeyFile

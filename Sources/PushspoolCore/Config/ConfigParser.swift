@@ -216,12 +216,18 @@ public enum ConfigParser {
                 c.fcm = FCMConfig(serviceAccountFile: required(f["service_account_file"], "providers.fcm.service_account_file"),
                                   endpoint: string(f["endpoint"], "providers.fcm.endpoint"))
             }
-            if let w = object(p["wns"], "providers.wns", allowed: ["client_id", "client_secret", "token_endpoint", "scope", "allowed_hosts", "max_per_second", "max_connections"]) {
+            if let w = object(p["wns"], "providers.wns", allowed: ["auth", "tenant_id", "client_id", "client_secret", "token_endpoint", "scope", "allowed_hosts", "max_per_second", "max_connections"]) {
                 var wns = WNSConfig(clientID: required(w["client_id"], "providers.wns.client_id"),
                                     clientSecret: Secret(required(w["client_secret"], "providers.wns.client_secret")),
                                     tokenEndpoint: string(w["token_endpoint"], "providers.wns.token_endpoint"),
                                     scope: string(w["scope"], "providers.wns.scope"))
                 if let hosts = hostList(w["allowed_hosts"], "providers.wns.allowed_hosts") { wns.allowedHosts = hosts }
+                if let auth = string(w["auth"], "providers.wns.auth") {
+                    if let a = WNSConfig.Auth(rawValue: auth) { wns.auth = a } else {
+                        problem("providers.wns.auth", "must be \"package\" or \"entra\", got \(JSONValue.quoted(auth))")
+                    }
+                }
+                wns.tenantID = string(w["tenant_id"], "providers.wns.tenant_id")
                 c.wns = wns
             }
             if let z = object(p["azure"], "providers.azure", allowed: ["connection_string", "hub", "fcm_format", "api_version", "max_per_second", "max_connections"]) {
@@ -235,10 +241,15 @@ public enum ConfigParser {
                 azure.apiVersion = string(z["api_version"], "providers.azure.api_version")
                 c.azure = azure
             }
-            if let w = object(p["webpush"], "providers.webpush", allowed: ["vapid_private_key_file", "subject", "allowed_hosts", "max_per_second", "max_connections"]) {
+            if let w = object(p["webpush"], "providers.webpush", allowed: ["vapid_private_key_file", "subject", "allowed_hosts", "declarative", "max_per_second", "max_connections"]) {
                 var webpush = WebPushConfig(vapidPrivateKeyFile: required(w["vapid_private_key_file"], "providers.webpush.vapid_private_key_file"),
                                             subject: required(w["subject"], "providers.webpush.subject"))
                 if let hosts = hostList(w["allowed_hosts"], "providers.webpush.allowed_hosts") { webpush.allowedHosts = hosts }
+                if let mode = string(w["declarative"], "providers.webpush.declarative") {
+                    if let d = WebPushConfig.Declarative(rawValue: mode) { webpush.declarative = d } else {
+                        problem("providers.webpush.declarative", "must be \"auto\", \"always\" or \"never\", got \(JSONValue.quoted(mode))")
+                    }
+                }
                 c.webpush = webpush
             }
             if let s = object(p["sandbox"], "providers.sandbox", allowed: ["outbox", "max_per_second"]) {

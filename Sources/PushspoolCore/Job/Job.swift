@@ -29,13 +29,18 @@ public enum Audience: Sendable, Equatable {
     case expression(TagExpression, source: String)
     /// `broadcast`: every registered device of the job's platforms.
     case broadcast
+    /// `fcm_topic`: FCM fans the message out to the topic's subscribers (one request).
+    case fcmTopic(String)
+    /// `fcm_condition`: FCM fans it out to the devices the condition matches (one request).
+    case fcmCondition(String)
 
-    /// The expression a registry evaluates (`nil` for broadcast).
+    /// The expression a registry evaluates (`nil` for broadcast). Never asked of an audience
+    /// the service resolves (`serviceTarget`): those go to no registry at all.
     public var tagExpression: TagExpression? {
         switch self {
         case .tag(let t): return .tag(t)
         case .expression(let e, _): return e
-        case .broadcast: return nil
+        case .broadcast, .fcmTopic, .fcmCondition: return nil
         }
     }
 
@@ -44,7 +49,17 @@ public enum Audience: Sendable, Equatable {
         switch self {
         case .tag(let t): return t
         case .expression(_, let source): return source
-        case .broadcast: return nil
+        case .broadcast, .fcmTopic, .fcmCondition: return nil
+        }
+    }
+
+    /// For an audience the service itself resolves, the FCM message field that names it and
+    /// its value (also the result log's field): `topic`/`condition`. Nil for the registry's.
+    public var serviceTarget: (field: String, value: String)? {
+        switch self {
+        case .fcmTopic(let t): return ("topic", t)
+        case .fcmCondition(let c): return ("condition", c)
+        default: return nil
         }
     }
 }
@@ -107,11 +122,13 @@ public struct Message: Sendable, Equatable {
     public var collapseID: String?
     /// Raw per-platform payloads that replace the rendered ones (`payload.apns`, `.fcm`, `.wns`).
     public var overrides: PayloadOverrides
+    /// Push type, Live Activity and the fields only some platforms have.
+    public var native: NativeFields
 
     public init(text: String, from: String? = nil, title: String? = nil, badge: Int? = nil,
                 sound: String? = nil, data: [String: String] = [:], ttlSeconds: Int? = nil,
                 priority: Priority? = nil, collapseID: String? = nil,
-                overrides: PayloadOverrides = PayloadOverrides()) {
+                overrides: PayloadOverrides = PayloadOverrides(), native: NativeFields = NativeFields()) {
         self.text = text
         self.from = from
         self.title = title
@@ -122,6 +139,7 @@ public struct Message: Sendable, Equatable {
         self.priority = priority
         self.collapseID = collapseID
         self.overrides = overrides
+        self.native = native
     }
 
     /// This message with another language's text and title (everything else kept).

@@ -1,11 +1,11 @@
 /// Field names per job kind, and typed readers that record a problem instead of failing, so that
 /// one pass finds every problem.
 enum Fields {
-    static let send: Set<String> = [
+    static let send: Set<String> = Set([
         "id", "kind", "to_tag", "tags", "broadcast", "pns", "message", "from", "title", "badge", "sound",
         "data", "ttl_seconds", "priority", "collapse_id", "payload", "not_before", "localized",
         "spread_over_seconds",
-    ]
+    ]).union(JobParser.nativeFields).union(JobParser.serviceAudiences)
     static let register: Set<String> = ["id", "kind", "platform", "handle", "tags", "lang"]
     static let unregister: Set<String> = ["id", "kind", "handle"]
     static let any = send.union(register).union(unregister)

@@ -23,6 +23,7 @@ extension JobParser {
         var notBefore: Date?
         var spread: Int?
         var localized: [LanguageTag: LocalizedText] = [:]
+        var serviceField: String?
         for (key, value) in pairs {
             switch key {
             case "kind":
@@ -32,12 +33,20 @@ extension JobParser {
                 if let s = string(value, "id", problems: &problems) {
                     if let problem = Identifier.jobIDProblem(s) { problems.add("id", problem) } else { id = s }
                 }
-            case "to_tag", "tags", "broadcast":
+            case "to_tag", "tags", "broadcast", "fcm_topic", "fcm_condition", "apns_channel":
                 if case .bool(false) = value, key == "broadcast" { continue }  // false alone is no audience
                 if let first = audiences.first {
-                    problems.add(key, "not allowed together with \(first.field) (give exactly one of to_tag, tags, broadcast)")
+                    problems.add(key, "not allowed together with \(first.field) (give exactly one of \(audienceList))")
                 }
-                audiences.append((key, audience(key, value, problems: &problems)))
+                if serviceAudiences.contains(key) {
+                    let (ok, audience) = serviceAudience(key, value, problems: &problems)
+                    if ok { serviceField = key }
+                    audiences.append((key, audience))
+                } else {
+                    audiences.append((key, audience(key, value, problems: &problems)))
+                }
+            case _ where nativeFields.contains(key):
+                nativeField(key, value, into: &message.native, problems: &problems)
             case "pns":
                 pns = platforms(value, problems: &problems)
             case "message":
@@ -105,11 +114,15 @@ extension JobParser {
             problems.add("pns", "required (one or more of \(Platform.acceptedNames))")
         }
         if text == nil && !pairs.contains(where: { $0.0 == "message" }) {
-            let uncovered = (pns ?? []).filter { !message.overrides.covers($0) }
-            if !uncovered.isEmpty || (pns == nil && message.overrides == PayloadOverrides()) {
+            let uncovered = (pns ?? []).filter { needsText($0, message) }
+            if uncovered == [.apns] && message.native.pushType == .liveactivity {
+                problems.add("message", "required for a Live Activity start (its alert)")
+            } else if !uncovered.isEmpty || (pns == nil && message.overrides == PayloadOverrides()) {
                 problems.add("message", "required (a non-empty string) unless payload overrides every platform in pns")
             }
         }
+        checkKinds(KindContext(message: message, pns: pns, written: Set(pairs.map(\.0)),
+                               serviceAudience: audiences.count == 1 ? serviceField : nil), problems: &problems)
         guard problems.isEmpty, let pns, audiences.count == 1, let audience = audiences[0].audience else { return nil }
         message.text = text ?? ""
         let send = SendJob(audience: audience, platforms: pns, message: message, notBefore: notBefore, localized: localized,

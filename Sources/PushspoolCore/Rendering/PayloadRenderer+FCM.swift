@@ -7,8 +7,11 @@ extension PayloadRenderer {
     /// (order as in the v1 examples), then `payload.fcm`'s top-level keys merged over it.
     static func renderFCM(_ message: Message) throws(RenderError) -> FCMNotification {
         var pairs: [(String, JSONValue)] = []
+        let native = message.native
         if let title = message.title {
-            pairs.append(("notification", .object([("title", .string(title)), ("body", .string(message.displayText))])))
+            var notification: [(String, JSONValue)] = [("title", .string(title)), ("body", .string(message.displayText))]
+            if let image = native.image { notification.append(("image", .string(image))) }
+            pairs.append(("notification", .object(notification)))
         }
         var android: [(String, JSONValue)] = []
         if let priority = message.priority { android.append(("priority", .string(priority == .high ? "HIGH" : "NORMAL"))) }
@@ -29,7 +32,16 @@ extension PayloadRenderer {
             }
             data.append((key, .string(message.data[key] ?? "")))
         }
+        if let url = native.url {
+            guard message.data["url"] == nil else {
+                throw RenderError(field: "data.url", message: "is where FCM carries url for Android apps; use another key")
+            }
+            data.append(("url", .string(url)))
+        }
         if !data.isEmpty { pairs.append(("data", .object(data))) }
+        // The click target of a web app's notification; Android apps read data.url.
+        if let url = native.url { pairs.append(("webpush", .object([("fcm_options", .object([("link", .string(url))]))]))) }
+        if let label = native.analyticsLabel { pairs.append(("fcm_options", .object([("analytics_label", .string(label))]))) }
 
         var field = "message"
         if let override = message.overrides.fcm {

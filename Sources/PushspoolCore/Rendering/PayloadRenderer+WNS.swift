@@ -1,30 +1,50 @@
 extension PayloadRenderer {
-    /// WNS: the legacy ToastText01 toast (ToastText02 with a title), as in the "notify users"
-    /// tutorial, or `payload.wns` as written with `X-WNS-Type` taken from its root element.
+    /// WNS by `wns_type` (default toast): the legacy ToastText01 toast (ToastText02 with a title),
+    /// as in the "notify users" tutorial; a tile with the same text; a badge showing `badge`; raw
+    /// bytes, the JSON `{"title"?, "message", <data>}` the app's background task reads. Or
+    /// `payload.wns` as written, its `X-WNS-Type` from `wns_type` or else its root element.
+    /// `collapse_id` goes as `X-WNS-Tag`, `ttl_seconds` as `X-WNS-TTL`.
     static func renderWNS(_ message: Message) throws(RenderError) -> WNSNotification {
         let body: [UInt8]
         let type: String
         let field: String
+        let kind = message.native.wnsType
         if let raw = message.overrides.wns {
             body = Array(raw.utf8)
-            type = wnsType(of: raw)
+            type = kind?.header ?? wnsType(of: raw)
             field = "payload.wns"
         } else {
-            let text: String
-            if let title = message.title {
-                text = "<binding template=\"ToastText02\"><text id=\"1\">\(try xmlEscaped(title, field: "title"))</text>"
-                    + "<text id=\"2\">\(try xmlEscaped(message.displayText, field: "message"))</text></binding>"
-            } else {
-                text = "<binding template=\"ToastText01\"><text id=\"1\">\(try xmlEscaped(message.displayText, field: "message"))</text></binding>"
-            }
-            body = Array("<toast><visual>\(text)</visual></toast>".utf8)
-            type = "wns/toast"
             field = "message"
+            switch kind ?? .toast {
+            case .toast:
+                body = Array("<toast><visual>\(try wnsBinding(message, template: nil))</visual></toast>".utf8)
+            case .tile:
+                body = Array("<tile><visual>\(try wnsBinding(message, template: "TileWide"))</visual></tile>".utf8)
+            case .badge:
+                body = Array("<badge value=\"\(message.badge ?? 0)\"/>".utf8)
+            case .raw:
+                var pairs: [(String, JSONValue)] = []
+                if let title = message.title { pairs.append(("title", .string(title))) }
+                if !message.text.isEmpty { pairs.append(("message", .string(message.displayText))) }
+                for key in message.data.keys.sorted() { pairs.append((key, .string(message.data[key] ?? ""))) }
+                body = JSONValue.object(pairs).encoded()
+            }
+            type = (kind ?? .toast).header
         }
         guard body.count <= WNSNotification.maxPayloadBytes else {
             throw RenderError(field: field, message: "WNS payload is \(body.count) bytes (limit \(WNSNotification.maxPayloadBytes))")
         }
-        return WNSNotification(body: body, type: type, ttlSeconds: message.ttlSeconds)
+        return WNSNotification(body: body, type: type, ttlSeconds: message.ttlSeconds, tag: message.collapseID)
+    }
+
+    /// The text binding of a toast (ToastText01/02) or of a tile in `template`.
+    private static func wnsBinding(_ message: Message, template: String?) throws(RenderError) -> String {
+        let text = try xmlEscaped(message.displayText, field: "message")
+        if let title = message.title {
+            let t = try xmlEscaped(title, field: "title")
+            return "<binding template=\"\(template ?? "ToastText02")\"><text id=\"1\">\(t)</text><text id=\"2\">\(text)</text></binding>"
+        }
+        return "<binding template=\"\(template ?? "ToastText01")\"><text id=\"1\">\(text)</text></binding>"
     }
 
     /// `X-WNS-Type` from the root element, skipping leading space, an XML declaration and comments.

@@ -77,12 +77,17 @@ public struct FCMNotification: Sendable, Equatable {
     }
 
     /// `{"message":{"token":…, …}}`: the request body for one device. The token goes first.
-    public func body(token: String) -> [UInt8] {
+    public func body(token: String) -> [UInt8] { body(target: "token", token) }
+
+    /// `{"message":{"<target>":…, …}}` with `target` one of `token`, `topic`, `condition`.
+    public func body(target: String, _ value: String) -> [UInt8] {
         guard case .object = message else { return [] }
         var out: [UInt8] = []
-        out.reserveCapacity(membersAfterToken.count + token.utf8.count + 32)
-        out.append(contentsOf: #"{"message":{"token":"#.utf8)
-        JSONValue.writeString(token, into: &out)
+        out.reserveCapacity(membersAfterToken.count + value.utf8.count + 32)
+        out.append(contentsOf: #"{"message":{""#.utf8)
+        out.append(contentsOf: target.utf8)
+        out.append(contentsOf: #"":"#.utf8)
+        JSONValue.writeString(value, into: &out)
         out.append(contentsOf: membersAfterToken)
         out.append(UInt8(ascii: "}"))
         out.append(UInt8(ascii: "}"))
@@ -100,18 +105,21 @@ public struct WNSNotification: Sendable, Equatable {
     public var type: String
     /// `X-WNS-TTL`, seconds.
     public var ttlSeconds: Int?
+    /// `X-WNS-Tag` (from `collapse_id`): a newer notification with the same tag replaces it.
+    public var tag: String?
 
     public static let maxPayloadBytes = 5000
 
     public var contentType: String { type == "wns/raw" ? "application/octet-stream" : "text/xml" }
 
-    public init(body: [UInt8], type: String = "wns/toast", ttlSeconds: Int? = nil) {
+    public init(body: [UInt8], type: String = "wns/toast", ttlSeconds: Int? = nil, tag: String? = nil) {
         self.body = body
         var quoted: [UInt8] = []
         JSONValue.writeString(String(decoding: body, as: UTF8.self), into: &quoted)
         bodyAsJSONString = quoted
         self.type = type
         self.ttlSeconds = ttlSeconds
+        self.tag = tag
     }
 }
 
@@ -126,6 +134,9 @@ public struct WebPushNotification: Sendable, Equatable {
     public var urgency: String
     /// `Topic`: a newer message with the same topic replaces an undelivered one.
     public var topic: String?
+    /// The declarative form (`{"web_push":8030,…}`), when the job has a `url` to navigate to;
+    /// the provider sends it to the subscriptions `providers.webpush.declarative` picks.
+    public var declarativePayload: [UInt8]?
 
     /// One aes128gcm record of 4096 bytes (what push services accept) less the 86-byte header
     /// (salt 16, rs 4, idlen 1, keyid 65), the 16-byte tag and the padding delimiter.
@@ -135,10 +146,12 @@ public struct WebPushNotification: Sendable, Equatable {
     /// RFC 8030 §5.4: at most 32 characters of the base64url alphabet.
     public static let maxTopicLength = 32
 
-    public init(payload: [UInt8], ttlSeconds: Int = defaultTTLSeconds, urgency: String = "normal", topic: String? = nil) {
+    public init(payload: [UInt8], ttlSeconds: Int = defaultTTLSeconds, urgency: String = "normal", topic: String? = nil,
+                declarativePayload: [UInt8]? = nil) {
         self.payload = payload
         self.ttlSeconds = ttlSeconds
         self.urgency = urgency
         self.topic = topic
+        self.declarativePayload = declarativePayload
     }
 }

@@ -18,7 +18,8 @@ extension Config {
             providers.append(("fcm", .object([("service_account_file", .string(f.serviceAccountFile)), ("endpoint", url(f.endpoint))])))
         }
         if let w = wns {
-            providers.append(("wns", .object([("client_id", .string(w.clientID)), ("client_secret", .string(Redaction.mask)),
+            providers.append(("wns", .object([("auth", .string(w.auth.rawValue)), ("tenant_id", opt(w.tenantID)),
+                                              ("client_id", .string(w.clientID)), ("client_secret", .string(Redaction.mask)),
                                               ("token_endpoint", url(w.tokenEndpoint)), ("scope", opt(w.scope)),
                                               ("allowed_hosts", .array(w.allowedHosts.map(JSONValue.string)))])))
         }
@@ -29,7 +30,8 @@ extension Config {
         if let w = webpush {
             providers.append(("webpush", .object([("vapid_private_key_file", .string(w.vapidPrivateKeyFile)),
                                                   ("subject", .string(w.subject)),
-                                                  ("allowed_hosts", .array(w.allowedHosts.map(JSONValue.string)))])))
+                                                  ("allowed_hosts", .array(w.allowedHosts.map(JSONValue.string))),
+                                                  ("declarative", .string(w.declarative.rawValue))])))
         }
         providers.append(("sandbox", .object([("outbox", .string(resolve(outboxPath).path))])))
         // The rate caps and (for the HTTP providers, default included) the connection caps go

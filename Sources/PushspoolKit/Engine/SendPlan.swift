@@ -19,7 +19,8 @@ struct SendPlan: Sendable {
         }
     }
 
-    /// One request to a hub: the platform, its audience narrowed to one text's devices, the text.
+    /// One request to a hub (or to FCM for a topic or condition): the platform, its audience
+    /// narrowed to one text's devices, the text.
     struct HubSend: Sendable {
         var platform: Platform
         var audience: Audience
@@ -47,7 +48,8 @@ struct SendPlan: Sendable {
                 return .failure(Problem(description: error.description))
             }
             plan.renditions[platform] = rendition
-            guard state.provider.resolvesTags else {
+            // A topic or condition is one request, like a hub's tag send: the service resolves it.
+            guard state.provider.resolvesTags || send.audience.serviceTarget != nil else {
                 plan.direct.append(platform)
                 continue
             }

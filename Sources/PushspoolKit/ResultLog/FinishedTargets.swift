@@ -20,6 +20,7 @@ public struct FinishedTargets: Sendable {
 
     mutating func insert(platform: String, device: String) { add(Self.print(platform, 0, device)) }
     mutating func insert(platform: String, hubTags: String) { add(Self.print(platform, 1, hubTags)) }
+    mutating func insert(platform: String, service field: String, _ value: String) { add(Self.print(platform, 2, field + ":" + value)) }
 
     /// Sorts and drops repeats; `contains` needs it (reading a log ends with it).
     mutating func seal() {
@@ -40,7 +41,9 @@ public struct FinishedTargets: Sendable {
         if prints.isEmpty { return false }          // a job's first run: no hashing per target
         let p = switch recipient {
         case .device(let d): Self.print(platform.rawValue, 0, d.id)
-        case .hub(let audience): Self.print(platform.rawValue, 1, audience.hubTags ?? "")
+        case .hub(let audience):
+            if let (field, value) = audience.serviceTarget { Self.print(platform.rawValue, 2, field + ":" + value) }
+            else { Self.print(platform.rawValue, 1, audience.hubTags ?? "") }
         }
         var lo = 0, hi = prints.count
         while lo < hi {

@@ -87,6 +87,7 @@ public struct ResultLogContents: Sendable {
             switch d.target {
             case .device(let id): finished.insert(platform: d.platform.rawValue, device: id)
             case .tags(let tags): finished.insert(platform: d.platform.rawValue, hubTags: tags ?? "")
+            case .service(let field, let value): finished.insert(platform: d.platform.rawValue, service: field, value)
             }
             guard count else { return }
             switch d.status {

@@ -28,6 +28,8 @@ public enum ResultRecord: Sendable, Equatable {
             case device(String)
             /// A notification hub's tag expression (nil: every installation).
             case tags(String?)
+            /// An audience the service resolves: `topic` or `condition` (FCM) and its value.
+            case service(field: String, value: String)
         }
         public var platform: Platform
         public var provider: String
@@ -124,7 +126,7 @@ public enum ResultRecord: Sendable, Equatable {
                                to bytes: inout [UInt8]) {
         let target: Delivery.Target = switch recipient {
         case .device(let d): .device(d.id)
-        case .hub(let audience): .tags(audience.hubTags)
+        case .hub(let audience): audience.serviceTarget.map { .service(field: $0.field, value: $0.value) } ?? .tags(audience.hubTags)
         }
         let r = outcome.result
         var w = JSONLineWriter(continuing: bytes)
@@ -181,7 +183,13 @@ public enum ResultRecord: Sendable, Equatable {
         case "delivery":
             guard let platform = string("platform").flatMap(Platform.init(rawValue:)),
                   let status = string("status").flatMap(DeliveryStatus.init(rawValue:)) else { return nil }
-            let target: Delivery.Target = if let device = string("device") { .device(device) } else { .tags(string("tags")) }
+            let target: Delivery.Target = if let device = string("device") {
+                .device(device)
+            } else if let field = ["topic", "condition"].first(where: { string($0) != nil }), let value = string(field) {
+                .service(field: field, value: value)
+            } else {
+                .tags(string("tags"))
+            }
             self = .delivery(Delivery(platform: platform, provider: string("provider") ?? "", target: target, status: status,
                                       attempts: int("attempts") ?? 1, code: string("code"), reason: string("reason"),
                                       providerID: string("provider_id"), at: string("at")))
@@ -236,6 +244,9 @@ extension ResultRecord.Delivery {
         switch target {
         case .device(let id): w.field("device", id)
         case .tags(let tags): w.field("tags", tags)
+        case .service(let field, let value):
+            // The field names are the two FCM has (the writer takes keys as static strings).
+            if field == "topic" { w.field("topic", value) } else { w.field("condition", value) }
         }
         w.field("status", status.rawValue)
         w.field("attempts", attempts)

@@ -47,6 +47,31 @@ struct APNsProviderFakeTests {
         #expect((state["problems"] as? [Any])?.isEmpty == true)
     }
 
+    /// Apple answers 200 to a payload of the wrong shape and the device drops it; the fake
+    /// answers 400 PayloadShape so that nothing of the kind passes a test unseen. pushspool's
+    /// validation refuses these jobs, so they are sent here straight through the provider.
+    @Test func theFakeRefusesWhatTheDeviceWouldDrop() throws {
+        let dir = TempDir()
+        let fake = try FakeServer("apns", dir: dir)
+        let provider = try APNsProvider(config: APNsFixtures.config(endpoint: fake.url), context: APNsFixtures.context())
+        let cases: [(String, String)] = [
+            ("background", #"{"aps":{"content-available":1,"alert":"x"}}"#),
+            ("widgets", #"{"aps":{}}"#),
+            ("liveactivity", #"{"aps":{"event":"update","timestamp":1}}"#),
+            ("liveactivity", #"{"aps":{"event":"start","timestamp":1,"content-state":{}}}"#),
+        ]
+        for (i, (type, payload)) in cases.enumerated() {
+            let n = APNsNotification(payload: Array(payload.utf8), pushType: type, priority: 5)
+            let r = APNsFixtures.send(provider, to: APNsFixtures.device(Self.token("0000", i + 1)), notification: n)
+            #expect(r.disposition == .rejected && r.reason == "PayloadShape", "\(type) \(payload)")
+        }
+        let good = APNsNotification(payload: Array(#"{"aps":{"content-changed":true}}"#.utf8), pushType: "widgets")
+        #expect(APNsFixtures.send(provider, to: APNsFixtures.device(Self.token("0000", 9)), notification: good).disposition == .delivered)
+        provider.shutdown()
+        let state = waitForIdle(fake, answered: cases.count + 1)
+        #expect(state["deliveredByPushType"] as? [String: Int] == ["widgets": 1])
+    }
+
     @Test func transientFailureThenDelivered() throws {
         let dir = TempDir()
         let fake = try FakeServer("apns", dir: dir)

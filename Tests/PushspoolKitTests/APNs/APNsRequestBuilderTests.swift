@@ -44,7 +44,10 @@ struct APNsRequestBuilderTests {
     }
 
     @Test(arguments: [("voip", "com.example.app.voip"), ("location", "com.example.app.location-query"),
-                      ("liveactivity", "com.example.app.push-type.liveactivity"), ("alert", "com.example.app")])
+                      ("liveactivity", "com.example.app.push-type.liveactivity"), ("alert", "com.example.app"),
+                      ("background", "com.example.app"), ("complication", "com.example.app.complication"),
+                      ("fileprovider", "com.example.app.pushkit.fileprovider"), ("pushtotalk", "com.example.app.voip-ptt"),
+                      ("widgets", "com.example.app.push-type.widgets")])
     func topicSuffixFollowsPushType(_ pushType: String, _ topic: String) throws {
         let r = try builder.build(deviceToken: token, notification: APNsNotification(payload: payload, pushType: pushType),
                                   jwt: "J", apnsID: id, now: 0).get()

@@ -26,8 +26,11 @@ final class PushCloudHarness: SpoolHarness {
             wnsArgs["client-id"] = Self.clientID
             wnsArgs["client-secret"] = Self.clientSecret
             let w = try FakeServer("wns", args: wnsArgs, dir: dir)
-            providers.append(#""wns": {"client_id": "\#(Self.clientID)", "client_secret": "env:TEST_WNS_SECRET", "#
-                + #""token_endpoint": "\#(w.url)/token", "allowed_hosts": ["127.0.0.1"]}"#)
+            // With a tenant the fake is Microsoft Entra's token endpoint (Windows App SDK apps).
+            let auth = wnsArgs["tenant"].map { #""auth": "entra", "tenant_id": "\#($0)", "# } ?? ""
+            let tokenPath = wnsArgs["tenant"].map { "/\($0)/oauth2/v2.0/token" } ?? "/token"
+            providers.append(#""wns": {\#(auth)"client_id": "\#(Self.clientID)", "client_secret": "env:TEST_WNS_SECRET", "#
+                + #""token_endpoint": "\#(w.url)\#(tokenPath)", "allowed_hosts": ["127.0.0.1"]}"#)
             wns = w
         }
         if let apnsArgs {

@@ -130,4 +130,25 @@ import Testing
             "providers.wns.allowed_hosts: empty, so no channel could ever be used",
         ])
     }
+
+    @Test(arguments: [
+        (WNSConfig.Auth.entra, nil, "providers.wns.tenant_id: required with auth \"entra\" (the directory's id or domain: A-Z a-z 0-9 . -)"),
+        (.entra, "a/b", "providers.wns.tenant_id: required with auth \"entra\" (the directory's id or domain: A-Z a-z 0-9 . -)"),
+        (.package, "contoso.onmicrosoft.com", "providers.wns.tenant_id: only with auth \"entra\""),
+    ] as [(WNSConfig.Auth, String?, String)])
+    func entraNeedsATenant(auth: WNSConfig.Auth, tenant: String?, expected: String) {
+        var config = Self.config()
+        config.wns?.auth = auth
+        config.wns?.tenantID = tenant
+        let context = ProviderTestKit.context(config, client: Self.client(), clock: OAuthTestClock())
+        let error = #expect(throws: ProviderSetupError.self) { try WNSProvider(config: config.wns!, context: context) }
+        #expect(error?.problems == [expected])
+    }
+
+    @Test func tagAndTTLHeaders() {
+        let r = WNSProvider.request(channel: Self.channel, bearer: "t",
+                                    notification: WNSNotification(body: [0x41], type: "wns/raw", ttlSeconds: 60, tag: "score"))
+        #expect(r.headers.map { "\($0.0): \($0.1)" } == ["Authorization: Bearer t", "Content-Type: application/octet-stream",
+                                                        "X-WNS-Type: wns/raw", "X-WNS-TTL: 60", "X-WNS-Tag: score"])
+    }
 }

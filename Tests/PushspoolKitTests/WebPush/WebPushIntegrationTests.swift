@@ -12,7 +12,9 @@ struct WebPushIntegrationTests {
         let dir = TempDir("pushspool-webpush")
         let publicKey: String
 
-        init(allowedHosts: [String] = ["127.0.0.1"], retry: String = #"{"max_attempts": 4, "base_delay_ms": 10, "max_delay_ms": 3000}"#) throws {
+        init(allowedHosts: [String] = ["127.0.0.1"], retry: String = #"{"max_attempts": 4, "base_delay_ms": 10, "max_delay_ms": 3000}"#,
+             declarative: String? = nil) throws {
+            self.declarative = declarative
             let keygen = try runPushspool(["webpush", "keygen", "--out", dir.path("vapid.pem")], cwd: dir.url)
             #expect(keygen.status == 0, "\(keygen.stderr)")
             publicKey = keygen.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -22,6 +24,7 @@ struct WebPushIntegrationTests {
         }
 
         private let retry: String
+        private let declarative: String?
 
         /// (Re)writes the configuration with this `allowed_hosts`.
         func allow(_ allowedHosts: [String]) {
@@ -29,7 +32,7 @@ struct WebPushIntegrationTests {
             dir.write("pushspool.json", """
                 {"spool": "spool", "retry": \(retry),
                  "providers": {"webpush": {"vapid_private_key_file": "vapid.pem", "subject": "mailto:ops@example.com",
-                                           "allowed_hosts": [\(hosts)]}},
+                                           "allowed_hosts": [\(hosts)]\(declarative.map { #", "declarative": "\#($0)""# } ?? "")}},
                  "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}}
                 """)
         }

@@ -25,15 +25,17 @@ public struct APNsRequestBuilder: Sendable {
         public var reason: String
     }
 
-    /// Topic suffixes Apple requires for some push types (README: "How answers are handled").
     /// New on every request (the path names the device): never put in the HPACK table.
     static let unindexed = [":path", "apns-id"]
     /// The answer's fields `APNsProvider.classify` reads.
     static let read = ["apns-id", "retry-after"]
 
+    /// Topic suffixes Apple requires for some push types (where each comes from: Providers.md,
+    /// "Push types"). `alert` and `background` go to the bundle id itself.
     static let topicSuffix: [String: String] = [
         "voip": ".voip", "location": ".location-query", "liveactivity": ".push-type.liveactivity",
         "complication": ".complication", "fileprovider": ".pushkit.fileprovider", "pushtotalk": ".voip-ptt",
+        "widgets": ".push-type.widgets",
     ]
 
     /// `now`: Unix seconds at send time (for `apns-expiration`). `apnsID`: lowercase UUID.
@@ -44,7 +46,7 @@ public struct APNsRequestBuilder: Sendable {
         guard let token = Self.normalizedToken(deviceToken) else {
             return .failure(Refusal(disposition: .deviceGone(since: nil), reason: APNsReason.badDeviceToken.rawValue))
         }
-        let limit = n.pushType == "voip" ? APNsNotification.maxVoIPPayloadBytes : APNsNotification.maxPayloadBytes
+        let limit = APNsPushType(rawValue: n.pushType)?.payloadLimit ?? APNsNotification.maxPayloadBytes
         guard n.payload.count <= limit else {
             return .failure(Refusal(disposition: .rejected,
                                     reason: "\(APNsReason.payloadTooLarge.rawValue): \(n.payload.count) bytes, limit \(limit)"))

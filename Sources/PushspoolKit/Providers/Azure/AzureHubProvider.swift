@@ -61,7 +61,10 @@ public final class AzureHubProvider: PushProvider {
     }
 
     public func audienceProblem(_ audience: Audience) -> String? {
-        AzureHubLimits.problem(audience)
+        if let (field, _) = audience.serviceTarget {
+            return "an FCM \(field) goes to FCM itself (the fcm provider), not through a hub"
+        }
+        return AzureHubLimits.problem(audience)
     }
 
     public func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {

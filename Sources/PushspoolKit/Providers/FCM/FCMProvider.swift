@@ -62,6 +62,11 @@ public final class FCMProvider: PushProvider {
     }
 
     public func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {
+        if case .hub(let audience) = request.recipient, let (field, value) = audience.serviceTarget,
+           case .fcm(let notification) = request.notification, !closed.load(ordering: .acquiring) {
+            sendToService(notification, field: field, value: value, completion: completion)
+            return
+        }
         guard let (device, notification) = SendOpening.device(request, provider: "fcm", isShutDown: closed.load(ordering: .acquiring),
                                                               own: { if case .fcm(let n) = $0 { n } else { nil } },
                                                               completion: completion) else { return }
@@ -75,6 +80,19 @@ public final class FCMProvider: PushProvider {
         let body = notification.body(token: device.handle)
         tokens.execute({ [sendURL] bearer in Self.request(url: sendURL, bearer: bearer, body: body) },
                        on: http, classify: Self.classify, completion: completion)
+    }
+
+    /// One request for a whole topic or condition (`message.topic` / `message.condition`). No
+    /// device is behind it, so an answer about the target refuses this send, it removes nothing.
+    private func sendToService(_ notification: FCMNotification, field: String, value: String,
+                               completion: @escaping @Sendable (ProviderResult) -> Void) {
+        let body = notification.body(target: field, value)
+        tokens.execute({ [sendURL] bearer in Self.request(url: sendURL, bearer: bearer, body: body) },
+                       on: http, classify: { outcome in
+            var result = Self.classify(outcome)
+            if case .deviceGone = result.disposition { result.disposition = .rejected }
+            return result
+        }, completion: completion)
     }
 
     public func shutdown() {

@@ -132,7 +132,12 @@ public final class SandboxProvider: PushProvider {
         w.field("platform", r.platform.rawValue)
         switch r.recipient {
         case .device(let d): w.field("device", d.id)
-        case .hub(let a): w.field("tags", a.hubTags)
+        case .hub(let a):
+            switch a {
+            case .fcmTopic(let t): w.field("topic", t)
+            case .fcmCondition(let c): w.field("condition", c)
+            default: w.field("tags", a.hubTags)
+            }
         }
         switch r.notification {
         case .apns(let n):

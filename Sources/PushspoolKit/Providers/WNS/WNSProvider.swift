@@ -16,18 +16,31 @@ public final class WNSProvider: PushProvider {
     private let channels: WNSChannelPolicy
     private let closed = Atomic<Bool>(false)
 
-    /// Classic (UWP/Store) token endpoint and scope. Windows App SDK apps set `token_endpoint` to
-    /// their Entra tenant and `scope` to `https://wns.windows.com/.default`.
+    /// Classic (UWP/Store) token endpoint and scope, for `auth: "package"`.
     public static let defaultTokenEndpoint = "https://login.live.com/accesstoken.srf"
     public static let defaultScope = "notify.windows.com"
+    /// Windows App SDK apps (`auth: "entra"`): the tenant's v2.0 token endpoint and WNS's scope.
+    public static func entraTokenEndpoint(tenant: String) -> String {
+        "https://login.microsoftonline.com/\(tenant)/oauth2/v2.0/token"
+    }
+    public static let entraScope = "https://wns.windows.com/.default"
+    /// Entra-authenticated (Windows App SDK) apps take toast and raw only (Microsoft's migration guide).
+    private let toastAndRawOnly: Bool
 
     public init(config: WNSConfig, context: ProviderContext) throws {
         var problems: [String] = []
         if config.clientID.isEmpty { problems.append("providers.wns.client_id: missing") }
         if config.clientSecret.value.isEmpty { problems.append("providers.wns.client_secret: missing or empty") }
-        let tokenURL = config.tokenEndpoint ?? Self.defaultTokenEndpoint
+        let entra = config.auth == .entra
+        if entra, config.tenantID.map(Self.isValidTenant) != true {
+            problems.append("providers.wns.tenant_id: required with auth \"entra\" (the directory's id or domain: A-Z a-z 0-9 . -)")
+        } else if !entra, config.tenantID != nil {
+            problems.append("providers.wns.tenant_id: only with auth \"entra\"")
+        }
+        let tokenURL = config.tokenEndpoint
+            ?? (entra ? Self.entraTokenEndpoint(tenant: config.tenantID ?? "") : Self.defaultTokenEndpoint)
         if let p = ProviderSetupChecks.httpsURLProblem(tokenURL, field: "providers.wns.token_endpoint") { problems.append(p) }
-        let scope = config.scope ?? Self.defaultScope
+        let scope = config.scope ?? (entra ? Self.entraScope : Self.defaultScope)
         if scope.isEmpty { problems.append("providers.wns.scope: empty") }
         problems += WNSChannelPolicy.configProblems(config.allowedHosts)
         guard problems.isEmpty else { throw ProviderSetupError(problems) }
@@ -47,6 +60,7 @@ public final class WNSProvider: PushProvider {
         let log = context.log
         self.http = http
         self.channels = channels
+        self.toastAndRawOnly = entra
         self.tokens = AccessTokenSource(key: "wns-\(config.clientID)", cache: cache) {
             let now = cache.now
             let result = endpoint.fetch(form: form, using: http, now: now)
@@ -66,6 +80,11 @@ public final class WNSProvider: PushProvider {
             completion(ProviderResult(.rejected, code: "host-not-allowed", reason: reason))
             return
         }
+        if toastAndRawOnly && (notification.type == "wns/tile" || notification.type == "wns/badge") {
+            completion(ProviderResult(.rejected, code: "local",
+                                      reason: "\(notification.type) is not available to Windows App SDK apps (auth entra): toast and raw only"))
+            return
+        }
         guard notification.body.count <= WNSNotification.maxPayloadBytes else {
             completion(ProviderResult(.rejected, code: "payload-too-large",
                                       reason: "payload is \(notification.body.count) bytes, WNS allows \(WNSNotification.maxPayloadBytes)"))
@@ -74,6 +93,13 @@ public final class WNSProvider: PushProvider {
         let channel = (try? channels.asciiURI(device.handle).get()) ?? device.handle   // checked above
         tokens.execute({ bearer in Self.request(channel: channel, bearer: bearer, notification: notification) },
                        on: http, classify: Self.classify, completion: completion)
+    }
+
+    /// A tenant id (a GUID) or domain goes into the token URL's path: letters, digits, dots, dashes.
+    static func isValidTenant(_ tenant: String) -> Bool {
+        !tenant.isEmpty && tenant.utf8.count <= 256 && tenant.utf8.allSatisfy { b in
+            (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A) || b == UInt8(ascii: ".") || b == UInt8(ascii: "-")
+        }
     }
 
     public func shutdown() {
@@ -87,6 +113,7 @@ public final class WNSProvider: PushProvider {
                        ("Content-Type", n.contentType),
                        ("X-WNS-Type", n.type)]
         if let ttl = n.ttlSeconds { headers.append(("X-WNS-TTL", String(ttl))) }
+        if let tag = n.tag { headers.append(("X-WNS-Tag", tag)) }
         return HTTPRequest(method: "POST", url: channel, headers: headers, body: n.body, timeout: 30)
     }
 

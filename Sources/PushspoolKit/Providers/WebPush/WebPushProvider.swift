@@ -15,6 +15,7 @@ public final class WebPushProvider: PushProvider {
     private let vapid: VAPIDTokenSource
     private let endpoints: WebPushEndpointPolicy
     private let credentials: CredentialCache
+    private let declarative: WebPushConfig.Declarative
     private let closed = Atomic<Bool>(false)
 
     public init(config: WebPushConfig, context: ProviderContext) throws {
@@ -27,6 +28,19 @@ public final class WebPushProvider: PushProvider {
         http = try context.makeHTTPClient(options)
         vapid = VAPIDTokenSource(key: key, subject: config.subject, cache: context.credentials)
         credentials = context.credentials
+        declarative = config.declarative
+    }
+
+    /// Apple's push service (Safari, iOS 18.4+ and macOS 15.5+) is where `auto` sends the
+    /// declarative form: the others hand every message to the page's service worker.
+    static func wantsDeclarative(_ mode: WebPushConfig.Declarative, endpointHost host: String) -> Bool {
+        switch mode {
+        case .always: return true
+        case .never: return false
+        case .auto:
+            let h = host.lowercased()
+            return h == "push.apple.com" || h.hasSuffix(".push.apple.com")
+        }
     }
 
     /// The VAPID public key (base64url), what pages pass as `applicationServerKey`.
@@ -54,7 +68,10 @@ public final class WebPushProvider: PushProvider {
         let token: String
         do {
             token = try vapid.token(origin: origin)
-            let body = try WebPushEncryption.encrypt(notification.payload, p256dh: subscription.p256dh, auth: subscription.auth)
+            let host = URLComponents(string: subscription.endpoint)?.host ?? ""
+            let plaintext = notification.declarativePayload.flatMap { Self.wantsDeclarative(declarative, endpointHost: host) ? $0 : nil }
+                ?? notification.payload
+            let body = try WebPushEncryption.encrypt(plaintext, p256dh: subscription.p256dh, auth: subscription.auth)
             httpRequest = Self.request(endpoint: subscription.endpoint, authorization: vapid.authorization(token: token),
                                        notification: notification, body: body)
         } catch {
