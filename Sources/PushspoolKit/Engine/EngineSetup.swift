@@ -33,11 +33,15 @@ public enum EngineSetup {
         if let unset = config.unsetSecrets["registry"] {
             throw EngineSetupError(.config, ["registry: \(unset) (it names the registry every command needs)"])
         }
+        let defaults = RegistryDefaults(config)
         do {
             if RegistryLocation.isPostgres(value) {
-                return try PostgresRegistry(uri: value, migrate: migrate, log: log)
+                return try PostgresRegistry(uri: value, migrate: migrate, log: log, defaults: defaults)
             }
-            return try SQLiteRegistry(path: config.resolve(value).path)
+            return try SQLiteRegistry(path: config.resolve(value).path, defaults: defaults)
+        } catch let error as RegistryError where error.isNewerSchema {
+            // Upgrading pushspool is the fix: a configuration problem (exit 78), nothing written.
+            throw EngineSetupError(.config, ["registry \(RegistryLocation.redacted(value)): \(RegistryError.detail(error))"])
         } catch {
             throw EngineSetupError(.io, ["registry \(RegistryLocation.redacted(value)): \(RegistryError.detail(error))"])
         }

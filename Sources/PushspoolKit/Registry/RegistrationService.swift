@@ -54,9 +54,9 @@ public final class RegistrationService: Sendable {
                 device = try registry.device(id: id)
                 removed = try registry.remove(id: id)
                 try registry.releaseReservation(id: id)
-            case .handle(let handle):
-                device = try registry.device(handle: handle)
-                removed = try registry.remove(handle: handle)
+            case .handle(let handle, let app):
+                device = try registry.device(handle: handle, app: app)
+                removed = try registry.remove(handle: handle, app: app)
             }
         } catch {
             throw RegistrationError(error)
