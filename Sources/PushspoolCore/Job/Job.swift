@@ -61,6 +61,8 @@ public struct SendJob: Sendable, Equatable {
     public var localized: [LanguageTag: LocalizedText]
     /// Pacing (`spread_over_seconds`): the targets are sent evenly over this many seconds.
     public var spreadOverSeconds: Int?
+    /// `app`: whose devices the audience is resolved among (§ Several apps).
+    public var apps: AppSelection = .defaultApp
 
     public init(audience: Audience, platforms: [Platform], message: Message, notBefore: Date? = nil,
                 localized: [LanguageTag: LocalizedText] = [:], spreadOverSeconds: Int? = nil) {

@@ -23,6 +23,7 @@ extension JobParser {
         var notBefore: Date?
         var spread: Int?
         var localized: [LanguageTag: LocalizedText] = [:]
+        var apps = AppSelection.defaultApp
         for (key, value) in pairs {
             switch key {
             case "kind":
@@ -91,6 +92,8 @@ extension JobParser {
                 }
             case "localized":
                 localized = localizedTexts(value, problems: &problems)
+            case "app":
+                apps = AppSelection.parse(value, problems: &problems)
             default:
                 Fields.misplaced(key, kind: "send", problems: &problems)
             }
@@ -112,8 +115,9 @@ extension JobParser {
         }
         guard problems.isEmpty, let pns, audiences.count == 1, let audience = audiences[0].audience else { return nil }
         message.text = text ?? ""
-        let send = SendJob(audience: audience, platforms: pns, message: message, notBefore: notBefore, localized: localized,
+        var send = SendJob(audience: audience, platforms: pns, message: message, notBefore: notBefore, localized: localized,
                            spreadOverSeconds: spread)
+        send.apps = apps
         // Every text the job can send is rendered once here, so size limits are found now.
         for language in [nil] + send.localized.keys.sorted() {
             for platform in pns {

@@ -68,7 +68,7 @@ final class JobRunner: Sendable {
         if let early = decision.onArrival() { return end(early, held, opened: nil) }
         // Prepare everything that can fail for the whole job before anything is sent.
         if case .send(let send) = job.kind {
-            switch SendPlan.make(send, routes: env.routes) {
+            switch SendPlan.make(send, apps: env.apps) {
             case .success(let made): plan = made
             case .failure(let problem): return quarantine.quarantine(held.name, id: job.id, error: problem.description, pns: send.platforms, file: held.file)
             }
