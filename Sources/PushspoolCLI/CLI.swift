@@ -204,11 +204,12 @@ public enum CLI {
               redacted. Exit 78 listing every problem.
             """, switches: ["check"], run: ConfigCommand.run),
         "hub": Command(help: """
-            usage: pushspool hub sync [--config FILE] [--spool DIR]
+            usage: pushspool hub sync [--app APP] [--config FILE] [--spool DIR]
               Write every local registration of the platforms routed to azure to the hub as an
               installation (PUT /<hub>/installations/<id>: tags plus lang:<lang>). Idempotent; use it
               to move an existing registry onto a hub, or to repair after the hub was unreachable.
-            """, positionals: .subcommand("sync"), run: HubCommands.run),
+              Each app's devices go to its own hub; --app: that app's only.
+            """, valued: ["app"], positionals: .subcommand("sync"), run: HubCommands.run),
         "webpush": Command(help: """
             usage: pushspool webpush keygen [--out FILE]
               Write a new VAPID key (EC P-256, PEM PKCS#8, mode 0600) to FILE (default vapid.pem;

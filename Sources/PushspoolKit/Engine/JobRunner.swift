@@ -24,7 +24,7 @@ final class JobRunner: Sendable {
         logs = JobLogs(env: env, claimOwner: JobClaimOwner.current(spool: env.spool), working: working)
         sends = SendExecutor(env: env, owners: owners)
         // Registration changes of hub-routed platforms also go to the hub.
-        let hub = InstallationWriter(routes: env.routes, pool: env.pool, isStopping: env.isStopping)
+        let hub = InstallationWriter(apps: env.apps, pool: env.pool, isStopping: env.isStopping)
         registrations = RegistrationExecutor(registrations: RegistrationService(registry: env.registry, hub: hub))
     }
 

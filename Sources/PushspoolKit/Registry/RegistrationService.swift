@@ -34,7 +34,7 @@ public final class RegistrationService: Sendable {
         // one off the hub.
         var changes: [InstallationChange] = [.put(device)]
         if let movedFrom { changes.insert(.delete(id: movedFrom), at: 0) }
-        let outcomes = changes.compactMap { hub?.writeAndWait($0, platform: device.platform) }
+        let outcomes = changes.compactMap { hub?.writeAndWait($0, platform: device.platform, app: device.app) }
         return RegistrationChange(device: device, movedFrom: movedFrom, hub: outcomes)
     }
 
@@ -63,9 +63,10 @@ public final class RegistrationService: Sendable {
         }
         let installation: String? = if case .id(let id) = which { Identifier.canonical(id) } else { device?.id }
         // A device already gone here may still be on the hub: any hub-routed platform's hub.
+        let app = device?.app
         let platform = device?.platform ?? (installation == nil ? nil : hub?.platforms.min())
         var outcomes: [InstallationWriter.Outcome] = []
-        if let installation, let platform, let outcome = hub?.writeAndWait(.delete(id: installation), platform: platform) {
+        if let installation, let platform, let outcome = hub?.writeAndWait(.delete(id: installation), platform: platform, app: app) {
             outcomes.append(outcome)
         }
         guard removed, let device else { return (nil, outcomes) }
