@@ -195,26 +195,38 @@ struct BenchAPNs {
 
     /// `init`, `import` of the first `count` devices, `submit`, then `pushspool run --once`
     /// measured; the result log read back.
-    func campaign(name: String, port: Int, count: Int, concurrency: Int, serverPID: pid_t) throws -> NginxRound.Campaign {
+    /// `apps` > 1: the devices spread round-robin over that many apps on the one APNs provider
+    /// (each its own topic), and the job sent to every app (`"app": "*"`).
+    func campaign(name: String, port: Int, count: Int, concurrency: Int, serverPID: pid_t, apps: Int = 1) throws -> NginxRound.Campaign {
         let config = dir.appendingPathComponent("\(name).json")
         let spool = dir.appendingPathComponent("spool-\(name)").path
+        let appsSection = apps <= 1 ? "" : #""apps": {"# + (0..<apps).map { #""a\#($0)": {"apns_topic": "com.example.a\#($0)"}"# }
+            .joined(separator: ", ") + #"}, "default_app": "a0","#
         try """
-            {"spool": "spool-\(name)", "concurrency": \(concurrency), "routes": {"apns": "apns"},
+            {"spool": "spool-\(name)", "concurrency": \(concurrency), "routes": {"apns": "apns"}, \(appsSection)
              "providers": {"apns": {"team_id": "TEAMID1234", "key_id": "TESTKEY123", "key_file": "AuthKey_TESTKEY123.p8",
                                     "topic": "com.example.app", "environment": "production", "endpoint": "https://127.0.0.1:\(port)"}},
              "tls": {"ca_file": "\(ca)"}}
             """.write(to: config, atomically: true, encoding: .utf8)
         let common = ["--spool", spool, "--config", config.path]
-        let devices = dir.appendingPathComponent("devices-\(count).jsonl")
+        let devices = dir.appendingPathComponent("devices-\(count)-\(apps).jsonl")
         if !FileManager.default.fileExists(atPath: devices.path) {
             let all = try String(contentsOf: devicesFile, encoding: .utf8)
-            try (all.split(separator: "\n").prefix(count).joined(separator: "\n") + "\n").write(to: devices, atomically: true, encoding: .utf8)
+            let lines = all.split(separator: "\n").prefix(count).enumerated().map { i, line in
+                apps <= 1 ? String(line) : String(line.dropLast()) + #","app":"a\#(i % apps)"}"#
+            }
+            try (lines.joined(separator: "\n") + "\n").write(to: devices, atomically: true, encoding: .utf8)
         }
         guard try measure(binary, ["init"] + common).status == 0 else { throw BenchError(description: "init failed") }
         let imported = try measure(binary, ["import"] + common + [devices.path])
         guard imported.status == 0 else { throw BenchError(description: "import failed: \(imported.stderr)") }
-        let submitted = try measure(binary, ["submit"] + common + ["--to-tag", "bench", "--pns", "apns", "--message", "hello", "--from", "bench", "--id", "bench"])
-        guard submitted.status == 0 else { throw BenchError(description: "submit failed: \(submitted.stderr)") }
+        if apps <= 1 {
+            let submitted = try measure(binary, ["submit"] + common + ["--to-tag", "bench", "--pns", "apns", "--message", "hello", "--from", "bench", "--id", "bench"])
+            guard submitted.status == 0 else { throw BenchError(description: "submit failed: \(submitted.stderr)") }
+        } else {
+            try BenchJob.drop(#"{"id": "bench", "to_tag": "bench", "pns": ["apns"], "message": "hello", "from": "bench", "app": "*"}"#,
+                              spool: spool)
+        }
         let cpu0 = processCPUSeconds(serverPID)
         let run = try measure(binary, ["run", "--once"] + common)
         let server = (processCPUSeconds(serverPID) - cpu0) / Double(count) * 1e6
