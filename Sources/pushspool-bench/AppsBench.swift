@@ -39,13 +39,7 @@ struct AppsRound {
         var nginxOne: NginxRound.Campaign?, nginxThree: NginxRound.Campaign?
         if let nginxBinary = try? Nginx.binary() {
             let setup = try BenchAPNs(dir: dir, devices: nginxCount)
-            let tls = """
-                ssl_certificate \(BenchPaths.fixtures.appendingPathComponent("server.pem").path);
-                ssl_certificate_key \(BenchPaths.fixtures.appendingPathComponent("server-key.pem").path);
-                http2_max_concurrent_streams 1000;
-                """
-            let fixed = try Nginx(binary: nginxBinary, dir: dir.appendingPathComponent("nginx-fixed"), listenOptions: "ssl http2",
-                                  http: tls, server: "location /3/device/ { return 200; }")
+            let fixed = try NginxRound.fixed(nginxBinary, dir: dir)
             defer { fixed.stop() }
             let worker = fixed.workerPID()
             nginxOne = try setup.campaign(name: "one-app", port: fixed.port, count: nginxCount, concurrency: concurrency, serverPID: worker)

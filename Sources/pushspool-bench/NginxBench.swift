@@ -42,6 +42,19 @@ struct NginxRound {
 
     static let echoModule = "/usr/lib/nginx/modules/ngx_http_echo_module.so"
 
+    /// TLS with the test CA's certificate, 1,000 streams per HTTP/2 connection.
+    static let tls = """
+        ssl_certificate \(BenchPaths.fixtures.appendingPathComponent("server.pem").path);
+        ssl_certificate_key \(BenchPaths.fixtures.appendingPathComponent("server-key.pem").path);
+        http2_max_concurrent_streams 1000;
+        """
+
+    /// nginx answering every `POST /3/device/…` with a fixed 200.
+    static func fixed(_ binary: String, dir: URL) throws -> Nginx {
+        try Nginx(binary: binary, dir: dir.appendingPathComponent("nginx-fixed"), listenOptions: "ssl http2",
+                  http: tls, server: "location /3/device/ { return 200; }")
+    }
+
     static func run(count: Int, concurrency: Int, latencyCount: Int, latencyConcurrency: Int) throws -> NginxRound {
         let nginxBinary = try Nginx.binary()
         guard let h2load = which("h2load") else { throw BenchError(description: "h2load is not installed (apt-get install nghttp2-client)") }
@@ -54,15 +67,10 @@ struct NginxRound {
         defer { try? FileManager.default.removeItem(at: dir) }
         let setup = try BenchAPNs(dir: dir, devices: max(count, latencyCount))
 
-        let tls = """
-            ssl_certificate \(BenchPaths.fixtures.appendingPathComponent("server.pem").path);
-            ssl_certificate_key \(BenchPaths.fixtures.appendingPathComponent("server-key.pem").path);
-            http2_max_concurrent_streams 1000;
-            """
+        let tls = Self.tls
 
         // Throughput: a fixed 200.
-        let fixed = try Nginx(binary: nginxBinary, dir: dir.appendingPathComponent("nginx-fixed"), listenOptions: "ssl http2",
-                              http: tls, server: "location /3/device/ { return 200; }")
+        let fixed = try Self.fixed(nginxBinary, dir: dir)
         defer { fixed.stop() }
         let worker = fixed.workerPID()
         let ours = try setup.campaign(name: "fixed", port: fixed.port, count: count, concurrency: concurrency, serverPID: worker)
