@@ -40,10 +40,9 @@ struct SendPlan: Sendable {
     var directApps: Set<String> { Set(directByApp.keys) }
 
     /// Whether `device` goes to a direct provider in this job (its app and platform). Every
-    /// device the registry streams does when the job's apps share their direct platforms.
-    func sendsDirect(_ device: Device) -> Bool {
-        uniform || directByApp[device.app]?.contains(device.platform) == true
-    }
+    /// device the registry streams does when the job's apps share their direct platforms
+    /// (`uniform`: the run asks this only otherwise).
+    func sendsDirect(_ device: Device) -> Bool { directByApp[device.app]?.contains(device.platform) == true }
 
     /// Every app of the job sends the same platforms directly.
     var uniform: Bool { Set(directByApp.values).count <= 1 }
