@@ -36,8 +36,13 @@ struct SendPlan: Sendable {
     var directByApp: [String: Set<Platform>] = [:]
     var hubSends: [HubSend] = []
 
-    /// The apps of the job (`app`) with a direct route, for the registry query.
-    var directApps: Set<String> { Set(directByApp.keys) }
+    /// Every app of the config sends the job's direct platforms directly (a job for `"*"`, or any
+    /// job of a config with one app): the registry's stream then needs no `app` condition (a
+    /// device of an app the config no longer has finds no route and is passed over).
+    var everyApp = false
+
+    /// The apps of the job (`app`) with a direct route, for the registry query; nil: every app.
+    var directApps: Set<String>? { everyApp ? nil : Set(directByApp.keys) }
 
     /// Whether `device` goes to a direct provider in this job (its app and platform). Every
     /// device the registry streams does when the job's apps share their direct platforms
@@ -94,6 +99,7 @@ struct SendPlan: Sendable {
                 }
             }
         }
+        plan.everyApp = Set(ids) == Set(apps.apps.keys) && plan.directByApp.count == ids.count && plan.uniform
         return .success(plan)
     }
 
