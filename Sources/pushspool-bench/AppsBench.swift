@@ -30,21 +30,27 @@ struct AppsRound {
     var migrate: Measured
     var shellIndex: Measured?
 
-    static func run(devices: Int, nginxCount: Int, concurrency: Int) throws -> AppsRound {
+    /// `round`: odd rounds measure the several-apps side first (the machine's load drifts).
+    static func run(devices: Int, nginxCount: Int, concurrency: Int, round: Int = 0) throws -> AppsRound {
         let dir = try BenchPaths.scratch("pushspool-bench-apps")
         defer { try? FileManager.default.removeItem(at: dir) }
         let binary = try BenchPaths.releaseBinary()
+        let first = round % 2 == 1
+        let earlyFour = first ? try broadcast(binary, dir: dir, name: "four", devices: devices, apps: 4) : nil
         let one = try broadcast(binary, dir: dir, name: "one", devices: devices, apps: 1)
-        let four = try broadcast(binary, dir: dir, name: "four", devices: devices, apps: 4)
+        let four = try earlyFour ?? broadcast(binary, dir: dir, name: "four", devices: devices, apps: 4)
         var nginxOne: NginxRound.Campaign?, nginxThree: NginxRound.Campaign?
         if let nginxBinary = try? Nginx.binary() {
             let setup = try BenchAPNs(dir: dir, devices: nginxCount)
             let fixed = try NginxRound.fixed(nginxBinary, dir: dir)
             defer { fixed.stop() }
             let worker = fixed.workerPID()
+            func three() throws -> NginxRound.Campaign {
+                try setup.campaign(name: "three-apps", port: fixed.port, count: nginxCount, concurrency: concurrency, serverPID: worker, apps: 3)
+            }
+            if first { nginxThree = try three() }
             nginxOne = try setup.campaign(name: "one-app", port: fixed.port, count: nginxCount, concurrency: concurrency, serverPID: worker)
-            nginxThree = try setup.campaign(name: "three-apps", port: fixed.port, count: nginxCount, concurrency: concurrency,
-                                            serverPID: worker, apps: 3)
+            if !first { nginxThree = try three() }
         }
         let (migrate, shellIndex) = try migration(binary, dir: dir, devices: devices)
         return AppsRound(oneApp: one, fourApps: four, nginxOne: nginxOne, nginxThree: nginxThree, migrate: migrate, shellIndex: shellIndex)
@@ -138,7 +144,7 @@ struct AppsRound {
         var rounds: [AppsRound] = []
         for i in 0..<runs {
             FileHandle.standardError.write(Data("apps run \(i + 1)/\(runs)…\n".utf8))
-            rounds.append(try run(devices: devices, nginxCount: nginxCount, concurrency: concurrency))
+            rounds.append(try run(devices: devices, nginxCount: nginxCount, concurrency: concurrency, round: i))
         }
         func seconds(_ x: Double) -> String { String(format: "%.2f s", x) }
         let one = median(rounds.map(\.oneApp.seconds)), four = median(rounds.map(\.fourApps.seconds))
@@ -151,13 +157,18 @@ struct AppsRound {
             let complete = rounds.allSatisfy { $0.nginxThree!.delivered == nginxCount && $0.nginxThree!.distinct == nginxCount }
             row(["nginx, \(nginxCount) APNs pushes, every device in one of 3 apps: rate", rate(three), "one app \(rate(single))",
                  String(format: "%.3f×", ratio), "≥ 0.95× one app", ratio >= 0.95 && complete ? "yes" : "no"])
+            let cpu = median(rounds.map { $0.nginxThree!.client.cpuMicrosPerPush / $0.nginxOne!.client.cpuMicrosPerPush })
+            row(["same, CPU per push (whole process)", String(format: "%.1f µs", median(rounds.map { $0.nginxThree!.client.cpuMicrosPerPush })),
+                 String(format: "one app %.1f µs", median(rounds.map { $0.nginxOne!.client.cpuMicrosPerPush })),
+                 String(format: "%.3f×", cpu), "", ""])
         }
         let migrate = median(rounds.map(\.migrate.seconds))
         let peer = rounds.compactMap(\.shellIndex).map(\.seconds)
         row(["migration of a \(devices)-device SQLite registry (registry migrate, whole process)", seconds(migrate),
              peer.isEmpty ? "" : "sqlite3 index build \(seconds(median(peer)))",
              peer.isEmpty ? "" : String(format: "%.2f×", migrate / median(peer)), "≤ 10 s", migrate <= 10 ? "yes" : "no"])
-        row(["peak RSS: broadcast over 4 apps / migration", mb(Double(rounds.map(\.fourApps.peakRSS).max() ?? 0)),
-             "one app " + mb(Double(rounds.map(\.oneApp.peakRSS).max() ?? 0)), mb(Double(rounds.map(\.migrate.peakRSS).max() ?? 0)), "", ""])
+        let cpu = median(rounds.map { $0.fourApps.cpuSeconds / $0.oneApp.cpuSeconds })
+        row(["same broadcast, CPU (whole process)", seconds(median(rounds.map(\.fourApps.cpuSeconds))),
+             "one app " + seconds(median(rounds.map(\.oneApp.cpuSeconds))), String(format: "%.2f×", cpu), "", ""])
     }
 }
