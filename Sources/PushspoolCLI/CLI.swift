@@ -160,7 +160,8 @@ public enum CLI {
         "devices": Command(help: """
             usage: pushspool devices [--tags EXPR] [--platform P]... [--app APP]... [--count]
               List registered devices (JSON Lines, handles omitted) or count them. --tags: a tag
-              expression (one value; quote it). Several platforms or apps: repeat the flag.
+              expression (one value; quote it). Several platforms: repeat --platform, one each;
+              several apps: repeat --app.
             """, valued: ["tags"], repeatable: ["platform", "app"], switches: ["count"], run: RegistryCommands.devices),
         "import": Command(help: """
             usage: pushspool import FILE.jsonl

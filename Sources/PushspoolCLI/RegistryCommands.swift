@@ -43,7 +43,7 @@ enum RegistryCommands {
         }
         let device = change.device
         let app = runtime.config.appsSection == nil ? "" : "; app \(device.app)"
-        let env = device.environment.map { "; \($0.rawValue)" } ?? ""
+        let env = runtime.config.appsSection == nil ? "" : device.environment.map { "; \($0.rawValue)" } ?? ""
         print("registered \(device.id) (\(device.platform.rawValue)\(app)\(env); tags: \(device.tags.joined(separator: " "))\(device.lang.map { "; lang \($0)" } ?? ""))")
         for outcome in change.hub where !outcome.ok { HubLink.report(outcome, command: "register") }
         return change.hubFailed ? .ioError : .ok
