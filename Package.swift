@@ -12,6 +12,7 @@ let package = Package(
     products: [
         .executable(name: "pushspool", targets: ["pushspool"]),
         .library(name: "PushspoolKit", targets: ["PushspoolKit"]),
+        .library(name: "PushspoolServer", targets: ["PushspoolServer"]),
     ],
     targets: [
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3",
@@ -41,13 +42,19 @@ let package = Package(
         .target(name: "PushspoolCore", swiftSettings: strict),
         // HTTP transports behind one seam: HTTP/2 on nghttp2 + OpenSSL, HTTP/1.1 on libcurl.
         .target(name: "PushspoolHTTP", dependencies: ["CTLS", "CNghttp2", "CCurl"], swiftSettings: strict),
-        // Everything else that does I/O: spool, registry, engine, providers, the HTTP front door.
+        // Everything else that does I/O: spool, registry, engine, providers. No HTTP server: an
+        // embedder of the engine links none.
         .target(name: "PushspoolKit",
-                dependencies: ["PushspoolCore", "PushspoolHTTP", "CSQLite", "CLibpq", "CCrypto", "CSystem", "CMHD", "CCrypt", "CIDN2"],
+                dependencies: ["PushspoolCore", "PushspoolHTTP", "CSQLite", "CLibpq", "CCrypto", "CSystem", "CIDN2"],
+                swiftSettings: strict),
+        // The HTTP front door of `pushspool serve`: libmicrohttpd, htpasswd checks through libcrypt,
+        // the routes and their authentication, over the engine's spool intake and registry.
+        .target(name: "PushspoolServer",
+                dependencies: ["PushspoolKit", "PushspoolCore", "CMHD", "CCrypt", "CCrypto"],
                 swiftSettings: strict),
         // The commands: argument parsing, exit codes, signal handling, over PushspoolKit. A library
         // (not the executable itself) so the tests can reach the command table.
-        .target(name: "PushspoolCLI", dependencies: ["PushspoolKit"], swiftSettings: strict),
+        .target(name: "PushspoolCLI", dependencies: ["PushspoolKit", "PushspoolServer"], swiftSettings: strict),
         .executableTarget(name: "pushspool", dependencies: ["PushspoolCLI"], swiftSettings: strict),
         .executableTarget(name: "pushspool-bench", dependencies: ["PushspoolKit", "PushspoolHTTP"],
                           exclude: ["peer-node-client.js", "peer-node-webpush.js", "README.md"], swiftSettings: strict),
@@ -57,7 +64,7 @@ let package = Package(
         .target(name: "PushspoolTestSupport", dependencies: ["PushspoolKit"], path: "Tests/PushspoolTestSupport",
                 swiftSettings: strict),
         .testTarget(name: "PushspoolKitTests",
-                    dependencies: ["PushspoolKit", "PushspoolCLI", "PushspoolHTTP", "pushspool", "PushspoolTestSupport"],
+                    dependencies: ["PushspoolKit", "PushspoolServer", "PushspoolCLI", "PushspoolHTTP", "pushspool", "PushspoolTestSupport"],
                     swiftSettings: strict),
     ]
 )

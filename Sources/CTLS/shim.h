@@ -18,3 +18,48 @@ static inline long ctls_ctx_set_modes(SSL_CTX *ctx) {
     /* A write may be retried with a moved buffer; partial writes return what was written. */
     return SSL_CTX_set_mode(ctx, SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER | SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_RELEASE_BUFFERS);
 }
+
+/* A socket BIO whose writes never raise SIGPIPE: send(2) with MSG_NOSIGNAL instead of write(2),
+   so a server that closes the connection gives EPIPE, not a signal, without the process having to
+   ignore SIGPIPE for everyone (a pipe's writer, stdout). Everything else is OpenSSL's own socket
+   BIO; Darwin sets SO_NOSIGPIPE on the socket instead. */
+#include <sys/socket.h>
+#include <errno.h>
+#include <pthread.h>
+#ifndef MSG_NOSIGNAL
+#define MSG_NOSIGNAL 0
+#endif
+static inline BIO_METHOD **ctls_nosigpipe_slot(void) {
+    static BIO_METHOD *method = NULL;
+    return &method;
+}
+static inline int ctls_nosigpipe_write(BIO *b, const char *data, int len) {
+    int fd = (int)BIO_get_fd(b, NULL);
+    ssize_t n = send(fd, data, (size_t)len, MSG_NOSIGNAL);
+    BIO_clear_retry_flags(b);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) BIO_set_retry_write(b);
+    return (int)n;
+}
+static inline void ctls_nosigpipe_init(void) {
+    const BIO_METHOD *s = BIO_s_socket();
+    BIO_METHOD *m = BIO_meth_new(BIO_TYPE_SOCKET, "socket, no SIGPIPE");
+    if (m == NULL) return;
+    BIO_meth_set_write(m, ctls_nosigpipe_write);
+    BIO_meth_set_read(m, BIO_meth_get_read(s));
+    BIO_meth_set_puts(m, BIO_meth_get_puts(s));
+    BIO_meth_set_ctrl(m, BIO_meth_get_ctrl(s));
+    BIO_meth_set_create(m, BIO_meth_get_create(s));
+    BIO_meth_set_destroy(m, BIO_meth_get_destroy(s));
+    *ctls_nosigpipe_slot() = m;
+}
+/* SSL_set_fd through that BIO; 1 on success. */
+static inline int ctls_set_fd_nosigpipe(SSL *ssl, int fd) {
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, ctls_nosigpipe_init);
+    if (*ctls_nosigpipe_slot() == NULL) return 0;
+    BIO *b = BIO_new(*ctls_nosigpipe_slot());
+    if (b == NULL) return 0;
+    BIO_set_fd(b, fd, BIO_NOCLOSE);
+    SSL_set_bio(ssl, b, b);
+    return 1;
+}

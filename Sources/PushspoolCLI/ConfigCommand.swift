@@ -1,4 +1,5 @@
 import PushspoolKit
+import PushspoolServer
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -47,6 +47,10 @@ enum RunCommand {
         } catch {
             throw CLIError(error)
         }
+        // A write to a pipe or socket whose reader is gone is an error to handle (EPIPE), never
+        // the end of the process: set here, not left to a library's side effect. (The HTTP
+        // client's own sockets write with MSG_NOSIGNAL.)
+        signal(SIGPIPE, SIG_IGN)
         // SIGINT/SIGTERM: stop claiming, let running jobs checkpoint, exit cleanly.
         var signalSources: [any DispatchSourceSignal] = []
         // SIGHUP too (a closed terminal, a careless `kill -HUP`): a clean stop, never a crash.

@@ -1,4 +1,5 @@
 import PushspoolKit
+import PushspoolServer
 import Dispatch
 import Foundation
 import PushspoolCore

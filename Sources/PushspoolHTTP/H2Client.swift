@@ -29,7 +29,6 @@ public final class H2Client: HTTPClient {
 
     /// `rootsDirectory`: a hashed directory of roots in place of the system's (tests).
     init(options: HTTPClientOptions, rootsDirectory: String?, extraCAPEM: String?) throws(HTTPTransportError) {
-        _ = ignoreSIGPIPE
         let alpn = options.versions == .http2Only ? ["h2"] : ["h2", "http/1.1"]
         let tls = try TLSContext(extraCAPEM: extraCAPEM, alpn: alpn, rootsDirectory: rootsDirectory)
         core = H2Core(options: options, tls: tls, poll: try PollThread(label: "pushspool.h2"))
@@ -74,10 +73,6 @@ public final class H2Client: HTTPClient {
     /// What the fake servers and benchmarks may ask: connections opened so far.
     public var connectionsOpened: Int { core.connectionsOpened.load(ordering: .relaxed) }
 }
-
-/// SIGPIPE would kill the process when a server closes a connection we are writing to (OpenSSL
-/// writes with write(2)); the error comes back as EPIPE instead.
-private let ignoreSIGPIPE: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
 
 /// What the client, its poll thread and its connect jobs share.
 final class H2Core: @unchecked Sendable {

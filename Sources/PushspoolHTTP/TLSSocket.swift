@@ -125,7 +125,12 @@ final class TLSSocket: @unchecked Sendable {
             close(fd)
             throw HTTPTransportError("SSL_new failed: \(TLSContext.errorText())")
         }
-        _ = SSL_set_fd(ssl, fd)
+        // Writes with MSG_NOSIGNAL: a server closing the connection is EPIPE, never SIGPIPE.
+        guard ctls_set_fd_nosigpipe(ssl, fd) == 1 else {
+            SSL_free(ssl)
+            close(fd)
+            throw HTTPTransportError("TLS: cannot set up the socket: \(TLSContext.errorText())")
+        }
         if isIPAddress(host) {
             _ = X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), host)
         } else {
@@ -191,15 +196,10 @@ final class TLSSocket: @unchecked Sendable {
     /// Each address `host` resolves to is checked by `addressGuard` right here, the one place
     /// it is connected to: a later answer of the resolver cannot slip past the check.
     private static func tcpConnect(host: String, port: Int, deadline: Double, addressGuard: AddressGuard?) throws(HTTPTransportError) -> Int32 {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = socketStream
-        var list: UnsafeMutablePointer<addrinfo>?
-        let rc = getaddrinfo(host, String(port), &hints, &list)
-        guard rc == 0, let first = list else {
-            throw HTTPTransportError("cannot resolve \(host): \(String(cString: gai_strerror(rc)))")
-        }
-        defer { freeaddrinfo(list) }
+        // Bounded by the connect deadline, as the connect itself is.
+        let resolved = try Resolver.resolve(host, port: port, until: deadline)
+        let list: UnsafeMutablePointer<addrinfo>? = resolved.list
+        guard let first = list else { throw HTTPTransportError("cannot resolve \(host): no address") }
         var lastError = "no address"
         let checked = addressGuard.map { !$0.exempt(host) } ?? false
         var refused: String?, tried = false

@@ -191,7 +191,8 @@ struct ServeRound {
                 .trimmingCharacters(in: .whitespacesAndNewlines)
             fm.createFile(atPath: dir.appendingPathComponent("tokens.txt").path, contents: Data("bench \(digest)\n".utf8), attributes: [.posixPermissions: 0o600])
             let registryKey = registry.map { #""registry": "\#($0)", "# } ?? ""
-            let config = #"{"spool": "spool", \#(registryKey)"http": {"listen": "127.0.0.1:0", "users_file": "users.htpasswd", "tokens_file": "tokens.txt", "client_tag_prefixes": ["follows_"], "rate_limit_per_minute": 1000000}}"#
+            // Every benchmark connection comes from 127.0.0.1 (1,000 for the RSS figure): no per-address limit.
+            let config = #"{"spool": "spool", \#(registryKey)"http": {"listen": "127.0.0.1:0", "users_file": "users.htpasswd", "tokens_file": "tokens.txt", "client_tag_prefixes": ["follows_"], "rate_limit_per_minute": 1000000, "max_connections_per_address": 0}}"#
             try config.write(to: dir.appendingPathComponent("pushspool.json"), atomically: true, encoding: .utf8)
             let cfg = dir.appendingPathComponent("pushspool.json").path
             let bin = BenchPaths.binary.path

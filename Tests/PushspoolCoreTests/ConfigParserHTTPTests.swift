@@ -24,6 +24,7 @@ import Testing
         #expect(h.usersMaySend == true)
         #expect(h.clientTagPrefixes == [])
         #expect(h.rateLimitPerMinute == 600 && h.timeoutSeconds == 30 && h.maxConnections == 4096)
+        #expect(h.maxConnectionsPerAddress == 64 && h.trustedProxies == [] && h.handlesMoveBetweenUsers == true)
     }
 
     @Test func everyKeyIsRead() throws {
@@ -31,7 +32,9 @@ import Testing
             {"http": {"listen": "[::1]:8443", "tls": {"cert_file": "cert.pem", "key_file": "key.pem"},
                       "users_file": "users.htpasswd", "tokens_file": "env:TOKENS", "users_may_send": false,
                       "client_tag_prefixes": ["follows_", "location_"], "rate_limit_per_minute": 1000000,
-                      "timeout_seconds": 3600, "max_connections": 100000}}
+                      "timeout_seconds": 3600, "max_connections": 100000, "max_connections_per_address": 0,
+                      "trusted_proxies": ["10.0.0.0/8", "192.0.2.7", "2001:db8::/32", "::1"],
+                      "handles_move_between_users": false}}
             """).http)
         #expect(h.listen == "[::1]:8443")
         #expect(h.tlsCertFile == "cert.pem" && h.tlsKeyFile == "key.pem")
@@ -39,6 +42,8 @@ import Testing
         #expect(h.usersMaySend == false)
         #expect(h.clientTagPrefixes == ["follows_", "location_"])
         #expect(h.rateLimitPerMinute == 1_000_000 && h.timeoutSeconds == 3600 && h.maxConnections == 100_000)
+        #expect(h.maxConnectionsPerAddress == 0 && h.handlesMoveBetweenUsers == false)
+        #expect(h.trustedProxies.map(\.description) == ["10.0.0.0/8", "192.0.2.7", "2001:db8::/32", "::1"])
     }
 
     @Test("the README example's section parses (TLS files null: plain HTTP)")
@@ -76,7 +81,8 @@ import Testing
         let p = problems("""
             {"listn": ":80", "tls": {"cert_file": "c.pem", "key_fil": "k.pem"}, "users_file": "", "tokens_file": 7,
              "users_may_send": "yes", "client_tag_prefixes": "follows_", "rate_limit_per_minute": 0,
-             "timeout_seconds": 3601, "max_connections": 100001}
+             "timeout_seconds": 3601, "max_connections": 100001, "max_connections_per_address": -1,
+             "trusted_proxies": ["10.0.0.0/33", "proxy.example", 7, "::1/129", "10.0.0.1/"], "handles_move_between_users": 1}
             """)
         #expect(p == [
             #"http.listn: unknown key (did you mean "listen"?)"#,
@@ -89,6 +95,13 @@ import Testing
             "http.rate_limit_per_minute: must be an integer in 1…1000000",
             "http.timeout_seconds: must be an integer in 1…3600",
             "http.max_connections: must be an integer in 1…100000",
+            "http.max_connections_per_address: must be an integer in 0…100000",
+            #"http.trusted_proxies[0]: "10.0.0.0/33" is not an IP address or CIDR block (such as 10.0.0.0/8 or 2001:db8::/32)"#,
+            #"http.trusted_proxies[1]: "proxy.example" is not an IP address or CIDR block (such as 10.0.0.0/8 or 2001:db8::/32)"#,
+            "http.trusted_proxies[2]: must be a string, got number",
+            #"http.trusted_proxies[3]: "::1/129" is not an IP address or CIDR block (such as 10.0.0.0/8 or 2001:db8::/32)"#,
+            #"http.trusted_proxies[4]: "10.0.0.1/" is not an IP address or CIDR block (such as 10.0.0.0/8 or 2001:db8::/32)"#,
+            "http.handles_move_between_users: must be true or false, got number",
         ])
         #expect(problems(#"{"tsl": {}}"#) == [#"http.tsl: unknown key (did you mean "tls"?)"#])
         #expect(problems(#"{"tls": {"key_file": "k.pem"}}"#) == ["http.tls: needs both cert_file and key_file (or neither, for plain HTTP)"])
@@ -108,5 +121,21 @@ import Testing
             "http.client_tag_prefixes[2]: must be a string, got number",
             #"http.client_tag_prefixes[3]: "x/y" is not the start of a tag (1–120 characters of A-Z a-z 0-9 _ @ # . : -)"#,
         ])
+    }
+
+    @Test("address ranges: CIDR blocks and single addresses, IPv4 clients on a dual-stack socket")
+    func addressRanges() throws {
+        let v4 = try #require(AddressRange("10.1.0.0/16"))
+        #expect(v4.contains("10.1.255.3") && !v4.contains("10.2.0.1") && v4.contains("::ffff:10.1.2.3"))
+        #expect(!v4.contains("not an address") && !v4.contains(""))
+        #expect(AddressRange("10.1.2.3/16")?.description == "10.1.0.0/16")
+        let one = try #require(AddressRange("192.0.2.7"))
+        #expect(one.contains("192.0.2.7") && !one.contains("192.0.2.8"))
+        let v6 = try #require(AddressRange("2001:db8::/32"))
+        #expect(v6.contains("2001:db8:ffff::1") && !v6.contains("2001:db9::1") && !v6.contains("10.1.2.3"))
+        #expect(AddressRange("0.0.0.0/0")?.contains("203.0.113.9") == true)
+        for bad in ["", "/8", "10.0.0.0/", "10.0.0.0/33", "10.0.0.0/-1", "10.0.0.0/+8", "::/129", "fe80::1%eth0", "10.0.0", "host"] {
+            #expect(AddressRange(bad) == nil, "\(bad)")
+        }
     }
 }

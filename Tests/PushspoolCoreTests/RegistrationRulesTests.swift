@@ -35,6 +35,15 @@ import PushspoolCore
         ("arabic letter mark", "x\u{061C}", "contains a bidirectional control character (U+061C)"),
         ("line separator", "a\u{2028}b", "contains a line or paragraph separator"),
         ("unassigned", "a\u{0378}", "contains an unassigned character (U+0378)"),
+        // Invisible: alice\u{200B}phone and alicephone would look like one device.
+        ("zero width space", "alice\u{200B}phone", "contains an invisible format character (U+200B)"),
+        ("byte order mark", "\u{FEFF}alice", "contains an invisible format character (U+FEFF)"),
+        ("zero width joiner", "a\u{200D}b", "contains an invisible format character (U+200D)"),
+        ("soft hyphen", "a\u{AD}b", "contains an invisible format character (U+00AD)"),
+        ("word joiner", "a\u{2060}b", "contains an invisible format character (U+2060)"),
+        ("no-break space", "my\u{A0}phone", "contains a space other than U+0020 (U+00A0)"),
+        ("ideographic space", "my\u{3000}phone", "contains a space other than U+0020 (U+3000)"),
+        ("en quad", "a\u{2000}b", "contains a space other than U+0020 (U+2000)"),
     ]
 
     @Test(arguments: ids.indices) func deviceIDs(index: Int) {
@@ -74,6 +83,8 @@ import PushspoolCore
         ("tags not an array", nil, "fcm", "t", "a", nil, ["tags: must be an array of tags, got string"]),
         ("tag not a string", nil, "fcm", "t", .array(["a", 3]), nil, ["tags[1]: must be a tag string, got number"]),
         ("bad tag", nil, "fcm", "t", .array(["ok", "no way"]), nil, [#"tags[1]: invalid tag "no way" (1-120 characters of A-Z a-z 0-9 _ @ # . : -)"#]),
+        ("61 tags: more than the hub keeps", nil, "fcm", "t", .array((0...60).map { .string("t\($0)") }), nil,
+         ["tags: at most 60 tags a device (what the notification hub keeps), got 61"]),
         ("bad lang", nil, "fcm", "t", nil, "english!", [#"lang: "english!" is not a BCP 47 language tag such as fr, pt-BR or zh-Hant"#]),
         ("several at once", "a/b", "apns", "abc", .array([""]), "x_y",
          [#"id: must not contain "/" (ids appear in URL paths)"#,

@@ -261,6 +261,15 @@ public struct HTTPConfig: Sendable {
     public var timeoutSeconds: Int = 30
     /// Open connections at most; further ones are refused until some close.
     public var maxConnections: Int = 4096
+    /// Open connections from one client address at most (`0`: no limit, for a server only a
+    /// reverse proxy connects to).
+    public var maxConnectionsPerAddress: Int = 64
+    /// Reverse proxies whose `X-Forwarded-For` names the client (addresses or CIDR blocks);
+    /// from anyone else the header is ignored.
+    public var trustedProxies: [AddressRange] = []
+    /// Whether an app user may take over a device registered to another user by registering
+    /// its handle (the tutorial's behaviour: whoever holds the push token owns the device).
+    public var handlesMoveBetweenUsers: Bool = true
 
     public init() {}
 }

@@ -2,7 +2,8 @@
 /// Only the values are checked here; `config --check` reads the files.
 extension ConfigParser.Reader {
     static let httpKeys = ["listen", "tls", "users_file", "tokens_file", "users_may_send", "client_tag_prefixes",
-                           "rate_limit_per_minute", "timeout_seconds", "max_connections"]
+                           "rate_limit_per_minute", "timeout_seconds", "max_connections", "max_connections_per_address",
+                           "trusted_proxies", "handles_move_between_users"]
 
     mutating func http(_ h: [String: JSONValue]) -> HTTPConfig {
         var c = HTTPConfig()
@@ -28,7 +29,30 @@ extension ConfigParser.Reader {
         if let n = int(h["rate_limit_per_minute"], "http.rate_limit_per_minute", range: 1...1_000_000) { c.rateLimitPerMinute = n }
         if let n = int(h["timeout_seconds"], "http.timeout_seconds", range: 1...3600) { c.timeoutSeconds = n }
         if let n = int(h["max_connections"], "http.max_connections", range: 1...100_000) { c.maxConnections = n }
+        if let n = int(h["max_connections_per_address"], "http.max_connections_per_address", range: 0...100_000) {
+            c.maxConnectionsPerAddress = n
+        }
+        if let ranges = addressRanges(h["trusted_proxies"], "http.trusted_proxies") { c.trustedProxies = ranges }
+        if let b = bool(h["handles_move_between_users"], "http.handles_move_between_users") { c.handlesMoveBetweenUsers = b }
         return c
+    }
+
+    /// Addresses and CIDR blocks, every bad entry named by its index.
+    mutating func addressRanges(_ v: JSONValue?, _ key: String) -> [AddressRange]? {
+        guard let v, v != .null else { return nil }
+        guard case .array(let items) = v else { problem(key, "must be an array of addresses or CIDR blocks, got \(v.typeName)"); return nil }
+        var out: [AddressRange] = []
+        var ok = true
+        for (i, item) in items.enumerated() {
+            guard case .string(let text) = item else { problem("\(key)[\(i)]", "must be a string, got \(item.typeName)"); ok = false; continue }
+            guard let range = AddressRange(text) else {
+                problem("\(key)[\(i)]", "\(JSONValue.quoted(text)) is not an IP address or CIDR block (such as 10.0.0.0/8 or 2001:db8::/32)")
+                ok = false
+                continue
+            }
+            out.append(range)
+        }
+        return ok ? out : nil
     }
 
     mutating func bool(_ v: JSONValue?, _ key: String) -> Bool? {

@@ -5,7 +5,9 @@ import Foundation
 ///
 /// Every id: 1–128 bytes once NFC-normalised, printable, no `/` (ids appear in URL paths), not
 /// `.` or `..`, no control, line-separator or bidirectional-control character (they make an id
-/// display as another). Device ids keep their case and spaces: ids imported from other systems may
+/// display as another), no invisible character: no format character (general category Cf, such
+/// as U+200B ZERO WIDTH SPACE or U+FEFF) and no space but the ASCII one (U+00A0, U+3000…), so that
+/// `alice\u{200B}phone` and `alicephone` cannot be two devices that look like one. Device ids keep their case and spaces: ids imported from other systems may
 /// hold them. Job ids name files (`results/<id>.jsonl`), so they also stay within
 /// `[A-Za-z0-9._-]`, and two job ids that differ only by case are one id (`jobKey`): on a
 /// case-insensitive disk (macOS's default) their files would be one file anyway.
@@ -33,6 +35,8 @@ public enum Identifier {
                 switch u.properties.generalCategory {
                 case .control: return "contains a control character"
                 case .lineSeparator, .paragraphSeparator: return "contains a line or paragraph separator"
+                case .format: return "contains an invisible format character (U+\(hex(u)))"
+                case .spaceSeparator: return "contains a space other than U+0020 (U+\(hex(u)))"
                 case .unassigned, .surrogate: return "contains an unassigned character (U+\(hex(u)))"
                 default: break
                 }

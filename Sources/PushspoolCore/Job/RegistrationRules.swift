@@ -9,7 +9,8 @@ import Foundation
 /// The rules: the installation id is an identifier (`Identifier.deviceIDProblem`), stored NFC-normalised and
 /// in the case given; the handle passes its platform's check (`Platform.handleProblem`; a web
 /// handle is a PushSubscription, stored as canonical JSON); tags are hub-syntax tags
-/// (`TagExpression.isValidTag`), kept once each in the order given; `lang` is a BCP 47 tag,
+/// (`TagExpression.isValidTag`), kept once each in the order given, at most `maxTags` of them
+/// (what a notification hub keeps on an installation); `lang` is a BCP 47 tag,
 /// canonicalised (`pt-br` → `pt-BR`).
 public enum RegistrationRules {
     /// Field names as a caller's format spells them (the tutorial's HTTP API says "Platform",
@@ -70,6 +71,9 @@ public enum RegistrationRules {
             } else {
                 problems.add(names.tags, "must be an array of tags, got \(tags.typeName)")
             }
+            if tagList.count > maxTags {
+                problems.add(names.tags, "at most \(maxTags) tags a device (what the notification hub keeps), got \(tagList.count)")
+            }
         }
         var language: LanguageTag?
         if let lang, let text = string(lang, names.lang, problems: &problems) {
@@ -125,6 +129,9 @@ public enum RegistrationRules {
     public static func tagProblem(_ tag: String) -> String? {
         TagExpression.isValidTag(tag) ? nil : "invalid tag \(JobParser.quoted(tag)) (\(tagRule))"
     }
+
+    /// Tags a device may have: Azure Notification Hubs keeps at most 60 on an installation.
+    public static let maxTags = 60
 
     static let tagRule = "1-\(TagExpression.maxTagLength) characters of A-Z a-z 0-9 _ @ # . : -"
 

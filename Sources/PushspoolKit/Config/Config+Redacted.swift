@@ -93,6 +93,9 @@ extension HTTPConfig {
             ("rate_limit_per_minute", .int(Int64(rateLimitPerMinute))),
             ("timeout_seconds", .int(Int64(timeoutSeconds))),
             ("max_connections", .int(Int64(maxConnections))),
+            ("max_connections_per_address", .int(Int64(maxConnectionsPerAddress))),
+            ("trusted_proxies", .array(trustedProxies.map { .string($0.description) })),
+            ("handles_move_between_users", .bool(handlesMoveBetweenUsers)),
         ])
     }
 }

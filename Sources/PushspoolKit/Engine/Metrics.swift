@@ -13,10 +13,11 @@ public final class Metrics: Sendable {
     /// Request durations, seconds: upper bounds of the histogram buckets (`+Inf` is implied).
     public static let durationBuckets: [Double] = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
 
-    struct Histogram {
-        var buckets = [Int](repeating: 0, count: Metrics.durationBuckets.count)
-        var count = 0
-        var sum = 0.0
+    package struct Histogram {
+        package var buckets = [Int](repeating: 0, count: Metrics.durationBuckets.count)
+        package var count = 0
+        package var sum = 0.0
+        package init() {}
     }
 
     private struct State {
@@ -157,7 +158,7 @@ public final class Metrics: Sendable {
     /// Several exposition texts as one: each family once (its HELP and TYPE from the first text
     /// that has it) with the samples of every text, in the order families first appear. Texts
     /// of processes whose samples differ by label (`MetricsTextfile`) merge into a valid whole.
-    static func merge(_ texts: [String]) -> String {
+    package static func merge(_ texts: [String]) -> String {
         var order: [String] = []
         var families: [String: (header: [Substring], samples: [Substring])] = [:]
         for text in texts {
@@ -186,7 +187,7 @@ public final class Metrics: Sendable {
         return out
     }
 
-    static func escape(_ v: String) -> String {
+    package static func escape(_ v: String) -> String {
         v.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"").replacingOccurrences(of: "\n", with: "\\n")
     }
 

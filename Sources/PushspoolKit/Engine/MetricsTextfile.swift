@@ -78,7 +78,7 @@ package final class MetricsTextfile: Sendable {
 
     /// The dispatchers' files beside `configured` that exist now (slot 0 first), for `serve`'s
     /// `/metrics`.
-    static func dispatcherFiles(configured: String) -> [String] {
+    package static func dispatcherFiles(configured: String) -> [String] {
         let url = URL(fileURLWithPath: configured)
         let dir = url.deletingLastPathComponent().path
         let stem = (configured.hasSuffix(".prom") ? String(url.lastPathComponent.dropLast(5)) : url.lastPathComponent) + ".run-"

@@ -21,6 +21,9 @@ import PushspoolCore
 public protocol DeviceRegistry: AnyObject, Sendable {
     /// Where it lives, for messages (a path, or a URI without its password).
     var location: String { get }
+    /// How many calls it serves at once (its connections): SQLite 1 (one writer), PostgreSQL its
+    /// pool's size. Callers size their own lanes by it.
+    var concurrentCalls: Int { get }
 
     @discardableResult
     func upsert(_ r: Registration, now: Date) throws(RegistryError) -> Device
@@ -109,6 +112,8 @@ public struct GoneDevice: Sendable {
 }
 
 extension DeviceRegistry {
+    public var concurrentCalls: Int { 1 }
+
     @discardableResult
     public func removeGone(_ devices: [GoneDevice]) throws(RegistryError) -> Int {
         var removed = 0

@@ -16,7 +16,7 @@ public struct RegistrationError: Error, Sendable, CustomStringConvertible {
     }
 
     /// A registry failure, by its kind.
-    init(_ e: RegistryError) {
+    package init(_ e: RegistryError) {
         switch e.kind {
         case .busy: self.init(.busy, e.message)
         case .unavailable: self.init(.unavailable, e.message)

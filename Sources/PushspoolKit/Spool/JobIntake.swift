@@ -9,7 +9,8 @@ import Darwin
 #endif
 
 /// Drops job files into the spool for `serve`, durably and with fsyncs grouped across
-/// concurrent requests (group commit).
+/// concurrent requests (group commit). The writing itself is `JobIntake.Drop`, the one way a job
+/// file enters `incoming/`: `pushspool submit` (`Spool.submit`) drops a group of one through it.
 ///
 /// Each job is written to `tmp/`, fsynced, renamed into `incoming/` (never over another file),
 /// and `incoming/` is fsynced before its completion runs: a `2xx` sent from the completion
@@ -36,17 +37,19 @@ public final class JobIntake: Sendable {
     private struct State {
         var pending: [Pending] = []
         var writing = false
-        var sequence = 0
     }
 
-    private let spool: Spool
+    private let drop: Drop
     private let state = Mutex(State())
     private let queue = DispatchQueue(label: "pushspool.intake")
     /// Groups and jobs written so far.
     private let groups = Atomic<Int>(0)
     private let jobs = Atomic<Int>(0)
 
-    public init(spool: Spool) { self.spool = spool }
+    public init(spool: Spool) { drop = Drop(spool: spool) }
+
+    /// A seam for tests: `drop` with a directory fsync that fails on cue.
+    init(drop: Drop) { self.drop = drop }
 
     /// A new job id for a job that brings none: `job-<unix time>-<8 hex digits>`.
     public static func newID(prefix: String = "job") -> String {
@@ -70,80 +73,21 @@ public final class JobIntake: Sendable {
 
     private func drain() {
         while true {
-            let (group, first) = state.withLock { s -> ([Pending], Int) in
+            let group = state.withLock { s -> [Pending] in
                 let group = s.pending
                 s.pending = []
                 if group.isEmpty { s.writing = false }
-                let first = s.sequence
-                s.sequence += group.count
-                return (group, first)
+                return group
             }
             if group.isEmpty { return }
-            write(group, firstSequence: first)
+            write(group)
         }
     }
 
-    private func write(_ group: [Pending], firstSequence: Int) {
+    private func write(_ group: [Pending]) {
         groups.add(1, ordering: .relaxed)
         jobs.add(group.count, ordering: .relaxed)
-        var outcomes = [Outcome?](repeating: nil, count: group.count)
-        var temporaries = [String?](repeating: nil, count: group.count)
-        // 1. Every file written and closed…
-        var descriptors: [(Int, Int32)] = []
-        for (i, job) in group.enumerated() {
-            let tmp = spool.url(.tmp, ".\(job.name).\(getpid()).\(firstSequence + i).tmp").path
-            let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640)
-            guard fd >= 0 else {
-                outcomes[i] = .failed("cannot write into tmp/: \(String(cString: strerror(errno)))")
-                continue
-            }
-            temporaries[i] = tmp
-            do {
-                try FileIO.writeAll(fd, job.bytes)
-                descriptors.append((i, fd))
-            } catch {
-                close(fd)
-                outcomes[i] = .failed("cannot write into tmp/: \(error)")
-            }
-        }
-        // 2. …their writeback started together (Linux), so the first fsync's journal commit
-        // carries the others' block allocations and their own fsyncs find little left to do;
-        // fsynced one after the other, each file's data went out with a journal commit of its own.
-        #if os(Linux)
-        for (_, fd) in descriptors { _ = sync_file_range(fd, 0, 0, UInt32(SYNC_FILE_RANGE_WRITE)) }
-        #endif
-        // …then fsynced.
-        for (i, fd) in descriptors {
-            if fsync(fd) != 0 { outcomes[i] = .failed("cannot write into tmp/: fsync: \(String(cString: strerror(errno)))") }
-            close(fd)
-        }
-        // 3. Renamed into incoming/, never over a waiting job.
-        var renamed: [Int] = []
-        for i in group.indices where outcomes[i] == nil {
-            guard let tmp = temporaries[i] else { continue }
-            if csystem_rename_noreplace(tmp, spool.url(.incoming, group[i].name).path) == 0 {
-                renamed.append(i)
-                temporaries[i] = nil
-            } else {
-                outcomes[i] = errno == EEXIST ? .exists : .failed("cannot move the job into incoming/: \(String(cString: strerror(errno)))")
-            }
-        }
-        // 4. One fsync of incoming/ makes every rename of the group durable.
-        if !renamed.isEmpty {
-            do {
-                try FileIO.syncDirectory(spool.url(.incoming))
-                for i in renamed { outcomes[i] = .queued }
-            } catch {
-                // Not durable: take the jobs back out rather than promise them (a dispatcher
-                // that claimed one already has it in active/, where it is safe, and the
-                // client's retry finds it by its id).
-                for i in renamed {
-                    unlink(spool.url(.incoming, group[i].name).path)
-                    outcomes[i] = .failed("cannot make incoming/ durable: \(error)")
-                }
-            }
-        }
-        for tmp in temporaries.compactMap({ $0 }) { unlink(tmp) }
-        for (i, job) in group.enumerated() { job.completion(outcomes[i] ?? .failed("not written")) }
+        let outcomes = drop.write(group.map { ($0.bytes, $0.name) })
+        for (i, job) in group.enumerated() { job.completion(outcomes[i]) }
     }
 }

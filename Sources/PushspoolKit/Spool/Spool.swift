@@ -182,27 +182,14 @@ public final class Spool: Sendable {
         return removed
     }
 
-    /// Writes a job atomically and durably: `tmp/<name>` (fsynced) renamed to `incoming/<name>`, then `incoming/` fsynced.
-    /// Fails rather than replacing a job of the same name.
+    /// Writes a job atomically and durably, through the one drop every door uses
+    /// (`JobIntake.Drop`): `tmp/` (fsynced) renamed to `incoming/<name>`, then `incoming/`
+    /// fsynced. Fails rather than replacing a job of the same name, and a failure leaves nothing.
     public func submit(_ bytes: [UInt8], name: String) throws(SpoolError) {
-        let tmp = url(.tmp, ".\(name).\(getpid()).tmp")
-        do {
-            try FileIO.writeDurably(bytes, to: tmp, mode: 0o640)
-        } catch {
-            // A full disk must not leave an empty temporary behind per failed attempt.
-            unlink(tmp.path)
-            throw SpoolError("cannot write \(tmp.path): \(error)")
-        }
-        if csystem_rename_noreplace(tmp.path, url(.incoming, name).path) != 0 {
-            let why = errno == EEXIST ? "a job named \(name) is already waiting" : String(cString: strerror(errno))
-            unlink(tmp.path)
-            throw SpoolError("cannot move \(name) into incoming/: \(why)")
-        }
-        // Submitted means on disk: the new name survives a power loss too.
-        do {
-            try FileIO.syncDirectory(url(.incoming))
-        } catch {
-            throw SpoolError("\(name) is in incoming/, but making that durable failed: \(error)")
+        switch JobIntake.Drop(spool: self).write([(bytes, name)])[0] {
+        case .queued: return
+        case .exists: throw SpoolError("cannot move \(name) into incoming/: a job named \(name) is already waiting")
+        case .failed(let why): throw SpoolError("cannot submit \(name): \(why)")
         }
     }
 }

@@ -22,6 +22,11 @@ public enum FileIO {
     public struct Version: Equatable, Sendable {
         public var inode: UInt64, size: Int64
         public var modified: Double
+        package init(inode: UInt64, size: Int64, modified: Double) {
+            self.inode = inode
+            self.size = size
+            self.modified = modified
+        }
     }
 
     public static func version(_ path: String) -> Version? {

@@ -15,8 +15,8 @@ import Darwin
 /// - The first write error is kept; `finish` turns it into `pushspool: cannot write output:
 ///   <strerror>` and exit 74. Later output is dropped rather than retried.
 /// - A reader that went away (EPIPE: `devices | head -1`) ends the process as SIGPIPE ends
-///   `ls | head`: quietly. The HTTP client ignores SIGPIPE for its sockets, so the signal is
-///   raised here with its default action rather than relied upon.
+///   `ls | head`: quietly. `run` and `serve` ignore SIGPIPE (a pipe they write may lose its
+///   reader), so the signal is raised here with its default action rather than relied upon.
 public final class StandardOutput: Sendable {
     public static let shared = StandardOutput(fd: 1)
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PushspoolKit
+@testable import PushspoolServer
 #if canImport(Glibc)
 import Glibc
 #endif

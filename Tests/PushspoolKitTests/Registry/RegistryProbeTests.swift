@@ -2,6 +2,7 @@ import Foundation
 import PushspoolCore
 import Testing
 @testable import PushspoolKit
+@testable import PushspoolServer
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 @testable import PushspoolKit
+@testable import PushspoolServer
 import PushspoolTestSupport
 import PushspoolCore
 

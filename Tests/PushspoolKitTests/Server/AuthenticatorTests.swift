@@ -1,7 +1,11 @@
 import Foundation
 import Synchronization
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 @testable import PushspoolKit
+@testable import PushspoolServer
 import PushspoolCore
 
 @Suite struct AuthenticatorTests {
@@ -99,23 +103,44 @@ import PushspoolCore
         #expect(auth.user(authorization: F.basic("alice", "new-Password"), remote: "10.0.0.1") == .unauthorized(Authenticator.wrongCredentials))
     }
 
-    @Test("a file that turns unreadable keeps the last good copy and is logged once")
-    func unreadableKeepsLastCopy() throws {
+    @Test("a file that is rewritten badly keeps the last good copy; a file that is gone revokes everyone in it; each logged once")
+    func unusableKeepsLastCopyGoneRevokes() throws {
         let h = AuthHarness(users: [F.alice])
         let auth = try h.make()
-        try FileManager.default.removeItem(atPath: h.dir.path("users.htpasswd"))
+        let path = h.dir.path("users.htpasswd")
+        // Rewritten readable by others: refused, so the copy read last stays in force.
+        h.dir.write("users.htpasswd", F.bob2b + "\n", mode: 0o644)
         for _ in 0..<3 {
             h.clock.advance(1.1)
             #expect(auth.user(authorization: F.basic("alice", "s3cret-Alice"), remote: "10.0.0.1") == .allowed(.user("alice")))
         }
         #expect(h.logs.events.filter { $0.level == .warning }.count == 1)
         #expect(h.logText.contains("keeping the copy read last"))
+        // Gone: nobody is in it any more.
+        try FileManager.default.removeItem(atPath: path)
+        for _ in 0..<3 {
+            h.clock.advance(1.1)
+            #expect(auth.user(authorization: F.basic("alice", "s3cret-Alice"), remote: "10.0.0.\(Int.random(in: 2...200))")
+                    == .unauthorized(Authenticator.wrongCredentials))
+        }
+        #expect(h.logs.events.filter { $0.level == .warning }.count == 2)
+        #expect(h.logText.contains("does not exist: everyone it named is refused until it is back"))
         // Back, with a refused line: the good lines apply and the bad one is logged, not its hash.
         h.dir.write("users.htpasswd", [F.bob2b, F.daveMD5].joined(separator: "\n"))
         h.clock.advance(1.1)
         #expect(auth.user(authorization: F.basic("bob", "hunter2!"), remote: "10.0.0.1") == .allowed(.user("bob")))
         #expect(h.logText.contains("line 2 (user \"dave\"): MD5 ($apr1$) hashes are refused"))
         #expect(!h.logText.contains("$apr1$i2YOP9kq"))
+    }
+
+    @Test("a deleted tokens file revokes every token at the next check")
+    func deletedTokensFileRevokes() throws {
+        let h = AuthHarness(users: [F.alice], tokens: [F.tokenLine("ci", "tok-1")])
+        let auth = try h.make()
+        #expect(auth.service(authorization: "Bearer tok-1", remote: "10.0.0.1") == .allowed(.service("ci")))
+        try FileManager.default.removeItem(atPath: h.dir.path("tokens.txt"))
+        h.clock.advance(1.1)
+        #expect(auth.service(authorization: "Bearer tok-1", remote: "10.0.0.1") == .unauthorized(Authenticator.wrongToken))
     }
 
     @Test("10 failed checks within a minute throttle the address, even with the right password, until the window passes")

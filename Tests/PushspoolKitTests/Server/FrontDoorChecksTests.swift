@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 @testable import PushspoolKit
+@testable import PushspoolServer
 import PushspoolCore
 
 /// `config --check` of the `http` section's files.

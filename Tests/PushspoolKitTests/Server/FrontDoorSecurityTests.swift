@@ -39,11 +39,15 @@ import Testing
         #expect(a.status == 403)
         a = try Self.put(alice, "alice", id: aliceID, handle: Self.aliceHandle, tags: ["follows_RedSox"])
         #expect(a.status == 200, "\(a.text)")
-        // Bob's device: neither deleted nor taken over by alice.
+        // Bob's device: neither deleted nor taken over by alice, and answered as an id that does
+        // not exist would be (no 403 to tell her that it does).
         a = try alice.request("DELETE", "/api/register/\(bobID)", headers: [("Authorization", FrontDoorFiles.basic("alice"))])
-        #expect(a.status == 403, "\(a.text)")
+        let unknown = try alice.request("DELETE", "/api/register/no-such-id", headers: [("Authorization", FrontDoorFiles.basic("alice"))])
+        #expect(a.status == 404 && unknown.status == 404, "\(a.text)")
+        #expect(a.text.replacingOccurrences(of: bobID, with: "X") == unknown.text.replacingOccurrences(of: "no-such-id", with: "X"))
         a = try Self.put(alice, "alice", id: bobID, handle: Self.aliceHandle, tags: [])
-        #expect(a.status == 403, "\(a.text)")
+        #expect(a.status == 410, "\(a.text)")
+        #expect(try f.cli(["devices", "--tags", "username:bob"]).stdout.contains(bobID))
         // An id handed out to bob is no use to alice; an id nobody handed out is gone.
         let reserved = try #require(try bob.request("POST", "/api/register?handle=\(String(repeating: "c3", count: 32))",
                                                     headers: [("Authorization", FrontDoorFiles.basic("bob"))]).json as? String)

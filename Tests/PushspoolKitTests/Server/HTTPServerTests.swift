@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import PushspoolCore
 @testable import PushspoolKit
+@testable import PushspoolServer
 import Testing
 
 /// The embedded server on its own: answers given at once or later from another thread, bodies,

@@ -20,9 +20,19 @@ final class RawHTTPClient {
     private var pending: [UInt8] = []
     let port: Int
 
-    init(port: Int, timeout: Int = 10) throws {
+    /// `from`: the local address to connect from (another loopback address, 127.0.0.2, is
+    /// another client to the server).
+    init(port: Int, timeout: Int = 10, from: String? = nil) throws {
         self.port = port
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        if let from {
+            var local = sockaddr_in()
+            local.sin_family = sa_family_t(AF_INET)
+            local.sin_addr.s_addr = inet_addr(from)
+            let bound = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+            guard bound == 0 else { close(fd); throw ClientError("bind \(from): \(String(cString: strerror(errno)))") }
+        }
         var tv = timeval(tv_sec: timeout, tv_usec: 0)
         setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, socklen_t(MemoryLayout<timeval>.size))
         var addr = sockaddr_in()
@@ -41,7 +51,7 @@ final class RawHTTPClient {
     func send(_ bytes: [UInt8]) throws {
         var off = 0
         while off < bytes.count {
-            let n = bytes[off...].withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+            let n = bytes[off...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             guard n > 0 else { throw ClientError("write: \(String(cString: strerror(errno)))") }
             off += n
         }
@@ -56,6 +66,20 @@ final class RawHTTPClient {
         if let body { head += "Content-Length: \(body.utf8.count)\r\n" }
         try send(head + "\r\n" + (body ?? ""))
         return try answer()
+    }
+
+    /// Everything the server sends until it closes the connection (`closed`) or the read
+    /// timeout passes.
+    func readToEnd() -> (text: String, closed: Bool) {
+        var out = pending
+        pending = []
+        while true {
+            var buf = [UInt8](repeating: 0, count: 65536)
+            let n = buf.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0, errno == EINTR { continue }
+            guard n > 0 else { return (String(decoding: out, as: UTF8.self), n == 0) }
+            out += buf[0..<n]
+        }
     }
 
     /// True when the server closed the connection (a read returns 0).

@@ -13,6 +13,7 @@ import Synchronization
 public final class PostgresRegistry: RegistryDatabase {
     public let location: String
     let pool: PostgresPool
+    public var concurrentCalls: Int { pool.maxConnections }
     /// When this process last deleted expired reservations.
     let lastPurge = Mutex<Date?>(nil)
     /// The app and environment of registrations that name none, and the apps there are.

@@ -1,0 +1,161 @@
+import PushspoolKit
+import Foundation
+import PushspoolCore
+
+/// The front door's credential checks (`RequestAuthenticator`): app users by HTTP Basic against
+/// `http.users_file`, services by bearer token against `http.tokens_file`.
+///
+/// Per request, in this order: an address that failed too often is turned away (before any
+/// password is checked, so guessing stays capped even with a right password); the header is
+/// parsed; the credential is checked (a password through the verified-credential cache, then
+/// `crypt_r`); a failure counts against the address; a success counts against the principal's
+/// `http.rate_limit_per_minute`. Both files are re-read when they change.
+///
+/// Passwords are hashed on a `VerificationPool` of their own, never on the caller's thread
+/// (`user(authorization:remote:then:)`); when it is full the answer is `.busy`.
+///
+/// `remote` is the client's address, best without its port (a port is dropped if present).
+/// Reasons in `.unauthorized` never repeat a credential, and unknown user and wrong password
+/// read the same, so they do not tell which user names exist.
+public final class Authenticator: RequestAuthenticator {
+    /// Every problem found while setting up, one line each, naming the key and file.
+    public struct SetupError: Error, CustomStringConvertible, Sendable {
+        public var problems: [String]
+        public var description: String { problems.joined(separator: "\n") }
+    }
+
+    static let wrongCredentials = "unknown user or wrong password"
+    static let wrongToken = "unknown bearer token"
+
+    private let users: WatchedCredentialFile<HtpasswdFile>?
+    private let tokens: WatchedCredentialFile<BearerTokens>?
+    private let verifier: any PasswordVerifier
+    private let pool: VerificationPool
+    private let cache: VerifiedCredentialCache
+    private let failures: LoginFailureThrottle
+    private let rates: PrincipalRateLimiter
+    private let now: @Sendable () -> Date
+
+    /// Reads `http.users_file` and `http.tokens_file` (either may be absent: then every user,
+    /// or every service, is refused). Throws `SetupError` listing every problem when a file
+    /// cannot be read, is readable by others, or has a refused line.
+    public convenience init(config: HTTPConfig, resolve: (String) -> URL, log: Log,
+                            now: @escaping @Sendable () -> Date = Date.init) throws {
+        try self.init(config: config, resolve: resolve, now: now, verifier: CryptPasswordVerifier(), log: log)
+    }
+
+    /// The seams tests use: a counting verifier, a collecting log.
+    init(config: HTTPConfig, resolve: (String) -> URL, now: @escaping @Sendable () -> Date,
+         verifier: any PasswordVerifier, log: Log, pool: VerificationPool = VerificationPool()) throws(SetupError) {
+        let start = now().timeIntervalSince1970
+        var problems: [String] = []
+        func watch<C: Sendable>(_ path: String?, _ key: String,
+                                _ parse: @escaping @Sendable ([UInt8]) -> (C, problems: [String])) -> WatchedCredentialFile<C>? {
+            guard let path else { return nil }
+            do {
+                let file = try WatchedCredentialFile(url: resolve(path), key: key, now: start, log: log, parse: parse)
+                problems += file.initialProblems
+                return file
+            } catch {
+                problems.append(error.description)
+                return nil
+            }
+        }
+        users = watch(config.usersFile, "http.users_file") { bytes in
+            let file = HtpasswdFile(parsing: bytes)
+            return (file, file.problems)
+        }
+        tokens = watch(config.tokensFile, "http.tokens_file") { bytes in
+            let file = BearerTokens(parsing: bytes)
+            return (file, file.problems)
+        }
+        guard problems.isEmpty else { throw SetupError(problems: problems) }
+        self.verifier = verifier
+        self.pool = pool
+        self.cache = VerifiedCredentialCache()
+        self.failures = LoginFailureThrottle()
+        self.rates = PrincipalRateLimiter(perMinute: config.rateLimitPerMinute)
+        self.now = now
+    }
+
+    /// What a user check needs: a decision now, or a password hashed first.
+    private enum UserCheck {
+        case decided(AuthDecision)
+        /// The name the check is for (the pool's fairness key) and the check.
+        case verify(String, @Sendable () -> AuthDecision)
+    }
+
+    /// The check on the verification pool; `then` runs once, on the caller's thread when no
+    /// password needs hashing (a refusal, a recently verified password), else on the pool's.
+    public func user(authorization: String?, remote: String, then: @escaping @Sendable (AuthDecision) -> Void) {
+        switch userCheck(authorization: authorization, remote: remote) {
+        case .decided(let d): then(d)
+        case .verify(let user, let check):
+            if !pool.submit(key: user, { then(check()) }) { then(.busy(retryAfter: 1)) }
+        }
+    }
+
+    /// The same check, hashing on the caller's thread (tests, tools without a server).
+    public func user(authorization: String?, remote: String) -> AuthDecision {
+        switch userCheck(authorization: authorization, remote: remote) {
+        case .decided(let d): d
+        case .verify(_, let check): check()
+        }
+    }
+
+    private func userCheck(authorization: String?, remote: String) -> UserCheck {
+        let t = now().timeIntervalSince1970
+        if let wait = failures.retryAfter(remote, now: t) { return .decided(.throttled(retryAfter: wait)) }
+        let user: String, password: [UInt8]
+        switch AuthorizationHeader.basic(authorization) {
+        case .missing: return .decided(.unauthorized("credentials required (HTTP Basic)"))
+        case .malformed(let why): return .decided(fail(remote, t, why))
+        case .ok(let credentials): (user, password) = credentials
+        }
+        // Not a guess, so not counted against the address: the operator configured no users.
+        guard let table = users?.current(now: t) else { return .decided(.unauthorized("no users are configured (http.users_file)")) }
+        guard let hash = table.hashes[user] else {
+            // Costs what a wrong password costs (another user's hash has that user's cost), so
+            // response times do not tell which user names exist.
+            let decoy = table.hashes.first?.value ?? Self.decoyHash
+            return .verify(user) { [self] in
+                _ = verifier.verify(password: password, against: decoy)
+                return fail(remote, t, Self.wrongCredentials)
+            }
+        }
+        let key = cache.key(user: user, password: password)
+        if cache.contains(key, hash: hash, now: t) { return .decided(admit(.user(user), t)) }
+        return .verify(user) { [self] in
+            guard verifier.verify(password: password, against: hash) else { return fail(remote, t, Self.wrongCredentials) }
+            cache.insert(key, hash: hash, now: t)
+            return admit(.user(user), t)
+        }
+    }
+
+    public func service(authorization: String?, remote: String) -> AuthDecision {
+        let t = now().timeIntervalSince1970
+        if let wait = failures.retryAfter(remote, now: t) { return .throttled(retryAfter: wait) }
+        let token: [UInt8]
+        switch AuthorizationHeader.bearer(authorization) {
+        case .missing: return .unauthorized("credentials required (Authorization: Bearer)")
+        case .malformed(let why): return fail(remote, t, why)
+        case .ok(let value): token = value
+        }
+        guard let table = tokens?.current(now: t) else { return .unauthorized("no tokens are configured (http.tokens_file)") }
+        guard let name = table.name(of: token) else { return fail(remote, t, Self.wrongToken) }
+        return admit(.service(name), t)
+    }
+
+    private func fail(_ remote: String, _ t: Double, _ reason: String) -> AuthDecision {
+        failures.recordFailure(remote, now: t)
+        return .unauthorized(reason)
+    }
+
+    private func admit(_ principal: Principal, _ t: Double) -> AuthDecision {
+        if let wait = rates.admit(principal, now: t) { return .throttled(retryAfter: wait) }
+        return .allowed(principal)
+    }
+
+    /// A bcrypt hash (cost 5, htpasswd -B's default) of a random password nobody knows.
+    static let decoyHash = "$2y$05$RcVydoEeSsClV/XRNMH0H.KTgUx5tjNV7q1xu2wqBeVHsKYrIyu9S"
+}

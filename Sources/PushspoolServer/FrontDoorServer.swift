@@ -1,0 +1,66 @@
+import PushspoolKit
+import Dispatch
+import Foundation
+import PushspoolCore
+
+/// `pushspool serve` assembled: the routes over the spool and registry, the checks before them,
+/// and the embedded server under them. The command line builds one from the config; tests build
+/// one over a temporary spool. Never sends a push: `run` does.
+public final class FrontDoorServer: Sendable {
+    public let server: HTTPServer
+    public let intake: JobIntake
+    public let metrics: HTTPMetrics
+    public let health: HealthCheck
+    private let listen: ListenAddress
+
+    public struct Parts: Sendable {
+        public var config: Config
+        public var spool: Spool
+        public var registry: any DeviceRegistry
+        public var registrations: RegistrationService
+        public var authenticator: (any RequestAuthenticator)?
+        public var log: Log
+        /// PEM key and certificate when `http.tls` names them.
+        public var tls: (key: String, cert: String)?
+
+        public init(config: Config, spool: Spool, registry: any DeviceRegistry, registrations: RegistrationService,
+                    authenticator: (any RequestAuthenticator)?, log: Log, tls: (key: String, cert: String)? = nil) {
+            self.config = config
+            self.spool = spool
+            self.registry = registry
+            self.registrations = registrations
+            self.authenticator = authenticator
+            self.log = log
+            self.tls = tls
+        }
+    }
+
+    public init(_ parts: Parts) throws(ServerError) {
+        let http = parts.config.http ?? HTTPConfig()
+        guard let listen = ListenAddress(http.listen) else { throw ServerError("http.listen: \(http.listen) is not host:port") }
+        self.listen = listen
+        intake = JobIntake(spool: parts.spool)
+        metrics = HTTPMetrics()
+        // Bounded below the check's 1 s interval, so a database that does not answer shows at the next check.
+        health = HealthCheck(check: HealthCheck.spoolAndRegistry(spool: parts.spool, registry: RegistryProbe(config: parts.config, timeout: 0.9)))
+        let jobs = JobAPI(spool: parts.spool, intake: intake, ownerLeaseSeconds: parts.config.ownerLeaseSeconds)
+        let operations = OperationsAPI(health: health, metrics: metrics, spool: parts.spool,
+                                       dispatcherTextfile: parts.config.metrics.textfile.map { parts.config.resolve($0).path })
+        let devices = DeviceAPI(registrations: parts.registrations, registry: parts.registry)
+        let tutorial = TutorialAPI(registrations: parts.registrations, jobs: jobs, http: http)
+        let door = FrontDoor(routes: tutorial.routes + jobs.routes + devices.routes + operations.routes,
+                             authenticator: parts.authenticator, metrics: metrics, log: parts.log,
+                             registryConnections: parts.registry.concurrentCalls,
+                             trustedProxies: http.trustedProxies)
+        var limits = HTTPServer.Limits()
+        limits.timeoutSeconds = http.timeoutSeconds
+        limits.maxConnections = http.maxConnections
+        limits.maxConnectionsPerAddress = http.maxConnectionsPerAddress
+        server = HTTPServer(limits: limits, tls: parts.tls, handler: door.handle, completed: door.completed)
+    }
+
+    /// Starts listening; returns the address bound (its port when `http.listen` asked for 0).
+    public func start() throws(ServerError) -> ListenAddress { try server.start(listen) }
+
+    public func stop(grace: Double = 10) { server.stop(grace: grace) }
+}
