@@ -89,3 +89,23 @@ import PushspoolCore
         }
     }
 }
+
+/// `status` shows the apps of each job it lists (README "Several apps").
+@Suite struct AppsStatusTests {
+    @Test func statusShowsEachJobsApps() throws {
+        let (dir, spool) = try initializedSpool("apps-status")
+        dir.write("pushspool.json", #"{"spool": "\#(dir.path("spool"))", "apps": {"chat": {}, "shop": {}}, "default_app": "chat"}"#)
+        let args = spool + ["--config", dir.path("pushspool.json")]
+        dir.write("spool/active/two.json", #"{"id": "two", "broadcast": true, "pns": ["fcm"], "message": "sale", "app": ["chat", "shop"]}"#)
+        dir.write("spool/active/plain.json", #"{"id": "plain", "broadcast": true, "pns": ["fcm"], "message": "sale"}"#)
+        for id in ["two", "plain"] { dir.write("spool/control/\(id).pause", "") }
+        let json = try runPushspool(["status", "--json"] + args)
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json.stdout) \(json.stderr)")
+        let active = Dictionary(((doc["active"] as? [[String: Any]]) ?? []).map { ($0["id"] as? String ?? "", $0) }) { a, _ in a }
+        #expect(active["two"]?["apps"] as? [String] == ["chat", "shop"])
+        #expect(active["plain"]?["apps"] as? [String] == ["chat"])
+        let text = try runPushspool(["status"] + args)
+        #expect(text.stdout.contains("two [app chat,shop]"), "\(text.stdout)")
+        #expect(text.stdout.contains("plain [app chat]"), "\(text.stdout)")
+    }
+}
