@@ -144,23 +144,29 @@ public enum CLI {
             """, switches: ["resolve"], positionals: .many("FILE..."), run: SubmitCommand.validate),
         "register": Command(help: """
             usage: pushspool register --platform apns|fcm|wns|gcm|web --handle HANDLE [--tag TAG]... [--id ID] [--lang TAG]
+                                      [--app APP] [--environment production|development]
               Add or update a device in the registry (upsert by installation id). Several tags:
               repeat --tag, one tag each (--tag username:carol --tag follows_RedSox). --lang: the
               user's language (BCP 47, e.g. pt-BR) for localized jobs. For web, HANDLE is the
               browser's PushSubscription JSON: '{"endpoint":"https://…","keys":{"p256dh":…,"auth":…}}'.
-            """, valued: ["platform", "handle", "id", "lang"], repeatable: ["tag"], run: RegistryCommands.register),
+              --app: the device's app (default: the config's default app). --environment (APNs
+              only; sandbox is accepted for development): default, the app's APNs provider's.
+            """, valued: ["platform", "handle", "id", "lang", "app", "environment"], repeatable: ["tag"], run: RegistryCommands.register),
         "unregister": Command(help: """
-            usage: pushspool unregister (--id ID | --handle HANDLE)
-              Remove a device from the registry.
-            """, valued: ["id", "handle"], run: RegistryCommands.unregister),
+            usage: pushspool unregister (--id ID | --handle HANDLE [--app APP])
+              Remove a device from the registry. A handle is looked up in --app (default: the
+              default app).
+            """, valued: ["id", "handle", "app"], run: RegistryCommands.unregister),
         "devices": Command(help: """
-            usage: pushspool devices [--tags EXPR] [--platform P]... [--count]
+            usage: pushspool devices [--tags EXPR] [--platform P]... [--app APP]... [--count]
               List registered devices (JSON Lines, handles omitted) or count them. --tags: a tag
-              expression (one value; quote it). Several platforms: repeat --platform, one each.
-            """, valued: ["tags"], repeatable: ["platform"], switches: ["count"], run: RegistryCommands.devices),
+              expression (one value; quote it). Several platforms: repeat --platform, one each;
+              several apps: repeat --app.
+            """, valued: ["tags"], repeatable: ["platform", "app"], switches: ["count"], run: RegistryCommands.devices),
         "import": Command(help: """
             usage: pushspool import FILE.jsonl
-              Bulk-register devices from lines {"id"?, "platform", "handle", "tags": [...], "lang"?}, in one transaction.
+              Bulk-register devices from lines {"id"?, "platform", "handle", "tags": [...], "lang"?, "app"?,
+              "environment"?}, in one transaction.
               A line refused (its number and field on stderr) does not stop the others (exit 65 at the
               end). A handle already registered under another id moves to the line's id (the other
               row is deleted); the summary counts those moves and names the first few.
@@ -199,11 +205,12 @@ public enum CLI {
               redacted. Exit 78 listing every problem.
             """, switches: ["check"], run: ConfigCommand.run),
         "hub": Command(help: """
-            usage: pushspool hub sync [--config FILE] [--spool DIR]
+            usage: pushspool hub sync [--app APP] [--config FILE] [--spool DIR]
               Write every local registration of the platforms routed to azure to the hub as an
               installation (PUT /<hub>/installations/<id>: tags plus lang:<lang>). Idempotent; use it
               to move an existing registry onto a hub, or to repair after the hub was unreachable.
-            """, positionals: .subcommand("sync"), run: HubCommands.run),
+              Each app's devices go to its own hub; --app: that app's only.
+            """, valued: ["app"], positionals: .subcommand("sync"), run: HubCommands.run),
         "webpush": Command(help: """
             usage: pushspool webpush keygen [--out FILE]
               Write a new VAPID key (EC P-256, PEM PKCS#8, mode 0600) to FILE (default vapid.pem;

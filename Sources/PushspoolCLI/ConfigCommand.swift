@@ -29,8 +29,9 @@ enum ConfigCommand {
             throw problems.isEmpty ? error : CLIError(.config, listing(problems))
         }
         let unset = config.unsetSecrets.values
-        let (routes, providerProblems) = EngineSetup.routesAndProblems(config: config, spool: nil, log: Log.shared)
-        for state in routes.values { state.provider.shutdown() }
+        // Every app's providers: each app's routes resolve and its credentials load.
+        let (apps, providerProblems) = EngineSetup.appsAndProblems(config: config, spool: nil, log: Log.shared)
+        apps.shutdown()
         problems += providerProblems.filter { p in !unset.contains { p.hasPrefix($0.key + ":") || p.contains($0.placeholder) } }
         problems += metricsProblems(config)
         problems += config.http.map { FrontDoorChecks.problems($0, resolve: config.resolve) } ?? []

@@ -13,28 +13,34 @@ import Darwin
 /// `hub sync` pushes every local registration of hub-routed platforms (migration, repair).
 struct HubLink {
     let writer: InstallationWriter
-    private let routes: [Platform: ProviderState]
+    private let apps: AppRoutes
 
-    /// The link for this config, or nil when no platform routes to a hub (nothing to keep in step).
-    /// Only then are the hub's credentials needed.
+    /// Whether any app routes a platform to a hub (then the hub's credentials are needed).
+    static func isHubRouted(_ config: Config) -> Bool {
+        config.apps.values.contains { app in app.routes.values.contains { config.providerKind($0) == .azure } }
+    }
+
+    /// The link for this config, or nil when no platform of any app routes to a hub (nothing to
+    /// keep in step). Each app's installations go to its own hub; only the hubs are set up.
     /// `isStopping`: asked before each retry (`serve`'s queue stops retrying when it stops).
     static func open(_ config: Config, spool: Spool, isStopping: @escaping @Sendable () -> Bool = { false }) throws(CLIError) -> HubLink? {
-        let hubRouted = config.routes.contains { $0.value == "azure" }
-        guard hubRouted else { return nil }
+        guard isHubRouted(config) else { return nil }
         var hubOnly = config
-        hubOnly.routes = config.routes.filter { $0.value == "azure" }
-        for platform in Platform.allCases where hubOnly.routes[platform] == nil { hubOnly.routes[platform] = "sandbox" }
-        let routes = try Runtime.makeRoutes(config: hubOnly, spool: spool, log: Log.shared)
-        let writer = InstallationWriter(routes: routes, pool: WorkerPool(concurrency: config.concurrency, policy: config.retry),
+        let keep = { (name: String) in config.providerKind(name) == .azure ? name : "sandbox" }
+        hubOnly.routes = hubOnly.routes.mapValues(keep)
+        hubOnly.appsSection = config.appsSection?.mapValues { app in
+            var app = app
+            app.routes = app.routes.mapValues(keep)
+            return app
+        }
+        let apps: AppRoutes
+        do { apps = try EngineSetup.makeApps(config: hubOnly, spool: spool, log: Log.shared) } catch { throw CLIError(error) }
+        let writer = InstallationWriter(apps: apps, pool: WorkerPool(concurrency: config.concurrency, policy: config.retry),
                                         isStopping: isStopping)
-        return HubLink(writer: writer, routes: routes)
+        return HubLink(writer: writer, apps: apps)
     }
 
-    func close() {
-        for provider in Set(routes.values.map { ObjectIdentifier($0.provider) }) {
-            routes.values.first { ObjectIdentifier($0.provider) == provider }?.provider.shutdown()
-        }
-    }
+    func close() { apps.shutdown() }
 
     /// The line for a hub write that did not take.
     static func report(_ outcome: InstallationWriter.Outcome, command: String) {
@@ -50,15 +56,19 @@ struct HubLink {
     /// Pushes every local registration of the hub-routed platforms (those updated at or after
     /// `since`, when given) with at most `concurrency` writes in flight, streaming the registry in
     /// bounded memory. Progress on a terminal; the counts at the end.
-    func push(from registry: any DeviceRegistry, since: Date? = nil, concurrency: Int = 32, label: String) throws -> Counts {
-        let platforms = writer.platforms
-        let total = since == nil ? ((try? registry.count(platforms: platforms, matching: nil)) ?? 0) : nil
+    /// `apps`: these apps' devices only (nil: every hub-routed app's).
+    func push(from registry: any DeviceRegistry, since: Date? = nil, apps only: [String]? = nil, concurrency: Int = 32,
+              label: String) throws -> Counts {
+        let apps = only ?? writer.apps
+        let platforms = apps.reduce(into: Set<Platform>()) { $0.formUnion(writer.platforms(app: $1)) }
+        let total = since == nil ? ((try? registry.count(platforms: platforms, apps: Set(apps), matching: nil)) ?? 0) : nil
         let counts = Mutex(Counts())
         let slots = DispatchSemaphore(value: concurrency)
         let group = DispatchGroup()
         let progress = ProgressLine(label: label, total: total)
-        try registry.forEach(platforms: platforms, matching: nil) { device in
+        try registry.forEach(platforms: platforms, apps: Set(apps), matching: nil) { device in
             if let since, device.updatedAt < since { return true }
+            guard writer.serves(device.platform, app: device.app) else { return true }
             slots.wait()
             group.enter()
             writer.write(.put(device), platform: device.platform) { outcome in
@@ -135,11 +145,20 @@ enum HubCommands {
             throw CLIError(.config, "hub sync: no platform routes to azure in \(args.value("config") ?? "the configuration"); nothing to sync")
         }
         defer { link.close() }
+        // `--app A`: that app's hub only; without it every hub-routed app's.
+        var only: [String]?
+        if let app = args.value("app") {
+            if let why = RegistryDefaults(runtime.config).appProblem(app) { throw CLIError(.usage, "hub sync: --app: \(why)") }
+            guard link.writer.apps.contains(app) else {
+                throw CLIError(.config, "hub sync: --app: app \(app) routes no platform to a hub; nothing to sync")
+            }
+            only = [app]
+        }
         let registry = try runtime.openRegistry()
         defer { registry.close() }
         let counts: HubLink.Counts
         do {
-            counts = try link.push(from: registry, label: "hub sync")
+            counts = try link.push(from: registry, apps: only, label: "hub sync")
         } catch {
             throw CLIError(.ioError, "hub sync: reading the registry failed: \(RegistryError.detail(error))")
         }

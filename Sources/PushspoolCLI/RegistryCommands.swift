@@ -4,7 +4,11 @@ import PushspoolCore
 
 enum RegistryCommands {
     /// The flags as `RegistrationRules` names them in messages.
-    static let flagNames = RegistrationRules.FieldNames(id: "--id", platform: "--platform", handle: "--handle", tags: "--tag", lang: "--lang")
+    static let flagNames: RegistrationRules.FieldNames = {
+        var names = RegistrationRules.FieldNames(id: "--id", platform: "--platform", handle: "--handle", tags: "--tag", lang: "--lang")
+        (names.app, names.environment) = ("--app", "--environment")
+        return names
+    }()
 
     static func register(_ args: Arguments) throws(CLIError) -> ExitCode {
         guard let name = args.value("platform") else {
@@ -16,7 +20,9 @@ enum RegistryCommands {
         guard let given = args.value("handle"), !given.isEmpty else { throw CLIError(.usage, "register: --handle is required") }
         let checked = RegistrationRules.registration(id: args.value("id").map(JSONValue.string), platform: .string(name), handle: .string(given),
                                                      tags: .array(args.values("tag").map(JSONValue.string)),
-                                                     lang: args.value("lang").map(JSONValue.string), names: flagNames)
+                                                     lang: args.value("lang").map(JSONValue.string),
+                                                     app: args.value("app").map(JSONValue.string),
+                                                     environment: args.value("environment").map(JSONValue.string), names: flagNames)
         let registration: Registration
         switch checked {
         case .success(let r): registration = r
@@ -26,6 +32,9 @@ enum RegistryCommands {
         defer { hub?.close() }
         let registry = try runtime.openRegistry()
         defer { registry.close() }
+        if let app = registration.app, let why = RegistryDefaults(runtime.config).appProblem(app) {
+            throw CLIError(.dataError, "register: --app: \(why)")
+        }
         let change: RegistrationChange
         do {
             change = try RegistrationService(registry: registry, hub: hub?.writer).register(registration, now: Date())
@@ -33,7 +42,9 @@ enum RegistryCommands {
             throw CLIError(.dataError, "register: \(error)")
         }
         let device = change.device
-        print("registered \(device.id) (\(device.platform.rawValue); tags: \(device.tags.joined(separator: " "))\(device.lang.map { "; lang \($0)" } ?? ""))")
+        let app = runtime.config.appsSection == nil ? "" : "; app \(device.app)"
+        let env = runtime.config.appsSection == nil ? "" : device.environment.map { "; \($0.rawValue)" } ?? ""
+        print("registered \(device.id) (\(device.platform.rawValue)\(app)\(env); tags: \(device.tags.joined(separator: " "))\(device.lang.map { "; lang \($0)" } ?? ""))")
         for outcome in change.hub where !outcome.ok { HubLink.report(outcome, command: "register") }
         return change.hubFailed ? .ioError : .ok
     }
@@ -52,7 +63,7 @@ enum RegistryCommands {
     /// The runtime for a registry change, with the hub link when a platform routes to a hub
     /// (then the hub's credentials must resolve).
     private static func openForChange(_ args: Arguments) throws(CLIError) -> (Runtime, HubLink?) {
-        let hubRouted = (try? Runtime.loadConfig(args))?.routes.values.contains("azure") ?? false
+        let hubRouted = (try? Runtime.loadConfig(args)).map(HubLink.isHubRouted) ?? false
         let runtime = try Runtime(args, requireSecrets: hubRouted)
         return (runtime, try HubLink.open(runtime.config, spool: runtime.spool))
     }
@@ -61,10 +72,14 @@ enum RegistryCommands {
         let id = args.value("id"), handle = args.value("handle")
         guard (id == nil) != (handle == nil) else { throw CLIError(.usage, "unregister: give exactly one of --id, --handle") }
         // A web handle is found by its canonical form, however the subscription JSON is spaced.
-        let which: Unregistration
+        var which: Unregistration
         switch RegistrationRules.unregistration(id: id.map(JSONValue.string), handle: handle.map(JSONValue.string), names: flagNames) {
         case .success(let w): which = w
         case .failure(let refused): throw CLIError(.dataError, "unregister: " + flagProblems(refused))
+        }
+        if let app = args.value("app") {
+            guard case .handle(let h, _) = which else { throw CLIError(.usage, "unregister: --app goes with --handle (an id names one device)") }
+            which = .handle(h, app: app)
         }
         let (runtime, hub) = try openForChange(args)
         defer { hub?.close() }
@@ -100,20 +115,29 @@ enum RegistryCommands {
                 platforms.insert(p)
             }
         }
-        let registry = try Runtime(args).openRegistry()
+        let runtime = try Runtime(args)
+        let apps = args.values("app").isEmpty ? nil : Set(args.values("app"))
+        for app in apps ?? [] {
+            if let why = RegistryDefaults(runtime.config).appProblem(app) { throw CLIError(.usage, "devices: --app: \(why)") }
+        }
+        let registry = try runtime.openRegistry()
         defer { registry.close() }
+        let severalApps = runtime.config.appsSection != nil
         do {
             if args.has("count") {
-                print(try registry.count(platforms: platforms, matching: expression))
+                print(try registry.count(platforms: platforms, apps: apps, matching: expression))
                 return .ok
             }
-            try registry.forEach(platforms: platforms, matching: expression) { d in
+            try registry.forEach(platforms: platforms, apps: apps, matching: expression) { d in
                 // Handles are left out: they are delivery credentials of a sort.
                 // A web subscription shows its push service's origin only (its keys and path are the credential).
                 // Written straight to bytes: a million devices to a file in a second or two.
                 var line = JSONLineWriter(capacity: 192)
                 line.field("id", d.id)
                 line.field("platform", d.platform.rawValue)
+                // Shown once a config has apps (a single-app listing stays as it was).
+                if severalApps || d.app != AppConfig.implicitID { line.field("app", d.app) }
+                if severalApps, let env = d.environment { line.field("environment", env.rawValue) }
                 if d.platform == .web {
                     line.field("endpoint", ((try? WebPushSubscription.parse(text: d.handle))?.origin ?? "") + "…")
                 }

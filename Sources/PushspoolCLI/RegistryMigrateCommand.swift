@@ -15,7 +15,7 @@ enum RegistryMigrateCommand {
         if RegistryLocation.isPostgres(value) {
             let shown = RegistryLocation.redacted(value)
             do {
-                let (from, to) = try PostgresRegistry.migrate(uri: value)
+                let (from, to) = try PostgresRegistry.migrate(uri: value, defaults: RegistryDefaults(config))
                 print(from == to ? "registry \(shown): schema version \(to), nothing to migrate"
                                  : "registry \(shown): schema migrated from version \(from) to \(to)")
                 return .ok
@@ -30,10 +30,12 @@ enum RegistryMigrateCommand {
         _ = try Runtime(args)
         let path = config.resolve(value).path
         do {
-            let (from, to) = try SQLiteRegistry.migrate(path: path)
+            let (from, to) = try SQLiteRegistry.migrate(path: path, defaults: RegistryDefaults(config))
             print(from == to ? "registry \(path): schema version \(to), nothing to migrate"
                              : "registry \(path): schema migrated from version \(from) to \(to)")
             return .ok
+        } catch let error as RegistryError where error.isNewerSchema {
+            throw CLIError(.config, "registry migrate: \(path): \(RegistryError.detail(error))")
         } catch {
             throw CLIError(.ioError, "registry migrate: \(path): \(RegistryError.detail(error))")
         }

@@ -69,6 +69,13 @@ enum SubmitCommand {
                 for problem in error.problems { print("\(path): \(problem.description)") }
                 continue
             }
+            // The apps it names must be the config's (known only here, with the config).
+            if case .send(let send) = job.kind, let config = try? Runtime.loadConfig(args),
+               case .failure(let problem) = send.apps.resolve(known: Set(config.apps.keys), defaultApp: config.defaultApp) {
+                bad += 1
+                print("\(path): \(problem.description)")
+                continue
+            }
             print("\(path): ok (id \(job.id))")
             if args.has("resolve"), case .send(let send) = job.kind { try resolve(send, path: path, args: args) }
         }
@@ -82,23 +89,31 @@ enum SubmitCommand {
         let runtime = try Runtime(args)
         let registry = try runtime.openRegistry()
         defer { registry.close() }
+        let config = runtime.config
+        let apps = (try? send.apps.resolve(known: Set(config.apps.keys), defaultApp: config.defaultApp).get()) ?? []
         for platform in send.platforms {
-            let route = runtime.config.routes[platform] ?? "sandbox"
-            let who: String
-            if let (field, value) = send.audience.serviceTarget {
-                who = "FCM resolves the \(field) \(value) (one request)"
-            } else {
-                let count: Int
-                do {
-                    count = try registry.count(platforms: [platform], matching: send.audience.tagExpression)
-                } catch {
-                    throw CLIError(.ioError, "validate: registry: \(RegistryError.detail(error))")
+            // Per app (and for APNs per environment) once the config has apps.
+            for app in apps {
+                let route = config.apps[app]?.routes[platform] ?? "sandbox"
+                let who: String
+                if let (field, value) = send.audience.serviceTarget {
+                    who = "FCM resolves the \(field) \(value) (one request)"
+                } else {
+                    let count: Int, environments: String
+                    do {
+                        count = try registry.count(platforms: [platform], apps: [app], matching: send.audience.tagExpression)
+                        environments = platform == .apns && config.appsSection != nil
+                            ? try environmentCounts(registry, app: app, send: send) : ""
+                    } catch {
+                        throw CLIError(.ioError, "validate: registry: \(RegistryError.detail(error))")
+                    }
+                    who = config.providerKind(route) == .azure
+                        ? "the hub resolves \(send.audience.hubTags ?? "everyone") (\(count) such devices in the local registry)"
+                        : "\(count) devices\(environments)"
                 }
-                who = route == "azure"
-                    ? "the hub resolves \(send.audience.hubTags ?? "everyone") (\(count) such devices in the local registry)"
-                    : "\(count) devices"
+                let which = config.appsSection == nil ? "" : "app \(app): "
+                print("\(path): \(which)\(platform.rawValue) via \(route): \(TerminalText.escaped(who))")
             }
-            print("\(path): \(platform.rawValue) via \(route): \(TerminalText.escaped(who))")
             for language in [nil] + send.localized.keys.sorted() {
                 let text = language.map { send.message(in: $0) } ?? send.message
                 let payload: String
@@ -112,6 +127,16 @@ enum SubmitCommand {
                 print("\(path):   \(language.map { "[\($0.value)] " } ?? "")\(TerminalText.escaped(payload))")
             }
         }
+    }
+
+    /// ` (production 2, development 1)`: an app's APNs audience by environment.
+    static func environmentCounts(_ registry: any DeviceRegistry, app: String, send: SendJob) throws -> String {
+        var counts: [APNsEnvironment: Int] = [:]
+        try registry.forEach(platforms: [.apns], apps: [app], matching: send.audience.tagExpression) { device in
+            counts[device.environment ?? .production, default: 0] += 1
+            return true
+        }
+        return " (" + APNsEnvironment.allCases.map { "\($0.rawValue) \(counts[$0] ?? 0)" }.joined(separator: ", ") + ")"
     }
 
     /// A rendered notification as its service would receive the body.

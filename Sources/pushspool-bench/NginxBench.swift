@@ -42,6 +42,19 @@ struct NginxRound {
 
     static let echoModule = "/usr/lib/nginx/modules/ngx_http_echo_module.so"
 
+    /// TLS with the test CA's certificate, 1,000 streams per HTTP/2 connection.
+    static let tls = """
+        ssl_certificate \(BenchPaths.fixtures.appendingPathComponent("server.pem").path);
+        ssl_certificate_key \(BenchPaths.fixtures.appendingPathComponent("server-key.pem").path);
+        http2_max_concurrent_streams 1000;
+        """
+
+    /// nginx answering every `POST /3/device/…` with a fixed 200.
+    static func fixed(_ binary: String, dir: URL) throws -> Nginx {
+        try Nginx(binary: binary, dir: dir.appendingPathComponent("nginx-fixed"), listenOptions: "ssl http2",
+                  http: tls, server: "location /3/device/ { return 200; }")
+    }
+
     static func run(count: Int, concurrency: Int, latencyCount: Int, latencyConcurrency: Int) throws -> NginxRound {
         let nginxBinary = try Nginx.binary()
         guard let h2load = which("h2load") else { throw BenchError(description: "h2load is not installed (apt-get install nghttp2-client)") }
@@ -95,19 +108,6 @@ struct NginxRound {
         let slowCeiling = try setup.h2load(h2load, port: held.port, count: latencyCount, connections: 4, streams: 1000,
                                            serverPID: held.workerPID())
         return NginxRound(pushspool: ours, node: node, h2load: ceiling, latency: slow, latencyH2load: slowCeiling)
-    }
-
-    /// TLS with the test CA's certificate, HTTP/2 with 1,000 streams per connection.
-    static let tls = """
-        ssl_certificate \(BenchPaths.fixtures.appendingPathComponent("server.pem").path);
-        ssl_certificate_key \(BenchPaths.fixtures.appendingPathComponent("server-key.pem").path);
-        http2_max_concurrent_streams 1000;
-        """
-
-    /// nginx answering every `POST /3/device/…` with a fixed 200.
-    static func fixed(_ binary: String, dir: URL) throws -> Nginx {
-        try Nginx(binary: binary, dir: dir.appendingPathComponent("nginx-fixed"), listenOptions: "ssl http2",
-                  http: tls, server: "location /3/device/ { return 200; }")
     }
 
     /// Reads nginx's access log once it is flushed (nginx writes its buffer on reopen, USR1).
@@ -204,30 +204,41 @@ struct BenchAPNs {
     /// `init`, `import` of the first `count` devices, `submit` (or `job`, a job file with id
     /// `bench` to the tag `bench`, dropped into `incoming/`), then `pushspool run --once`
     /// measured; the result log read back.
-    func campaign(name: String, port: Int, count: Int, concurrency: Int, serverPID: pid_t, job: String? = nil) throws -> NginxRound.Campaign {
+    /// `apps` > 1: the devices spread round-robin over that many apps on the one APNs provider
+    /// (each its own topic), and the job sent to every app (`"app": "*"`). `job`: a job file of
+    /// the caller's instead of the submitted alert.
+    func campaign(name: String, port: Int, count: Int, concurrency: Int, serverPID: pid_t, apps: Int = 1,
+                  job: String? = nil) throws -> NginxRound.Campaign {
         let config = dir.appendingPathComponent("\(name).json")
         let spool = dir.appendingPathComponent("spool-\(name)").path
+        let appsSection = apps <= 1 ? "" : #""apps": {"# + (0..<apps).map { #""a\#($0)": {"apns_topic": "com.example.a\#($0)"}"# }
+            .joined(separator: ", ") + #"}, "default_app": "a0","#
         try """
-            {"spool": "spool-\(name)", "concurrency": \(concurrency), "routes": {"apns": "apns"},
+            {"spool": "spool-\(name)", "concurrency": \(concurrency), "routes": {"apns": "apns"}, \(appsSection)
              "providers": {"apns": {"team_id": "TEAMID1234", "key_id": "TESTKEY123", "key_file": "AuthKey_TESTKEY123.p8",
                                     "topic": "com.example.app", "environment": "production", "endpoint": "https://127.0.0.1:\(port)"}},
              "tls": {"ca_file": "\(ca)"}}
             """.write(to: config, atomically: true, encoding: .utf8)
         let common = ["--spool", spool, "--config", config.path]
-        let devices = dir.appendingPathComponent("devices-\(count).jsonl")
+        let devices = dir.appendingPathComponent("devices-\(count)-\(apps).jsonl")
         if !FileManager.default.fileExists(atPath: devices.path) {
             let all = try String(contentsOf: devicesFile, encoding: .utf8)
-            try (all.split(separator: "\n").prefix(count).joined(separator: "\n") + "\n").write(to: devices, atomically: true, encoding: .utf8)
+            let lines = all.split(separator: "\n").prefix(count).enumerated().map { i, line in
+                apps <= 1 ? String(line) : String(line.dropLast()) + #","app":"a\#(i % apps)"}"#
+            }
+            try (lines.joined(separator: "\n") + "\n").write(to: devices, atomically: true, encoding: .utf8)
         }
         guard try measure(binary, ["init"] + common).status == 0 else { throw BenchError(description: "init failed") }
         let imported = try measure(binary, ["import"] + common + [devices.path])
         guard imported.status == 0 else { throw BenchError(description: "import failed: \(imported.stderr)") }
         if let job {
-            try job.write(toFile: spool + "/tmp/bench.json", atomically: false, encoding: .utf8)
-            guard rename(spool + "/tmp/bench.json", spool + "/incoming/bench.json") == 0 else { throw BenchError(description: "rename failed") }
-        } else {
+            try BenchJob.drop(job, spool: spool)
+        } else if apps <= 1 {
             let submitted = try measure(binary, ["submit"] + common + ["--to-tag", "bench", "--pns", "apns", "--message", "hello", "--from", "bench", "--id", "bench"])
             guard submitted.status == 0 else { throw BenchError(description: "submit failed: \(submitted.stderr)") }
+        } else {
+            try BenchJob.drop(#"{"id": "bench", "to_tag": "bench", "pns": ["apns"], "message": "hello", "from": "bench", "app": "*"}"#,
+                              spool: spool)
         }
         let cpu0 = processCPUSeconds(serverPID)
         let run = try measure(binary, ["run", "--once"] + common)

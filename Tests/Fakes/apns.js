@@ -11,7 +11,10 @@
 //   503f… 503 ServiceUnavailable once, then 200          500f… 500 InternalServerError once, then 200
 //   429f… 429 TooManyRequests once, then 200             429a… always 429 TooManyRequests
 //   503c… 503 Shutdown once, then 200                    anything else: 200
-// Options: --team-id T --key-id K --topic T (what the JWT and apns-topic must say),
+// Options: --team-id T --key-id K --topic T (what the JWT and apns-topic must say; several apps:
+//   --topic A,B and --keys TEAM:KEY,TEAM2:KEY2, every key signing with the fixture's key),
+//   --disallow-topic T (answer 400 TopicDisallowed for that topic),
+//   --refuse-key KEY (answer 403 InvalidProviderToken for JWTs of that key id: a revoked key),
 //   --goaway-every N (after answering every Nth stream of a session, GOAWAY(NO_ERROR, that stream)),
 //   --goaway-once N (the same, once in the fake's life: on the first connection to reach its Nth stream),
 //   --auth-reason R (answer every request 403 R: InvalidProviderToken, Forbidden, …),
@@ -37,7 +40,11 @@ const { args, tlsOptions, stateWriter, announce, verifyJWT, fixtures } = require
 const a = args();
 const teamID = a['team-id'] || 'TEAMID1234';
 const keyID = a['key-id'] || 'TESTKEY123';
-const topic = a['topic'] || 'com.example.app';
+const topics = new Set((a['topic'] || 'com.example.app').split(','));
+// Every (team, key) pair whose JWTs are accepted.
+const keys = new Set((a['keys'] || `${teamID}:${keyID}`).split(','));
+const disallowed = a['disallow-topic'] || null;
+const refusedKey = a['refuse-key'] || null;
 const goawayEvery = Number(a['goaway-every'] || 0);
 const goawayOnce = Number(a['goaway-once'] || 0);
 let goawayOnceSent = false;
@@ -58,6 +65,7 @@ const stats = {
   nonH2Rejected: 0, goawaysSent: 0, refusedAfterGoaway: 0, refused: 0, resets: 0, jwts: 0, badJWTs: 0, tokensDelivered: 0, duplicateDeliveries: 0,
   maxStreamsOpen: 0, maxOpenSessions: 0, streamsPerSession: [], perToken: {}, lastHeaders: {}, problems: [], deliveredByPushType: {},
   arrivals: { first: null, last: null, perSecond: {} },
+  deliveredByTopic: {}, jwtsByKey: {}, requestsByKey: {},
 };
 const jwtCache = new Map();          // jwt -> verdict (each distinct token is verified once)
 const attempts = new Map();          // device token -> requests seen
@@ -77,7 +85,10 @@ function checkJWT(auth) {
     stats.jwts++;
     const v = verifyJWT(jwt, pubKey, 'ES256');
     const now = Date.now() / 1000;
-    if (!v.ok || !v.header || v.header.kid !== keyID || !v.claims || v.claims.iss !== teamID) verdict = 'InvalidProviderToken';
+    const kid = v.header && v.header.kid;
+    if (kid) stats.jwtsByKey[kid] = (stats.jwtsByKey[kid] || 0) + 1;
+    if (!v.ok || !v.header || !v.claims || !keys.has(`${v.claims.iss}:${kid}`)) verdict = 'InvalidProviderToken';
+    else if (refusedKey && kid === refusedKey) verdict = 'InvalidProviderToken';
     else if (typeof v.claims.iat !== 'number' || v.claims.iat > now + 60) verdict = 'InvalidProviderToken';
     else verdict = null;
     if (verdict) { stats.badJWTs++; problem('jwt: ' + (v.why || 'kid/iss/iat mismatch')); }
@@ -91,6 +102,11 @@ function checkJWT(auth) {
 jwtCache.iatOf = (jwt) => {
   try { return JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url')).iat; } catch (e) { return 0; }
 };
+
+// The key id a request's JWT names (unverified: for counting only).
+function keyOf(auth) {
+  try { return JSON.parse(Buffer.from(auth.slice(7).split('.')[0], 'base64url')).kid; } catch (e) { return null; }
+}
 
 // Each push type's topic: the bundle id, or the bundle id with Apple's suffix for the type.
 const topicSuffix = { alert: '', background: '', voip: '.voip', location: '.location-query', complication: '.complication',
@@ -137,11 +153,16 @@ function validate(h, token, body) {
   const auth = checkJWT(h['authorization']);
   if (auth) return [403, auth];
   if (!h['apns-topic']) return [400, 'MissingTopic'];
+  // The bundle id is the topic less the push type's suffix; a token of one kind answers only to
+  // its push type's topic (a VoIP token under the bundle id is not for that topic).
+  const pushTypeOf = h['apns-push-type'] || 'alert';
+  const suffix = topicSuffix[pushTypeOf];
+  const bundle = suffix !== undefined && h['apns-topic'].endsWith(suffix) ? h['apns-topic'].slice(0, h['apns-topic'].length - suffix.length) : h['apns-topic'];
+  if (!topics.has(bundle)) return [400, 'DeviceTokenNotForTopic'];
+  if (disallowed && bundle === disallowed) return [400, 'TopicDisallowed'];
   const pushType = h['apns-push-type'] || 'alert';
   if (!pushTypes.has(pushType)) return [400, 'InvalidPushType'];
-  // A token of one kind answers only to its push type's topic (a VoIP token under the bundle id
-  // is not for that topic).
-  if (h['apns-topic'] !== topic + topicSuffix[pushType]) return [400, 'DeviceTokenNotForTopic'];
+  if (h['apns-topic'] !== bundle + topicSuffix[pushType]) return [400, 'DeviceTokenNotForTopic'];
   const prio = h['apns-priority'] || '10';
   if (!['1', '5', '10'].includes(prio) || (pushType === 'background' && prio === '10')) return [400, 'BadPriority'];
   if (h['apns-expiration'] !== undefined && !/^\d+$/.test(h['apns-expiration'])) return [400, 'BadExpirationDate'];
@@ -192,6 +213,8 @@ function answer(stream, h, body) {
       expiration: h['apns-expiration'], collapseId: h['apns-collapse-id'], apnsId: h['apns-id'], bytes: body.length,
       contentType: h['content-type'], payload: (() => { try { return JSON.parse(body.toString()); } catch (e) { return null; } })() };
   }
+  const kid = keyOf(h['authorization']);
+  if (kid) stats.requestsByKey[kid] = (stats.requestsByKey[kid] || 0) + 1;
   const verdict = validate(h, token, body) || (outageFile && fs.existsSync(outageFile) ? [503, 'ServiceUnavailable'] : scripted(token, n));
   const apnsID = h['apns-id'] || require('crypto').randomUUID();
   stats.answered++;
@@ -210,7 +233,11 @@ function answer(stream, h, body) {
     // One notification = one device and one apns-id (pushspool's is stable per job and device,
     // so a resend after a crash is a duplicate, while the next job to the same device is not).
     const key = token + '/' + (h['apns-id'] || '');
-    if (delivered.has(key)) stats.duplicateDeliveries++; else { delivered.add(key); stats.tokensDelivered++; }
+    if (delivered.has(key)) stats.duplicateDeliveries++; else {
+      delivered.add(key); stats.tokensDelivered++;
+      const t = h['apns-topic'];
+      stats.deliveredByTopic[t] = (stats.deliveredByTopic[t] || 0) + 1;
+    }
     const type = h['apns-push-type'] || 'alert';
     stats.deliveredByPushType[type] = (stats.deliveredByPushType[type] || 0) + 1;
     stream.respond({ ':status': 200, 'apns-id': apnsID }, { endStream: true });

@@ -51,7 +51,7 @@ func checkSane(_ c: Config) {
     precondition((1...100).contains(c.retry.maxAttempts) && c.retry.baseDelay > 0 && c.retry.maxDelay > 0, "retry \(c.retry)")
     precondition((1...3600).contains(c.metrics.intervalSeconds), "metrics interval \(c.metrics.intervalSeconds)")
     for (name, limit) in c.maxPerSecond {
-        precondition(ConfigParser.providerNames.contains(name) && (0.01...1_000_000).contains(limit), "max_per_second \(name) \(limit)")
+        precondition(c.providers[name] != nil && (0.01...1_000_000).contains(limit), "max_per_second \(name) \(limit)")
     }
     precondition(c.routes.count == Platform.allCases.count, "routes \(c.routes)")
     for platform in Platform.allCases {
@@ -63,7 +63,8 @@ func checkSane(_ c: Config) {
         case "wns": platform == .wns && c.wns != nil
         case "webpush": platform == .web && c.webpush != nil
         case "azure": platform != .web && c.azure != nil
-        default: false
+        // A named provider (`type`): one its type can deliver through.
+        default: c.providerKind(provider)?.delivers(platform) ?? false
         }
         precondition(serves, "\(platform.rawValue) routed to \"\(provider)\", which cannot deliver it")
     }

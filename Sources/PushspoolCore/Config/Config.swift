@@ -18,11 +18,12 @@ public struct Config: Sendable {
     public var retry = RetryPolicy()
     /// Platform → provider name (`apns`, `fcm`, `wns`, `azure`, `sandbox`).
     public var routes: [Platform: String] = [.apns: "sandbox", .fcm: "sandbox", .wns: "sandbox", .web: "sandbox"]
-    public var apns: APNsConfig?
-    public var fcm: FCMConfig?
-    public var wns: WNSConfig?
-    public var azure: AzureConfig?
-    public var webpush: WebPushConfig?
+    /// `providers`, by name (§ Several apps: a name with a `type`, or the type itself).
+    public var providers: [String: ProviderConfig] = [:]
+    /// `apps`, as the file declares them; nil: no `apps` (one app, `default`).
+    public var appsSection: [String: AppConfig]?
+    /// `default_app`: the app of jobs, devices and requests that name none.
+    public var defaultApp: String = AppConfig.implicitID
     public var sandbox = SandboxConfig()
     public var tls = TLSConfig()
     /// `providers.<name>.max_per_second`: each provider's request rate cap, by provider name.
@@ -41,6 +42,35 @@ public struct Config: Sendable {
     public var baseDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
 
     public init() {}
+
+    /// Every app: `apps`, or the one app `default` with the top-level `routes` and the APNs
+    /// provider's `topic`.
+    public var apps: [String: AppConfig] {
+        appsSection ?? [defaultApp: AppConfig(routes: routes)]
+    }
+
+    /// The providers named after their type (`providers.apns`, …): the sections of a config
+    /// without named providers.
+    public var apns: APNsConfig? {
+        get { providers["apns"]?.apns }
+        set { providers["apns"] = newValue.map(ProviderConfig.apns) }
+    }
+    public var fcm: FCMConfig? {
+        get { providers["fcm"]?.fcm }
+        set { providers["fcm"] = newValue.map(ProviderConfig.fcm) }
+    }
+    public var wns: WNSConfig? {
+        get { providers["wns"]?.wns }
+        set { providers["wns"] = newValue.map(ProviderConfig.wns) }
+    }
+    public var azure: AzureConfig? {
+        get { providers["azure"]?.azure }
+        set { providers["azure"] = newValue.map(ProviderConfig.azure) }
+    }
+    public var webpush: WebPushConfig? {
+        get { providers["webpush"]?.webpush }
+        set { providers["webpush"] = newValue.map(ProviderConfig.webpush) }
+    }
 
     /// Connections per origin when `max_connections` is not set: at APNs's 1,000 streams per
     /// connection, room for `concurrency` up to 8,000 on one origin. Connections open only as
@@ -70,10 +100,17 @@ public struct APNsConfig: Sendable {
     public var keyID: String
     public var keyFile: String
     public var topic: String
-    /// `production` or `sandbox` (development builds).
+    /// `production` or `sandbox` (development builds): the environment of devices that name none.
     public var environment: String = "production"
-    /// Overrides the Apple host (staging, tests), e.g. `https://127.0.0.1:8443`.
+    /// Overrides the Apple host of the provider's own `environment` (staging, tests), e.g.
+    /// `https://127.0.0.1:8443`.
     public var endpoint: String?
+    /// `production_endpoint`, `sandbox_endpoint`: each environment's host, over `endpoint`.
+    public var productionEndpoint: String?
+    public var sandboxEndpoint: String?
+    /// The topic of each app routed to this provider (the factory fills it in from `apps`);
+    /// empty: `topic` for every device.
+    public var topics: [String: String] = [:]
 
     public init(teamID: String, keyID: String, keyFile: String, topic: String, environment: String = "production",
                 endpoint: String? = nil) {
@@ -85,8 +122,19 @@ public struct APNsConfig: Sendable {
         self.endpoint = endpoint
     }
 
-    public var baseURL: String {
-        endpoint ?? (environment == "sandbox" ? "https://api.sandbox.push.apple.com" : "https://api.push.apple.com")
+    public var baseURL: String { baseURL(for: apnsEnvironment) }
+
+    public var apnsEnvironment: APNsEnvironment { environment == "sandbox" ? .development : .production }
+
+    /// The host devices of `env` are sent to: its own `*_endpoint`, else `endpoint` for the
+    /// provider's own environment, else Apple's.
+    public func baseURL(for env: APNsEnvironment) -> String {
+        switch env {
+        case .production:
+            productionEndpoint ?? (apnsEnvironment == .production ? endpoint : nil) ?? "https://api.push.apple.com"
+        case .development:
+            sandboxEndpoint ?? (apnsEnvironment == .development ? endpoint : nil) ?? "https://api.sandbox.push.apple.com"
+        }
     }
 }
 

@@ -121,7 +121,7 @@ public enum ConfigParser {
             // One problem for a document that is not an object (not also one with an empty key).
             guard case .object = json else { problem("config", "must be a JSON object"); return c }
             let top = object(json, "", allowed: ["spool", "registry", "concurrency", "retry", "routes", "providers", "tls", "metrics",
-                                                 "owner_lease_seconds", "http", "max_jobs"]) ?? [:]
+                                                 "owner_lease_seconds", "http", "max_jobs", "apps", "default_app"]) ?? [:]
             if let s = string(top["spool"], "spool") { c.spool = s }
             c.registry = string(top["registry"], "registry")
             if let n = int(top["concurrency"], "concurrency", range: 1...100_000) { c.concurrency = n }
@@ -132,9 +132,8 @@ public enum ConfigParser {
                 if let n = int(r["base_delay_ms"], "retry.base_delay_ms", range: 1...3_600_000) { c.retry.baseDelay = Double(n) / 1000 }
                 if let n = int(r["max_delay_ms"], "retry.max_delay_ms", range: 1...86_400_000) { c.retry.maxDelay = Double(n) / 1000 }
             }
-            if let p = object(top["providers"], "providers", allowed: ConfigParser.providerNames) {
-                providers(p, into: &c)
-            }
+            appsDeclared = top["apps"] != nil && top["apps"] != .null
+            providers(top["providers"], into: &c)
             if let t = object(top["tls"], "tls", allowed: ["ca_file"]) { c.tls.caFile = string(t["ca_file"], "tls.ca_file") }
             if let m = object(top["metrics"], "metrics", allowed: ["textfile", "interval_seconds", "instance"]) {
                 c.metrics.textfile = string(m["textfile"], "metrics.textfile")
@@ -147,113 +146,220 @@ public enum ConfigParser {
             c.routes[.fcm] = c.fcm != nil ? "fcm" : "sandbox"
             c.routes[.wns] = c.wns != nil ? "wns" : "sandbox"
             c.routes[.web] = c.webpush != nil ? "webpush" : "sandbox"
-            if let routes = object(top["routes"], "routes", allowed: ["apns", "fcm", "gcm", "wns", "web"]) {
-                for (name, value) in routes.sorted(by: { $0.key < $1.key }) {
-                    let key = "routes.\(name)"
-                    guard let provider = string(value, key) else { continue }
-                    guard ConfigParser.providerNames.contains(provider) else {
-                        problem(key, "unknown provider \(JSONValue.quoted(provider)) (expected \(ConfigParser.providerNames.joined(separator: ", ")))")
-                        continue
-                    }
-                    c.routes[Platform(name: name)!] = provider
-                }
-            }
-            for platform in Platform.allCases {
-                let provider = c.routes[platform] ?? "sandbox"
-                guard let kind = ProviderKind(rawValue: provider) else { continue }   // refused above
-                let hasSection = switch kind {
-                case .apns: c.apns != nil
-                case .fcm: c.fcm != nil
-                case .wns: c.wns != nil
-                case .webpush: c.webpush != nil
-                case .azure: c.azure != nil
-                case .sandbox: true
-                }
-                if !hasSection || !kind.delivers(platform) {
-                    let cannot = !kind.delivers(platform)
-                    let why = cannot
-                        ? "provider \"\(provider)\" cannot deliver to \(platform.rawValue)"
-                        : "provider \"\(provider)\" needs a providers.\(provider) section"
-                    problem("routes.\(platform.rawValue)", why)
-                }
-            }
+            c.routes = routes(top["routes"], "routes", over: c.routes, config: c)
+            apps(top, into: &c)
             return c
         }
 
-        mutating func providers(_ p: [String: JSONValue], into c: inout Config) {
-            // Every provider takes `max_per_second`: its request rate cap across all jobs.
-            for (name, value) in p {
-                guard case .object(let pairs) = value, let limit = pairs.first(where: { $0.0 == "max_per_second" })?.1 else { continue }
-                let key = "providers.\(name).max_per_second"
-                switch limit {
-                case .int(let n) where n >= 1 && n <= 1_000_000: c.maxPerSecond[name] = Double(n)
-                case .double(let d) where d >= 0.01 && d <= 1_000_000: c.maxPerSecond[name] = d
-                case .null: break
-                default: problem(key, "must be a number of requests per second from 0.01 to 1000000")
+        /// Whether the file has `apps` (then a provider's `topic` may be left to each app).
+        var appsDeclared = false
+
+        /// A `routes` object over `base`: every name it gives checked to be a provider that exists
+        /// and delivers that platform.
+        mutating func routes(_ json: JSONValue?, _ key: String, over base: [Platform: String], config c: Config) -> [Platform: String] {
+            var out = base
+            if let routes = object(json, key, allowed: ["apns", "fcm", "gcm", "wns", "web"]) {
+                for (name, value) in routes.sorted(by: { $0.key < $1.key }) {
+                    let field = "\(key).\(name)"
+                    guard let provider = string(value, field) else { continue }
+                    guard c.providerKind(provider) != nil || ProviderKind(rawValue: provider) != nil else {
+                        let named = c.providers.keys.filter { ProviderKind(rawValue: $0) == nil }.sorted()
+                        problem(field, "unknown provider \(JSONValue.quoted(provider)) (expected \((ConfigParser.providerNames + named).joined(separator: ", ")))")
+                        continue
+                    }
+                    out[Platform(name: name)!] = provider
                 }
+            }
+            for platform in Platform.allCases {
+                let provider = out[platform] ?? "sandbox"
+                guard let kind = c.providerKind(provider) ?? ProviderKind(rawValue: provider) else { continue }   // refused above
+                if !kind.delivers(platform) {
+                    problem("\(key).\(platform.rawValue)", "provider \"\(provider)\" cannot deliver to \(platform.rawValue)")
+                } else if c.providerKind(provider) == nil {
+                    problem("\(key).\(platform.rawValue)", "provider \"\(provider)\" needs a providers.\(provider) section")
+                }
+            }
+            return out
+        }
+
+        /// `apps` and `default_app`; each app's routes start from the top-level ones. Two apps
+        /// may not give one APNs provider the same topic (a device could not tell them apart).
+        mutating func apps(_ top: [String: JSONValue], into c: inout Config) {
+            guard appsDeclared, let json = top["apps"] else {
+                if let name = string(top["default_app"], "default_app"), name != AppConfig.implicitID {
+                    problem("default_app", "unknown app \(JSONValue.quoted(name)) (without \"apps\" the one app is \"\(AppConfig.implicitID)\")")
+                }
+                return
+            }
+            guard case .object(let entries) = json, !entries.isEmpty else {
+                problem("apps", "must be an object of at least one app, got \(json.typeName)")
+                return
+            }
+            var apps: [String: AppConfig] = [:]
+            for (id, value) in entries {
+                let key = "apps.\(Self.fieldName(id))"
+                if let why = AppConfig.idProblem(id) { problem(key, why); continue }
+                guard let a = object(value, key, allowed: ["routes", "apns_topic", "max_per_second"]) else {
+                    if value == .null { problem(key, "must be an object") }
+                    continue
+                }
+                var app = AppConfig(routes: routes(a["routes"], "\(key).routes", over: c.routes, config: c))
+                app.apnsTopic = string(a["apns_topic"], "\(key).apns_topic")
+                if let limit = a["max_per_second"] { app.maxPerSecond = rate(limit, "\(key).max_per_second") }
+                apps[id] = app
+            }
+            c.appsSection = apps
+            let ids = apps.keys.sorted()
+            if let name = string(top["default_app"], "default_app") {
+                if apps[name] != nil { c.defaultApp = name } else {
+                    problem("default_app", "unknown app \(JSONValue.quoted(name)) (expected \(ids.joined(separator: ", ")))")
+                }
+            } else if ids.count == 1 || apps[AppConfig.implicitID] != nil {
+                c.defaultApp = apps[AppConfig.implicitID] != nil ? AppConfig.implicitID : ids[0]
+            } else if !apps.isEmpty {
+                problem("default_app", "is required with several apps (one of \(ids.joined(separator: ", ")))")
+            }
+            if let app = apps[c.defaultApp] { c.routes = app.routes }
+            // Every app routing APNs to a provider has a topic, and no two share one on a provider.
+            var owners: [String: String] = [:]   // "<provider>\u{0}<topic>" → app
+            for id in ids {
+                guard let provider = apps[id]?.routes[.apns], c.providers[provider]?.kind == .apns else { continue }
+                guard let topic = c.apnsTopic(of: id) else {
+                    problem("apps.\(id).apns_topic", "is required: app \(id) routes apns to provider \(provider), which has no topic")
+                    continue
+                }
+                let slot = "\(provider)\u{0}\(topic)"
+                if let other = owners[slot] {
+                    problem("apps.\(id).apns_topic", "\(JSONValue.quoted(topic)) is also app \(other)'s topic on provider \(provider) (one topic, one app)")
+                } else {
+                    owners[slot] = id
+                }
+            }
+        }
+        /// `providers`: each entry by name, its type from `type` or, without one, from its name.
+        mutating func providers(_ json: JSONValue?, into c: inout Config) {
+            guard let json else { return }
+            guard case .object(let entries) = json else { problem("providers", "must be an object, got \(json.typeName)"); return }
+            var kinds: [String: ProviderKind] = [:]
+            for (name, value) in entries {
+                let key = "providers.\(Self.fieldName(name))"
+                var kind = ProviderKind(rawValue: name)
+                if case .object(let fields) = value, let type = fields.last(where: { $0.0 == "type" })?.1, type != .null {
+                    guard let text = type.stringValue, let named = ProviderKind(rawValue: text) else {
+                        problem("\(key).type", "must be one of \(ConfigParser.providerNames.joined(separator: ", ")), got \(type.typeName == "string" ? JSONValue.quoted(type.stringValue ?? "") : type.typeName)")
+                        continue
+                    }
+                    if let problem = AppConfig.idProblem(name) {
+                        self.problem(key, problem.replacingOccurrences(of: "app id", with: "provider name"))
+                        continue
+                    }
+                    kind = named
+                }
+                guard let kind else {
+                    let hint = Spelling.closest(to: name, among: ConfigParser.providerNames).map { " (did you mean \"\($0)\"?)" } ?? ""
+                    problem(key, "unknown key" + hint)
+                    continue
+                }
+                kinds[name] = kind
+            }
+            // Every provider takes `max_per_second`: its request rate cap across all jobs.
+            for (name, value) in entries where kinds[name] != nil {
+                guard case .object(let pairs) = value, let limit = pairs.first(where: { $0.0 == "max_per_second" })?.1 else { continue }
+                if let rate = rate(limit, "providers.\(name).max_per_second") { c.maxPerSecond[name] = rate }
             }
             // The HTTP providers take `max_connections`: connections per origin at most.
-            for name in Config.connectingProviders {
-                guard case .object(let pairs)? = p[name], let value = pairs.first(where: { $0.0 == "max_connections" })?.1 else { continue }
-                if let n = int(value, "providers.\(name).max_connections", range: 1...64) { c.maxConnectionsByProvider[name] = n }
+            for (name, value) in entries where kinds[name]?.connects == true {
+                guard case .object(let pairs) = value, let limit = pairs.first(where: { $0.0 == "max_connections" })?.1 else { continue }
+                if let n = int(limit, "providers.\(name).max_connections", range: 1...64) { c.maxConnectionsByProvider[name] = n }
             }
-            if let a = object(p["apns"], "providers.apns", allowed: ["team_id", "key_id", "key_file", "topic", "environment", "endpoint", "max_per_second", "max_connections"]) {
-                var apns = APNsConfig(teamID: required(a["team_id"], "providers.apns.team_id"),
-                                      keyID: required(a["key_id"], "providers.apns.key_id"),
-                                      keyFile: required(a["key_file"], "providers.apns.key_file"),
-                                      topic: required(a["topic"], "providers.apns.topic"))
-                if let env = string(a["environment"], "providers.apns.environment") {
-                    if env == "production" || env == "sandbox" || env == "development" {
-                        apns.environment = env == "development" ? "sandbox" : env
+            // Problems in the order of the types, then named providers by name.
+            let order = { (name: String) in ProviderKind.allCases.firstIndex { $0.rawValue == name } ?? ProviderKind.allCases.count }
+            for (name, value) in entries.sorted(by: { (order($0.0), $0.0) < (order($1.0), $1.0) }) {
+                guard let kind = kinds[name] else { continue }
+                if let section = provider(kind, value, "providers.\(name)") {
+                    if case .sandbox(let s) = section, name == "sandbox" { c.sandbox = s }
+                    c.providers[name] = section
+                }
+            }
+        }
+
+        /// A requests-a-second cap, or nil (with a problem unless it is null).
+        mutating func rate(_ limit: JSONValue, _ key: String) -> Double? {
+            switch limit {
+            case .int(let n) where n >= 1 && n <= 1_000_000: return Double(n)
+            case .double(let d) where d >= 0.01 && d <= 1_000_000: return d
+            case .null: return nil
+            default: problem(key, "must be a number of requests per second from 0.01 to 1000000"); return nil
+            }
+        }
+
+        /// One provider's section, as its type reads it; `key` is `providers.<name>`.
+        mutating func provider(_ kind: ProviderKind, _ value: JSONValue, _ key: String) -> ProviderConfig? {
+            let common = ["type", "max_per_second"] + (kind.connects ? ["max_connections"] : [])
+            switch kind {
+            case .apns:
+                guard let a = object(value, key, allowed: common + ["team_id", "key_id", "key_file", "topic", "environment", "endpoint",
+                                                                    "production_endpoint", "sandbox_endpoint"]) else { return nil }
+                // With `apps`, each app may carry its own topic: the provider's is then the default.
+                let topic = a["topic"] == nil && appsDeclared ? "" : required(a["topic"], "\(key).topic")
+                var apns = APNsConfig(teamID: required(a["team_id"], "\(key).team_id"),
+                                      keyID: required(a["key_id"], "\(key).key_id"),
+                                      keyFile: required(a["key_file"], "\(key).key_file"),
+                                      topic: topic)
+                if let env = string(a["environment"], "\(key).environment") {
+                    if let parsed = APNsEnvironment(name: env) {
+                        apns.environment = parsed == .development ? "sandbox" : "production"
                     } else {
-                        problem("providers.apns.environment", "must be \"production\" or \"sandbox\", got \(JSONValue.quoted(env))")
+                        problem("\(key).environment", "must be \"production\" or \"sandbox\", got \(JSONValue.quoted(env))")
                     }
                 }
-                apns.endpoint = string(a["endpoint"], "providers.apns.endpoint")
-                c.apns = apns
-            }
-            if let f = object(p["fcm"], "providers.fcm", allowed: ["service_account_file", "endpoint", "max_per_second", "max_connections"]) {
-                c.fcm = FCMConfig(serviceAccountFile: required(f["service_account_file"], "providers.fcm.service_account_file"),
-                                  endpoint: string(f["endpoint"], "providers.fcm.endpoint"))
-            }
-            if let w = object(p["wns"], "providers.wns", allowed: ["auth", "tenant_id", "client_id", "client_secret", "token_endpoint", "scope", "allowed_hosts", "max_per_second", "max_connections"]) {
-                var wns = WNSConfig(clientID: required(w["client_id"], "providers.wns.client_id"),
-                                    clientSecret: Secret(required(w["client_secret"], "providers.wns.client_secret")),
-                                    tokenEndpoint: string(w["token_endpoint"], "providers.wns.token_endpoint"),
-                                    scope: string(w["scope"], "providers.wns.scope"))
-                if let hosts = hostList(w["allowed_hosts"], "providers.wns.allowed_hosts") { wns.allowedHosts = hosts }
-                if let auth = string(w["auth"], "providers.wns.auth") {
+                apns.endpoint = string(a["endpoint"], "\(key).endpoint")
+                apns.productionEndpoint = string(a["production_endpoint"], "\(key).production_endpoint")
+                apns.sandboxEndpoint = string(a["sandbox_endpoint"], "\(key).sandbox_endpoint")
+                return .apns(apns)
+            case .fcm:
+                guard let f = object(value, key, allowed: common + ["service_account_file", "endpoint"]) else { return nil }
+                return .fcm(FCMConfig(serviceAccountFile: required(f["service_account_file"], "\(key).service_account_file"),
+                                      endpoint: string(f["endpoint"], "\(key).endpoint")))
+            case .wns:
+                guard let w = object(value, key, allowed: common + ["auth", "tenant_id", "client_id", "client_secret", "token_endpoint", "scope", "allowed_hosts"]) else { return nil }
+                var wns = WNSConfig(clientID: required(w["client_id"], "\(key).client_id"),
+                                    clientSecret: Secret(required(w["client_secret"], "\(key).client_secret")),
+                                    tokenEndpoint: string(w["token_endpoint"], "\(key).token_endpoint"),
+                                    scope: string(w["scope"], "\(key).scope"))
+                if let hosts = hostList(w["allowed_hosts"], "\(key).allowed_hosts") { wns.allowedHosts = hosts }
+                if let auth = string(w["auth"], "\(key).auth") {
                     if let a = WNSConfig.Auth(rawValue: auth) { wns.auth = a } else {
-                        problem("providers.wns.auth", "must be \"package\" or \"entra\", got \(JSONValue.quoted(auth))")
+                        problem("\(key).auth", "must be \"package\" or \"entra\", got \(JSONValue.quoted(auth))")
                     }
                 }
-                wns.tenantID = string(w["tenant_id"], "providers.wns.tenant_id")
-                c.wns = wns
-            }
-            if let z = object(p["azure"], "providers.azure", allowed: ["connection_string", "hub", "fcm_format", "api_version", "max_per_second", "max_connections"]) {
-                var azure = AzureConfig(connectionString: Secret(required(z["connection_string"], "providers.azure.connection_string")),
-                                        hub: required(z["hub"], "providers.azure.hub"))
-                if let format = string(z["fcm_format"], "providers.azure.fcm_format") {
+                wns.tenantID = string(w["tenant_id"], "\(key).tenant_id")
+                return .wns(wns)
+            case .azure:
+                guard let z = object(value, key, allowed: common + ["connection_string", "hub", "fcm_format", "api_version"]) else { return nil }
+                var azure = AzureConfig(connectionString: Secret(required(z["connection_string"], "\(key).connection_string")),
+                                        hub: required(z["hub"], "\(key).hub"))
+                if let format = string(z["fcm_format"], "\(key).fcm_format") {
                     if format == "fcmV1" || format == "gcm" { azure.fcmFormat = format } else {
-                        problem("providers.azure.fcm_format", "must be \"fcmV1\" or \"gcm\", got \(JSONValue.quoted(format))")
+                        problem("\(key).fcm_format", "must be \"fcmV1\" or \"gcm\", got \(JSONValue.quoted(format))")
                     }
                 }
-                azure.apiVersion = string(z["api_version"], "providers.azure.api_version")
-                c.azure = azure
-            }
-            if let w = object(p["webpush"], "providers.webpush", allowed: ["vapid_private_key_file", "subject", "allowed_hosts", "declarative", "max_per_second", "max_connections"]) {
-                var webpush = WebPushConfig(vapidPrivateKeyFile: required(w["vapid_private_key_file"], "providers.webpush.vapid_private_key_file"),
-                                            subject: required(w["subject"], "providers.webpush.subject"))
-                if let hosts = hostList(w["allowed_hosts"], "providers.webpush.allowed_hosts") { webpush.allowedHosts = hosts }
-                if let mode = string(w["declarative"], "providers.webpush.declarative") {
+                azure.apiVersion = string(z["api_version"], "\(key).api_version")
+                return .azure(azure)
+            case .webpush:
+                guard let w = object(value, key, allowed: common + ["vapid_private_key_file", "subject", "allowed_hosts", "declarative"]) else { return nil }
+                var webpush = WebPushConfig(vapidPrivateKeyFile: required(w["vapid_private_key_file"], "\(key).vapid_private_key_file"),
+                                            subject: required(w["subject"], "\(key).subject"))
+                if let hosts = hostList(w["allowed_hosts"], "\(key).allowed_hosts") { webpush.allowedHosts = hosts }
+                if let mode = string(w["declarative"], "\(key).declarative") {
                     if let d = WebPushConfig.Declarative(rawValue: mode) { webpush.declarative = d } else {
-                        problem("providers.webpush.declarative", "must be \"auto\", \"always\" or \"never\", got \(JSONValue.quoted(mode))")
+                        problem("\(key).declarative", "must be \"auto\", \"always\" or \"never\", got \(JSONValue.quoted(mode))")
                     }
                 }
-                c.webpush = webpush
-            }
-            if let s = object(p["sandbox"], "providers.sandbox", allowed: ["outbox", "max_per_second"]) {
-                c.sandbox.outbox = string(s["outbox"], "providers.sandbox.outbox")
+                return .webpush(webpush)
+            case .sandbox:
+                guard let s = object(value, key, allowed: common + ["outbox"]) else { return nil }
+                return .sandbox(SandboxConfig(outbox: string(s["outbox"], "\(key).outbox")))
             }
         }
     }

@@ -92,8 +92,8 @@ public enum Redaction {
     /// Every secret value `config` holds, for `register(_:)`.
     public static func secrets(in config: Config) -> [String] {
         var out: [String] = []
-        if let w = config.wns { out.append(w.clientSecret.value) }
-        if let z = config.azure {
+        for w in config.providers.values.compactMap(\.wns) { out.append(w.clientSecret.value) }
+        for z in config.providers.values.compactMap(\.azure) {
             out.append(z.connectionString.value)
             // `Endpoint=…;SharedAccessKeyName=…;SharedAccessKey=<key>`: the key alone too.
             for part in z.connectionString.value.split(separator: ";") {

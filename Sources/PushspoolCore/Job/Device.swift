@@ -11,14 +11,20 @@ public struct Device: Sendable, Hashable {
     /// The user's language, for `localized` jobs; nil: the job's default text.
     public var lang: LanguageTag?
     public var updatedAt: Date
+    /// The app it belongs to (§ Several apps): its topic, providers and rate cap.
+    public var app: String
+    /// APNs only: which host its token works on; nil on other platforms.
+    public var environment: APNsEnvironment?
 
     public init(id: String, platform: Platform, handle: String, tags: [String], lang: LanguageTag? = nil,
-                updatedAt: Date) {
+                updatedAt: Date, app: String = AppConfig.implicitID, environment: APNsEnvironment? = nil) {
         self.id = id
         self.platform = platform
         self.handle = handle
         self.tags = tags
         self.lang = lang
         self.updatedAt = updatedAt
+        self.app = app
+        self.environment = platform == .apns ? environment : nil
     }
 }

@@ -76,6 +76,8 @@ public struct SendJob: Sendable, Equatable {
     public var localized: [LanguageTag: LocalizedText]
     /// Pacing (`spread_over_seconds`): the targets are sent evenly over this many seconds.
     public var spreadOverSeconds: Int?
+    /// `app`: whose devices the audience is resolved among (§ Several apps).
+    public var apps: AppSelection = .defaultApp
 
     public init(audience: Audience, platforms: [Platform], message: Message, notBefore: Date? = nil,
                 localized: [LanguageTag: LocalizedText] = [:], spreadOverSeconds: Int? = nil) {
@@ -178,17 +180,25 @@ public struct Registration: Sendable, Equatable {
     public var tags: [String]
     /// The user's language (BCP 47), for `localized` jobs.
     public var lang: LanguageTag?
+    /// The device's app; nil: the default app.
+    public var app: String?
+    /// APNs only: the token's environment; nil: the app's APNs provider's `environment`.
+    public var environment: APNsEnvironment?
 
-    public init(id: String?, platform: Platform, handle: String, tags: [String], lang: LanguageTag? = nil) {
+    public init(id: String?, platform: Platform, handle: String, tags: [String], lang: LanguageTag? = nil,
+                app: String? = nil, environment: APNsEnvironment? = nil) {
         self.id = id
         self.platform = platform
         self.handle = handle
         self.tags = tags
         self.lang = lang
+        self.app = app
+        self.environment = environment
     }
 }
 
 public enum Unregistration: Sendable, Equatable {
     case id(String)
-    case handle(String)
+    /// A handle is unique per app and platform: this one in `app` (nil: the default app).
+    case handle(String, app: String? = nil)
 }

@@ -4,10 +4,10 @@ enum Fields {
     static let send: Set<String> = Set([
         "id", "kind", "to_tag", "tags", "broadcast", "pns", "message", "from", "title", "badge", "sound",
         "data", "ttl_seconds", "priority", "collapse_id", "payload", "not_before", "localized",
-        "spread_over_seconds",
+        "spread_over_seconds", "app",
     ]).union(JobParser.nativeFields).union(JobParser.serviceAudiences)
-    static let register: Set<String> = ["id", "kind", "platform", "handle", "tags", "lang"]
-    static let unregister: Set<String> = ["id", "kind", "handle"]
+    static let register: Set<String> = ["id", "kind", "platform", "handle", "tags", "lang", "app", "environment"]
+    static let unregister: Set<String> = ["id", "kind", "handle", "app"]
     static let any = send.union(register).union(unregister)
 
     /// The problem for a field that does not belong to a job of `kind`: a field of another kind, or

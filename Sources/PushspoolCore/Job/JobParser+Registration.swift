@@ -10,12 +10,13 @@ extension JobParser {
         for (key, value) in pairs {
             switch key {
             case "kind": break
-            case "id", "platform", "handle", "tags", "lang": fields[key] = value
+            case "id", "platform", "handle", "tags", "lang", "app", "environment": fields[key] = value
             default: Fields.misplaced(key, kind: "register", problems: &problems)
             }
         }
         let result = RegistrationRules.registration(id: fields["id"], platform: fields["platform"], handle: fields["handle"],
-                                                    tags: fields["tags"], lang: fields["lang"])
+                                                    tags: fields["tags"], lang: fields["lang"], app: fields["app"],
+                                                    environment: fields["environment"])
         if case .failure(let refused) = result { for p in refused.problems { problems.add(p.field, p.message) } }
         let id = fileNameID(file, problems: &problems)
         guard problems.isEmpty, case .success(let registration) = result else { return nil }
@@ -27,14 +28,18 @@ extension JobParser {
         for (key, value) in pairs {
             switch key {
             case "kind": break
-            case "id", "handle": fields[key] = value
+            case "id", "handle", "app": fields[key] = value
             default: Fields.misplaced(key, kind: "unregister", problems: &problems)
             }
         }
         let result = RegistrationRules.unregistration(id: fields["id"], handle: fields["handle"])
         if case .failure(let refused) = result { for p in refused.problems { problems.add(p.field, p.message) } }
+        // A handle is unique per app: `app` names where to look (an id names one device anywhere).
+        let app = fields["app"].flatMap { RegistrationRules.app($0, field: "app", problems: &problems) }
+        if app != nil, fields["handle"] == nil { problems.add("app", "goes with handle (an id names one device)") }
         let id = fileNameID(file, problems: &problems)
-        guard problems.isEmpty, case .success(let target) = result else { return nil }
+        guard problems.isEmpty, case .success(var target) = result else { return nil }
+        if case .handle(let handle, _) = target, let app { target = .handle(handle, app: app) }
         return Job(id: id, file: file, kind: .unregister(target))
     }
 }

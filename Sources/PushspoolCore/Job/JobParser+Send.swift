@@ -24,6 +24,7 @@ extension JobParser {
         var spread: Int?
         var localized: [LanguageTag: LocalizedText] = [:]
         var serviceField: String?
+        var apps = AppSelection.defaultApp
         for (key, value) in pairs {
             switch key {
             case "kind":
@@ -100,6 +101,8 @@ extension JobParser {
                 }
             case "localized":
                 localized = localizedTexts(value, problems: &problems)
+            case "app":
+                apps = AppSelection.parse(value, problems: &problems)
             default:
                 Fields.misplaced(key, kind: "send", problems: &problems)
             }
@@ -125,8 +128,9 @@ extension JobParser {
                                serviceAudience: audiences.count == 1 ? serviceField : nil), problems: &problems)
         guard problems.isEmpty, let pns, audiences.count == 1, let audience = audiences[0].audience else { return nil }
         message.text = text ?? ""
-        let send = SendJob(audience: audience, platforms: pns, message: message, notBefore: notBefore, localized: localized,
+        var send = SendJob(audience: audience, platforms: pns, message: message, notBefore: notBefore, localized: localized,
                            spreadOverSeconds: spread)
+        send.apps = apps
         // Every text the job can send is rendered once here, so size limits are found now.
         for language in [nil] + send.localized.keys.sorted() {
             for platform in pns {

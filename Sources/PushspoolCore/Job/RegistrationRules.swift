@@ -17,6 +17,7 @@ public enum RegistrationRules {
     /// "Handle", "Tags"; the CLI `--handle`).
     public struct FieldNames: Sendable {
         public var id, platform, handle, tags, lang: String
+        public var app = "app", environment = "environment"
 
         public init(id: String, platform: String, handle: String, tags: String, lang: String) {
             self.id = id
@@ -29,12 +30,17 @@ public enum RegistrationRules {
         /// Job files, import lines, the job API.
         public static let standard = FieldNames(id: "id", platform: "platform", handle: "handle", tags: "tags", lang: "lang")
         /// The tutorial's HTTP API (`{"Platform", "Handle", "Tags"}`; the id is in the path).
-        public static let tutorial = FieldNames(id: "Id", platform: "Platform", handle: "Handle", tags: "Tags", lang: "Lang")
+        public static let tutorial: FieldNames = {
+            var names = FieldNames(id: "Id", platform: "Platform", handle: "Handle", tags: "Tags", lang: "Lang")
+            (names.app, names.environment) = ("App", "Environment")
+            return names
+        }()
     }
 
     /// One registration from its fields as given (nil: absent), every problem named by its field.
     /// `platform` and `handle` are required; `id`, `tags` and `lang` are optional.
     public static func registration(id: JSONValue?, platform: JSONValue?, handle: JSONValue?, tags: JSONValue?, lang: JSONValue?,
+                                    app: JSONValue? = nil, environment: JSONValue? = nil,
                                     names: FieldNames = .standard) -> Result<Registration, RegistrationProblems> {
         var problems = Problems()
         let installation = id.flatMap { deviceID($0, field: names.id, problems: &problems) }
@@ -74,8 +80,19 @@ public enum RegistrationRules {
             language = LanguageTag(text)
             if language == nil { problems.add(names.lang, "\(JobParser.quoted(text)) is not \(LanguageTag.rule)") }
         }
+        let appID = app.flatMap { self.app($0, field: names.app, problems: &problems) }
+        var env: APNsEnvironment?
+        if let environment, let text = string(environment, names.environment, problems: &problems) {
+            env = APNsEnvironment(name: text)
+            if env == nil {
+                problems.add(names.environment, "must be \"production\" or \"development\" (or \"sandbox\"), got \(JobParser.quoted(text))")
+            } else if let resolved, resolved != .apns {
+                problems.add(names.environment, "only APNs devices have an environment (this one is \(resolved.rawValue))")
+            }
+        }
         guard problems.isEmpty, let resolved, let checkedHandle else { return .failure(RegistrationProblems(problems.items)) }
-        return .success(Registration(id: installation, platform: resolved, handle: checkedHandle, tags: tagList, lang: language))
+        return .success(Registration(id: installation, platform: resolved, handle: checkedHandle, tags: tagList, lang: language,
+                                     app: appID, environment: env))
     }
 
     /// Which device an unregistration names: exactly one of `id` and `handle`. A handle without a
@@ -88,7 +105,7 @@ public enum RegistrationRules {
         case (let id?, nil):
             target = deviceID(id, field: names.id, problems: &problems).map(Unregistration.id)
         case (nil, let handle?):
-            target = self.handle(handle, platform: nil, field: names.handle, problems: &problems).map(Unregistration.handle)
+            target = self.handle(handle, platform: nil, field: names.handle, problems: &problems).map { Unregistration.handle($0) }
         case (.some, .some):
             problems.add(names.handle, "not allowed together with \(names.id) (give exactly one of \(names.id), \(names.handle))")
         case (nil, nil):
@@ -96,6 +113,16 @@ public enum RegistrationRules {
         }
         guard problems.isEmpty, let target else { return .failure(RegistrationProblems(problems.items)) }
         return .success(target)
+    }
+
+    /// An app id as a registration names it (whether the config has it is the registry's check).
+    static func app(_ value: JSONValue, field: String, problems: inout Problems) -> String? {
+        guard let s = string(value, field, problems: &problems) else { return nil }
+        if let why = AppConfig.idProblem(s) {
+            problems.add(field, why)
+            return nil
+        }
+        return s
     }
 
     /// A tag of a registration: hub tag syntax, the same rule tag expressions are parsed with.

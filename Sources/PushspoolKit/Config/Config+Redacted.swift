@@ -9,29 +9,35 @@ extension Config {
         func opt(_ s: String?) -> JSONValue { s.map(JSONValue.string) ?? .null }
         func url(_ s: String?) -> JSONValue { s.map { .string(Redaction.connectionString($0)) } ?? .null }
         var providers: [(String, JSONValue)] = []
-        if let a = apns {
-            providers.append(("apns", .object([("team_id", .string(a.teamID)), ("key_id", .string(a.keyID)),
-                                               ("key_file", .string(a.keyFile)), ("topic", .string(a.topic)),
-                                               ("environment", .string(a.environment)), ("endpoint", url(a.baseURL))])))
-        }
-        if let f = fcm {
-            providers.append(("fcm", .object([("service_account_file", .string(f.serviceAccountFile)), ("endpoint", url(f.endpoint))])))
-        }
-        if let w = wns {
-            providers.append(("wns", .object([("auth", .string(w.auth.rawValue)), ("tenant_id", opt(w.tenantID)),
-                                              ("client_id", .string(w.clientID)), ("client_secret", .string(Redaction.mask)),
-                                              ("token_endpoint", url(w.tokenEndpoint)), ("scope", opt(w.scope)),
-                                              ("allowed_hosts", .array(w.allowedHosts.map(JSONValue.string)))])))
-        }
-        if let z = azure {
-            providers.append(("azure", .object([("connection_string", .string(Redaction.mask)), ("hub", .string(z.hub)),
-                                                ("fcm_format", .string(z.fcmFormat)), ("api_version", opt(z.apiVersion))])))
-        }
-        if let w = webpush {
-            providers.append(("webpush", .object([("vapid_private_key_file", .string(w.vapidPrivateKeyFile)),
-                                                  ("subject", .string(w.subject)),
-                                                  ("allowed_hosts", .array(w.allowedHosts.map(JSONValue.string))),
-                                                  ("declarative", .string(w.declarative.rawValue))])))
+        for (name, section) in self.providers.sorted(by: { $0.key < $1.key }) {
+            var pairs: [(String, JSONValue)] = ProviderKind(rawValue: name) == section.kind ? [] : [("type", .string(section.kind.rawValue))]
+            switch section {
+            case .apns(let a):
+                pairs += [("team_id", .string(a.teamID)), ("key_id", .string(a.keyID)),
+                          ("key_file", .string(a.keyFile)), ("topic", a.topic.isEmpty ? .null : .string(a.topic)),
+                          ("environment", .string(a.environment)), ("endpoint", url(a.baseURL))]
+                if a.productionEndpoint != nil || a.sandboxEndpoint != nil {
+                    pairs += [("production_endpoint", url(a.baseURL(for: .production))), ("sandbox_endpoint", url(a.baseURL(for: .development)))]
+                }
+            case .fcm(let f):
+                pairs += [("service_account_file", .string(f.serviceAccountFile)), ("endpoint", url(f.endpoint))]
+            case .wns(let w):
+                pairs += [("auth", .string(w.auth.rawValue)), ("tenant_id", opt(w.tenantID)),
+                          ("client_id", .string(w.clientID)), ("client_secret", .string(Redaction.mask)),
+                          ("token_endpoint", url(w.tokenEndpoint)), ("scope", opt(w.scope)),
+                          ("allowed_hosts", .array(w.allowedHosts.map(JSONValue.string)))]
+            case .azure(let z):
+                pairs += [("connection_string", .string(Redaction.mask)), ("hub", .string(z.hub)),
+                          ("fcm_format", .string(z.fcmFormat)), ("api_version", opt(z.apiVersion))]
+            case .webpush(let w):
+                pairs += [("vapid_private_key_file", .string(w.vapidPrivateKeyFile)), ("subject", .string(w.subject)),
+                          ("allowed_hosts", .array(w.allowedHosts.map(JSONValue.string))),
+                          ("declarative", .string(w.declarative.rawValue))]
+            case .sandbox(let s):
+                if name == "sandbox" { continue }
+                pairs += [("outbox", .string(resolve(s.outbox ?? outboxPath).path))]
+            }
+            providers.append((name, .object(pairs)))
         }
         providers.append(("sandbox", .object([("outbox", .string(resolve(outboxPath).path))])))
         // The rate caps and (for the HTTP providers, default included) the connection caps go
@@ -41,7 +47,7 @@ extension Config {
             if let limit = maxPerSecond[name] {
                 pairs.append(("max_per_second", limit == limit.rounded() ? .int(Int64(limit)) : .double(limit)))
             }
-            if Config.connectingProviders.contains(name) {
+            if providerKind(name)?.connects == true {
                 pairs.append(("max_connections", .int(Int64(maxConnections(for: name)))))
             }
             return (name, .object(pairs))
@@ -57,6 +63,12 @@ extension Config {
                                ("max_delay_ms", .int(Int64((retry.maxDelay * 1000).rounded())))])),
             ("routes", .object(Platform.allCases.map { ($0.rawValue, .string(routes[$0] ?? "sandbox")) })),
             ("providers", .object(providers)),
+            ("apps", .object(apps.sorted { $0.key < $1.key }.map { id, app in
+                (id, .object([("routes", .object(Platform.allCases.map { ($0.rawValue, .string(app.routes[$0] ?? "sandbox")) })),
+                              ("apns_topic", opt(apnsTopic(of: id))),
+                              ("max_per_second", app.maxPerSecond.map { $0 == $0.rounded() ? .int(Int64($0)) : .double($0) } ?? .null)]))
+            })),
+            ("default_app", .string(defaultApp)),
             ("tls", .object([("ca_file", opt(tls.caFile))])),
             ("metrics", .object([("textfile", opt(metrics.textfile.map { resolve($0).path })),
                                  ("interval_seconds", .int(Int64(metrics.intervalSeconds))),

@@ -44,8 +44,10 @@ public final class Engine: Sendable {
     public let config: Config
     public let spool: Spool
     public let registry: any RegistryDatabase
-    /// Provider state per platform, from the config's `routes`.
-    public let routes: [Platform: ProviderState]
+    /// Provider state per app and platform, from the config's `apps` (or its `routes`).
+    public let apps: AppRoutes
+    /// The default app's provider state per platform.
+    public var routes: [Platform: ProviderState] { apps.routes }
     public let metrics = Metrics()
     public let activity = Activity()
     public let controls: JobControls
@@ -60,34 +62,39 @@ public final class Engine: Sendable {
     /// one when the registry cannot be opened.
     public convenience init(config: Config, spool: Spool, hooks: Hooks) throws(EngineSetupError) {
         let registry = try EngineSetup.openRegistry(config, log: hooks.log)
-        let routes: [Platform: ProviderState]
+        let apps: AppRoutes
         do {
-            routes = try EngineSetup.makeRoutes(config: config, spool: spool, log: hooks.log)
+            apps = try EngineSetup.makeApps(config: config, spool: spool, log: hooks.log)
         } catch {
             registry.close()
             throw error
         }
-        self.init(config: config, spool: spool, registry: registry, routes: routes, hooks: hooks)
+        self.init(config: config, spool: spool, registry: registry, apps: apps, hooks: hooks)
+    }
+
+    /// One app with these routes (an embedder's own providers, or a test's scripted ones).
+    public convenience init(config: Config, spool: Spool, registry: any RegistryDatabase, routes: [Platform: ProviderState],
+                            hooks: Hooks) {
+        self.init(config: config, spool: spool, registry: registry, apps: AppRoutes(routes, app: config.defaultApp), hooks: hooks)
     }
 
     /// With a registry and providers made elsewhere (an embedder's own, or a test's scripted
     /// providers); everything else comes from `config`.
-    public init(config: Config, spool: Spool, registry: any RegistryDatabase, routes: [Platform: ProviderState],
-                hooks: Hooks) {
+    public init(config: Config, spool: Spool, registry: any RegistryDatabase, apps: AppRoutes, hooks: Hooks) {
         self.config = config
         self.spool = spool
         self.registry = registry
-        self.routes = routes
+        self.apps = apps
         let log = hooks.log, metrics = metrics, activity = activity
         controls = JobControls(directory: spool.url(.control))
         pool = WorkerPool(concurrency: config.concurrency, policy: config.retry, metrics: metrics, random: hooks.random)
         let flag = stopping
         let userStop = hooks.isStopping
-        runner = JobRunner(JobRunner.Environment(spool: spool, registry: registry, pool: pool, routes: routes,
+        runner = JobRunner(JobRunner.Environment(spool: spool, registry: registry, pool: pool, apps: apps,
                                                  log: log, isStopping: { flag.isSet || userStop() },
                                                  controls: controls, activity: activity, metrics: metrics,
                                                  ownerLease: Double(config.ownerLeaseSeconds)))
-        let monitor = RunMonitor(activity: activity, metrics: metrics, spool: spool, providers: Self.distinct(routes),
+        let monitor = RunMonitor(activity: activity, metrics: metrics, spool: spool, providers: apps.providers,
                                  controls: controls, board: hooks.board ?? TerminalBoard(enabled: false),
                                  textfile: MetricsTextfile.forProcess(config, spool: spool, role: .run, log: log),
                                  intervalSeconds: config.metrics.intervalSeconds, log: log)
@@ -98,13 +105,8 @@ public final class Engine: Sendable {
         }
     }
 
-    /// Each provider once, however many platforms route to it.
-    public var providers: [ProviderState] { Self.distinct(routes) }
-
-    private static func distinct(_ routes: [Platform: ProviderState]) -> [ProviderState] {
-        var seen: Set<ObjectIdentifier> = []
-        return Platform.allCases.compactMap { routes[$0] }.filter { seen.insert(ObjectIdentifier($0)).inserted }
-    }
+    /// Each provider once, however many apps and platforms route to it.
+    public var providers: [ProviderState] { apps.providers }
 
     /// Runs what is due now (resumable jobs in `active/` first), waits for it, returns: `run --once`.
     public func runOnce() { dispatcher.runOnce() }

@@ -33,11 +33,15 @@ public enum EngineSetup {
         if let unset = config.unsetSecrets["registry"] {
             throw EngineSetupError(.config, ["registry: \(unset) (it names the registry every command needs)"])
         }
+        let defaults = RegistryDefaults(config)
         do {
             if RegistryLocation.isPostgres(value) {
-                return try PostgresRegistry(uri: value, migrate: migrate, log: log)
+                return try PostgresRegistry(uri: value, migrate: migrate, log: log, defaults: defaults)
             }
-            return try SQLiteRegistry(path: config.resolve(value).path)
+            return try SQLiteRegistry(path: config.resolve(value).path, defaults: defaults)
+        } catch let error as RegistryError where error.isNewerSchema {
+            // Upgrading pushspool is the fix: a configuration problem (exit 78), nothing written.
+            throw EngineSetupError(.config, ["registry \(RegistryLocation.redacted(value)): \(RegistryError.detail(error))"])
         } catch {
             throw EngineSetupError(.io, ["registry \(RegistryLocation.redacted(value)): \(RegistryError.detail(error))"])
         }
@@ -54,18 +58,34 @@ public enum EngineSetup {
     /// One provider per distinct name in `routes`, shared by the platforms routed to it. Every
     /// setup problem of every provider is reported before giving up. With no spool (`config
     /// --check`), credentials are cached in memory only and nothing is created on disk.
+    /// The default app's routes; `makeApps` gives every app's.
     public static func makeRoutes(config: Config, spool: Spool?, log: Log) throws(EngineSetupError) -> [Platform: ProviderState] {
-        let (routes, problems) = routesAndProblems(config: config, spool: spool, log: log)
-        if !problems.isEmpty {
-            for state in routes.values { state.provider.shutdown() }
-            throw EngineSetupError(.config, problems)
-        }
-        return routes
+        try makeApps(config: config, spool: spool, log: log).routes
     }
 
-    /// The providers that could be set up, and every problem of the others (`config --check`
-    /// lists them with the config's other problems).
+    /// Every app's routes, one provider per distinct name across all apps.
+    public static func makeApps(config: Config, spool: Spool?, log: Log) throws(EngineSetupError) -> AppRoutes {
+        let (apps, problems) = appsAndProblems(config: config, spool: spool, log: log)
+        if !problems.isEmpty {
+            apps.shutdown()
+            throw EngineSetupError(.config, problems)
+        }
+        return apps
+    }
+
+    /// The default app's providers that could be set up, and every problem of every app's
+    /// providers (`config --check` lists them with the config's other problems).
     public static func routesAndProblems(config: Config, spool: Spool?, log: Log) -> (routes: [Platform: ProviderState], problems: [String]) {
+        let (apps, problems) = appsAndProblems(config: config, spool: spool, log: log)
+        let routes = apps.routes
+        let kept = Set(routes.values.map(ObjectIdentifier.init))
+        for state in apps.providers where !kept.contains(ObjectIdentifier(state)) { state.provider.shutdown() }
+        return (routes, problems)
+    }
+
+    /// Every app's providers that could be set up, and every problem of the others. With
+    /// `apps` in the config, each problem also names the apps whose routes use the provider.
+    public static func appsAndProblems(config: Config, spool: Spool?, log: Log) -> (apps: AppRoutes, problems: [String]) {
         var problems: [String] = []
         var caPEM: String?
         if let caFile = config.tls.caFile {
@@ -95,30 +115,36 @@ public enum EngineSetup {
                 }
             })
         var byName: [String: ProviderState] = [:]
-        var routes: [Platform: ProviderState] = [:]
         var broken: Set<String> = []     // each provider's problems are reported once, whatever routes to it
-        for platform in Platform.allCases {
-            let name = config.routes[platform] ?? "sandbox"
-            if broken.contains(name) { continue }
-            if byName[name] == nil {
-                do {
-                    let provider = try ProviderFactory.make(name: name, context: context)
-                    byName[name] = ProviderState(provider: provider, maxPerSecond: config.maxPerSecond[name], onPause: { [spool] reason in
-                        if let spool { PauseRecord.write(provider: name, reason: reason, in: spool) }
-                    })
-                } catch let error as ProviderSetupError {
-                    // Shared settings (the CA file) are one problem, however many providers use them.
-                    problems += error.problems.filter { !problems.contains($0) }
-                    broken.insert(name)
-                    continue
-                } catch {
-                    problems.append("providers.\(name): \(error)")
-                    broken.insert(name)
-                    continue
+        var apps: [String: AppRoutes.App] = [:]
+        for (app, appConfig) in config.apps.sorted(by: { $0.key < $1.key }) {
+            var routes: [Platform: ProviderState] = [:]
+            for platform in Platform.allCases {
+                let name = appConfig.routes[platform] ?? "sandbox"
+                if broken.contains(name) { continue }
+                if byName[name] == nil {
+                    do {
+                        let provider = try ProviderFactory.make(name: name, context: context)
+                        byName[name] = ProviderState(provider: provider, name: name, maxPerSecond: config.maxPerSecond[name], onPause: { [spool] reason in
+                            if let spool { PauseRecord.write(provider: name, reason: reason, in: spool) }
+                        })
+                    } catch let error as ProviderSetupError {
+                        // Shared settings (the CA file) are one problem, however many providers use them.
+                        let users = config.appsSection == nil ? "" : " (used by app \(config.apps(routingTo: name).joined(separator: ", ")))"
+                        let named = error.problems.map { $0.hasPrefix("providers.") ? $0 + users : $0 }
+                        problems += named.filter { !problems.contains($0) }
+                        broken.insert(name)
+                        continue
+                    } catch {
+                        problems.append("providers.\(name): \(error)")
+                        broken.insert(name)
+                        continue
+                    }
                 }
+                routes[platform] = byName[name]
             }
-            routes[platform] = byName[name]
+            apps[app] = AppRoutes.App(routes: routes, limiter: appConfig.maxPerSecond.map { RateLimiter(perSecond: $0) })
         }
-        return (routes, problems)
+        return (AppRoutes(defaultApp: config.defaultApp, apps: apps), problems)
     }
 }

@@ -23,32 +23,48 @@ public final class InstallationWriter: Sendable {
         public var result: ProviderResult
     }
 
-    /// Hub-routed platforms → the provider keeping their installations.
-    private let stores: [Platform: (state: ProviderState, store: any InstallationStore)]
+    /// Per app, its hub-routed platforms → the provider keeping their installations (each app
+    /// may have a hub of its own).
+    private let stores: [String: [Platform: (state: ProviderState, store: any InstallationStore)]]
+    private let defaultApp: String
     private let pool: WorkerPool
     private let isStopping: @Sendable () -> Bool
 
     /// `pool`: the run's worker pool (its policy, random source and metrics); the CLI's commands
     /// make one of their own. `routes` carry each provider's shared state (pause, quiet, rate cap).
-    public init(routes: [Platform: ProviderState], pool: WorkerPool, isStopping: @escaping @Sendable () -> Bool = { false }) {
-        var stores: [Platform: (ProviderState, any InstallationStore)] = [:]
-        for (platform, state) in routes {
-            if let store = state.provider.installations, store.serves(platform) { stores[platform] = (state, store) }
+    public convenience init(routes: [Platform: ProviderState], pool: WorkerPool, isStopping: @escaping @Sendable () -> Bool = { false }) {
+        self.init(apps: AppRoutes(routes), pool: pool, isStopping: isStopping)
+    }
+
+    /// Every app's hubs: a device's installation goes to its own app's hub.
+    public init(apps: AppRoutes, pool: WorkerPool, isStopping: @escaping @Sendable () -> Bool = { false }) {
+        var stores: [String: [Platform: (ProviderState, any InstallationStore)]] = [:]
+        for (app, route) in apps.apps {
+            for (platform, state) in route.routes {
+                if let store = state.provider.installations, store.serves(platform) { stores[app, default: [:]][platform] = (state, store) }
+            }
         }
         self.stores = stores
+        defaultApp = apps.defaultApp
         self.pool = pool
         self.isStopping = isStopping
     }
 
-    /// Platforms whose registrations must also reach a hub.
-    public var platforms: Set<Platform> { Set(stores.keys) }
+    /// Platforms whose registrations must also reach a hub (the default app's, or `app`'s).
+    public var platforms: Set<Platform> { platforms(app: nil) }
 
-    public func serves(_ platform: Platform) -> Bool { stores[platform] != nil }
+    public func platforms(app: String?) -> Set<Platform> { stores[app ?? defaultApp].map { Set($0.keys) } ?? [] }
 
-    /// Applies `change` for a device of `platform`, retrying as the policy says; `completion` once.
-    public func write(_ change: InstallationChange, platform: Platform,
+    /// The apps with a hub-routed platform.
+    public var apps: [String] { stores.filter { !$0.value.isEmpty }.keys.sorted() }
+
+    public func serves(_ platform: Platform, app: String? = nil) -> Bool { stores[app ?? defaultApp]?[platform] != nil }
+
+    /// Applies `change` for a device of `platform` in `app` (nil: the device's own app for a put,
+    /// else the default app), retrying as the policy says; `completion` once.
+    public func write(_ change: InstallationChange, platform: Platform, app: String? = nil,
                       completion: @escaping @Sendable (Outcome) -> Void) {
-        guard let (state, store) = stores[platform] else { return }
+        guard let (state, store) = stores[Self.app(of: change, given: app) ?? defaultApp]?[platform] else { return }
         pool.perform(via: state, isStopping: isStopping, { _, answer in store.apply(change, completion: answer) }) { end in
             guard case .final(let outcome) = end else {
                 // Cut short by a stop: not written; the registry has the change and `hub sync` writes it.
@@ -61,11 +77,18 @@ public final class InstallationWriter: Sendable {
     }
 
     /// The blocking form, for one change (a register job, the CLI).
-    public func writeAndWait(_ change: InstallationChange, platform: Platform) -> Outcome? {
-        guard serves(platform) else { return nil }
+    public func writeAndWait(_ change: InstallationChange, platform: Platform, app: String? = nil) -> Outcome? {
+        guard serves(platform, app: Self.app(of: change, given: app)) else { return nil }
         let box = ResultBox<Outcome>()
-        write(change, platform: platform) { box.set($0) }
+        write(change, platform: platform, app: app) { box.set($0) }
         return box.wait()
+    }
+
+    /// The app a change goes to: the one given, else a put's device's own.
+    private static func app(of change: InstallationChange, given: String?) -> String? {
+        if let given { return given }
+        if case .put(let device) = change { return device.app }
+        return nil
     }
 }
 

@@ -24,7 +24,7 @@ final class JobRunner: Sendable {
         logs = JobLogs(env: env, claimOwner: JobClaimOwner.current(spool: env.spool), working: working)
         sends = SendExecutor(env: env, owners: owners)
         // Registration changes of hub-routed platforms also go to the hub.
-        let hub = InstallationWriter(routes: env.routes, pool: env.pool, isStopping: env.isStopping)
+        let hub = InstallationWriter(apps: env.apps, pool: env.pool, isStopping: env.isStopping)
         registrations = RegistrationExecutor(registrations: RegistrationService(registry: env.registry, hub: hub))
     }
 
@@ -68,7 +68,7 @@ final class JobRunner: Sendable {
         if let early = decision.onArrival() { return end(early, held, opened: nil) }
         // Prepare everything that can fail for the whole job before anything is sent.
         if case .send(let send) = job.kind {
-            switch SendPlan.make(send, routes: env.routes) {
+            switch SendPlan.make(send, apps: env.apps) {
             case .success(let made): plan = made
             case .failure(let problem): return quarantine.quarantine(held.name, id: job.id, error: problem.description, pns: send.platforms, file: held.file)
             }

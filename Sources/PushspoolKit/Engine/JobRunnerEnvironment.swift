@@ -6,8 +6,8 @@ extension JobRunner {
         var spool: Spool
         var registry: any RegistryDatabase
         var pool: WorkerPool
-        /// Provider state per platform, from config `routes`.
-        var routes: [Platform: ProviderState]
+        /// Provider state per app and platform, from config `apps` (or `routes`).
+        var apps: AppRoutes
         var log: Log
         var isStopping: @Sendable () -> Bool
         /// Operators' cancel and pause requests (`control/`).
@@ -18,5 +18,8 @@ extension JobRunner {
         /// How long a job stays with a dispatcher on another host after its last heartbeat
         /// (`owner_lease_seconds`).
         var ownerLease: Double = JobOwners.defaultLease
+
+        /// The default app's provider state per platform.
+        var routes: [Platform: ProviderState] { apps.routes }
     }
 }

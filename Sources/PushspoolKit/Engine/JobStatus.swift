@@ -10,9 +10,12 @@ public struct JobStatus: Sendable {
     let owners: OwnerRecordFolder
     let dispatchers: OwnerRecordFolder
     let lease: Double
+    /// The app of a send job that names none (`default_app`).
+    let defaultApp: String
 
-    public init(spool: Spool, ownerLeaseSeconds: Int) {
+    public init(spool: Spool, ownerLeaseSeconds: Int, defaultApp: String = AppConfig.implicitID) {
         self.spool = spool
+        self.defaultApp = defaultApp
         controls = JobControls(directory: spool.url(.control))
         owners = OwnerRecordFolder(spool: spool)
         dispatchers = OwnerRecordFolder(directory: DispatcherPresence.directory(spool))
@@ -62,7 +65,19 @@ public struct JobStatus: Sendable {
             ("targets", progress?.targets.map { .int(Int64($0)) } ?? .null),
             ("delivered", progress.map { .int(Int64($0.delivered)) } ?? .null),
             ("failed", progress.map { .int(Int64($0.failed)) } ?? .null),
+            // Whose devices a send job goes to (`app`): ids, or "*" for every app.
+            ("apps", Self.apps(job, defaultApp: defaultApp).map { .array($0.map(JSONValue.string)) } ?? .null),
         ])
+    }
+
+    /// A send job's apps as it names them (`["*"]`: every app); nil for other kinds.
+    static func apps(_ job: Job?, defaultApp: String) -> [String]? {
+        guard case .send(let send)? = job?.kind else { return nil }
+        switch send.apps {
+        case .defaultApp: return [defaultApp]
+        case .apps(let ids): return ids
+        case .all: return ["*"]
+        }
     }
 
     /// The job with this id, in whatever state: running or claimed (`active/`, the entry above),

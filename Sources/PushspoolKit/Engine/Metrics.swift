@@ -33,10 +33,10 @@ public final class Metrics: Sendable {
 
     public init() {}
 
-    struct Labels: Hashable { var platform: String, provider: String, status: String }
+    struct Labels: Hashable { var platform: String, provider: String, status: String, app: String }
 
-    public func delivery(platform: String, provider: String, status: String) {
-        let labels = Labels(platform: platform, provider: provider, status: status)
+    public func delivery(platform: String, provider: String, status: String, app: String = AppConfig.implicitID) {
+        let labels = Labels(platform: platform, provider: provider, status: status, app: app)
         state.withLock { s in
             if let i = s.deliveries.firstIndex(where: { $0.labels == labels }) {
                 s.deliveries[i].count += 1
@@ -89,9 +89,10 @@ public final class Metrics: Sendable {
             let l = labels.isEmpty ? "" : "{" + labels.map { "\($0.0)=\"\(Self.escape($0.1))\"" }.joined(separator: ",") + "}"
             out += "\(name)\(l) \(value)\n"
         }
-        family("pushspool_deliveries_total", "counter", "Targets that reached a final outcome, by platform, provider and status.")
-        for (k, v) in s.deliveries.sorted(by: { ($0.labels.platform, $0.labels.provider, $0.labels.status) < ($1.labels.platform, $1.labels.provider, $1.labels.status) }) {
-            sample("pushspool_deliveries_total", [("platform", k.platform), ("provider", k.provider), ("status", k.status)], String(v))
+        family("pushspool_deliveries_total", "counter", "Targets that reached a final outcome, by platform, provider, status and app.")
+        for (k, v) in s.deliveries.sorted(by: { ($0.labels.platform, $0.labels.provider, $0.labels.status, $0.labels.app)
+                                                < ($1.labels.platform, $1.labels.provider, $1.labels.status, $1.labels.app) }) {
+            sample("pushspool_deliveries_total", [("platform", k.platform), ("provider", k.provider), ("status", k.status), ("app", k.app)], String(v))
         }
         family("pushspool_retries_total", "counter", "Requests retried after a transient failure, by provider.")
         for (k, v) in s.retries.sorted(by: { $0.key < $1.key }) { sample("pushspool_retries_total", [("provider", k)], String(v)) }

@@ -19,6 +19,8 @@ final class OutcomeRecorder: Sendable {
     struct Entry: Sendable {
         var platform: Platform
         var provider: String
+        /// A hub send's app (a device carries its own).
+        var app: String? = nil
         var recipient: Recipient
         var outcome: TargetOutcome
         var at = Date()
@@ -47,7 +49,7 @@ final class OutcomeRecorder: Sendable {
             var bytes: [UInt8] = []
             bytes.reserveCapacity(batch.count * 256)
             for e in batch {
-                ResultRecord.appendDelivery(platform: e.platform, provider: e.provider, recipient: e.recipient,
+                ResultRecord.appendDelivery(platform: e.platform, provider: e.provider, app: e.app, recipient: e.recipient,
                                             outcome: e.outcome, at: e.at, to: &bytes)
                 if let gone = e.outcome.pruning(e.recipient) { pruner.remove(gone) }
             }

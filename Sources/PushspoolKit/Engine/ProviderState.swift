@@ -35,15 +35,18 @@ public final class ProviderState: Sendable {
     /// `max_per_second`: every request of this provider (first attempts and retries) takes its turn.
     public let limiter: RateLimiter?
 
-    public init(provider: any PushProvider, pauseDuration: Double = 600, maxPerSecond: Double? = nil,
+    public init(provider: any PushProvider, name: String? = nil, pauseDuration: Double = 600, maxPerSecond: Double? = nil,
                 onPause: @escaping @Sendable (String) -> Void = { _ in }) {
         self.provider = provider
+        self.name = name ?? provider.name
         limiter = maxPerSecond.map { RateLimiter(perSecond: $0) }
         self.pauseDuration = pauseDuration
         self.onPause = onPause
     }
 
-    public var name: String { provider.name }
+    /// Its name in the config (`providers.<name>`): what routes, result logs, metrics and pause
+    /// records call it.
+    public let name: String
 
     /// Why the provider is paused, while it is.
     public var pausedReason: String? {

@@ -19,25 +19,54 @@ struct SendPlan: Sendable {
         }
     }
 
-    /// One request to a hub (or to FCM for a topic or condition): the platform, its audience
-    /// narrowed to one text's devices, the text.
+    /// One request to a hub (or to FCM for a topic or condition): the app whose route it is, the
+    /// platform, its audience narrowed to one text's devices, the text.
     struct HubSend: Sendable {
+        var app: String
+        var state: ProviderState
         var platform: Platform
         var audience: Audience
         var notification: RenderedNotification
     }
 
     var renditions: [Platform: Rendition] = [:]
+    /// The platforms any app of the job sends through a direct provider (the registry resolves
+    /// the audience), and each app's own.
     var direct: [Platform] = []
+    var directByApp: [String: Set<Platform>] = [:]
     var hubSends: [HubSend] = []
 
+    /// Every app of the config sends the job's direct platforms directly (a job for `"*"`, or any
+    /// job of a config with one app): the registry's stream then needs no `app` condition (a
+    /// device of an app the config no longer has finds no route and is passed over).
+    var everyApp = false
+
+    /// The apps of the job (`app`) with a direct route, for the registry query; nil: every app.
+    var directApps: Set<String>? { everyApp ? nil : Set(directByApp.keys) }
+
+    /// Whether `device` goes to a direct provider in this job (its app and platform). Every
+    /// device the registry streams does when the job's apps share their direct platforms
+    /// (`uniform`: the run asks this only otherwise).
+    func sendsDirect(_ device: Device) -> Bool { directByApp[device.app]?.contains(device.platform) == true }
+
+    /// Every app of the job sends the same platforms directly.
+    var uniform: Bool { Set(directByApp.values).count <= 1 }
+
     static func make(_ send: SendJob, routes: [Platform: ProviderState]) -> Result<SendPlan, Problem> {
+        make(send, apps: AppRoutes(routes))
+    }
+
+    /// Every app the job names (`app`: one, several, `*`; absent: the default app) with its own
+    /// routes: a platform one app sends directly and another through its hub is both.
+    static func make(_ send: SendJob, apps: AppRoutes) -> Result<SendPlan, Problem> {
         var plan = SendPlan()
+        let ids: [String]
+        switch send.apps.resolve(known: Set(apps.apps.keys), defaultApp: apps.defaultApp) {
+        case .success(let resolved): ids = resolved
+        case .failure(let problem): return .failure(Problem(description: problem.description))
+        }
         let languages = Set(send.localized.keys)
         for platform in send.platforms {
-            guard let state = routes[platform] else {
-                return .failure(Problem(description: "pns: no provider is configured for \(platform.rawValue)"))
-            }
             var rendition: Rendition
             do {
                 rendition = Rendition(standard: try PayloadRenderer.render(send.message, for: platform))
@@ -48,29 +77,43 @@ struct SendPlan: Sendable {
                 return .failure(Problem(description: error.description))
             }
             plan.renditions[platform] = rendition
-            // A topic or condition is one request, like a hub's tag send: the service resolves it.
-            guard state.provider.resolvesTags || send.audience.serviceTarget != nil else {
-                plan.direct.append(platform)
-                continue
-            }
-            // The hub picks no text per device: one send per text, each to exactly its devices.
-            for language in [nil] + languages.sorted() {
-                let audience = send.audience.narrowed(to: language, among: languages)
-                if let problem = state.provider.audienceProblem(audience) {
-                    let which = languages.isEmpty ? "" : " (narrowed by language for localized texts: \(audience.hubTags ?? ""))"
-                    return .failure(Problem(description: "tags: \(problem)\(which)"))
+            for app in ids {
+                guard let state = apps.state(app: app, platform: platform) else {
+                    let which = apps.apps.count > 1 ? " (app \(app))" : ""
+                    return .failure(Problem(description: "pns: no provider is configured for \(platform.rawValue)\(which)"))
                 }
-                plan.hubSends.append(HubSend(platform: platform, audience: audience,
-                                             notification: rendition.notification(for: language)))
+                // A topic or condition is one request, like a hub's tag send: the service resolves it.
+                guard state.provider.resolvesTags || send.audience.serviceTarget != nil else {
+                    plan.directByApp[app, default: []].insert(platform)
+                    if !plan.direct.contains(platform) { plan.direct.append(platform) }
+                    continue
+                }
+                // The hub picks no text per device: one send per text, each to exactly its devices.
+                for language in [nil] + languages.sorted() {
+                    let audience = send.audience.narrowed(to: language, among: languages)
+                    if let problem = state.provider.audienceProblem(audience) {
+                        let which = languages.isEmpty ? "" : " (narrowed by language for localized texts: \(audience.hubTags ?? ""))"
+                        return .failure(Problem(description: "tags: \(problem)\(which)"))
+                    }
+                    plan.hubSends.append(HubSend(app: app, state: state, platform: platform, audience: audience,
+                                                 notification: rendition.notification(for: language)))
+                }
             }
         }
+        plan.everyApp = Set(ids) == Set(apps.apps.keys) && plan.directByApp.count == ids.count && plan.uniform
         return .success(plan)
     }
 
-    /// Targets planned at the start: matching devices of direct platforms plus every hub send.
-    /// A registry that cannot count throws: its error is no audience of 0.
+    /// Targets planned at the start: matching devices of direct routes (counted per set of apps
+    /// sharing the same direct platforms) plus every hub send. A registry that cannot count
+    /// throws: its error is no audience of 0.
     func targetCount(_ send: SendJob, registry: any DeviceRegistry) throws -> Int {
-        let devices = direct.isEmpty ? 0 : try registry.count(platforms: Set(direct), matching: send.audience.tagExpression)
+        var groups: [Set<Platform>: Set<String>] = [:]
+        for (app, platforms) in directByApp { groups[platforms, default: []].insert(app) }
+        var devices = 0
+        for (platforms, apps) in groups {
+            devices += try registry.count(platforms: platforms, apps: apps, matching: send.audience.tagExpression)
+        }
         return devices + hubSends.count
     }
 }

@@ -68,7 +68,7 @@ struct SendRun {
         defer { checkpoints.stop() }
         // Writes what this thread holds (ProducerThread): the providers' output first, whose
         // answers then reach the recorder, then the recorder's lines (and the slots go free).
-        let providers = Dictionary(env.routes.values.map { (ObjectIdentifier($0.provider), $0.provider) }) { a, _ in a }.values
+        let providers = env.apps.providers.map(\.provider)
         let fanout = Fanout(tally: tally, recorder: recorder, tracker: tracker,
                             pacing: Pacing(spread: send.spreadOverSeconds, targets: progress.targets)) {
             for provider in providers { provider.flush() }
@@ -112,15 +112,23 @@ struct SendRun {
         for hubSend in plan.hubSends {
             let recipient = Recipient.hub(hubSend.audience)
             if prior.finished.contains(platform: hubSend.platform, recipient: recipient) { continue }
-            dispatch(platform: hubSend.platform, recipient: recipient, notification: hubSend.notification, fanout: fanout, ticket: nil)
+            dispatch(platform: hubSend.platform, app: hubSend.app, via: hubSend.state, recipient: recipient,
+                     notification: hubSend.notification, fanout: fanout, ticket: nil)
         }
     }
 
     /// Streams the audience's devices from the registry (after the resume point) and sends to each.
     private func sendToDevices(_ fanout: Fanout, after: Int64, _ cursor: inout Cursor) {
         do {
-            try env.registry.forEach(platforms: Set(plan.direct), matching: send.audience.tagExpression, after: after) { device, key in
-                offer(device, key: key, fanout, &cursor)
+            let uniform = plan.uniform
+            try env.registry.forEach(platforms: Set(plan.direct), apps: plan.directApps, matching: send.audience.tagExpression,
+                                     after: after) { device, key in
+                // A platform this device's app sends through its hub: the hub send covers it.
+                guard uniform || plan.sendsDirect(device) else {
+                    fanout.tracker?.passed(key: key)
+                    return true
+                }
+                return offer(device, key: key, fanout, &cursor)
             }
         } catch {
             cursor.interruption = .registry(RegistryError.detail(error))
@@ -156,13 +164,26 @@ struct SendRun {
                 return false
             }
         }
-        guard let notification = plan.renditions[device.platform]?.notification(for: device.lang) else {
+        guard let notification = plan.renditions[device.platform]?.notification(for: device.lang),
+              let route = env.apps.apps[device.app], let state = route.routes[device.platform] else {
             fanout.tracker?.passed(key: key)
             return true
         }
+        // The app's own rate cap (`apps.<id>.max_per_second`), on top of its provider's.
+        if let limiter = route.limiter {
+            let due = limiter.reserve()
+            if due > Date().timeIntervalSince1970 {
+                fanout.flush()
+                if !RateLimiter.wait(until: due, halted: { stop.isHalted }) {
+                    cursor.interruption = stop.reason ?? .stopping
+                    return false
+                }
+            }
+        }
         cursor.sentThisRun += 1
         let ticket = fanout.tracker.map { (tracker: $0, number: $0.handedOut(key: key, at: fanout.recorder.position)) }
-        dispatch(platform: device.platform, recipient: recipient, notification: notification, fanout: fanout, ticket: ticket)
+        dispatch(platform: device.platform, app: device.app, via: state, recipient: recipient, notification: notification,
+                 fanout: fanout, ticket: ticket)
         return true
     }
 
@@ -226,10 +247,9 @@ struct SendRun {
             .write(to: progress.url)
     }
 
-    private func dispatch(platform: Platform, recipient: Recipient, notification: RenderedNotification, fanout: Fanout,
-                          ticket: (tracker: ResumeTracker, number: Int)?) {
+    private func dispatch(platform: Platform, app: String, via state: ProviderState, recipient: Recipient,
+                          notification: RenderedNotification, fanout: Fanout, ticket: (tracker: ResumeTracker, number: Int)?) {
         let tally = fanout.tally, group = fanout.inFlight, recorder = fanout.recorder, stop = stop
-        guard let state = env.routes[platform] else { return }
         let request = SendRequest(jobID: job.id, platform: platform, recipient: recipient, notification: notification)
         let metrics = env.metrics
         group.enter()
@@ -240,10 +260,10 @@ struct SendRun {
                 release()
                 return group.leave()
             }
-            recorder.record(OutcomeRecorder.Entry(platform: platform, provider: state.name, recipient: recipient, outcome: outcome) {
+            recorder.record(OutcomeRecorder.Entry(platform: platform, provider: state.name, app: app, recipient: recipient, outcome: outcome) {
                 tally.add(outcome)
                 if let ticket { ticket.tracker.finished(ticket.number) }
-                metrics?.delivery(platform: platform.rawValue, provider: state.name, status: outcome.status.rawValue)
+                metrics?.delivery(platform: platform.rawValue, provider: state.name, status: outcome.status.rawValue, app: app)
                 release()
                 group.leave()
             })

@@ -31,8 +31,10 @@ public protocol DeviceRegistry: AnyObject, Sendable {
     func upsertReportingMove(_ r: Registration, now: Date) throws(RegistryError) -> (device: Device, movedFrom: String?)
     @discardableResult
     func remove(id: String) throws(RegistryError) -> Bool
+    /// The device holding `handle` in `app` (nil: the default app); a handle is unique per app
+    /// and platform.
     @discardableResult
-    func remove(handle: String) throws(RegistryError) -> Bool
+    func remove(handle: String, app: String?) throws(RegistryError) -> Bool
     @discardableResult
     func removeGone(id: String, handle: String, since: Date?) throws(RegistryError) -> Bool
     /// `removeGone` for many devices at once (one transaction where the backend has them).
@@ -40,12 +42,13 @@ public protocol DeviceRegistry: AnyObject, Sendable {
     @discardableResult
     func removeGone(_ devices: [GoneDevice]) throws(RegistryError) -> Int
     func device(id: String) throws(RegistryError) -> Device?
-    func device(handle: String) throws(RegistryError) -> Device?
+    func device(handle: String, app: String?) throws(RegistryError) -> Device?
     /// Devices in ascending order of a key of the registry's own (SQLite's rowid, PostgreSQL's
     /// `seq`), those after `after` only; `body` gets each with its key (a place to resume from).
-    func forEach(platforms: Set<Platform>, matching: TagExpression?, pageSize: Int, after: Int64,
+    /// `apps`: those of these apps only (nil: every app).
+    func forEach(platforms: Set<Platform>, apps: Set<String>?, matching: TagExpression?, pageSize: Int, after: Int64,
                  _ body: (Device, Int64) throws -> Bool) throws
-    func count(platforms: Set<Platform>, matching: TagExpression?) throws(RegistryError) -> Int
+    func count(platforms: Set<Platform>, apps: Set<String>?, matching: TagExpression?) throws(RegistryError) -> Int
     /// Records `id` as handed out to `owner` at `now` (the tutorial's `POST /api/register`), so
     /// that any process sharing the registry accepts a registration under it later. Reserving
     /// an id again replaces its owner and time. Reservations older than `IDReservation.lifetime`
@@ -123,14 +126,25 @@ extension DeviceRegistry {
     public func upsertReportingMove(_ r: Registration) throws(RegistryError) -> (device: Device, movedFrom: String?) {
         try upsertReportingMove(r, now: Date())
     }
-    public func forEach(platforms: Set<Platform>, matching: TagExpression?, pageSize: Int = 1000,
+    public func forEach(platforms: Set<Platform>, apps: Set<String>? = nil, matching: TagExpression?, pageSize: Int = 1000,
                         _ body: (Device) throws -> Bool) throws {
-        try forEach(platforms: platforms, matching: matching, pageSize: pageSize, after: 0) { device, _ in try body(device) }
+        try forEach(platforms: platforms, apps: apps, matching: matching, pageSize: pageSize, after: 0) { device, _ in try body(device) }
     }
-    public func forEach(platforms: Set<Platform>, matching: TagExpression?, after: Int64,
+    public func forEach(platforms: Set<Platform>, apps: Set<String>? = nil, matching: TagExpression?, after: Int64,
                         _ body: (Device, Int64) throws -> Bool) throws {
-        try forEach(platforms: platforms, matching: matching, pageSize: 1000, after: after, body)
+        try forEach(platforms: platforms, apps: apps, matching: matching, pageSize: 1000, after: after, body)
     }
+    public func forEach(platforms: Set<Platform>, matching: TagExpression?, pageSize: Int, after: Int64,
+                        _ body: (Device, Int64) throws -> Bool) throws {
+        try forEach(platforms: platforms, apps: nil, matching: matching, pageSize: pageSize, after: after, body)
+    }
+    public func count(platforms: Set<Platform>, matching: TagExpression?) throws(RegistryError) -> Int {
+        try count(platforms: platforms, apps: nil, matching: matching)
+    }
+    /// The default app's device holding `handle`.
+    public func device(handle: String) throws(RegistryError) -> Device? { try device(handle: handle, app: nil) }
+    @discardableResult
+    public func remove(handle: String) throws(RegistryError) -> Bool { try remove(handle: handle, app: nil) }
 }
 
 extension RegistryImporter {

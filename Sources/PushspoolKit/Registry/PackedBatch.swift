@@ -18,6 +18,9 @@ struct PackedBatch: Sendable {
         var platform: Span
         var handle: Span
         var lang: Span
+        /// Null (the default app, its APNs environment) unless the line names them.
+        var app: Span = .null
+        var environment: Span = .null
         /// ` a b c `: sorted, deduplicated.
         var tagList: Span
         /// This row's entries in `tags` (each a span inside `tagList`).
@@ -87,6 +90,7 @@ struct PackedBatch: Sendable {
         }
         let list = Span(start: Int32(listStart), count: Int32(bytes.count - listStart))
         rows.append(Row(rowid: rowid, id: id, platform: platform, handle: handle, lang: lang,
+                        app: r.app.map { append($0) } ?? .null, environment: r.environment.map { append($0.rawValue) } ?? .null,
                         tagList: list, firstTag: first, tagCount: Int32(sorted.count)))
     }
 

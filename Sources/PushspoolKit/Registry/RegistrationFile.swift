@@ -10,7 +10,13 @@ import Synchronization
 struct RegistrationFile {
     let url: URL
 
-    init(_ url: URL) { self.url = url }
+    /// The apps a line may name (`app`), and what a line naming none gets.
+    let defaults: RegistryDefaults
+
+    init(_ url: URL, defaults: RegistryDefaults = RegistryDefaults()) {
+        self.url = url
+        self.defaults = defaults
+    }
 
     private func openReader() throws -> LineReader {
         do {
@@ -78,7 +84,7 @@ struct RegistrationFile {
                     rowid += 1
                 } else {
                     do throws(RegistryError) {
-                        let r = try Self.registration(fromJSONLine: Array(line))
+                        let r = try Self.registration(fromJSONLine: Array(line), defaults: defaults)
                         rowid += 1
                         batch.append(r, rowid: rowid)
                     } catch {
@@ -121,7 +127,7 @@ struct RegistrationFile {
                     batch.append(r)
                 } else {
                     do throws(RegistryError) {
-                        batch.append(try Self.registration(fromJSONLine: line))
+                        batch.append(try Self.registration(fromJSONLine: line, defaults: defaults))
                     } catch {
                         report.refuse("line \(number): \(error.message)")
                     }
@@ -183,10 +189,10 @@ struct RegistrationFile {
         }
     }
 
-    static let importFields: Set<String> = ["id", "platform", "handle", "tags", "lang"]
+    static let importFields: Set<String> = ["id", "platform", "handle", "tags", "lang", "app", "environment"]
 
     /// Decodes and validates one line; the error message starts with the field it is about.
-    static func registration(fromJSONLine line: [UInt8]) throws(RegistryError) -> Registration {
+    static func registration(fromJSONLine line: [UInt8], defaults: RegistryDefaults = RegistryDefaults()) throws(RegistryError) -> Registration {
         let value: JSONValue
         do {
             value = try JSONParser.parse(line)
@@ -229,8 +235,9 @@ struct RegistrationFile {
         }
         _ = try string("lang")
         switch RegistrationRules.registration(id: value["id"], platform: value["platform"], handle: value["handle"],
-                                              tags: tagsValue, lang: value["lang"]) {
+                                              tags: tagsValue, lang: value["lang"], app: value["app"], environment: value["environment"]) {
         case .success(let r):
+            if let (field, message) = defaults.problem(r) { throw RegistryError("\(field): \(message)") }
             return r
         case .failure(let refused):
             throw RegistryError(refused.problems.first?.description ?? "invalid registration")

@@ -39,7 +39,7 @@ public final class RegistrationService: Sendable {
         // one off the hub.
         var changes: [InstallationChange] = [.put(device)]
         if let movedFrom { changes.insert(.delete(id: movedFrom), at: 0) }
-        let outcomes = changes.compactMap { hub?.writeAndWait($0, platform: device.platform) }
+        let outcomes = changes.compactMap { hub?.writeAndWait($0, platform: device.platform, app: device.app) }
         return RegistrationChange(device: device, movedFrom: movedFrom, hub: outcomes)
     }
 
@@ -90,10 +90,10 @@ public final class RegistrationService: Sendable {
                 }
                 removed = try registry.remove(id: id)
                 try registry.releaseReservation(id: id)
-            case .handle(let handle):
-                device = try registry.device(handle: handle)
+            case .handle(let handle, let app):
+                device = try registry.device(handle: handle, app: app)
                 if let device, queue.serves(device.platform) { try hold(device.id, device.platform, queue, &held) }
-                removed = try registry.remove(handle: handle)
+                removed = try registry.remove(handle: handle, app: app)
             }
             guard removed, let device else { return nil }
             var change = RegistrationChange(device: device, movedFrom: nil, hub: [])
@@ -134,18 +134,19 @@ public final class RegistrationService: Sendable {
                 device = try registry.device(id: id)
                 removed = try registry.remove(id: id)
                 try registry.releaseReservation(id: id)
-            case .handle(let handle):
-                device = try registry.device(handle: handle)
-                removed = try registry.remove(handle: handle)
+            case .handle(let handle, let app):
+                device = try registry.device(handle: handle, app: app)
+                removed = try registry.remove(handle: handle, app: app)
             }
         } catch {
             throw RegistrationError(error)
         }
         let installation: String? = if case .id(let id) = which { Identifier.canonical(id) } else { device?.id }
         // A device already gone here may still be on the hub: any hub-routed platform's hub.
+        let app = device?.app
         let platform = device?.platform ?? (installation == nil ? nil : hub?.platforms.min())
         var outcomes: [InstallationWriter.Outcome] = []
-        if let installation, let platform, let outcome = hub?.writeAndWait(.delete(id: installation), platform: platform) {
+        if let installation, let platform, let outcome = hub?.writeAndWait(.delete(id: installation), platform: platform, app: app) {
             outcomes.append(outcome)
         }
         guard removed, let device else { return (nil, outcomes) }

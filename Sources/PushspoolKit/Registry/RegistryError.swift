@@ -14,10 +14,20 @@ public struct RegistryError: Error, Sendable, CustomStringConvertible {
     public var message: String
     /// Busy and unavailable are worth trying again later: not verdicts on the data.
     public var kind: Kind
+    /// The registry's schema is newer than this binary knows: a configuration problem (upgrade
+    /// pushspool), refused before anything was written.
+    public var isNewerSchema = false
 
     public init(_ message: String, kind: Kind = .refused) {
         self.message = message
         self.kind = kind
+    }
+
+    /// A schema version `found` newer than `known`: refused, never written to.
+    public static func newerSchema(_ found: Int, known: Int, hint: String = "upgrade pushspool") -> RegistryError {
+        var e = RegistryError("registry schema version \(found) is newer than this pushspool supports (\(known)); \(hint) (nothing was written)")
+        e.isNewerSchema = true
+        return e
     }
 
     public var description: String { message }

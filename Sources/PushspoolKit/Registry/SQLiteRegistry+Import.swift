@@ -27,7 +27,7 @@ extension SQLiteRegistry {
                 if empty {
                     try db.execute("SAVEPOINT bulk")
                     do {
-                        let report = try Self.bulkLoad(url, now: now, into: db, progress: progress)
+                        let report = try Self.bulkLoad(url, now: now, defaults: defaults, into: db, progress: progress)
                         try db.execute("RELEASE bulk")
                         return report
                     } catch is BulkLoadConflict {
@@ -38,8 +38,8 @@ extension SQLiteRegistry {
                     }
                 }
                 var moves = ImportReport()
-                var report = try RegistrationFile(url).forEachRegistration(progress: progress) { r in
-                    let upserted = try Self.upsert(r, now: now, in: db)
+                var report = try RegistrationFile(url, defaults: defaults).forEachRegistration(progress: progress) { r in
+                    let upserted = try Self.upsert(r, now: now, defaults: defaults, in: db)
                     if let old = upserted.movedFrom { moves.noteMove(from: old, to: upserted.device.id) }
                 }
                 (report.moved, report.firstMoves) = (moves.moved, moves.firstMoves)
@@ -51,18 +51,22 @@ extension SQLiteRegistry {
     /// The file names an id or a handle twice: not a bulk load after all.
     struct BulkLoadConflict: Error {}
 
-    private static func bulkLoad(_ url: URL, now: Date, into db: SQLiteDatabase, progress: (@Sendable (Int) -> Void)?) throws -> ImportReport {
+    private static func bulkLoad(_ url: URL, now: Date, defaults: RegistryDefaults, into db: SQLiteDatabase,
+                                 progress: (@Sendable (Int) -> Void)?) throws -> ImportReport {
         try db.execute(dropIndexes + "CREATE TEMP TABLE import_tags(tag TEXT NOT NULL, device_rowid INTEGER NOT NULL);")
         // Several rows per statement (fewer steps, one VDBE run for many rows); `?1` is the
         // import's timestamp, bound once. Rowids are given: the table is empty, so they are the
         // ones SQLite would have chosen (1, 2, 3…), and the reading thread can pair each tag with
         // its device without waiting for the insert.
         let rowsPerInsert = 16, tagsPerInsert = 64
+        // `?2`, `?3`: the default app and environment, for lines that name none (every line of
+        // the fast path); the environment only on APNs rows.
         func devicesSQL(_ n: Int) -> String {
-            "INSERT INTO devices(rowid, id, platform, handle, updated_at, lang, tags) VALUES "
+            "INSERT INTO devices(rowid, id, platform, handle, updated_at, lang, tags, app, environment) VALUES "
                 + (0..<n).map { r in
-                    let b = 1 + r * 6
-                    return "(?\(b + 1), ?\(b + 2), ?\(b + 3), ?\(b + 4), ?1, ?\(b + 5), ?\(b + 6))"
+                    let b = 3 + r * 8
+                    return "(?\(b + 1), ?\(b + 2), ?\(b + 3), ?\(b + 4), ?1, ?\(b + 5), ?\(b + 6), coalesce(?\(b + 7), ?2), "
+                        + "CASE WHEN ?\(b + 3) = 'apns' THEN coalesce(?\(b + 8), ?3) END)"
                 }.joined(separator: ", ")
         }
         func tagsSQL(_ n: Int) -> String {
@@ -72,10 +76,13 @@ extension SQLiteRegistry {
         let manyTags = try db.statement(tagsSQL(tagsPerInsert)), oneTag = try db.statement(tagsSQL(1))
         defer { for s in [many, one, manyTags, oneTag] { s.reset(); s.clearBindings() } }
         let stamp = now.timeIntervalSince1970
-        try many.bind(.real(stamp), at: 1)
-        try one.bind(.real(stamp), at: 1)
+        for stmt in [many, one] {
+            try stmt.bind(.real(stamp), at: 1)
+            try stmt.bind(.text(defaults.app), at: 2)
+            try stmt.bind(.text(defaults.environment.rawValue), at: 3)
+        }
 
-        let report = try RegistrationFile(url).forEachPackedBatch(progress: progress) { batch in
+        let report = try RegistrationFile(url, defaults: defaults).forEachPackedBatch(progress: progress) { batch in
             try batch.bytes.withUnsafeBufferPointer { arena in
                 let base = arena.baseAddress!
                 func text(_ stmt: SQLiteStatement, _ span: PackedBatch.Span, at index: Int32) throws(RegistryError) {
@@ -86,13 +93,15 @@ extension SQLiteRegistry {
                     }
                 }
                 func bindRow(_ stmt: SQLiteStatement, _ row: PackedBatch.Row, _ r: Int) throws(RegistryError) {
-                    let b = Int32(1 + r * 6)
+                    let b = Int32(3 + r * 8)
                     try stmt.bind(.integer(row.rowid), at: b + 1)
                     try text(stmt, row.id, at: b + 2)
                     try text(stmt, row.platform, at: b + 3)
                     try text(stmt, row.handle, at: b + 4)
                     try text(stmt, row.lang, at: b + 5)
                     try text(stmt, row.tagList, at: b + 6)
+                    try text(stmt, row.app, at: b + 7)
+                    try text(stmt, row.environment, at: b + 8)
                 }
                 let rows = batch.rows
                 var r = 0

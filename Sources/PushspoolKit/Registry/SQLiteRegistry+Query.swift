@@ -8,10 +8,10 @@ extension SQLiteRegistry {
     /// connection lock is NOT held while `body` runs, so other threads may upsert or removeGone
     /// during a stream; each page sees the registry as of its own query. `body` returns false to
     /// stop early.
-    public func forEach(platforms: Set<Platform>, matching: TagExpression?, pageSize: Int, after start: Int64,
+    public func forEach(platforms: Set<Platform>, apps: Set<String>?, matching: TagExpression?, pageSize: Int, after start: Int64,
                         _ body: (Device, Int64) throws -> Bool) throws {
-        guard !platforms.isEmpty else { return }
-        let query = AudienceQuery(platforms: platforms, expression: matching)
+        guard !platforms.isEmpty, apps?.isEmpty != true else { return }
+        let query = AudienceQuery(platforms: platforms, apps: apps, expression: matching)
         let limit = max(1, pageSize)
         let sql = query.pageSQL
         var after = start
@@ -35,9 +35,9 @@ extension SQLiteRegistry {
     }
 
     /// How many devices of `platforms` match `matching` (nil = all).
-    public func count(platforms: Set<Platform>, matching: TagExpression?) throws(RegistryError) -> Int {
-        guard !platforms.isEmpty else { return 0 }
-        let query = AudienceQuery(platforms: platforms, expression: matching)
+    public func count(platforms: Set<Platform>, apps: Set<String>?, matching: TagExpression?) throws(RegistryError) -> Int {
+        guard !platforms.isEmpty, apps?.isEmpty != true else { return 0 }
+        let query = AudienceQuery(platforms: platforms, apps: apps, expression: matching)
         return try locked { db in
             let stmt = try db.statement(query.countSQL, fixed: false)
             try stmt.bind(query.countParameters)
@@ -63,13 +63,18 @@ struct AudienceQuery {
     private var parameters: [SQLiteValue]
     private var drivingTag: String?
 
-    init(platforms: Set<Platform>, expression: TagExpression?) {
+    init(platforms: Set<Platform>, apps: Set<String>? = nil, expression: TagExpression?) {
         var conditions: [String] = []
         var parameters: [SQLiteValue] = []
         if platforms.count < Platform.allCases.count {
             let sorted = platforms.sorted()
             conditions.append("d.platform IN (\(sorted.map { _ in "?" }.joined(separator: ", ")))")
             parameters += sorted.map { .text($0.rawValue) }
+        }
+        if let apps {
+            let sorted = apps.sorted()
+            conditions.append("d.app IN (\(sorted.map { _ in "?" }.joined(separator: ", ")))")
+            parameters += sorted.map { .text($0) }
         }
         drivingTag = expression.flatMap(Self.requiredTag)
         if let expression {

@@ -17,6 +17,10 @@ public final class SQLiteRegistry: RegistryDatabase {
     private let connection: Mutex<SQLiteDatabase>
     /// When this process last deleted expired reservations.
     let lastPurge = Mutex<Date?>(nil)
+    /// The app and environment of registrations that name none, and the apps there are.
+    public let defaults: RegistryDefaults
+    /// The schema version this open found (below `schemaVersion`: this open migrated it).
+    public let foundVersion: Int
 
     /// 1: devices and tags. 2: `devices.lang` (BCP 47, for localized jobs). 3: a device's tags
     /// also kept on its row (` a b c `, sorted, space-delimited: a tag never holds a space), so
@@ -24,8 +28,9 @@ public final class SQLiteRegistry: RegistryDatabase {
     /// `device_tags` table (clustered on tag) stays the index that finds a tag's devices; the
     /// unique indexes are named indexes (not table constraints), so a bulk load into an empty
     /// registry can build them once at the end. 4: `id_reservations`, installation ids handed
-    /// out before their device registers.
-    static let schemaVersion = 4
+    /// out before their device registers. 5: `devices.app` and `devices.environment` (§ Several
+    /// apps); a handle is unique per app and platform.
+    static let schemaVersion = 5
     static let tables = """
         CREATE TABLE devices(
             rowid INTEGER PRIMARY KEY,
@@ -40,8 +45,14 @@ public final class SQLiteRegistry: RegistryDatabase {
             device_rowid INTEGER NOT NULL,
             PRIMARY KEY(tag, device_rowid)) WITHOUT ROWID;
         """
-    /// Built once, from one sort each, after a bulk load; maintained row by row otherwise.
+    /// Built once, from one sort each, after a bulk load; maintained row by row otherwise. The
+    /// handle first: an unregistration by handle (platform unknown) finds it too.
     static let indexes = """
+        CREATE UNIQUE INDEX devices_by_id ON devices(id);
+        CREATE UNIQUE INDEX devices_by_handle ON devices(handle, app, platform);
+        """
+    /// The indexes of schema versions 3 and 4 (a handle unique in the whole registry).
+    static let indexesBeforeApps = """
         CREATE UNIQUE INDEX devices_by_id ON devices(id);
         CREATE UNIQUE INDEX devices_by_handle ON devices(handle);
         """
@@ -66,8 +77,9 @@ public final class SQLiteRegistry: RegistryDatabase {
 
     /// Opens or creates the database (file mode 0600, parent folder created 0700), WAL mode,
     /// busy_timeout 30 s, schema migration.
-    public init(path: String) throws {
+    public init(path: String, defaults: RegistryDefaults = RegistryDefaults()) throws {
         self.path = path
+        self.defaults = defaults
         try Self.prepareFile(path)
         let db = try SQLiteDatabase(path: path)
         do {
@@ -83,7 +95,7 @@ public final class SQLiteRegistry: RegistryDatabase {
             // 8 MiB of page cache (default 2): the hot index pages of a million-device registry
             // stay in memory and peak RSS stays under 64 MB; sorts spill to temporary files.
             try db.execute("PRAGMA cache_size = -8192")
-            try Self.migrate(db)
+            foundVersion = try Self.migrate(db, defaults: defaults)
         } catch {
             db.close()
             throw error
@@ -113,36 +125,40 @@ public final class SQLiteRegistry: RegistryDatabase {
     }
 
     /// Opens (creating or migrating) the file; returns the schema versions before and after.
-    public static func migrate(path: String) throws -> (from: Int, to: Int) {
-        try prepareFile(path)
-        let db = try SQLiteDatabase(path: path)
-        let stmt = try db.statement("PRAGMA user_version")
-        let from = try stmt.step() ? Int(stmt.int64(0)) : 0
-        stmt.reset()
-        db.close()
-        let registry = try SQLiteRegistry(path: path)
+    public static func migrate(path: String, defaults: RegistryDefaults = RegistryDefaults()) throws -> (from: Int, to: Int) {
+        let registry = try SQLiteRegistry(path: path, defaults: defaults)
         registry.close()
-        return (from, schemaVersion)
+        return (registry.foundVersion, schemaVersion)
     }
 
-    private static func migrate(_ db: SQLiteDatabase) throws {
-        try db.transaction {
+    /// Every step in one transaction taken with the write lock (`BEGIN IMMEDIATE`): a second
+    /// process opening the same old registry waits, then finds it migrated; a process killed
+    /// midway leaves the old schema (the WAL's uncommitted pages are ignored) and the next open
+    /// migrates again. A newer schema than this binary knows is refused before anything is written.
+    /// Returns the version found (inside the lock: a second process finds the first's work).
+    private static func migrate(_ db: SQLiteDatabase, defaults: RegistryDefaults) throws -> Int {
+        let peek = try db.statement("PRAGMA user_version")
+        let seen = try peek.step() ? Int(peek.int64(0)) : 0
+        peek.reset()
+        if seen > schemaVersion { throw newerSchema(seen) }
+        if seen == schemaVersion { return seen }
+        return try db.transaction {
             let stmt = try db.statement("PRAGMA user_version")
             let version = try stmt.step() ? Int(stmt.int64(0)) : 0
             stmt.reset()
-            guard version <= schemaVersion else {
-                throw RegistryError("registry schema version \(version) is newer than this pushspool supports (\(schemaVersion))")
-            }
+            guard version <= schemaVersion else { throw newerSchema(version) }
             if version < 1 {
-                try db.execute(tables + indexes + untagTrigger)
+                try db.execute(tables + indexesBeforeApps + untagTrigger)
             } else {
                 if version < 2 { try db.execute("ALTER TABLE devices ADD COLUMN lang TEXT") }
                 if version < 3 { try migrateToTagLists(db) }
             }
             if version < 4 { try db.execute(reservationsTable) }
+            if version < 5 { try addApps(db, defaults: defaults) }
             if version < schemaVersion {
                 try db.execute("PRAGMA user_version = \(schemaVersion)")
             }
+            return version
         }
     }
 
@@ -162,10 +178,29 @@ public final class SQLiteRegistry: RegistryDatabase {
             INSERT INTO device_tags(tag, device_rowid) SELECT tag, device_rowid FROM device_tags_v2 ORDER BY tag, device_rowid;
             DROP TABLE device_tags_v2;
             DROP TABLE devices_v2;
-            \(indexes)
+            \(indexesBeforeApps)
             \(untagTrigger)
             """)
     }
+
+    static func newerSchema(_ version: Int) -> RegistryError {
+        RegistryError.newerSchema(version, known: schemaVersion)
+    }
+
+    /// Version 4 → 5: every device gets the default app and, read on APNs rows only, the APNs
+    /// provider's environment. Columns with a constant default: SQLite records the default in
+    /// the schema and rewrites no row, so a million devices migrate in the time of one index.
+    private static func addApps(_ db: SQLiteDatabase, defaults: RegistryDefaults) throws {
+        try db.execute("""
+            ALTER TABLE devices ADD COLUMN app TEXT NOT NULL DEFAULT \(sqlLiteral(defaults.app));
+            ALTER TABLE devices ADD COLUMN environment TEXT DEFAULT \(sqlLiteral(defaults.environment.rawValue));
+            DROP INDEX devices_by_handle;
+            CREATE UNIQUE INDEX devices_by_handle ON devices(handle, app, platform);
+            """)
+    }
+
+    /// An app id or environment as SQL text (`[A-Za-z0-9._-]`: nothing to escape but quotes).
+    static func sqlLiteral(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "''") + "'" }
 
     /// The stored form of a tag list: sorted, deduplicated, each tag between spaces.
     static func tagList(_ tags: [String]) -> String {
@@ -211,10 +246,10 @@ public final class SQLiteRegistry: RegistryDatabase {
     /// deleted), never duplicated. Tags replaced, updated_at = now.
     @discardableResult
     public func upsert(_ r: Registration, now: Date = Date()) throws(RegistryError) -> Device {
-        if let (field, message) = r.problem() { throw RegistryError("\(field): \(message)") }
+        if let (field, message) = r.problem() ?? defaults.problem(r) { throw RegistryError("\(field): \(message)") }
         return try locked { db in
             try db.transaction {
-                let device = try Self.upsert(r, now: now, in: db).device
+                let device = try Self.upsert(r, now: now, defaults: defaults, in: db).device
                 try Self.consumeReservation(device.id, in: db)
                 return device
             }
@@ -224,10 +259,10 @@ public final class SQLiteRegistry: RegistryDatabase {
     /// `upsert`, also telling which other installation id held this handle before (it was moved
     /// here and its row deleted), so a hub's copy of that installation can be removed too.
     public func upsertReportingMove(_ r: Registration, now: Date = Date()) throws(RegistryError) -> (device: Device, movedFrom: String?) {
-        if let (field, message) = r.problem() { throw RegistryError("\(field): \(message)") }
+        if let (field, message) = r.problem() ?? defaults.problem(r) { throw RegistryError("\(field): \(message)") }
         return try locked { db in
             try db.transaction {
-                let upserted = try Self.upsert(r, now: now, in: db)
+                let upserted = try Self.upsert(r, now: now, defaults: defaults, in: db)
                 try Self.consumeReservation(upserted.device.id, in: db)
                 return upserted
             }
@@ -236,11 +271,13 @@ public final class SQLiteRegistry: RegistryDatabase {
 
     /// The upsert itself; the caller holds the lock, has validated `r` and opened a transaction.
     /// `movedFrom`: the other installation id that held this handle (its row was deleted).
-    static func upsert(_ r: Registration, now: Date, in db: SQLiteDatabase) throws -> (device: Device, movedFrom: String?) {
+    static func upsert(_ r: Registration, now: Date, defaults: RegistryDefaults, in db: SQLiteDatabase) throws -> (device: Device, movedFrom: String?) {
         // Round-trip through the stored representation so the returned Device equals a re-read.
         let now = Date(timeIntervalSince1970: now.timeIntervalSince1970)
-        let byHandle = try db.statement("SELECT rowid, id FROM devices WHERE handle = ?")
-        try byHandle.bind([.text(r.handle)])
+        let app = defaults.app(of: r), environment = defaults.environment(of: r)
+        let env: SQLiteValue = environment.map { .text($0.rawValue) } ?? .null
+        let byHandle = try db.statement("SELECT rowid, id FROM devices WHERE handle = ? AND app = ? AND platform = ?")
+        try byHandle.bind([.text(r.handle), .text(app), .text(r.platform.rawValue)])
         let holder: (rowid: Int64, id: String)? = try byHandle.step() ? (byHandle.int64(0), byHandle.text(1)) : nil
         byHandle.reset()
 
@@ -262,21 +299,24 @@ public final class SQLiteRegistry: RegistryDatabase {
         let rowid: Int64
         var added = tags
         if let existing {
-            try db.statement("UPDATE devices SET platform = ?, handle = ?, updated_at = ?, lang = ?, tags = ? WHERE rowid = ?")
-                .run([.text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970), lang, .text(list), .integer(existing.rowid)])
+            try db.statement("UPDATE devices SET platform = ?, handle = ?, updated_at = ?, lang = ?, tags = ?, app = ?, environment = ? WHERE rowid = ?")
+                .run([.text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970), lang, .text(list), .text(app), env,
+                      .integer(existing.rowid)])
             let old = Set(existing.tags.split(separator: " ").map(String.init))
             let removeTag = try db.statement("DELETE FROM device_tags WHERE tag = ? AND device_rowid = ?")
             for tag in old.subtracting(tags) { try removeTag.run([.text(tag), .integer(existing.rowid)]) }
             added = tags.filter { !old.contains($0) }
             rowid = existing.rowid
         } else {
-            try db.statement("INSERT INTO devices(id, platform, handle, updated_at, lang, tags) VALUES(?, ?, ?, ?, ?, ?)")
-                .run([.text(id), .text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970), lang, .text(list)])
+            try db.statement("INSERT INTO devices(id, platform, handle, updated_at, lang, tags, app, environment) VALUES(?, ?, ?, ?, ?, ?, ?, ?)")
+                .run([.text(id), .text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970), lang, .text(list),
+                      .text(app), env])
             rowid = db.lastInsertRowID
         }
         let addTag = try db.statement("INSERT INTO device_tags(tag, device_rowid) VALUES(?, ?)")
         for tag in added { try addTag.run([.text(tag), .integer(rowid)]) }
-        return (Device(id: id, platform: r.platform, handle: r.handle, tags: tags, lang: r.lang, updatedAt: now),
+        return (Device(id: id, platform: r.platform, handle: r.handle, tags: tags, lang: r.lang, updatedAt: now,
+                       app: app, environment: environment),
                 holder.flatMap { $0.id == id ? nil : $0.id })
     }
 
@@ -288,10 +328,11 @@ public final class SQLiteRegistry: RegistryDatabase {
         }
     }
 
+    /// The device holding `handle` in `app` (nil: the default app).
     @discardableResult
-    public func remove(handle: String) throws(RegistryError) -> Bool {
+    public func remove(handle: String, app: String?) throws(RegistryError) -> Bool {
         try locked { db in
-            try db.statement("DELETE FROM devices WHERE handle = ?").run([.text(handle)])
+            try db.statement("DELETE FROM devices WHERE handle = ? AND app = ?").run([.text(handle), .text(app ?? defaults.app)])
             return db.changes > 0
         }
     }
@@ -327,22 +368,24 @@ public final class SQLiteRegistry: RegistryDatabase {
 
     // MARK: - Reads
 
-    public func device(id: String) throws(RegistryError) -> Device? { try device(whereColumn: "id", is: id) }
+    public func device(id: String) throws(RegistryError) -> Device? { try device(where: "d.id = ?", [.text(id)]) }
 
-    public func device(handle: String) throws(RegistryError) -> Device? { try device(whereColumn: "handle", is: handle) }
+    public func device(handle: String, app: String?) throws(RegistryError) -> Device? {
+        try device(where: "d.handle = ? AND d.app = ?", [.text(handle), .text(app ?? defaults.app)])
+    }
 
-    /// The device whose unique `column` (`id` or `handle`) holds `value`.
-    private func device(whereColumn column: String, is value: String) throws(RegistryError) -> Device? {
+    /// The device the condition names (unique: by id, or by handle within an app).
+    private func device(where condition: String, _ values: [SQLiteValue]) throws(RegistryError) -> Device? {
         try locked { db in
-            let stmt = try db.statement("SELECT \(Self.deviceColumns) FROM devices d WHERE d.\(column) = ?")
-            try stmt.bind([.text(value)])
+            let stmt = try db.statement("SELECT \(Self.deviceColumns) FROM devices d WHERE \(condition) LIMIT 1")
+            try stmt.bind(values)
             defer { stmt.reset() }
             return try stmt.step() ? try Self.device(from: stmt) : nil
         }
     }
 
     /// Columns read by `device(from:)`.
-    static let deviceColumns = "d.rowid, d.id, d.platform, d.handle, d.updated_at, d.tags, d.lang"
+    static let deviceColumns = "d.rowid, d.id, d.platform, d.handle, d.updated_at, d.tags, d.lang, d.app, d.environment"
 
     static func device(from stmt: SQLiteStatement, languages: inout [String: LanguageTag]) throws -> Device {
         let raw = stmt.text(2)
@@ -368,8 +411,10 @@ public final class SQLiteRegistry: RegistryDatabase {
                 if languages.count < 256, let lang { languages[text] = lang }
             }
         }
+        // The environment is read on APNs rows only (a migrated registry's default covers every row).
+        let environment = platform == .apns && !stmt.isNull(8) ? APNsEnvironment(name: stmt.text(8)) : nil
         return Device(id: stmt.text(1), platform: platform, handle: stmt.text(3), tags: tags, lang: lang,
-                      updatedAt: Date(timeIntervalSince1970: stmt.double(4)))
+                      updatedAt: Date(timeIntervalSince1970: stmt.double(4)), app: stmt.text(7), environment: environment)
     }
 
     static func device(from stmt: SQLiteStatement) throws -> Device {

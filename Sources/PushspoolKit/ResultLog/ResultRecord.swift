@@ -33,6 +33,8 @@ public enum ResultRecord: Sendable, Equatable {
         }
         public var platform: Platform
         public var provider: String
+        /// The device's app (§ Several apps); nil in logs written before apps.
+        public var app: String? = nil
         public var target: Target
         public var status: DeliveryStatus
         public var attempts: Int
@@ -114,24 +116,28 @@ public enum ResultRecord: Sendable, Equatable {
     }
 
     /// A delivery line's bytes (one per target: the hot path of every job).
-    static func delivery(platform: Platform, provider: String, recipient: Recipient, outcome: TargetOutcome, at: Date = Date()) -> [UInt8] {
+    static func delivery(platform: Platform, provider: String, app: String? = nil, recipient: Recipient, outcome: TargetOutcome,
+                         at: Date = Date()) -> [UInt8] {
         var bytes: [UInt8] = []
-        appendDelivery(platform: platform, provider: provider, recipient: recipient, outcome: outcome, at: at, to: &bytes)
+        appendDelivery(platform: platform, provider: provider, app: app, recipient: recipient, outcome: outcome, at: at, to: &bytes)
         return bytes
     }
 
     /// A delivery line appended to `bytes` (the lines of targets that finish together share one
     /// buffer and one `write(2)`), as `Delivery.line()` writes it.
-    static func appendDelivery(platform: Platform, provider: String, recipient: Recipient, outcome: TargetOutcome, at: Date,
-                               to bytes: inout [UInt8]) {
-        let target: Delivery.Target = switch recipient {
-        case .device(let d): .device(d.id)
-        case .hub(let audience): audience.serviceTarget.map { .service(field: $0.field, value: $0.value) } ?? .tags(audience.hubTags)
+    /// `app`: a hub send's app; a device's line carries the device's own.
+    static func appendDelivery(platform: Platform, provider: String, app: String? = nil, recipient: Recipient, outcome: TargetOutcome,
+                               at: Date, to bytes: inout [UInt8]) {
+        let target: Delivery.Target, lineApp: String?
+        switch recipient {
+        case .device(let d): (target, lineApp) = (.device(d.id), d.app)
+        case .hub(let audience):
+            (target, lineApp) = (audience.serviceTarget.map { .service(field: $0.field, value: $0.value) } ?? .tags(audience.hubTags), app)
         }
         let r = outcome.result
         var w = JSONLineWriter(continuing: bytes)
         bytes = []   // the writer's buffer is then the only one: appended to in place, not copied
-        Delivery.write(&w, platform: platform, provider: provider, target: target, status: outcome.status, attempts: outcome.attempts,
+        Delivery.write(&w, platform: platform, provider: provider, app: lineApp, target: target, status: outcome.status, attempts: outcome.attempts,
                        code: r.code, reason: r.reason, providerID: r.providerID) { $0.field("at", plainASCII: { Timestamp.append(at, to: &$0) }) }
         bytes = w.line()
     }
@@ -190,7 +196,7 @@ public enum ResultRecord: Sendable, Equatable {
             } else {
                 .tags(string("tags"))
             }
-            self = .delivery(Delivery(platform: platform, provider: string("provider") ?? "", target: target, status: status,
+            self = .delivery(Delivery(platform: platform, provider: string("provider") ?? "", app: string("app"), target: target, status: status,
                                       attempts: int("attempts") ?? 1, code: string("code"), reason: string("reason"),
                                       providerID: string("provider_id"), at: string("at")))
         case "registration":
@@ -230,17 +236,18 @@ extension ResultRecord.JobLine {
 extension ResultRecord.Delivery {
     func line() -> [UInt8] {
         var w = JSONLineWriter()
-        Self.write(&w, platform: platform, provider: provider, target: target, status: status, attempts: attempts,
+        Self.write(&w, platform: platform, provider: provider, app: app, target: target, status: status, attempts: attempts,
                    code: code, reason: reason, providerID: providerID) { $0.field("at", at) }
         return w.line()
     }
 
     /// The one definition of a delivery line's fields, for a record and for the hot path.
-    static func write(_ w: inout JSONLineWriter, platform: Platform, provider: String, target: Target, status: DeliveryStatus,
+    static func write(_ w: inout JSONLineWriter, platform: Platform, provider: String, app: String?, target: Target, status: DeliveryStatus,
                       attempts: Int, code: String?, reason: String?, providerID: String?, at: (inout JSONLineWriter) -> Void) {
         w.field("type", "delivery")
         w.field("platform", platform.rawValue)
         w.field("provider", provider)
+        if let app { w.field("app", app) }
         switch target {
         case .device(let id): w.field("device", id)
         case .tags(let tags): w.field("tags", tags)

@@ -20,7 +20,7 @@ struct APNsClassifierTests {
         Recorded(status: 410, body: #"{"reason":"Unregistered","timestamp":1700000000000}"#, expected: .deviceGone(since: 1_700_000_000), reason: "Unregistered"),
         Recorded(status: 410, body: #"{"reason":"ExpiredToken"}"#, expected: .deviceGone(since: nil), reason: "ExpiredToken"),
         Recorded(status: 400, body: #"{"reason":"BadDeviceToken"}"#, expected: .deviceGone(since: nil), reason: "BadDeviceToken"),
-        Recorded(status: 400, body: #"{"reason":"DeviceTokenNotForTopic"}"#, expected: .deviceGone(since: nil), reason: "DeviceTokenNotForTopic"),
+        Recorded(status: 400, body: #"{"reason":"DeviceTokenNotForTopic"}"#, expected: .rejected, reason: "DeviceTokenNotForTopic"),
         Recorded(status: 400, body: #"{"reason":"BadCollapseId"}"#, expected: .rejected, reason: "BadCollapseId"),
         Recorded(status: 400, body: #"{"reason":"BadTopic"}"#, expected: .rejected, reason: "BadTopic"),
         Recorded(status: 400, body: #"{"reason":"InvalidPushType"}"#, expected: .rejected, reason: "InvalidPushType"),

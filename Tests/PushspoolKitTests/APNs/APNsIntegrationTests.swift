@@ -14,7 +14,8 @@ struct APNsIntegrationTests {
         ("back", "410b", "unregistered", 1, "Unregistered"),      // re-registered after Apple's timestamp
         ("expired", "410e", "unregistered", 1, "ExpiredToken"),
         ("bad", "400b", "unregistered", 1, "BadDeviceToken"),
-        ("other-app", "400d", "unregistered", 1, "DeviceTokenNotForTopic"),
+        // Another app's token: an app-level refusal, the device kept (§ Several apps).
+        ("other-app", "400d", "failed", 1, "DeviceTokenNotForTopic (app default, topic com.example.app)"),
         ("new-reason", "400e", "failed", 1, "NewAppleReason"),
         ("flaky503", "503f", "delivered", 2, nil),
         ("flaky500", "500f", "delivered", 2, nil),
@@ -44,12 +45,12 @@ struct APNsIntegrationTests {
         #expect(lines["gone"]?["code"] as? String == "410")
         let summary = s.results("j1").last
         #expect(summary?["delivered"] as? Int == 6)
-        #expect(summary?["unregistered"] as? Int == 5)
-        #expect(summary?["failed"] as? Int == 2)
+        #expect(summary?["unregistered"] as? Int == 4)
+        #expect(summary?["failed"] as? Int == 3)
 
         // The registry: gone devices pruned, except the one that registered after Apple's timestamp.
         let remaining = try s.deviceIDs()
-        #expect(remaining == ["ok1", "ok2", "back", "new-reason", "flaky503", "flaky500", "busy", "shutdown", "throttled"])
+        #expect(remaining == ["ok1", "ok2", "back", "new-reason", "flaky503", "flaky500", "busy", "shutdown", "throttled", "other-app"])
 
         // The fake's side: one request per attempt, nothing delivered twice, one JWT, one connection.
         let state = waitForIdle(s.fake, answered: 19)

@@ -19,7 +19,7 @@ struct APNsProviderFakeTests {
             ("0000", .delivered, nil),
             ("410e", .deviceGone(since: nil), "ExpiredToken"),
             ("400b", .deviceGone(since: nil), "BadDeviceToken"),
-            ("400d", .deviceGone(since: nil), "DeviceTokenNotForTopic"),
+            ("400d", .rejected, "DeviceTokenNotForTopic (app default, topic com.example.app)"),
             ("400e", .rejected, "NewAppleReason"),
             ("429a", .retry(after: nil), "TooManyRequests"),
             ("503c", .reconnect, "Shutdown"),

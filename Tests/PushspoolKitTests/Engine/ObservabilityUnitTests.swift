@@ -20,7 +20,7 @@ import PushspoolCore
         let e = try Exposition(text)
         #expect(e.types["pushspool_deliveries_total"] == "counter")
         #expect(e.types["pushspool_provider_request_duration_seconds"] == "histogram")
-        #expect(e.value("pushspool_deliveries_total", ["platform": "apns", "provider": "apns", "status": "delivered"]) == 3)
+        #expect(e.value("pushspool_deliveries_total", ["platform": "apns", "provider": "apns", "status": "delivered", "app": "default"]) == 3)
         #expect(e.value("pushspool_retries_total", ["provider": "apns"]) == 1)
         #expect(e.value("pushspool_queue_jobs", ["folder": "incoming"]) == 2)
         #expect(e.value("pushspool_targets_remaining") == 7)

@@ -40,7 +40,7 @@ import Testing
              body: fcmError(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT", message: "Invalid value at 'message.data[0].value'"),
              disposition: .rejected, reason: "INVALID_ARGUMENT"),
         Case(description: "403 SENDER_ID_MISMATCH", status: 403, body: fcmError(403, "PERMISSION_DENIED", "SENDER_ID_MISMATCH"),
-             disposition: .deviceGone(since: nil), reason: "SENDER_ID_MISMATCH"),
+             disposition: .rejected, reason: "SENDER_ID_MISMATCH"),
         Case(description: "403 PERMISSION_DENIED (IAM)", status: 403, body: fcmError(403, "PERMISSION_DENIED", nil),
              disposition: .credentialsBroken, reason: "PERMISSION_DENIED"),
         Case(description: "429 with Retry-After", status: 429, body: fcmError(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED"),

@@ -65,7 +65,7 @@ import PushspoolCore
         let dir = TempDir("registry")
         let path = dir.path("registry.sqlite")
         let db = try SQLiteDatabase(path: path)
-        try db.execute(SQLiteRegistry.tables + SQLiteRegistry.indexes + SQLiteRegistry.untagTrigger + """
+        try db.execute(SQLiteRegistry.tables + SQLiteRegistry.indexesBeforeApps + SQLiteRegistry.untagTrigger + """
             INSERT INTO devices(id, platform, handle, updated_at, tags) VALUES('d1', 'fcm', 'h1', 1, ' t ');
             INSERT INTO device_tags(tag, device_rowid) VALUES('t', 1);
             PRAGMA user_version = 3;

@@ -71,7 +71,8 @@ import PushspoolCore
         let (_, registry) = try RegistryFixture.make(on: backend)
         try registry.upsert(RegistryFixture.reg("a", .apns, "h-a", ["ta"]))
         try registry.upsert(RegistryFixture.reg("b", .apns, "h-b", ["tb"]))
-        let moved = try registry.upsert(RegistryFixture.reg("b", .fcm, "h-a", ["tc"]))
+        // A handle is unique per app and platform: the move happens within one platform.
+        let moved = try registry.upsert(RegistryFixture.reg("b", .apns, "h-a", ["tc"]))
         #expect(moved.handle == "h-a")
         #expect(try registry.device(id: "a") == nil)
         #expect(try registry.device(id: "b") == moved)
@@ -161,7 +162,8 @@ import PushspoolCore
         try registry.locked { db in try db.execute("PRAGMA user_version = 7") }
         registry.close()
         let error = #expect(throws: RegistryError.self) { try SQLiteRegistry(path: dir.path("registry.sqlite")) }
-        #expect(error?.message == "registry schema version 7 is newer than this pushspool supports (\(SQLiteRegistry.schemaVersion))")
+        #expect(error?.message == "registry schema version 7 is newer than this pushspool supports (\(SQLiteRegistry.schemaVersion)); upgrade pushspool (nothing was written)")
+        #expect(error?.isNewerSchema == true)
     }
 
     @Test(arguments: RegistryBackend.allCases) func storesLanguage(backend: RegistryBackend) throws {

@@ -33,7 +33,7 @@ import PushspoolCore
         let device = Device(id: "alice-iphone", platform: .apns, handle: "h", tags: [], updatedAt: Date())
         let ok = TargetOutcome(status: .delivered, attempts: 1, result: ProviderResult(.delivered, code: "200", providerID: "p-1"))
         #expect(String(decoding: ResultRecord.delivery(platform: .apns, provider: "apns", recipient: .device(device), outcome: ok, at: Self.at), as: UTF8.self)
-                == #"{"type":"delivery","platform":"apns","provider":"apns","device":"alice-iphone","status":"delivered","attempts":1,"code":"200","reason":null,"provider_id":"p-1","at":"2025-11-24T16:00:00.250Z"}"# + "\n")
+                == #"{"type":"delivery","platform":"apns","provider":"apns","app":"default","device":"alice-iphone","status":"delivered","attempts":1,"code":"200","reason":null,"provider_id":"p-1","at":"2025-11-24T16:00:00.250Z"}"# + "\n")
         let hub = ResultRecord.delivery(platform: .fcm, provider: "azure", recipient: .hub(.expression(.tag("a"), source: "a")),
                                         outcome: ok, at: Self.at)
         guard case .delivery(let d)? = ResultRecord(line: hub) else { Issue.record("not a delivery"); return }

@@ -16,8 +16,12 @@ public enum APNsClassifier {
         // after Apple saw the token go stale stays.
         case (410, _):
             return .deviceGone(since: timestamp.map { $0 / 1000 })
-        case (400, .badDeviceToken?), (400, .deviceTokenNotForTopic?):
+        case (400, .badDeviceToken?):
             return .deviceGone(since: nil)
+        // The token is another app's (another topic): the device was registered under the wrong
+        // app, not gone. An app-level refusal: the target fails, the device stays.
+        case (400, .deviceTokenNotForTopic?):
+            return .rejected
 
         // The connection, not the notification, is the problem: new connection, retry at once.
         case (400, .idleTimeout?), (403, .unrelatedKeyIdInToken?), (503, .shutdown?):

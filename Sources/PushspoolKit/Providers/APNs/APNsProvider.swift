@@ -5,6 +5,11 @@ import Synchronization
 
 /// Apple Push Notification service, token (`.p8`) auth over one multiplexed HTTP/2 connection.
 ///
+/// One key serves every app of its team: each request carries its device's app's topic, and goes
+/// to its device's environment's host (`api.push.apple.com`, `api.sandbox.push.apple.com`), each
+/// host with its connections (opened when the first request for it goes out: a provider with no
+/// development devices never connects to the sandbox). One JWT for all of it.
+///
 /// Per attempt: take the shared JWT, build the request (refusing locally what Apple would refuse
 /// for sure), send it, classify Apple's answer with `APNsClassifier`. Retries, registry pruning
 /// and pausing are the engine's; the one thing done here is dropping a JWT Apple calls expired,
@@ -13,7 +18,12 @@ public final class APNsProvider: PushProvider {
     public let name = "apns"
     let client: any HTTPClient
     let tokens: APNsTokenSource
+    /// The host of the provider's own `environment`, and of the other one.
     let builder: APNsRequestBuilder
+    let otherBuilder: APNsRequestBuilder?
+    let environment: APNsEnvironment
+    /// The topic of each app routed here (empty: `builder.topic` for every device).
+    let topics: [String: String]
     private let clock: @Sendable () -> Date
     private let log: Log
     private let bearer = Mutex<(jwt: String, header: String)>(("", ""))
@@ -24,17 +34,24 @@ public final class APNsProvider: PushProvider {
         let setup = try APNsSetup.validate(config, context: context)
         var options = HTTPClientOptions(versions: .http2Only)   // the context adds tls.ca_file
         options.maxConnectionsPerHost = context.config.maxConnections(for: "apns")
+        let own = config.apnsEnvironment, other: APNsEnvironment = own == .production ? .development : .production
         self.init(tokens: APNsTokenSource(teamID: config.teamID, keyID: config.keyID, key: setup.key,
                                           cache: context.credentials),
-                  builder: APNsRequestBuilder(baseURL: config.baseURL, topic: config.topic),
+                  builder: APNsRequestBuilder(baseURL: config.baseURL(for: own), topic: config.topic),
                   client: try context.makeHTTPClient(options),
-                  clock: { context.credentials.now }, log: context.log)
+                  clock: { context.credentials.now }, log: context.log,
+                  otherBuilder: APNsRequestBuilder(baseURL: config.baseURL(for: other), topic: config.topic),
+                  environment: own, topics: config.topics)
     }
 
     init(tokens: APNsTokenSource, builder: APNsRequestBuilder, client: any HTTPClient,
-         clock: @escaping @Sendable () -> Date, log: Log) {
+         clock: @escaping @Sendable () -> Date, log: Log, otherBuilder: APNsRequestBuilder? = nil,
+         environment: APNsEnvironment = .production, topics: [String: String] = [:]) {
         self.tokens = tokens
         self.builder = builder
+        self.otherBuilder = otherBuilder
+        self.environment = environment
+        self.topics = topics
         self.client = client
         self.clock = clock
         self.log = log
@@ -55,13 +72,17 @@ public final class APNsProvider: PushProvider {
         }
         let apnsID = Self.apnsID(jobID: request.jobID, deviceID: device.id)
         let now = Int(clock().timeIntervalSince1970)
-        switch builder.build(deviceToken: device.handle, notification: notification, jwt: jwt, authorization: authorization(jwt),
-                             apnsID: apnsID, now: now) {
+        let env = device.environment ?? environment
+        let host = env == environment ? builder : otherBuilder ?? builder
+        let topic = topics.isEmpty ? nil : topics[device.app]
+        switch host.build(deviceToken: device.handle, notification: notification, jwt: jwt, authorization: authorization(jwt),
+                          apnsID: apnsID, now: now, topic: topic) {
         case .failure(let refusal):
             completion(ProviderResult(refusal.disposition, code: "local", reason: refusal.reason))
         case .success(let http):
             client.execute(http) { [self] result in
-                completion(classify(result, jwt: jwt, apnsID: apnsID))
+                completion(classify(result, jwt: jwt, apnsID: apnsID, environment: env,
+                                    app: (device.app, topic ?? builder.topic)))
             }
         }
     }
@@ -77,7 +98,9 @@ public final class APNsProvider: PushProvider {
         }
     }
 
-    func classify(_ result: Result<HTTPResponse, HTTPTransportError>, jwt: String, apnsID: String) -> ProviderResult {
+    /// `app`: the device's app and the topic it was sent with, named in an app-level refusal.
+    func classify(_ result: Result<HTTPResponse, HTTPTransportError>, jwt: String, apnsID: String,
+                  environment: APNsEnvironment = .production, app: (id: String, topic: String)? = nil) -> ProviderResult {
         let response: HTTPResponse
         switch result {
         case .failure(let error):
@@ -97,16 +120,28 @@ public final class APNsProvider: PushProvider {
         default: nil
         }
         let retryAfter = RetryAfter.seconds(response[header: "retry-after"])
-        let disposition = APNsClassifier.disposition(status: response.status, reason: reason,
+        var disposition = APNsClassifier.disposition(status: response.status, reason: reason,
                                                      timestamp: timestamp, retryAfter: retryAfter)
+        // The sandbox host refuses a production token as BadDeviceToken: a device registered in
+        // the wrong environment, not a dead one. Never pruned on that.
+        if environment == .development, reason == .badDeviceToken {
+            disposition = .rejected
+            return ProviderResult(disposition, code: String(response.status),
+                                  reason: "BadDeviceToken from the sandbox host: not a development token (wrong environment?); the device is kept",
+                                  providerID: id)
+        }
         // The answer condemns this connection (Shutdown, IdleTimeout, UnrelatedKeyIdInToken):
         // later requests, this one's retry included, go on a new one.
         if disposition == .reconnect { client.condemnConnections() }
         if disposition == .refreshCredentials, !tokens.invalidate(jwt) {
             log.warning("apns: Apple refused a provider token under 20 minutes old (\(reason?.rawValue ?? "403")); keeping it, as Apple allows one new token per 20 minutes — check the clock, team id and key id")
         }
-        return ProviderResult(disposition, code: String(response.status),
-                              reason: reason?.rawValue ?? "HTTP \(response.status)", providerID: id)
+        var text = reason?.rawValue ?? "HTTP \(response.status)"
+        // Refusals of the app (its topic), not of the device or the key: say whose.
+        if let app, let reason, [.topicDisallowed, .badTopic, .deviceTokenNotForTopic].contains(reason) {
+            text += " (app \(app.id), topic \(app.topic))"
+        }
+        return ProviderResult(disposition, code: String(response.status), reason: text, providerID: id)
     }
 
     /// A lowercase UUID derived from the job and the device, so every attempt of one notification

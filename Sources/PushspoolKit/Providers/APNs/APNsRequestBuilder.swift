@@ -41,8 +41,10 @@ public struct APNsRequestBuilder: Sendable {
     /// `now`: Unix seconds at send time (for `apns-expiration`). `apnsID`: lowercase UUID.
     /// `authorization`: `bearer <jwt>` when the caller keeps it (one string for every request
     /// signed with the same token); made from `jwt` otherwise.
+    /// `topic`: the device's app's bundle id, when it is not this builder's own.
     public func build(deviceToken: String, notification n: APNsNotification, jwt: String, authorization: String? = nil,
-                      apnsID: String, now: Int) -> Result<HTTPRequest, Refusal> {
+                      apnsID: String, now: Int, topic appTopic: String? = nil) -> Result<HTTPRequest, Refusal> {
+        let topic = appTopic ?? self.topic
         guard let token = Self.normalizedToken(deviceToken) else {
             return .failure(Refusal(disposition: .deviceGone(since: nil), reason: APNsReason.badDeviceToken.rawValue))
         }

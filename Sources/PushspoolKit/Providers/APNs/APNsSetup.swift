@@ -21,16 +21,18 @@ enum APNsSetup {
         where value.count != 10 || !value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) {
             problems.append("\(section).\(field): must be Apple's 10-character id (letters and digits), got \"\(value)\"")
         }
-        if config.topic.trimmingCharacters(in: .whitespaces).isEmpty {
+        if config.topic.trimmingCharacters(in: .whitespaces).isEmpty && config.topics.isEmpty {
             problems.append("\(section).topic: must be the app's bundle id, e.g. com.example.app")
         }
         if !["production", "sandbox"].contains(config.environment) {
             problems.append("\(section).environment: must be \"production\" or \"sandbox\", got \"\(config.environment)\"")
         }
-        if let endpoint = config.endpoint {
+        for (field, value) in [("endpoint", config.endpoint), ("production_endpoint", config.productionEndpoint),
+                               ("sandbox_endpoint", config.sandboxEndpoint)] {
+            guard let endpoint = value else { continue }
             let url = URL(string: endpoint)
             if url?.scheme?.lowercased() != "https" || (url?.host ?? "").isEmpty {
-                problems.append("\(section).endpoint: must be an https URL, got \"\(endpoint)\"")
+                problems.append("\(section).\(field): must be an https URL, got \"\(endpoint)\"")
             }
         }
 

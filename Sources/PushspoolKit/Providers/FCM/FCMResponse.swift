@@ -58,7 +58,9 @@ public struct FCMResponse: Sendable, Equatable {
         case (200, _): return .delivered
         case (_, .quotaExceeded?), (429, _): return .retry(after: retryAfter ?? Self.quotaBackoff)
         case (_, .unregistered?): return .deviceGone(since: nil)
-        case (_, .senderIDMismatch?): return .deviceGone(since: nil)   // the token belongs to another project
+        // The token belongs to another Firebase project: an app routed to the wrong project (an
+        // app-level refusal), not a dead device. The target fails, the device stays.
+        case (_, .senderIDMismatch?): return .rejected
         case (_, .thirdPartyAuthError?): return .senderRefused         // APNs/web-push credentials in Firebase (iOS/web tokens only): keep tokens
         case (400, _): return invalidToken ? .deviceGone(since: nil) : .rejected
         case (401, _): return .refreshCredentials                      // UNAUTHENTICATED: our access token expired

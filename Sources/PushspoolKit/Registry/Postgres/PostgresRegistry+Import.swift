@@ -10,7 +10,7 @@ import PushspoolCore
 extension PostgresRegistry {
     public func importJSONL(contentsOf url: URL, now: Date = Date(),
                             progress: (@Sendable (Int) -> Void)? = nil) throws(RegistryError) -> RegistryImportReport {
-        let stamp = "\(now.timeIntervalSince1970)"
+        let stamp = "\(now.timeIntervalSince1970)", defaults = defaults
         return try transaction { c in
             // Memory for the sorts of this transaction only (index builds, duplicate checks).
             try c.execute("SET LOCAL work_mem = '64MB'; SET LOCAL maintenance_work_mem = '256MB'")
@@ -19,7 +19,7 @@ extension PostgresRegistry {
                 if try Self.isEmpty(c) {
                     try c.execute("SAVEPOINT bulk")
                     do {
-                        let report = try Self.bulkLoad(url, stamp: stamp, into: c, progress: progress)
+                        let report = try Self.bulkLoad(url, stamp: stamp, defaults: defaults, into: c, progress: progress)
                         try c.execute("RELEASE bulk")
                         return report
                     } catch let e as PostgresError where e.isUniqueViolation {
@@ -28,7 +28,7 @@ extension PostgresRegistry {
                     }
                 }
             }
-            return try Self.merge(url, stamp: stamp, into: c, progress: progress)
+            return try Self.merge(url, stamp: stamp, defaults: defaults, into: c, progress: progress)
         }
     }
 
@@ -36,50 +36,53 @@ extension PostgresRegistry {
         try c.query("SELECT NOT EXISTS(SELECT 1 FROM devices)").text(0, 0) == "t"
     }
 
-    private static func bulkLoad(_ url: URL, stamp: String, into c: PostgresConnection,
+    private static func bulkLoad(_ url: URL, stamp: String, defaults: RegistryDefaults, into c: PostgresConnection,
                                  progress: (@Sendable (Int) -> Void)?) throws -> RegistryImportReport {
         try c.execute(PostgresSchema.dropDeviceIndexes)
-        let report = try copy(url, "COPY devices(id, platform, handle, updated_at, lang, tags) FROM STDIN",
-                              into: c, stamp: stamp, progress: progress)
+        let report = try copy(url, "COPY devices(id, platform, handle, updated_at, lang, tags, app, environment) FROM STDIN",
+                              into: c, stamp: stamp, defaults: defaults, progress: progress)
         try c.execute(PostgresSchema.deviceIndexes + "ANALYZE devices;")
         return report
     }
 
-    private static func merge(_ url: URL, stamp: String, into c: PostgresConnection,
+    private static func merge(_ url: URL, stamp: String, defaults: RegistryDefaults, into c: PostgresConnection,
                               progress: (@Sendable (Int) -> Void)?) throws -> RegistryImportReport {
         try c.execute("""
             LOCK TABLE devices IN SHARE ROW EXCLUSIVE MODE;
             CREATE TEMP TABLE import_devices(line bigint NOT NULL, id text, platform text NOT NULL,
-                handle text NOT NULL, lang text, tags text[] NOT NULL) ON COMMIT DROP;
+                handle text NOT NULL, lang text, tags text[] NOT NULL, app text NOT NULL, environment text) ON COMMIT DROP;
             """)
-        var report = try copy(url, "COPY import_devices(line, id, platform, handle, lang, tags) FROM STDIN",
-                              into: c, stamp: nil, progress: progress)
+        var report = try copy(url, "COPY import_devices(line, id, platform, handle, lang, tags, app, environment) FROM STDIN",
+                              into: c, stamp: nil, defaults: defaults, progress: progress)
         let duplicated = try c.query("""
             SELECT EXISTS(SELECT 1 FROM import_devices WHERE id IS NOT NULL GROUP BY id HAVING count(*) > 1)
-                OR EXISTS(SELECT 1 FROM import_devices GROUP BY handle HAVING count(*) > 1)
+                OR EXISTS(SELECT 1 FROM import_devices GROUP BY handle, app, platform HAVING count(*) > 1)
             """)
         if duplicated.text(0, 0) == "t" {
             // The file names an id or a handle twice: line by line, in file order, with the
             // upsert's handle-move rules (as the SQLite registry does).
             try c.execute("DROP TABLE import_devices")
-            return try upsertLineByLine(url, stamp: stamp, into: c, progress: progress)
+            return try upsertLineByLine(url, stamp: stamp, defaults: defaults, into: c, progress: progress)
         }
         try c.execute("""
             ANALYZE import_devices;
-            UPDATE import_devices i SET id = d.id FROM devices d WHERE i.id IS NULL AND d.handle = i.handle;
+            UPDATE import_devices i SET id = d.id FROM devices d
+                WHERE i.id IS NULL AND d.handle = i.handle AND d.app = i.app AND d.platform = i.platform;
             UPDATE import_devices SET id = gen_random_uuid()::text WHERE id IS NULL;
             """)
         // Handles moving to another id: counted, the first few named, before their rows go.
-        let moves = "FROM devices d JOIN import_devices i ON d.handle = i.handle AND d.id <> i.id"
+        let same = "d.handle = i.handle AND d.app = i.app AND d.platform = i.platform"
+        let moves = "FROM devices d JOIN import_devices i ON \(same) AND d.id <> i.id"
         report.moved = Int(try c.query("SELECT count(*) \(moves)").text(0, 0) ?? "0") ?? 0
         let first = try c.query("SELECT d.id, i.id \(moves) ORDER BY i.line LIMIT \(RegistryImportReport.keptMoves)")
         report.firstMoves = (0..<first.count).map { "\(first.text($0, 0) ?? "") → \(first.text($0, 1) ?? "")" }
-        try c.execute("DELETE FROM devices d USING import_devices i WHERE d.handle = i.handle AND d.id <> i.id")
+        try c.execute("DELETE FROM devices d USING import_devices i WHERE \(same) AND d.id <> i.id")
         try c.query("""
-            INSERT INTO devices(id, platform, handle, updated_at, lang, tags)
-                SELECT id, platform, handle, $1::float8, lang, tags FROM import_devices ORDER BY line
+            INSERT INTO devices(id, platform, handle, updated_at, lang, tags, app, environment)
+                SELECT id, platform, handle, $1::float8, lang, tags, app, environment FROM import_devices ORDER BY line
             ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
-                updated_at = excluded.updated_at, lang = excluded.lang, tags = excluded.tags
+                updated_at = excluded.updated_at, lang = excluded.lang, tags = excluded.tags,
+                app = excluded.app, environment = excluded.environment
             """, [stamp])
         return report
     }
@@ -87,14 +90,14 @@ extension PostgresRegistry {
     /// COPY of every valid line (text format, 256 KiB per message). `stamp` nil: into
     /// `import_devices` (line number, id or NULL, platform, handle, lang, tags); else into
     /// `devices` (id, a new UUID when the line has none, platform, handle, `stamp`, lang, tags).
-    private static func copy(_ url: URL, _ sql: String, into c: PostgresConnection, stamp: String?,
+    private static func copy(_ url: URL, _ sql: String, into c: PostgresConnection, stamp: String?, defaults: RegistryDefaults,
                              progress: (@Sendable (Int) -> Void)?) throws -> RegistryImportReport {
         var report = RegistryImportReport()
         try c.copyIn(sql) { send in
             var buffer: [UInt8] = []
             buffer.reserveCapacity(300_000)
             var line = 0
-            report = try RegistrationFile(url).forEachRegistration(progress: progress) { r in
+            report = try RegistrationFile(url, defaults: defaults).forEachRegistration(progress: progress) { r in
                 line += 1
                 if stamp == nil {
                     Self.appendDecimal(line, to: &buffer)
@@ -128,7 +131,11 @@ extension PostgresRegistry {
                     buffer += tag.utf8
                     buffer.append(0x22)
                 }
-                buffer += [0x7D, 0x0A]
+                buffer += [0x7D, 0x09]
+                Self.appendEscaped(defaults.app(of: r), to: &buffer)
+                buffer.append(0x09)
+                if let env = defaults.environment(of: r) { buffer += env.rawValue.utf8 } else { buffer += [0x5C, 0x4E] }
+                buffer.append(0x0A)
                 if buffer.count >= 256 * 1024 {
                     try buffer.withUnsafeBytes { try send($0) }
                     buffer.removeAll(keepingCapacity: true)
@@ -139,23 +146,26 @@ extension PostgresRegistry {
         return report
     }
 
-    private static func upsertLineByLine(_ url: URL, stamp: String, into c: PostgresConnection,
+    private static func upsertLineByLine(_ url: URL, stamp: String, defaults: RegistryDefaults, into c: PostgresConnection,
                                          progress: (@Sendable (Int) -> Void)?) throws -> RegistryImportReport {
         var moves = RegistryImportReport()
-        var report = try RegistrationFile(url).forEachRegistration(progress: progress) { r in
+        var report = try RegistrationFile(url, defaults: defaults).forEachRegistration(progress: progress) { r in
             let tags = Array(Set(r.tags)).sorted()
-            let holder = try c.query("SELECT id FROM devices WHERE handle = $1", [r.handle])
+            let app = defaults.app(of: r), env = defaults.environment(of: r)?.rawValue
+            let holder = try c.query("SELECT id FROM devices WHERE handle = $1 AND app = $2 AND platform = $3", [r.handle, app, r.platform.rawValue])
             let previous = holder.count > 0 ? holder.text(0, 0) : nil
             let id = r.id ?? previous ?? UUID().uuidString.lowercased()
             if let previous, previous != id {
-                try c.query("DELETE FROM devices WHERE handle = $1", [r.handle])
+                try c.query("DELETE FROM devices WHERE handle = $1 AND app = $2 AND platform = $3", [r.handle, app, r.platform.rawValue])
                 moves.noteMove(from: previous, to: id)
             }
             try c.query("""
-                INSERT INTO devices(id, platform, handle, updated_at, lang, tags) VALUES($1, $2, $3, $4::float8, $5, $6::text[])
+                INSERT INTO devices(id, platform, handle, updated_at, lang, tags, app, environment)
+                    VALUES($1, $2, $3, $4::float8, $5, $6::text[], $7, $8)
                 ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
-                    updated_at = excluded.updated_at, lang = excluded.lang, tags = excluded.tags
-                """, [id, r.platform.rawValue, r.handle, stamp, r.lang?.value, arrayLiteral(tags)])
+                    updated_at = excluded.updated_at, lang = excluded.lang, tags = excluded.tags,
+                    app = excluded.app, environment = excluded.environment
+                """, [id, r.platform.rawValue, r.handle, stamp, r.lang?.value, arrayLiteral(tags), app, env])
         }
         (report.moved, report.firstMoves) = (moves.moved, moves.firstMoves)
         return report

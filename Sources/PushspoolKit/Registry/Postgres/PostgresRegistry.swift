@@ -16,12 +16,16 @@ public final class PostgresRegistry: RegistryDatabase {
     public var concurrentCalls: Int { pool.maxConnections }
     /// When this process last deleted expired reservations.
     let lastPurge = Mutex<Date?>(nil)
+    /// The app and environment of registrations that name none, and the apps there are.
+    public let defaults: RegistryDefaults
 
     /// Connects (failing now if the server cannot be reached), then creates or migrates the
     /// schema (`migrate: true`) or only checks it; either way a schema newer than this binary's
     /// is refused.
-    public init(uri: String, maxConnections: Int = 4, migrate: Bool = true, log: Log? = nil) throws {
+    public init(uri: String, maxConnections: Int = 4, migrate: Bool = true, log: Log? = nil,
+                defaults: RegistryDefaults = RegistryDefaults()) throws {
         location = RegistryLocation.redacted(uri)
+        self.defaults = defaults
         let shown = location
         pool = PostgresPool(uri: uri, maxConnections: maxConnections) { reachable, detail in
             if reachable {
@@ -33,7 +37,7 @@ public final class PostgresRegistry: RegistryDatabase {
         do {
             try run { c in
                 if migrate {
-                    try PostgresSchema.migrate(c)
+                    try PostgresSchema.migrate(c, defaults: defaults)
                 } else {
                     let found = try PostgresSchema.currentVersion(c)
                     if found > PostgresSchema.version { throw PostgresSchema.newerError(found) }
@@ -69,11 +73,11 @@ public final class PostgresRegistry: RegistryDatabase {
     }
 
     /// Creates or migrates the schema at `uri`; returns the versions before and after.
-    public static func migrate(uri: String) throws(RegistryError) -> (from: Int, to: Int) {
+    public static func migrate(uri: String, defaults: RegistryDefaults = RegistryDefaults()) throws(RegistryError) -> (from: Int, to: Int) {
         let pool = PostgresPool(uri: uri, maxConnections: 1)
         defer { pool.close() }
         do {
-            let from = try pool.withConnection { c in try PostgresSchema.migrate(c) }
+            let from = try pool.withConnection { c in try PostgresSchema.migrate(c, defaults: defaults) }
             return (from, max(from, PostgresSchema.version))
         } catch {
             throw RegistryError.from(error)
@@ -114,25 +118,31 @@ public final class PostgresRegistry: RegistryDatabase {
     }
 
     public func upsertReportingMove(_ r: Registration, now: Date = Date()) throws(RegistryError) -> (device: Device, movedFrom: String?) {
-        if let (field, message) = r.problem() { throw RegistryError("\(field): \(message)") }
+        if let (field, message) = r.problem() ?? defaults.problem(r) { throw RegistryError("\(field): \(message)") }
         let now = Date(timeIntervalSince1970: now.timeIntervalSince1970)
         let tags = Array(Set(r.tags)).sorted()
+        let app = defaults.app(of: r), environment = defaults.environment(of: r)
         return try transaction { c in
-            let holder = try c.query("SELECT id FROM devices WHERE handle = $1 FOR UPDATE", [r.handle])
+            let holder = try c.query("SELECT id FROM devices WHERE handle = $1 AND app = $2 AND platform = $3 FOR UPDATE",
+                                     [r.handle, app, r.platform.rawValue])
             let previous = holder.count > 0 ? holder.text(0, 0) : nil
             let id = r.id ?? previous ?? UUID().uuidString.lowercased()
             if let previous, previous != id {
                 // The token moved to another installation: one device, one row.
-                try c.query("DELETE FROM devices WHERE handle = $1", [r.handle])
+                try c.query("DELETE FROM devices WHERE handle = $1 AND app = $2 AND platform = $3", [r.handle, app, r.platform.rawValue])
             }
             try c.query("""
-                INSERT INTO devices(id, platform, handle, updated_at, lang, tags) VALUES($1, $2, $3, $4::float8, $5, $6::text[])
+                INSERT INTO devices(id, platform, handle, updated_at, lang, tags, app, environment)
+                    VALUES($1, $2, $3, $4::float8, $5, $6::text[], $7, $8)
                 ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
-                    updated_at = excluded.updated_at, lang = excluded.lang, tags = excluded.tags
-                """, [id, r.platform.rawValue, r.handle, "\(now.timeIntervalSince1970)", r.lang?.value, Self.arrayLiteral(tags)])
+                    updated_at = excluded.updated_at, lang = excluded.lang, tags = excluded.tags,
+                    app = excluded.app, environment = excluded.environment
+                """, [id, r.platform.rawValue, r.handle, "\(now.timeIntervalSince1970)", r.lang?.value, Self.arrayLiteral(tags),
+                      app, environment?.rawValue])
             // A registration under a reserved id uses the reservation up.
             try c.query("DELETE FROM id_reservations WHERE id = $1", [id])
-            let device = Device(id: id, platform: r.platform, handle: r.handle, tags: tags, lang: r.lang, updatedAt: now)
+            let device = Device(id: id, platform: r.platform, handle: r.handle, tags: tags, lang: r.lang, updatedAt: now,
+                                app: app, environment: environment)
             return (device, previous == id ? nil : previous)
         }
     }
@@ -149,8 +159,8 @@ public final class PostgresRegistry: RegistryDatabase {
     }
 
     @discardableResult
-    public func remove(handle: String) throws(RegistryError) -> Bool {
-        try run { c in try c.query("DELETE FROM devices WHERE handle = $1", [handle]).affected > 0 }
+    public func remove(handle: String, app: String?) throws(RegistryError) -> Bool {
+        try run { c in try c.query("DELETE FROM devices WHERE handle = $1 AND app = $2", [handle, app ?? defaults.app]).affected > 0 }
     }
 
     @discardableResult
@@ -167,7 +177,7 @@ public final class PostgresRegistry: RegistryDatabase {
     // MARK: - Reads
 
     /// Columns read by `device(from:row:)`.
-    static let deviceColumns = "d.seq, d.id, d.platform, d.handle, d.updated_at, array_to_string(d.tags, ' '), d.lang"
+    static let deviceColumns = "d.seq, d.id, d.platform, d.handle, d.updated_at, array_to_string(d.tags, ' '), d.lang, d.app, d.environment"
 
     public func device(id: String) throws(RegistryError) -> Device? {
         try run { c in
@@ -176,9 +186,10 @@ public final class PostgresRegistry: RegistryDatabase {
         }
     }
 
-    public func device(handle: String) throws(RegistryError) -> Device? {
+    public func device(handle: String, app: String?) throws(RegistryError) -> Device? {
         try run { c in
-            let rows = try c.query("SELECT \(Self.deviceColumns) FROM devices d WHERE d.handle = $1", [handle])
+            let rows = try c.query("SELECT \(Self.deviceColumns) FROM devices d WHERE d.handle = $1 AND d.app = $2 LIMIT 1",
+                                   [handle, app ?? defaults.app])
             return rows.count > 0 ? try Self.device(from: rows, row: 0) : nil
         }
     }
@@ -204,8 +215,10 @@ public final class PostgresRegistry: RegistryDatabase {
                 if languages.count < 256, let lang { languages[text] = lang }
             }
         }
+        let environment = platform == .apns ? rows.text(i, 8).flatMap(APNsEnvironment.init(name:)) : nil
         return Device(id: id, platform: platform, handle: rows.text(i, 3) ?? "", tags: tags, lang: lang,
-                      updatedAt: Date(timeIntervalSince1970: rows.double(i, 4)))
+                      updatedAt: Date(timeIntervalSince1970: rows.double(i, 4)), app: rows.text(i, 7) ?? AppConfig.implicitID,
+                      environment: environment)
     }
 
     // MARK: - Job claims

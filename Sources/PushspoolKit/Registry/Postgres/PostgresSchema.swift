@@ -3,7 +3,7 @@
 /// two hosts starting at once migrate once. A binary meeting a newer schema than it knows refuses
 /// to work on it (a newer host migrated it; this one must be upgraded too).
 enum PostgresSchema {
-    static let version = 2
+    static let version = 3
 
     /// Version n's statements, applied in order from the database's version + 1.
     static let steps: [Int: String] = [
@@ -19,7 +19,7 @@ enum PostgresSchema {
                 updated_at double precision NOT NULL,
                 lang text,
                 tags text[] NOT NULL DEFAULT '{}');
-            \(deviceIndexes)
+            \(deviceIndexesBeforeApps)
             CREATE TABLE job_claims(
                 job_id text PRIMARY KEY,
                 owner text NOT NULL,
@@ -40,9 +40,26 @@ enum PostgresSchema {
             """,
     ]
 
+    /// Version 3 (§ Several apps): every device gets the default app and (read on APNs rows
+    /// only) the APNs provider's environment; a handle is unique per app and platform. Columns
+    /// with a constant default: PostgreSQL rewrites no row.
+    static func appsStep(_ defaults: RegistryDefaults) -> String {
+        """
+        ALTER TABLE devices ADD COLUMN app text NOT NULL DEFAULT \(SQLiteRegistry.sqlLiteral(defaults.app));
+        ALTER TABLE devices ADD COLUMN environment text DEFAULT \(SQLiteRegistry.sqlLiteral(defaults.environment.rawValue));
+        DROP INDEX devices_by_handle;
+        CREATE UNIQUE INDEX devices_by_handle ON devices(handle, app, platform);
+        """
+    }
+
     /// Built once, each from one sort, after a bulk load into an empty registry; maintained row
     /// by row otherwise.
     static let deviceIndexes = """
+        CREATE UNIQUE INDEX devices_by_id ON devices(id);
+        CREATE UNIQUE INDEX devices_by_handle ON devices(handle, app, platform);
+        CREATE INDEX devices_by_tag ON devices USING gin(tags);
+        """
+    static let deviceIndexesBeforeApps = """
         CREATE UNIQUE INDEX devices_by_id ON devices(id);
         CREATE UNIQUE INDEX devices_by_handle ON devices(handle);
         CREATE INDEX devices_by_tag ON devices USING gin(tags);
@@ -60,12 +77,12 @@ enum PostgresSchema {
     }
 
     static func newerError(_ found: Int) -> RegistryError {
-        RegistryError("registry schema version \(found) is newer than this pushspool supports (\(version)); upgrade pushspool on this host")
+        RegistryError.newerSchema(found, known: version, hint: "upgrade pushspool on this host")
     }
 
     /// Brings the schema to `version`; returns the version found before. Throws when it is newer.
     @discardableResult
-    static func migrate(_ c: PostgresConnection) throws -> Int {
+    static func migrate(_ c: PostgresConnection, defaults: RegistryDefaults = RegistryDefaults()) throws -> Int {
         // Fast path, no lock: already current.
         let seen = try currentVersion(c)
         if seen > version { throw newerError(seen) }
@@ -80,7 +97,7 @@ enum PostgresSchema {
             let found = try currentVersion(c)
             if found > version { throw newerError(found) }
             for step in (found + 1)..<(version + 1) {
-                if let sql = steps[step] { try c.execute(sql) }
+                if let sql = step == 3 ? appsStep(defaults) : steps[step] { try c.execute(sql) }
                 try c.query("INSERT INTO pushspool_schema(version) VALUES($1::integer)", ["\(step)"])
             }
             return found

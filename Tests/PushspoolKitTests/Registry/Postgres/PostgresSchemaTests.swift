@@ -40,7 +40,7 @@ struct PostgresSchemaTests {
         let c = try PostgresConnection(uri: uri)
         try c.query("INSERT INTO pushspool_schema(version) VALUES($1::integer)", ["\(PostgresSchema.version + 5)"])
         let error = #expect(throws: RegistryError.self) { try PostgresRegistry(uri: uri) }
-        #expect(error?.message == "registry schema version \(PostgresSchema.version + 5) is newer than this pushspool supports (\(PostgresSchema.version)); upgrade pushspool on this host")
+        #expect(error?.message == "registry schema version \(PostgresSchema.version + 5) is newer than this pushspool supports (\(PostgresSchema.version)); upgrade pushspool on this host (nothing was written)")
         #expect(throws: RegistryError.self) { try PostgresRegistry(uri: uri, migrate: false) }
     }
 
@@ -70,7 +70,7 @@ struct PostgresSchemaTests {
         #expect(refused.status != 0)
         #expect(refused.stderr.contains("registry schema version \(PostgresSchema.version + 1) is newer than this pushspool supports"), "\(refused.stderr)")
         let migrate = try runPushspool(["registry", "migrate"] + config, env: env)
-        #expect(migrate.status == 78 && migrate.stderr.contains("upgrade pushspool on this host"), "\(migrate.stderr)")
+        #expect(migrate.status == 78 && migrate.stderr.contains("upgrade pushspool on this host (nothing was written)"), "\(migrate.stderr)")
 
         // config --check prints the URI without its password.
         let check = try runPushspool(["config", "--check"] + config, env: ["PUSHSPOOL_TEST_REGISTRY": "postgresql://app:s3cret@db.internal/push"])
