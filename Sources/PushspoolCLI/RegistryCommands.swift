@@ -63,8 +63,7 @@ enum RegistryCommands {
     /// The runtime for a registry change, with the hub link when a platform routes to a hub
     /// (then the hub's credentials must resolve).
     private static func openForChange(_ args: Arguments) throws(CLIError) -> (Runtime, HubLink?) {
-        let hubRouted = (try? Runtime.loadConfig(args)).map(HubLink.isHubRouted) ?? false
-        let runtime = try Runtime(args, requireSecrets: hubRouted)
+        let runtime = try Runtime(args, requireSecretsIf: HubLink.isHubRouted)
         return (runtime, try HubLink.open(runtime.config, spool: runtime.spool))
     }
 

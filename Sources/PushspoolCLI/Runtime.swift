@@ -15,9 +15,16 @@ struct Runtime {
     /// missing one (exit 78), so a mistyped path is an error, not a new spool nobody watches.
     /// `writing`: the spool folders the command writes to (a dispatcher: all), checked up front so
     /// that a permission problem is told as one (exit 77), not as a failure halfway through.
+    /// `requireSecretsIf`: secrets are needed only for a config this says yes to (`serve` with a
+    /// hub-routed platform); the file is read once either way.
     init(_ args: Arguments, builtIn: Bool = false, spool spoolPath: String? = nil, requireSecrets: Bool = false,
+         requireSecretsIf: ((Config) -> Bool)? = nil,
          createSpool: Bool = false, writing: [Spool.Folder] = []) throws(CLIError) {
         var config = try Self.loadConfig(args, builtIn: builtIn, requireSecrets: requireSecrets)
+        if !requireSecrets, !config.unsetSecrets.isEmpty, let needs = requireSecretsIf, needs(config) {
+            // Read again only to fail with the loader's own message naming each unset secret.
+            config = try Self.loadConfig(args, builtIn: builtIn, requireSecrets: true)
+        }
         if let spoolPath {
             config.spool = spoolPath
             config.registry = (spoolPath as NSString).appendingPathComponent("registry.sqlite")

@@ -16,9 +16,9 @@ enum ServeCommand {
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
         // First: a stop that comes while serve starts is not lost.
         StopSignals.install()
-        // A hub-routed platform's registrations go to the hub too: its credentials must resolve.
-        let hubRouted = (try? Runtime.loadConfig(args))?.routes.values.contains("azure") ?? false
-        let runtime = try Runtime(args, requireSecrets: hubRouted)
+        // A hub-routed platform's registrations (of any app) go to the hub too: its credentials
+        // must resolve.
+        let runtime = try Runtime(args, requireSecretsIf: HubLink.isHubRouted)
         let config = runtime.config
         let http = config.http ?? HTTPConfig()
         let log = Log.shared.with(.component, "serve")
