@@ -9,16 +9,19 @@ import Darwin
 #endif
 
 /// The registry for services (bearer tokens): register, unregister, show, list and count devices,
-/// as `register`, `unregister` and `devices` do on the host. Services set any tags. For a
+/// as `register`, `unregister` and `devices` do on the host. Services set any tags, and name a
+/// device's app and (APNs) environment; ids are global, so removing and showing need no app. For a
 /// platform routed to a hub, the answer comes once the registry has the change; the hub's copy
 /// follows in the background (`HubQueue`), and `GET /v1/devices/{id}` says whether it has yet.
 public struct DeviceAPI: Sendable {
     let registrations: RegistrationService
     let registry: any DeviceRegistry
+    let apps: ServedApps
 
-    public init(registrations: RegistrationService, registry: any DeviceRegistry) {
+    public init(registrations: RegistrationService, registry: any DeviceRegistry, apps: ServedApps = ServedApps()) {
         self.registrations = registrations
         self.registry = registry
+        self.apps = apps
     }
 
     public var routes: [FrontDoor.Route] {
@@ -30,24 +33,26 @@ public struct DeviceAPI: Sendable {
         ]
     }
 
-    /// `PUT /v1/devices/{id}`, body `{"platform", "handle", "tags", "lang"?}`.
+    /// `PUT /v1/devices/{id}`, body `{"platform", "handle", "tags", "lang"?, "app"?, "environment"?}`.
     func upsert(_ call: FrontDoor.RouteCall) {
         let fields: [String: JSONValue]
-        switch call.request.jsonObject(allowed: ["platform", "handle", "tags", "lang"]) {
+        switch call.request.jsonObject(allowed: ["platform", "handle", "tags", "lang", "app", "environment"]) {
         case .success(let f): fields = f
         case .failure(let refusal): return call.respond(refusal.response)
         }
         let registration: Registration
         switch RegistrationRules.registration(id: .string(call.parameters[0]), platform: fields["platform"], handle: fields["handle"],
-                                              tags: fields["tags"], lang: fields["lang"]) {
+                                              tags: fields["tags"], lang: fields["lang"], app: fields["app"], environment: fields["environment"]) {
         case .success(let r): registration = r
         case .failure(let problems): return call.respond(.error(400, problems.description))
         }
+        if let app = registration.app, let why = apps.problem(app) { return call.respond(.error(400, "app: \(why)")) }
+        let apps = apps
         call.inRegistryLane {
             do throws(RegistrationError) {
                 let change = try registrations.register(registration, now: Date())
                 if change.hubFailed { return RegistrationAnswers.hubFailure(change) }
-                var pairs = change.device.listing
+                var pairs = apps.listing(change.device)
                 pairs.append(("moved_from", change.movedFrom.map(JSONValue.string) ?? .null))
                 if change.hubPending { pairs.append(("hub", "pending")) }
                 return .json(200, .object(pairs))
@@ -63,12 +68,13 @@ public struct DeviceAPI: Sendable {
     func show(_ call: FrontDoor.RouteCall) {
         let id = call.parameters[0]
         if let problem = Identifier.deviceIDProblem(id) { return call.respond(.error(400, "id: \(problem)")) }
+        let apps = apps
         call.inRegistryLane {
             do throws(RegistrationError) {
                 guard let device = try registrations.device(id: id) else {
                     return .error(404, "id: no device \(FrontDoor.printable(id))")
                 }
-                var pairs = device.listing
+                var pairs = apps.listing(device)
                 if let queue = registrations.hubQueue, queue.serves(device.platform) {
                     switch queue.status(of: device.id) {
                     case .written:
@@ -107,7 +113,7 @@ public struct DeviceAPI: Sendable {
         }
     }
 
-    /// `GET /v1/devices?tags=EXPR&platform=apns,fcm&count=1`: the count, or the devices as JSON
+    /// `GET /v1/devices?tags=EXPR&platform=apns,fcm&app=chat,shop&count=1`: the count, or the devices as JSON
     /// Lines (handles left out, as `pushspool devices` does), streamed through a pipe a page at
     /// a time: a million devices in bounded memory, and a client that stops reading stops the query.
     func list(_ call: FrontDoor.RouteCall) {
@@ -127,14 +133,24 @@ public struct DeviceAPI: Sendable {
                 platforms.insert(p)
             }
         }
+        // Like `platform`, a comma list (`pushspool devices --app` takes the flag once per app).
+        var appSet: Set<String>?
+        if let names = call.request.query["app"], !names.isEmpty {
+            appSet = []
+            for name in names.split(separator: ",").map(String.init) {
+                if let why = apps.problem(name) { return call.respond(.error(400, "app: \(why)")) }
+                appSet?.insert(name)
+            }
+        }
         let counting = ["1", "true", "yes"].contains(call.request.query["count"] ?? "")
         let registry = registry
-        let platformSet = platforms
+        let platformSet = platforms, selected = appSet, apps = apps
         let matching = expression
         if counting {
             return call.inRegistryLane {
                 do throws(RegistryError) {
-                    return .json(200, .object([("count", .int(Int64(try registry.count(platforms: platformSet, matching: matching))))]))
+                    let count = try registry.count(platforms: platformSet, apps: selected, matching: matching)
+                    return .json(200, .object([("count", .int(Int64(count)))]))
                 } catch {
                     return RegistrationAnswers.failure(RegistrationError(error))
                 }
@@ -157,8 +173,8 @@ public struct DeviceAPI: Sendable {
                 do { try FileIO.writeAll(writer, buffer); return true } catch { return false }   // the client went away
             }
             do {
-                try registry.forEach(platforms: platformSet, matching: matching) { device in
-                    buffer += JSONValue.object(device.listing).encoded()
+                try registry.forEach(platforms: platformSet, apps: selected, matching: matching) { device in
+                    buffer += JSONValue.object(apps.listing(device)).encoded()
                     buffer.append(0x0A)
                     return buffer.count < 60_000 || flush()
                 }

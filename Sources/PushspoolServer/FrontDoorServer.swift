@@ -48,8 +48,9 @@ public final class FrontDoorServer: Sendable {
         let jobs = JobAPI(spool: parts.spool, intake: intake, ownerLeaseSeconds: parts.config.ownerLeaseSeconds)
         let operations = OperationsAPI(health: health, metrics: metrics, spool: parts.spool,
                                        dispatcherTextfile: parts.config.metrics.textfile.map { parts.config.resolve($0).path })
-        let devices = DeviceAPI(registrations: parts.registrations, registry: parts.registry)
-        let tutorial = TutorialAPI(registrations: parts.registrations, jobs: jobs, http: http)
+        let apps = ServedApps(parts.config)
+        let devices = DeviceAPI(registrations: parts.registrations, registry: parts.registry, apps: apps)
+        let tutorial = TutorialAPI(registrations: parts.registrations, jobs: jobs, http: http, apps: apps)
         door = FrontDoor(routes: tutorial.routes + jobs.routes + devices.routes + operations.routes,
                              authenticator: parts.authenticator, metrics: metrics, log: parts.log,
                              registryConnections: parts.registry.concurrentCalls,

@@ -13,31 +13,50 @@ import PushspoolCore
 /// that handle answers a fresh id, and the `PUT` moves the handle there (a phone that changes
 /// hands, or whose app signs in as someone else, keeps one registration). With
 /// `http.handles_move_between_users: false` such a `PUT` is refused with `409` instead.
+///
+/// The API serves the default app at `/api/…` and each app of the config at `/apps/{app}/api/…`
+/// (an app the config does not have is `404`): registrations land in that app, a handle is
+/// looked up within it, and notifications become jobs for it. Ids are global.
 public struct TutorialAPI: Sendable {
     let registrations: RegistrationService
     let jobs: JobAPI
     let http: HTTPConfig
+    let apps: ServedApps
 
-    public init(registrations: RegistrationService, jobs: JobAPI, http: HTTPConfig) {
+    /// A route's handler, given the app the path names (nil: `/api/…`, the default app) and
+    /// the path's other captured segments.
+    typealias Handler = @Sendable (FrontDoor.RouteCall, _ app: String?, _ parameters: [String]) -> Void
+
+    public init(registrations: RegistrationService, jobs: JobAPI, http: HTTPConfig, apps: ServedApps = ServedApps()) {
         self.registrations = registrations
         self.jobs = jobs
         self.http = http
+        self.apps = apps
     }
 
     public var routes: [FrontDoor.Route] {
-        [
-            .init("POST", "/api/register", .user, newID),
-            .init("PUT", "/api/register/{id}", .user, upsert),
-            .init("DELETE", "/api/register/{id}", .user, remove),
-            .init("POST", "/api/notifications", .user, notify),
+        let calls: [(String, String, Handler)] = [
+            ("POST", "register", newID), ("PUT", "register/{id}", upsert), ("DELETE", "register/{id}", remove),
+            ("POST", "notifications", notify),
         ]
+        let apps = apps
+        return calls.map { method, path, handle in
+            FrontDoor.Route(method, "/api/\(path)", .user) { call in handle(call, nil, call.parameters) }
+        } + calls.map { method, path, handle in
+            FrontDoor.Route(method, "/apps/{app}/api/\(path)", .user) { call in
+                let app = call.parameters[0]
+                if let why = apps.problem(app) { return call.respond(.error(404, "app: \(why)")) }
+                handle(call, app, Array(call.parameters.dropFirst()))
+            }
+        }
     }
 
     static func ownTag(_ user: String) -> String { "username:\(user)" }
 
     /// `POST /api/register?handle=H`: the id of the caller's device holding H, else a new id
-    /// handed out to the caller (a device of another user holding H moves on the `PUT`).
-    func newID(_ call: FrontDoor.RouteCall) {
+    /// handed out to the caller (a device of another user holding H moves on the `PUT`). The
+    /// handle is looked up in the path's app: one token in two apps is two devices.
+    func newID(_ call: FrontDoor.RouteCall, app: String?, parameters: [String]) {
         guard let given = call.request.query["handle"], !given.isEmpty else {
             return call.respond(.error(400, "handle: required (the device's push token, as ?handle=…)"))
         }
@@ -45,7 +64,7 @@ public struct TutorialAPI: Sendable {
         let user = call.user
         call.inRegistryLane {
             do throws(RegistrationError) {
-                if let device = try registrations.device(handle: handle), device.tags.contains(Self.ownTag(user)) {
+                if let device = try registrations.device(handle: handle, app: app), device.tags.contains(Self.ownTag(user)) {
                     return .json(200, .string(device.id))
                 }
                 return .json(200, .string(try registrations.reserveID(owner: user, now: Date())))
@@ -55,11 +74,12 @@ public struct TutorialAPI: Sendable {
         }
     }
 
-    /// `PUT /api/register/{id}`, body `{"Platform", "Handle", "Tags"}`.
-    func upsert(_ call: FrontDoor.RouteCall) {
-        let id = call.parameters[0], user = call.user
+    /// `PUT /api/register/{id}`, body `{"Platform", "Handle", "Tags", "Environment"?}`: a device of
+    /// the path's app.
+    func upsert(_ call: FrontDoor.RouteCall, app: String?, parameters: [String]) {
+        let id = parameters[0], user = call.user
         let fields: [String: JSONValue]
-        switch call.request.jsonObject(allowed: ["platform", "handle", "tags", "lang"], names: RegistrationAnswers.tutorialNames) {
+        switch call.request.jsonObject(allowed: ["platform", "handle", "tags", "lang", "environment"], names: RegistrationAnswers.tutorialNames) {
         case .success(let f): fields = f
         case .failure(let refusal): return call.respond(refusal.response)
         }
@@ -85,7 +105,8 @@ public struct TutorialAPI: Sendable {
         }
         let registration: Registration
         switch RegistrationRules.registration(id: .string(id), platform: fields["platform"], handle: fields["handle"],
-                                              tags: .array(tags), lang: fields["lang"], names: .tutorial) {
+                                              tags: .array(tags), lang: fields["lang"], app: app.map(JSONValue.string),
+                                              environment: fields["environment"], names: .tutorial) {
         case .success(let r): registration = r
         case .failure(let problems): return call.respond(.error(400, problems.description))
         }
@@ -99,7 +120,7 @@ public struct TutorialAPI: Sendable {
                     // Never handed out, handed out to someone else, expired, or removed since.
                     return gone
                 }
-                if !http.handlesMoveBetweenUsers, let holder = try registrations.device(handle: registration.handle),
+                if !http.handlesMoveBetweenUsers, let holder = try registrations.device(handle: registration.handle, app: app),
                    !holder.tags.contains(Self.ownTag(user)) {
                     return .error(409, "Handle: registered to another user's device, and this server does not move devices between users "
                                        + "(http.handles_move_between_users is false)")
@@ -113,9 +134,9 @@ public struct TutorialAPI: Sendable {
         }
     }
 
-    /// `DELETE /api/register/{id}`: one of the caller's own devices.
-    func remove(_ call: FrontDoor.RouteCall) {
-        let id = call.parameters[0], user = call.user
+    /// `DELETE /api/register/{id}`: one of the caller's own devices (by its id, which is global).
+    func remove(_ call: FrontDoor.RouteCall, app: String?, parameters: [String]) {
+        let id = parameters[0], user = call.user
         // The one identifier rule, as PUT applies it: a broken id is refused, not looked up.
         if let problem = Identifier.deviceIDProblem(id) { return call.respond(.error(400, "Id: \(problem)")) }
         call.inRegistryLane {
@@ -136,8 +157,9 @@ public struct TutorialAPI: Sendable {
     }
 
     /// `POST /api/notifications?pns=P&to_tag=U`, body the message as a JSON string: a send job
-    /// `From <caller>: <message>` to `username:U` on P.
-    func notify(_ call: FrontDoor.RouteCall) {
+    /// `From <caller>: <message>` to `username:U` on P, for the path's app (`"app"` in the job;
+    /// none at `/api/…`, which is the default app's).
+    func notify(_ call: FrontDoor.RouteCall, app: String?, parameters: [String]) {
         guard http.usersMaySend else {
             return call.respond(.error(403, "app users may not send on this server (http.users_may_send is false)"))
         }
@@ -155,7 +177,8 @@ public struct TutorialAPI: Sendable {
         }
         let id = JobIntake.newID(prefix: "notify")
         let document = JSONValue.object([("id", .string(id)), ("to_tag", .string(Self.ownTag(recipient))), ("pns", .array([.string(pns)])),
-                                         ("from", .string(call.user)), ("message", .string(message))])
+                                         ("from", .string(call.user)), ("message", .string(message))]
+                                        + (app.map { [("app", JSONValue.string($0))] } ?? []))
         let bytes = document.encoded() + [0x0A]
         do {
             _ = try JobParser.parse(bytes, fileName: "\(id).json")

@@ -58,7 +58,7 @@ public final class RegistrationService: Sendable {
         let (device, movedFrom) = try Self.failures { () throws -> (Device, String?) in
             if queue.serves(r.platform), let id = r.id.map(Identifier.canonical) {
                 try hold(id, r.platform, queue, &held)
-                if let holder = try registry.device(handle: r.handle), holder.id != id, queue.serves(holder.platform) {
+                if let holder = try registry.device(handle: r.handle, app: r.app), holder.id != id, queue.serves(holder.platform) {
                     try hold(holder.id, holder.platform, queue, &held)
                 }
             }
@@ -157,8 +157,9 @@ public final class RegistrationService: Sendable {
         do { return try registry.device(id: Identifier.canonical(id)) } catch { throw RegistrationError(error) }
     }
 
-    public func device(handle: String) throws(RegistrationError) -> Device? {
-        do { return try registry.device(handle: handle) } catch { throw RegistrationError(error) }
+    /// The device holding `handle` in `app` (nil: the default app): a handle is unique per app.
+    public func device(handle: String, app: String? = nil) throws(RegistrationError) -> Device? {
+        do { return try registry.device(handle: handle, app: app) } catch { throw RegistrationError(error) }
     }
 
     /// The tutorial's `POST /api/register`: a new lowercase UUID recorded as handed out to `owner`.
