@@ -51,12 +51,30 @@ import Testing
         #expect(try Self.newID(c, "/apps/chat/api") == chatID)
         #expect(try Self.newID(c, "/api") == shopID)
         #expect(try Self.newID(c, "/apps/shop/api") == shopID)
-        // `sandbox` is the alias; a re-registration without Environment keeps the app.
+        // Keys in any case, as the tutorial's; `sandbox` is `development`'s alias. A PUT without
+        // it is a production device: the PUT replaces the registration whole.
+        a = try Self.put(c, "/apps/chat/api", chatID)
+        #expect(a.status == 200, "\(a.text)")
+        #expect(Self.object(try c.request("GET", "/v1/devices/\(chatID)", headers: Self.service))["environment"] as? String == "production")
         a = try Self.put(c, "/apps/chat/api", chatID, #", "environment": "sandbox""#)
         #expect(a.status == 200, "\(a.text)")
+        #expect(Self.object(try c.request("GET", "/v1/devices/\(chatID)", headers: Self.service))["environment"] as? String == "development")
         #expect(try c.request("DELETE", "/apps/chat/api/register/\(chatID)", headers: Self.user("alice")).status == 200)
         #expect(try f.cli(["devices", "--app", "chat", "--count"]).stdout == "0\n")
         #expect(try f.cli(["devices", "--app", "shop", "--count"]).stdout == "1\n")
+    }
+
+    @Test("without apps the one app is default: /apps/default/api is /api, and listings stay as they were")
+    func withoutAppsTheOneAppIsDefault() throws {
+        let f = try SandboxFrontDoor()
+        let c = try f.serve.client()
+        let id = try Self.newID(c, "/apps/default/api")
+        #expect(try Self.put(c, "/apps/default/api", id).status == 200)
+        #expect(try Self.newID(c, "/api") == id)
+        let a = try c.request("GET", "/v1/devices/\(id)", headers: Self.service)
+        #expect(a.status == 200 && Self.object(a)["app"] == nil && Self.object(a)["environment"] == nil, "\(a.text)")
+        let b = try c.request("POST", "/apps/chat/api/register?handle=\(Self.handle)", headers: Self.user("alice"))
+        #expect(b.status == 404 && Self.error(b) == #"app: unknown app "chat" (expected default)"#, "\(b.text)")
     }
 
     @Test("each refusal names its field; an unknown app in the path is 404")
