@@ -9,15 +9,21 @@ public struct RegistryDefaults: Sendable, Equatable {
     public var environment: APNsEnvironment
     /// The apps of the config; a registration naming another is refused (`app: unknown app`).
     public var apps: Set<String>
+    /// The apps whose APNs provider has another environment than the default app's: an APNs
+    /// registration of such an app that names none gets its own provider's.
+    public var environments: [String: APNsEnvironment]
 
-    public init(app: String = AppConfig.implicitID, environment: APNsEnvironment = .production, apps: Set<String> = []) {
+    public init(app: String = AppConfig.implicitID, environment: APNsEnvironment = .production, apps: Set<String> = [],
+                environments: [String: APNsEnvironment] = [:]) {
         self.app = app
         self.environment = environment
         self.apps = apps
+        self.environments = environments.filter { $0.value != environment }
     }
 
     public init(_ config: Config) {
-        self.init(app: config.defaultApp, environment: config.apnsEnvironment(of: config.defaultApp), apps: Set(config.apps.keys))
+        self.init(app: config.defaultApp, environment: config.apnsEnvironment(of: config.defaultApp), apps: Set(config.apps.keys),
+                  environments: Dictionary(uniqueKeysWithValues: config.apps.keys.map { ($0, config.apnsEnvironment(of: $0)) }))
     }
 
     /// The app a registration is stored under.
@@ -25,7 +31,7 @@ public struct RegistryDefaults: Sendable, Equatable {
 
     /// The environment an APNs registration is stored with (nil for other platforms).
     public func environment(of r: Registration) -> APNsEnvironment? {
-        r.platform == .apns ? (r.environment ?? environment) : nil
+        r.platform == .apns ? (r.environment ?? environments[app(of: r)] ?? environment) : nil
     }
 
     /// Why `r` cannot be stored, as `(field, message)`: an app the config does not have, or an

@@ -60,13 +60,20 @@ extension SQLiteRegistry {
         // its device without waiting for the insert.
         let rowsPerInsert = 16, tagsPerInsert = 64
         // `?2`, `?3`: the default app and environment, for lines that name none (every line of
-        // the fast path); the environment only on APNs rows.
+        // the fast path); the environment only on APNs rows, that of the row's app's provider
+        // where it differs from the default app's (app ids are [A-Za-z0-9._-]: safe literals).
+        func environmentSQL(_ app: String) -> String {
+            guard !defaults.environments.isEmpty else { return "?3" }
+            return "CASE \(app)" + defaults.environments.sorted { $0.key < $1.key }.map {
+                " WHEN \(SQLiteRegistry.sqlLiteral($0.key)) THEN \(SQLiteRegistry.sqlLiteral($0.value.rawValue))"
+            }.joined() + " ELSE ?3 END"
+        }
         func devicesSQL(_ n: Int) -> String {
             "INSERT INTO devices(rowid, id, platform, handle, updated_at, lang, tags, app, environment) VALUES "
                 + (0..<n).map { r in
                     let b = 3 + r * 8
                     return "(?\(b + 1), ?\(b + 2), ?\(b + 3), ?\(b + 4), ?1, ?\(b + 5), ?\(b + 6), coalesce(?\(b + 7), ?2), "
-                        + "CASE WHEN ?\(b + 3) = 'apns' THEN coalesce(?\(b + 8), ?3) END)"
+                        + "CASE WHEN ?\(b + 3) = 'apns' THEN coalesce(?\(b + 8), \(environmentSQL("coalesce(?\(b + 7), ?2)"))) END)"
                 }.joined(separator: ", ")
         }
         func tagsSQL(_ n: Int) -> String {

@@ -62,6 +62,37 @@ import PushspoolCore
         #expect(try registry.device(id: "i2")?.environment == .production)
     }
 
+    /// An app whose APNs provider is the sandbox: its devices that name no environment are
+    /// development devices, whichever way they come in (the default app's provider is production).
+    @Test func aDeviceWithoutEnvironmentGetsItsOwnAppsProviderEnvironment() throws {
+        let (dir, spool) = try initializedSpool("registry-apps-env")
+        let key = Paths.packageRoot.appendingPathComponent("Tests/Fixtures/AuthKey_TESTKEY123.p8").path
+        dir.write("pushspool.json", #"""
+            {"spool": "\#(dir.path("spool"))", "default_app": "chat",
+             "providers": {"apns-prod": {"type": "apns", "team_id": "ABCDE12345", "key_id": "TESTKEY123", "key_file": "\#(key)"},
+                           "apns-dev": {"type": "apns", "team_id": "ABCDE12345", "key_id": "TESTKEY123", "key_file": "\#(key)", "environment": "sandbox"}},
+             "apps": {"chat": {"routes": {"apns": "apns-prod"}, "apns_topic": "com.example.chat"},
+                      "beta": {"routes": {"apns": "apns-dev"}, "apns_topic": "com.example.beta"}}}
+            """#)
+        let args = spool + ["--config", dir.path("pushspool.json")]
+        dir.write("devices.jsonl", """
+            {"id": "b1", "platform": "apns", "handle": "\(Self.token)", "tags": ["t"], "app": "beta"}
+            {"id": "b2", "platform": "apns", "handle": "\(String(repeating: "cd", count: 32))", "tags": ["t"], "app": "beta", "environment": "production"}
+            {"id": "c1", "platform": "apns", "handle": "\(Self.token)", "tags": ["t"]}
+            """)
+        let imported = try runPushspool(["import", dir.path("devices.jsonl")] + args)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        let registered = try runPushspool(["register", "--platform", "apns", "--handle", String(repeating: "ef", count: 32),
+                                           "--tag", "t", "--id", "b3", "--app", "beta"] + args)
+        #expect(registered.status == 0, "\(registered.stderr)")
+        let registry = try SQLiteRegistry(path: dir.path("spool/registry.sqlite"))
+        defer { registry.close() }
+        #expect(try registry.device(id: "b1")?.environment == .development)
+        #expect(try registry.device(id: "b2")?.environment == .production)
+        #expect(try registry.device(id: "b3")?.environment == .development)
+        #expect(try registry.device(id: "c1")?.environment == .production)
+    }
+
     @Test func registerAndUnregisterJobsTakeTheApp() throws {
         let (dir, args) = try spoolWithApps()
         let incoming = dir.path("spool/incoming")
