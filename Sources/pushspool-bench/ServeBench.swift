@@ -103,7 +103,10 @@ struct ServeRound {
         row(["serve RSS with 1000 open connections", mb(rss), "nginx worker " + mb(median(rounds.map { Double($0.rssNginx) })), "",
              "≤ 64 MB", rss <= 64 * 1_048_576 ? "yes" : "no"])
         let errors = rounds.map { $0.healthz.errors + $0.register.errors + $0.jobs.errors + ($0.registerPostgres?.errors ?? 0) }.max() ?? 0
-        row(["non-2xx answers or socket errors (worst run)", "\(errors)", "", "", "0", errors == 0 ? "yes" : "no"])
+        let worst = { (load: (ServeRound) -> ServeRound.Load?) in rounds.compactMap { load($0)?.errors }.max() ?? 0 }
+        row(["non-2xx answers or socket errors (worst run)", "\(errors)",
+             "healthz \(worst { $0.healthz }), register \(worst { $0.register }), jobs \(worst { $0.jobs }), PostgreSQL \(worst { $0.registerPostgres })",
+             "", "0", errors == 0 ? "yes" : "no"])
     }
 
     // MARK: - The load
