@@ -1,6 +1,7 @@
 import PushspoolKit
 import Foundation
 import PushspoolCore
+import Synchronization
 
 /// The front door's credential checks (`RequestAuthenticator`): app users by HTTP Basic against
 /// `http.users_file`, services by bearer token against `http.tokens_file`.
@@ -35,6 +36,8 @@ public final class Authenticator: RequestAuthenticator {
     private let failures: LoginFailureThrottle
     private let rates: PrincipalRateLimiter
     private let now: @Sendable () -> Date
+    /// Credentials being checked, with every request waiting for that check.
+    private let checking = Mutex<[VerifiedCredentialCache.Key: [(remote: String, then: @Sendable (AuthDecision) -> Void)]]>([:])
 
     /// Reads `http.users_file` and `http.tokens_file` (either may be absent: then every user,
     /// or every service, is refused). Throws `SetupError` listing every problem when a file
@@ -81,25 +84,51 @@ public final class Authenticator: RequestAuthenticator {
     /// What a user check needs: a decision now, or a password hashed first.
     private enum UserCheck {
         case decided(AuthDecision)
-        /// The name the check is for (the pool's fairness key) and the check.
-        case verify(String, @Sendable () -> AuthDecision)
+        /// The name the check is for (the pool's fairness key), the credential it checks (the
+        /// same user and password: one check for every request carrying them at once), and the
+        /// check itself: true when the password is right (it is then cached).
+        case verify(String, VerifiedCredentialCache.Key, @Sendable () -> Bool)
     }
 
     /// The check on the verification pool; `then` runs once, on the caller's thread when no
     /// password needs hashing (a refusal, a recently verified password), else on the pool's.
+    ///
+    /// Requests carrying the same credential while it is being checked wait for that one check
+    /// (an app's burst of requests at start-up costs one bcrypt, not one each, and is not
+    /// refused by the pool's one-check-per-user rule); each is then admitted, or counted as a
+    /// failure of its own address, as if it had been checked alone.
     public func user(authorization: String?, remote: String, then: @escaping @Sendable (AuthDecision) -> Void) {
         switch userCheck(authorization: authorization, remote: remote) {
         case .decided(let d): then(d)
-        case .verify(let user, let check):
-            if !pool.submit(key: user, check, then: then) { then(.busy(retryAfter: 1)) }
+        case .verify(let user, let key, let check):
+            let first = checking.withLock { waiting -> Bool in
+                if waiting[key] != nil {
+                    waiting[key]!.append((remote, then))
+                    return false
+                }
+                waiting[key] = [(remote, then)]
+                return true
+            }
+            guard first else { return }
+            let finish: @Sendable (Bool?) -> Void = { [self] right in
+                let waiters = checking.withLock { $0.removeValue(forKey: key) ?? [] }
+                for (remote, then) in waiters { then(right.map { decide($0, user: user, remote: remote) } ?? .busy(retryAfter: 1)) }
+            }
+            if !pool.submit(key: user, check, then: { finish($0) }) { finish(nil) }
         }
+    }
+
+    /// A checked password's answer for one request.
+    private func decide(_ right: Bool, user: String, remote: String) -> AuthDecision {
+        let t = now().timeIntervalSince1970
+        return right ? admit(.user(user), t) : fail(remote, t, Self.wrongCredentials)
     }
 
     /// The same check, hashing on the caller's thread (tests, tools without a server).
     public func user(authorization: String?, remote: String) -> AuthDecision {
         switch userCheck(authorization: authorization, remote: remote) {
         case .decided(let d): d
-        case .verify(_, let check): check()
+        case .verify(let user, _, let check): decide(check(), user: user, remote: remote)
         }
     }
 
@@ -118,17 +147,17 @@ public final class Authenticator: RequestAuthenticator {
             // Costs what a wrong password costs (another user's hash has that user's cost), so
             // response times do not tell which user names exist.
             let decoy = table.hashes.first?.value ?? Self.decoyHash
-            return .verify(user) { [self] in
+            return .verify(user, cache.key(user: user, password: password)) { [self] in
                 _ = verifier.verify(password: password, against: decoy)
-                return fail(remote, t, Self.wrongCredentials)
+                return false
             }
         }
         let key = cache.key(user: user, password: password)
         if cache.contains(key, hash: hash, now: t) { return .decided(admit(.user(user), t)) }
-        return .verify(user) { [self] in
-            guard verifier.verify(password: password, against: hash) else { return fail(remote, t, Self.wrongCredentials) }
+        return .verify(user, key) { [self] in
+            guard verifier.verify(password: password, against: hash) else { return false }
             cache.insert(key, hash: hash, now: t)
-            return admit(.user(user), t)
+            return true
         }
     }
 

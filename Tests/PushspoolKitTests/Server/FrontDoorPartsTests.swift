@@ -151,6 +151,42 @@ import PushspoolCore
         #expect(third.decision == .allowed(.user("alice")) && third.onCaller == true)
         #expect(h.verifier.count == 1)
     }
+
+    @Test("requests carrying one credential while it is checked share the check; each wrong one counts for its own address")
+    func aBurstOfOneCredentialCostsOneHash() throws {
+        let h = AuthHarness(users: [AuthFixtures.alice])
+        let auth = try Authenticator(config: h.http, resolve: { [dir = h.dir] in dir.url.appendingPathComponent($0) },
+                                     now: { [clock = h.clock] in clock.now }, verifier: h.verifier, log: Log(handler: h.logs),
+                                     pool: VerificationPool(workers: 1, queueLimit: 8))
+        let gate = DispatchSemaphore(value: 0)
+        let done = DispatchGroup()
+        let decisions = Mutex<[AuthDecision]>([])
+        // The one worker held by another user's check, so the burst arrives while nothing of it has run.
+        done.enter()
+        auth.user(authorization: AuthFixtures.basic("bob", "x"), remote: "10.0.0.9") { _ in gate.wait(); done.leave() }
+        for i in 0..<20 {
+            done.enter()
+            auth.user(authorization: AuthFixtures.basic("alice", "s3cret-Alice"), remote: "10.0.1.\(i)") { d in
+                decisions.withLock { $0.append(d) }
+                done.leave()
+            }
+        }
+        for _ in 0..<3 {
+            done.enter()
+            auth.user(authorization: AuthFixtures.basic("mallory", "guess"), remote: "10.0.2.1") { d in
+                decisions.withLock { $0.append(d) }
+                done.leave()
+            }
+        }
+        gate.signal()
+        done.wait()
+        let all = decisions.withLock { $0 }
+        #expect(all.filter { $0 == .allowed(.user("alice")) }.count == 20, "\(all)")
+        #expect(all.filter { if case .unauthorized = $0 { true } else { false } }.count == 3, "\(all)")
+        // bob's and mallory's decoys, alice's right password: three hashes for 24 requests. (A
+        // guess at alice now would be refused busy: her one check is taken.)
+        #expect(h.verifier.count == 3)
+    }
 }
 
 /// What an asynchronous check answered, and on which thread.
