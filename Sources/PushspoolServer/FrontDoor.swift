@@ -176,8 +176,9 @@ public final class FrontDoor: Sendable {
 
     /// Whether the caller may go on; `then` runs once, at once or from the password pool.
     private func authenticate(_ access: Access, _ request: ServerRequest, then: @escaping @Sendable (Admission) -> Void) {
-        // Behind a trusted reverse proxy, failed logins count against the client, not the proxy.
-        let remote = ForwardedFor.client(remote: request.remote, header: request.header("X-Forwarded-For"), trusted: trustedProxies)
+        // Behind a trusted reverse proxy, failed logins count against the client, not the proxy
+        // (worked out only for routes that log in: not for every probe of /healthz).
+        var remote: String { ForwardedFor.client(remote: request.remote, header: request.header("X-Forwarded-For"), trusted: trustedProxies) }
         switch access {
         case .open:
             then(.allowed(nil))

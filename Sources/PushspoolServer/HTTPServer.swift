@@ -158,15 +158,19 @@ public final class HTTPServer: @unchecked Sendable {
 
     fileprivate func begin(_ connection: OpaquePointer, url: String, method: String) -> HTTPExchange {
         let exchange = HTTPExchange(server: self, connection: connection, method: method, url: url)
+        // The headers are read from the library once: the framing check, the size limit and the
+        // request the route gets all use this copy.
+        let lines = headerLines(connection)
+        exchange.headerLines = lines
         // What can be refused before the body is read.
-        if let problem = RequestFraming.problem(headerLines(connection)) {
+        if let problem = RequestFraming.problem(lines) {
             exchange.early = .error(400, problem, headers: [("Connection", "close")])
         } else if url.utf8.count > limits.maxURI {
             exchange.early = .error(414, "the request target is longer than \(limits.maxURI) bytes")
         } else if let length = cmhd_header(connection, "Content-Length").map({ String(cString: $0) }),
                   let n = Int(length), n > limits.maxBody {
             exchange.early = .error(413, "the body is larger than \(limits.maxBody) bytes")
-        } else if headerBytes(connection) > limits.maxHeaders {
+        } else if lines.reduce(0, { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }) > limits.maxHeaders {
             exchange.early = .error(431, "the request headers are larger than \(limits.maxHeaders) bytes")
         }
         return exchange
@@ -183,18 +187,6 @@ public final class HTTPServer: @unchecked Sendable {
             }, p)
         }
         return lines
-    }
-
-    private func headerBytes(_ connection: OpaquePointer) -> Int {
-        var total = 0
-        withUnsafeMutablePointer(to: &total) { p in
-            _ = MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, { cls, _, key, value in
-                let total = cls!.assumingMemoryBound(to: Int.self)
-                total.pointee += (key.map { strlen($0) } ?? 0) + (value.map { strlen($0) } ?? 0) + 4
-                return MHD_Result.YES
-            }, p)
-        }
-        return total
     }
 
     fileprivate func dispatch(_ exchange: HTTPExchange, _ connection: OpaquePointer) {
@@ -248,6 +240,8 @@ public final class HTTPExchange: @unchecked Sendable {
     fileprivate var body: [UInt8] = []
     fileprivate var bodyTooLarge = false
     fileprivate var early: ServerResponse?
+    /// The request headers as the library parsed them, read once in `begin`.
+    fileprivate var headerLines: [(name: String, value: String)] = []
     /// True once the handler has it: `stop` waits for its answer.
     fileprivate var leaveOnAnswer = false
     /// Its entry among the server's pending answers while suspended (0: none).
@@ -297,13 +291,8 @@ public final class HTTPExchange: @unchecked Sendable {
 
     fileprivate func request(_ connection: OpaquePointer) -> ServerRequest {
         var headers: [String: String] = [:]
-        withUnsafeMutablePointer(to: &headers) { p in
-            _ = MHD_get_connection_values(connection, MHD_ValueKind.HEADER_KIND, { cls, _, key, value in
-                guard let key, let value else { return MHD_Result.YES }
-                cls!.assumingMemoryBound(to: [String: String].self).pointee[String(cString: key).lowercased()] = String(cString: value)
-                return MHD_Result.YES
-            }, p)
-        }
+        headers.reserveCapacity(headerLines.count)
+        for line in headerLines { headers[line.name.lowercased()] = line.value }
         var query: [String: String] = [:]
         withUnsafeMutablePointer(to: &query) { p in
             _ = MHD_get_connection_values(connection, MHD_ValueKind.GET_ARGUMENT_KIND, { cls, _, key, value in
