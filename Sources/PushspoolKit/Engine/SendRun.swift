@@ -111,7 +111,7 @@ struct SendRun {
     private func sendToHubs(_ fanout: Fanout) {
         for hubSend in plan.hubSends {
             let recipient = Recipient.hub(hubSend.audience)
-            if prior.finished.contains(platform: hubSend.platform, recipient: recipient) { continue }
+            if prior.finished.contains(platform: hubSend.platform, recipient: recipient, app: hubSend.app) { continue }
             dispatch(platform: hubSend.platform, app: hubSend.app, via: hubSend.state, recipient: recipient,
                      notification: hubSend.notification, fanout: fanout, ticket: nil)
         }

@@ -19,8 +19,15 @@ public struct FinishedTargets: Sendable {
     public var count: Int { prints.count }
 
     mutating func insert(platform: String, device: String) { add(Self.print(platform, 0, device)) }
-    mutating func insert(platform: String, hubTags: String) { add(Self.print(platform, 1, hubTags)) }
-    mutating func insert(platform: String, service field: String, _ value: String) { add(Self.print(platform, 2, field + ":" + value)) }
+    /// A hub or service send is one per app (two apps may route one platform to two hubs). `app`:
+    /// the line's; nil in a log written before apps, which a resumed job then matches by
+    /// platform and audience alone (such a job had one app).
+    mutating func insert(platform: String, hubTags: String, app: String?) { add(Self.print(platform, 1, Self.scoped(app, hubTags))) }
+    mutating func insert(platform: String, service field: String, _ value: String, app: String?) {
+        add(Self.print(platform, 2, Self.scoped(app, field + ":" + value)))
+    }
+
+    private static func scoped(_ app: String?, _ who: String) -> String { app.map { $0 + "\u{1F}" + who } ?? who }
 
     /// Sorts and drops repeats; `contains` needs it (reading a log ends with it).
     mutating func seal() {
@@ -36,15 +43,21 @@ public struct FinishedTargets: Sendable {
         sealed = true
     }
 
-    public func contains(platform: Platform, recipient: Recipient) -> Bool {
+    /// `app`: the hub send's app (a device's line is found by its id alone).
+    public func contains(platform: Platform, recipient: Recipient, app: String? = nil) -> Bool {
         precondition(sealed, "FinishedTargets read before seal()")
         if prints.isEmpty { return false }          // a job's first run: no hashing per target
-        let p = switch recipient {
-        case .device(let d): Self.print(platform.rawValue, 0, d.id)
+        switch recipient {
+        case .device(let d): return contains(Self.print(platform.rawValue, 0, d.id))
         case .hub(let audience):
-            if let (field, value) = audience.serviceTarget { Self.print(platform.rawValue, 2, field + ":" + value) }
-            else { Self.print(platform.rawValue, 1, audience.hubTags ?? "") }
+            let (kind, who): (UInt8, String) = if let (field, value) = audience.serviceTarget { (2, field + ":" + value) }
+                else { (1, audience.hubTags ?? "") }
+            return contains(Self.print(platform.rawValue, kind, Self.scoped(app, who)))
+                || (app != nil && contains(Self.print(platform.rawValue, kind, who)))
         }
+    }
+
+    private func contains(_ p: Print) -> Bool {
         var lo = 0, hi = prints.count
         while lo < hi {
             let mid = (lo + hi) / 2

@@ -86,8 +86,8 @@ public struct ResultLogContents: Sendable {
         case .delivery(let d)?:
             switch d.target {
             case .device(let id): finished.insert(platform: d.platform.rawValue, device: id)
-            case .tags(let tags): finished.insert(platform: d.platform.rawValue, hubTags: tags ?? "")
-            case .service(let field, let value): finished.insert(platform: d.platform.rawValue, service: field, value)
+            case .tags(let tags): finished.insert(platform: d.platform.rawValue, hubTags: tags ?? "", app: d.app)
+            case .service(let field, let value): finished.insert(platform: d.platform.rawValue, service: field, value, app: d.app)
             }
             guard count else { return }
             switch d.status {

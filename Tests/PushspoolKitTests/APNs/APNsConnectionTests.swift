@@ -71,8 +71,10 @@ struct APNsConnectionTests {
         let midway = c.devices / c.connections / 2
         let state = try campaign(c, holdMs: 100, fakeArgs: ["goaway-once": String(midway)])
         #expect(state["goawaysSent"] as? Int == 1)
-        // The others carried on: one replacement, not a fresh set.
-        #expect(state["tlsConnections"] as? Int == c.connections + 1)
+        // The others carried on: at most one replacement, not a fresh set (none when the streams
+        // left fit on the others by then, as a loaded machine's timing can make it).
+        let opened = state["tlsConnections"] as? Int ?? 0
+        #expect(opened == c.connections + 1 || opened == c.connections, "\(opened) connections for \(c.connections)")
         #expect((state["maxOpenSessions"] as? Int ?? 0) >= c.connections)
     }
 }
