@@ -83,11 +83,9 @@ public final class HealthCheck: Sendable {
     /// The last answer, without checking (for tests and `status`-like callers).
     public var currentProblem: String? { state.withLock { $0.problem } }
 
-    /// The usual check of `serve`: the spool's writers' folders and the registry. A PostgreSQL
-    /// registry is asked on one of its pooled connections with a short statement timeout; another
-    /// registry through the probe `status` uses.
-    public static func spoolAndRegistry(spool: Spool, registry probe: RegistryProbe,
-                                        pooled: (any DeviceRegistry)? = nil) -> @Sendable () -> String? {
+    /// The usual check of `serve`: the spool's writers' folders and the registry, through the
+    /// probe `status` uses (given the open registry, it asks PostgreSQL on a pooled connection).
+    public static func spoolAndRegistry(spool: Spool, registry probe: RegistryProbe) -> @Sendable () -> String? {
         {
             for folder in [Spool.Folder.tmp, .incoming] {
                 let path = spool.url(folder).path
@@ -99,8 +97,7 @@ public final class HealthCheck: Sendable {
             if statvfs(spool.url(.tmp).path, &fs) == 0, fs.f_bavail == 0 {
                 return "spool not writable: its disk is full"
             }
-            let problem = if let postgres = pooled as? PostgresRegistry { postgres.ping(timeout: probe.timeout) } else { probe.problem() }
-            return problem.map { "registry unreachable: \($0)" }
+            return probe.problem().map { "registry unreachable: \($0)" }
         }
     }
 }

@@ -15,17 +15,23 @@ public struct RegistryProbe: Sendable {
     public let timeout: Double
     /// The registry's `env:` variable is not set: that is the problem, nothing to probe.
     private let unset: UnsetSecret?
+    /// A PostgreSQL registry the caller holds open (`serve`): asked on one of its pooled
+    /// connections with a statement timeout, instead of a connection made per probe.
+    private let pooled: PostgresRegistry?
 
-    public init(config: Config, timeout: Double = 0.3) {
+    /// `open`: the registry the caller already holds, if any (only a PostgreSQL one is used).
+    public init(config: Config, timeout: Double = 0.3, open: (any DeviceRegistry)? = nil) {
         let value = config.registryPath
         unset = config.unsetSecrets["registry"]
         location = RegistryLocation.isPostgres(value) || unset != nil ? value : config.resolve(value).path
         self.timeout = timeout
+        pooled = open as? PostgresRegistry
     }
 
     /// nil when the registry answers, else why not (one line, redacted).
     public func problem() -> String? {
         if let unset { return unset.description }
+        if let pooled { return pooled.ping(timeout: timeout) }
         if RegistryLocation.isPostgres(location) { return PostgresConnection.probe(uri: location, timeout: timeout) }
         return sqliteProblem()
     }

@@ -54,7 +54,7 @@ public final class PostgresRegistry: RegistryDatabase {
     /// For `/healthz`: nil when one of the pool's connections answers `SELECT 1` within
     /// `timeout` seconds (a statement timeout for this statement only; the pool's connection is
     /// reused, not a new one made per check), else why not (redacted).
-    package func ping(timeout: Double) -> String? {
+    func ping(timeout: Double) -> String? {
         let ms = max(1, Int(timeout * 1000))
         do {
             try pool.withConnection(waitingAtMost: timeout) { c in
