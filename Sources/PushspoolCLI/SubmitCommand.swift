@@ -101,7 +101,8 @@ enum SubmitCommand {
                 } else {
                     let count: Int, environments: String
                     do {
-                        count = try registry.count(platforms: [platform], apps: [app], matching: send.audience.tagExpression)
+                        count = try registry.count(platforms: [platform], apps: [app], tokenKind: send.message.native.tokenKind,
+                                                   matching: send.audience.tagExpression)
                         environments = platform == .apns && config.appsSection != nil
                             ? try environmentCounts(registry, app: app, send: send) : ""
                     } catch {
@@ -132,7 +133,7 @@ enum SubmitCommand {
     /// ` (production 2, development 1)`: an app's APNs audience by environment.
     static func environmentCounts(_ registry: any DeviceRegistry, app: String, send: SendJob) throws -> String {
         var counts: [APNsEnvironment: Int] = [:]
-        try registry.forEach(platforms: [.apns], apps: [app], matching: send.audience.tagExpression) { device in
+        try registry.forEach(platforms: [.apns], apps: [app], tokenKind: send.message.native.tokenKind, matching: send.audience.tagExpression) { device in
             counts[device.environment ?? .production, default: 0] += 1
             return true
         }

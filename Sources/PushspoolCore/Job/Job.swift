@@ -184,9 +184,11 @@ public struct Registration: Sendable, Equatable {
     public var app: String?
     /// APNs only: the token's environment; nil: the app's APNs provider's `environment`.
     public var environment: APNsEnvironment?
+    /// APNs only: which of Apple's tokens the handle is; nil: `device`.
+    public var tokenKind: APNsTokenKind?
 
     public init(id: String?, platform: Platform, handle: String, tags: [String], lang: LanguageTag? = nil,
-                app: String? = nil, environment: APNsEnvironment? = nil) {
+                app: String? = nil, environment: APNsEnvironment? = nil, tokenKind: APNsTokenKind? = nil) {
         self.id = id
         self.platform = platform
         self.handle = handle
@@ -194,6 +196,7 @@ public struct Registration: Sendable, Equatable {
         self.lang = lang
         self.app = app
         self.environment = environment
+        self.tokenKind = tokenKind
     }
 }
 

@@ -112,7 +112,8 @@ struct SendPlan: Sendable {
         for (app, platforms) in directByApp { groups[platforms, default: []].insert(app) }
         var devices = 0
         for (platforms, apps) in groups {
-            devices += try registry.count(platforms: platforms, apps: apps, matching: send.audience.tagExpression)
+            devices += try registry.count(platforms: platforms, apps: apps, tokenKind: send.message.native.tokenKind,
+                                      matching: send.audience.tagExpression)
         }
         return devices + hubSends.count
     }

@@ -121,8 +121,8 @@ struct SendRun {
     private func sendToDevices(_ fanout: Fanout, after: Int64, _ cursor: inout Cursor) {
         do {
             let uniform = plan.uniform
-            try env.registry.forEach(platforms: Set(plan.direct), apps: plan.directApps, matching: send.audience.tagExpression,
-                                     after: after) { device, key in
+            try env.registry.forEach(platforms: Set(plan.direct), apps: plan.directApps, tokenKind: send.message.native.tokenKind,
+                                     matching: send.audience.tagExpression, after: after) { device, key in
                 // A platform this device's app sends through its hub: the hub send covers it.
                 guard uniform || plan.sendsDirect(device) else {
                     fanout.tracker?.passed(key: key)

@@ -3,7 +3,7 @@
 /// two hosts starting at once migrate once. A binary meeting a newer schema than it knows refuses
 /// to work on it (a newer host migrated it; this one must be upgraded too).
 enum PostgresSchema {
-    static let version = 3
+    static let version = 4
 
     /// Version n's statements, applied in order from the database's version + 1.
     static let steps: [Int: String] = [
@@ -37,6 +37,12 @@ enum PostgresSchema {
                 id text PRIMARY KEY,
                 owner text NOT NULL,
                 reserved_at double precision NOT NULL);
+            """,
+        // Which of Apple's tokens an APNs handle is (a constant default: no row rewritten), and
+        // each app's broadcast channels.
+        4: """
+            ALTER TABLE devices ADD COLUMN token_kind text NOT NULL DEFAULT 'device';
+            \(APNsChannelTables.postgres)
             """,
     ]
 
