@@ -215,6 +215,17 @@ public enum CLI {
               to move an existing registry onto a hub, or to repair after the hub was unreachable.
               Each app's devices go to its own hub; --app: that app's only.
             """, valued: ["app"], positionals: .subcommand("sync"), run: HubCommands.run),
+        "apns": Command(help: """
+            usage: pushspool apns channels create [--app APP] [--storage-policy 0|1]
+                   pushspool apns channels list [--app APP] [--refresh]
+                   pushspool apns channels delete [--app APP] --channel ID
+              An app's iOS 18 broadcast channels, through Apple's channel management API with the
+              app's APNs key. create prints the new channel id (storage policy 0: nothing stored for
+              offline devices, the default; 1: the most recent message kept). list shows the channels
+              the registry keeps for the app, without asking Apple; --refresh asks Apple and makes the
+              registry agree. A job with apns_channel goes only to a channel listed here for its app.
+            """, valued: ["app", "storage-policy", "channel"], switches: ["refresh"], positionals: .upTo(2, "channels create|list|delete"),
+            run: APNsChannelCommands.run),
         "webpush": Command(help: """
             usage: pushspool webpush keygen [--out FILE]
               Write a new VAPID key (EC P-256, PEM PKCS#8, mode 0600) to FILE (default vapid.pem;

@@ -250,7 +250,7 @@ struct SendRun {
     private func dispatch(platform: Platform, app: String, via state: ProviderState, recipient: Recipient,
                           notification: RenderedNotification, fanout: Fanout, ticket: (tracker: ResumeTracker, number: Int)?) {
         let tally = fanout.tally, group = fanout.inFlight, recorder = fanout.recorder, stop = stop
-        let request = SendRequest(jobID: job.id, platform: platform, recipient: recipient, notification: notification)
+        let request = SendRequest(jobID: job.id, platform: platform, recipient: recipient, notification: notification, app: app)
         let metrics = env.metrics
         group.enter()
         env.pool.submit(request, via: state, isStopping: { stop.isHalted }, idle: fanout.flush) { end, release in

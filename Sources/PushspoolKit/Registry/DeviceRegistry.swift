@@ -17,8 +17,9 @@ import PushspoolCore
 ///   after `since`.
 /// - Audiences: `forEach` streams in a stable order, a bounded page at a time (keyset
 ///   pagination), holding nothing locked while `body` runs; `count` agrees with it.
+/// - Broadcast channels: each app's, kept here (`APNsChannelStore`).
 /// - `close` is idempotent; afterwards every call throws `registry is closed`.
-public protocol DeviceRegistry: AnyObject, Sendable {
+public protocol DeviceRegistry: APNsChannelStore {
     /// Where it lives, for messages (a path, or a URI without its password).
     var location: String { get }
     /// How many calls it serves at once (its connections): SQLite 1 (one writer), PostgreSQL its
@@ -80,7 +81,7 @@ public protocol RegistryImporter: AnyObject, Sendable {
 }
 
 /// A whole registry backend, as the CLI opens it: the registry proper, job claims and import.
-public typealias RegistryDatabase = DeviceRegistry & JobClaims & RegistryImporter & APNsChannelStore
+public typealias RegistryDatabase = DeviceRegistry & JobClaims & RegistryImporter
 
 /// An installation id handed out before its device registered.
 public struct IDReservation: Sendable, Equatable {
