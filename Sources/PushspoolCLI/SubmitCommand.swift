@@ -96,7 +96,14 @@ enum SubmitCommand {
             for app in apps {
                 let route = config.apps[app]?.routes[platform] ?? "sandbox"
                 let who: String
-                if let (field, value) = send.audience.serviceTarget {
+                if case .apnsChannel(let id) = send.audience {
+                    let known: Bool
+                    do { known = try registry.channel(app: app, id: id) != nil } catch {
+                        throw CLIError(.ioError, "validate: registry: \(RegistryError.detail(error))")
+                    }
+                    who = "APNs fans the broadcast channel \(id) out (one request)"
+                        + (known ? "" : "; the registry has no such channel for this app: the job would fail")
+                } else if let (field, value) = send.audience.serviceTarget {
                     who = "FCM resolves the \(field) \(value) (one request)"
                 } else {
                     let count: Int, environments: String

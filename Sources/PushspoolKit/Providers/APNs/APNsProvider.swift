@@ -65,14 +65,7 @@ public final class APNsProvider: PushProvider {
             completion(ProviderResult(.rejected, code: "local", reason: "not an APNs device notification"))
             return
         }
-        let jwt: String
-        do {
-            jwt = try tokens.current()
-        } catch {
-            // The key loaded at start-up but cannot sign: nothing will work until it is fixed.
-            completion(ProviderResult(.credentialsBroken, code: "local", reason: "cannot sign the provider token: \(error)"))
-            return
-        }
+        guard let jwt = signed(completion) else { return }
         let apnsID = Self.apnsID(jobID: request.jobID, deviceID: device.id)
         let now = Int(clock().timeIntervalSince1970)
         let env = device.environment ?? environment
@@ -95,13 +88,7 @@ public final class APNsProvider: PushProvider {
     /// send and removes nothing. The result keeps Apple's `apns-request-id`.
     private func broadcast(_ channel: String, _ notification: APNsNotification, app: String?,
                            completion: @escaping @Sendable (ProviderResult) -> Void) {
-        let jwt: String
-        do {
-            jwt = try tokens.current()
-        } catch {
-            completion(ProviderResult(.credentialsBroken, code: "local", reason: "cannot sign the provider token: \(error)"))
-            return
-        }
+        guard let jwt = signed(completion) else { return }
         let topic = app.flatMap { topics[$0] } ?? builder.topic
         switch builder.buildBroadcast(channelID: channel, notification: notification, authorization: authorization(jwt),
                                       now: Int(clock().timeIntervalSince1970), topic: topic) {
@@ -118,6 +105,17 @@ public final class APNsProvider: PushProvider {
     }
 
     public func shutdown() { client.shutdown() }
+
+    /// The shared JWT; nil (the send completed as `credentialsBroken`) when the key that loaded
+    /// at start-up cannot sign: nothing will work until it is fixed.
+    private func signed(_ completion: @Sendable (ProviderResult) -> Void) -> String? {
+        do {
+            return try tokens.current()
+        } catch {
+            completion(ProviderResult(.credentialsBroken, code: "local", reason: "cannot sign the provider token: \(error)"))
+            return nil
+        }
+    }
 
     /// `bearer <jwt>`, made once per token: every request for the token's 50 minutes sends the
     /// same string (compared by identity first, so the check costs no copy).
