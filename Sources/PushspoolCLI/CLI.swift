@@ -268,6 +268,7 @@ public enum CLI {
           config --check      validate the configuration and credentials
           webpush keygen      make a VAPID key for Web Push and print its public key
           hub sync            write every registration of hub-routed platforms to the hub
+          apns channels       create, list or delete an app's iOS 18 broadcast channels
           serve               the HTTP front door: the tutorial's app API, the job API, /metrics
           demo                run the sample jobs through the sandbox, no credentials needed
 
