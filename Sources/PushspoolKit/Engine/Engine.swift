@@ -136,8 +136,9 @@ public final class Engine: Sendable {
     /// After a run returned: the metrics file written a last time, the progress lines cleared,
     /// the providers' connections closed and the registry closed.
     public func shutdown() {
-        monitor.finish()
+        // Webhook deliveries first, so that the metrics file's last write counts them.
         webhooks?.shutdown()
+        monitor.finish()
         for p in providers { p.provider.shutdown() }
         registry.close()
     }

@@ -97,48 +97,6 @@ final class OutcomeRecorder: Sendable {
     var position: LogPosition { written.position.withLock { $0 } }
 }
 
-/// Deletes devices the services reported gone, in batches (one registry transaction each), on a
-/// queue of its own. `finish` waits for what is queued.
-/// With webhooks taking `device.unregistered`, each batch's event is on disk before the devices
-/// leave the registry (a crash between the two repeats the event, never loses it).
-final class RegistryPruner: Sendable {
-    private let batches: BatchQueue<(GoneDevice, WebhookEvent.GoneDevice?)>
-
-    init(registry: any DeviceRegistry, log: Log, jobID: String, webhooks: Webhooks? = nil) {
-        batches = BatchQueue(label: "pushspool.prune.\(jobID)") { batch in
-            if let webhooks {
-                do {
-                    try webhooks.devicesUnregistered(batch.compactMap(\.1), jobID: jobID)
-                } catch {
-                    log.error("could not write device.unregistered events for \(batch.count) device(s): \(error)", [(.job, jobID)])
-                }
-            }
-            let gone = batch.map(\.0)
-            do {
-                try registry.removeGone(gone)
-            } catch {
-                log.error("could not remove \(gone.count) gone device(s) from the registry (\(gone[0].id)…): \(RegistryError.detail(error))", [(.job, jobID)])
-            }
-        }
-        wantsEvents = webhooks != nil
-    }
-
-    private let wantsEvents: Bool
-
-    func remove(_ device: GoneDevice) { batches.add((device, nil)) }
-
-    /// `device`, as `platform`'s service answered `result`: its webhook event names the device,
-    /// its app and platform and the service's reason, never its handle.
-    func remove(_ device: GoneDevice, platform: Platform, recipient: Recipient, result: ProviderResult) {
-        guard wantsEvents, case .device(let d) = recipient else { return remove(device) }
-        batches.add((device, WebhookEvent.GoneDevice(device: device.id, app: d.app, platform: platform,
-                                                     reason: result.reason ?? result.code ?? "unregistered")))
-    }
-
-    /// Waits until every queued device has been removed (or failed to be).
-    func finish() { batches.wait() }
-}
-
 /// Items handled in batches on a serial queue of its own: `add` never waits for the work, `hold`
 /// leaves it to the caller's `drainHeld`, and each pass hands `handle` everything that arrived
 /// since the last one. One pass runs at a time, wherever it runs.

@@ -78,7 +78,18 @@ final class WebhookDelivery: @unchecked Sendable {
             queues[key, default: []].append(Item(file: file, entry: e))
         }
         metrics.pending.add(entries.count)
-        cond.signal()
+        cond.broadcast()
+        cond.unlock()
+    }
+
+    /// Waits up to `timeout` seconds until nothing is in flight or ready to send (events waiting
+    /// for a retry are left to the next run): `run --once` delivers what it made before it exits.
+    func drain(timeout: Double) {
+        let deadline = Date(timeIntervalSinceNow: timeout)
+        cond.lock()
+        while (inFlight > 0 || ready[readyHead...].contains(where: { queues[$0] != nil })) && Date() < deadline {
+            _ = cond.wait(until: deadline)
+        }
         cond.unlock()
     }
 
@@ -170,7 +181,7 @@ final class WebhookDelivery: @unchecked Sendable {
         }
         inFlight -= 1
         waiting.append((now() + delay, key))
-        cond.signal()
+        cond.broadcast()
         cond.unlock()
         if attempt == 1 || attempt % 10 == 0 {
             log.info("webhook event to \(hostOf(item.entry.hook)) not delivered (\(outcome)); attempt \(attempt + 1) in \(Int(delay.rounded(.up))) s")
@@ -187,7 +198,7 @@ final class WebhookDelivery: @unchecked Sendable {
         inFlight -= 1
         let left = (remaining[item.file] ?? 1) - 1
         remaining[item.file] = left > 0 ? left : nil
-        cond.signal()
+        cond.broadcast()
         cond.unlock()
         if left <= 0 { journal()?.remove(item.file) }
         metrics.pending.add(-1)

@@ -15,7 +15,7 @@ import Darwin
 /// until the entries are on disk (`job.finished`, before its job leaves `active/`); the send
 /// path itself never calls this. A file is removed once every line in it was delivered or given
 /// up; after a crash every line of the files left is delivered again (receivers dedup by `id`).
-final class WebhookJournal: @unchecked Sendable {
+public final class WebhookJournal: @unchecked Sendable {
     struct Entry: Sendable {
         /// Index into the configured webhooks.
         var hook: Int
@@ -193,7 +193,7 @@ final class WebhookJournal: @unchecked Sendable {
     }
 
     /// Lines in `pending/` and in `failed/` of a spool (for `status`, from any process).
-    static func counts(spoolRoot: URL) -> (pending: Int, failed: Int) {
+    public static func counts(spoolRoot: URL) -> (pending: Int, failed: Int) {
         func lines(_ dir: URL) -> Int {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
             return names.filter { $0.hasSuffix(".jsonl") }.reduce(0) { sum, name in

@@ -62,10 +62,12 @@ public final class Webhooks: Sendable {
         delivery.start()
     }
 
-    /// Writes what is buffered, stops posting and closes the connections. Undelivered events
-    /// stay in `webhooks/pending/` for the next run.
+    /// Writes what is buffered, gives what is ready to send up to 5 seconds to be delivered,
+    /// stops posting and closes the connections. Undelivered events stay in `webhooks/pending/`
+    /// for the next run.
     public func shutdown() {
         journal.stop()
+        delivery.drain(timeout: 5)
         delivery.stop()
         client.shutdown()
     }
