@@ -195,3 +195,57 @@ struct WebhookIntegrationTests {
         #expect(!text.contains(WebhookIntegrationTests.secret))
     }
 }
+
+/// The README's signature checks (Node and Python), run as written against an event pushspool
+/// signed and the receiver accepted, and against the same event with one byte changed.
+@Suite(.enabled(if: Paths.nodeAvailable), .serialized)
+struct WebhookReadmeExampleTests {
+    /// The README's fenced block of `language` that defines `verify`.
+    static func snippet(_ language: String) -> String? {
+        let readme = (try? String(contentsOf: Paths.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
+        let blocks = readme.components(separatedBy: "```\(language)\n").dropFirst().map { $0.components(separatedBy: "\n```")[0] }
+        return blocks.first { $0.contains("def verify(") || $0.contains("function verify(") }
+    }
+
+    static var pythonAvailable: Bool { (try? runPushspoolVia("/usr/bin/env", ["python3", "-c", "print(1)"]))?.status == 0 }
+
+    @Test func nodeAndPythonExamplesAcceptASignedEventAndRefuseAChangedOne() throws {
+        let receiverDir = TempDir("pushspool-hook-receiver")
+        let receiver = try FakeServer("webhook", args: ["secret": WebhookIntegrationTests.secret], dir: receiverDir)
+        let s = try WebhookIntegrationTests.Setup(hookURL: receiver.url)
+        let push = try s.subscriptions(1)
+        try s.submit("one")
+        #expect(try s.cli(["run", "--once"]).status == 0)
+        #expect(push.state().int("delivered") == 1)
+        let raw = try #require((receiver.state().list("raw") as? [[String: Any]])?.last)
+        let header = try #require(raw.str("signature")), body = try #require(raw.str("body"))
+        #expect(raw.int("status") == 200)
+
+        let node = try #require(Self.snippet("js"))
+        let python = Self.snippet("python")
+        #expect(python != nil)
+        let nodeCall = node + "\nprocess.exit(verify(process.env.H, Buffer.from(process.env.B), process.env.S) ? 0 : 1)"
+        let pythonCall = (python ?? "") + "\nimport os, sys\nsys.exit(0 if verify(os.environ['H'], os.environ['B'].encode(), os.environ['S']) else 1)"
+        for (body, expected) in [(body, Int32(0)), (body.replacingOccurrences(of: "\"one\"", with: "\"two\""), Int32(1))] {
+            let env = ["H": header, "B": body, "S": WebhookIntegrationTests.secret]
+            #expect(try run(["node", "-e", nodeCall], env: env) == expected, "node, body \(body)")
+            if Self.pythonAvailable {
+                #expect(try run(["python3", "-c", pythonCall], env: env) == expected, "python, body \(body)")
+            }
+        }
+        // A wrong secret is refused too.
+        #expect(try run(["node", "-e", nodeCall], env: ["H": header, "B": body, "S": "another-secret-0123456789"]) == 1)
+    }
+
+    private func run(_ argv: [String], env: [String: String]) throws -> Int32 {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = argv
+        p.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }
+        p.standardOutput = FileHandle.nullDevice
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        p.waitUntilExit()
+        return p.terminationStatus
+    }
+}
