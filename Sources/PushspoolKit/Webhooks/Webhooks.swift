@@ -34,11 +34,7 @@ public final class Webhooks: Sendable {
         var options = HTTPClientOptions(extraCAPEM: caPEM, versions: .http1)
         options.maxConnectionsPerHost = 8
         options.plainHTTPToLoopback = true
-        let exempt = Set(hooks.compactMap { h -> String? in
-            guard let p = WebhookConfig.parts(h.url) else { return nil }
-            return h.privateAddresses || WebhookConfig.isLoopback(p.host) ? p.host : nil
-        })
-        options.addressGuard = AddressGuard { host in exempt.contains(host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))) }
+        options.addressGuard = Self.addressGuard(hooks)
         client = try HTTPClients.make(options)
         let box = JournalBox()
         delivery = WebhookDelivery(hooks: hooks.map { .init(url: $0.url, secret: $0.secret.value) }, client: client,
@@ -49,6 +45,16 @@ public final class Webhooks: Sendable {
         }
         box.journal = journal
         metrics.enabled.store(true, ordering: .relaxed)
+    }
+
+    /// The connect-time check: every address a webhook's host resolves to must be public, unless
+    /// the URL names a loopback address itself or the webhook sets `private_addresses`.
+    static func addressGuard(_ hooks: [WebhookConfig]) -> AddressGuard {
+        let exempt = Set(hooks.compactMap { h -> String? in
+            guard let p = WebhookConfig.parts(h.url) else { return nil }
+            return h.privateAddresses || WebhookConfig.isLoopback(p.host) ? p.host : nil
+        })
+        return AddressGuard { host in exempt.contains(host.lowercased().trimmingCharacters(in: CharacterSet(charactersIn: "[]"))) }
     }
 
     /// A webhook's name in the journal: a digest of its URL.

@@ -46,6 +46,21 @@ import Testing
         }
     }
 
+    @Test func privateAddressesOnlyWhenWrittenOrAllowed() {
+        func hook(_ url: String, _ allowed: Bool = false) -> WebhookConfig {
+            var h = WebhookConfig(url: url, secret: Secret("whsec-test-secret-0001"), events: [.jobFinished])
+            h.privateAddresses = allowed
+            return h
+        }
+        let guardrail = Webhooks.addressGuard([hook("https://hooks.example.com/in"), hook("http://127.0.0.1:9/x"),
+                                               hook("https://[::1]:8443/x"), hook("https://receiver.internal/x", true)])
+        // A name is checked where it connects (it may resolve to 10.x or 127.x); a loopback
+        // address written in a URL, or a host the operator allowed, is not.
+        #expect(!guardrail.exempt("hooks.example.com"))
+        #expect(guardrail.exempt("127.0.0.1") && guardrail.exempt("::1") && guardrail.exempt("receiver.internal"))
+        #expect(!guardrail.exempt("localhost.example.com") && !guardrail.exempt("10.0.0.1"))
+    }
+
     @Test func signatureIsHMACOfTimeDotBody() {
         // python3: hmac.new(b"whsec-test-secret-0001", b'1700000000.{"id":"evt_1"}', hashlib.sha256).hexdigest()
         #expect(WebhookSignature.value(secret: "whsec-test-secret-0001", body: Array(#"{"id":"evt_1"}"#.utf8), at: 1_700_000_000)

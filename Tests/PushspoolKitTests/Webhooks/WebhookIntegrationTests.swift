@@ -224,6 +224,7 @@ struct WebhookReadmeExampleTests {
         let node = try #require(Self.snippet("js"))
         let python = Self.snippet("python")
         #expect(python != nil)
+        #expect(Self.pythonAvailable, "python3 runs the README's Python example (.ci/run installs it)")
         let nodeCall = node + "\nprocess.exit(verify(process.env.H, Buffer.from(process.env.B), process.env.S) ? 0 : 1)"
         let pythonCall = (python ?? "") + "\nimport os, sys\nsys.exit(0 if verify(os.environ['H'], os.environ['B'].encode(), os.environ['S']) else 1)"
         for (body, expected) in [(body, Int32(0)), (body.replacingOccurrences(of: "\"one\"", with: "\"two\""), Int32(1))] {
