@@ -9,11 +9,13 @@ import Darwin
 /// The spool's `webhooks/` folder: events waiting to be delivered (`pending/`) and the ones given
 /// up after 24 hours (`failed/`), one JSON line per delivery (an event to one webhook).
 ///
-/// Events are written in batches, not a file each: `append` adds to a bounded buffer that one
-/// writer thread turns into a file (`tmp/` → fsync → rename into `pending/` → fsync of the
-/// folder), so a flood of small jobs pays an fsync per batch, not per job. `durable: true` waits
-/// until the entries are on disk (`job.finished`, before its job leaves `active/`); the send
-/// path itself never calls this. A file is removed once every line in it was delivered or given
+/// Events are written in batches, not a file each: `append` adds to a buffer that one writer
+/// thread turns into a file (`tmp/` → fsync → rename into `pending/` → fsync of the folder), so
+/// a flood of small jobs pays an fsync per batch of jobs finishing together, not per job.
+/// `durable: true` waits until the entries are on disk (`job.finished` before its job leaves
+/// `active/`, `device.unregistered` before its devices leave the registry); every caller waits,
+/// so the buffer holds at most one batch per job ending or pruning at once. The send path itself
+/// never calls this: outcomes reach the pruner's queue, which does. A file is removed once every line in it was delivered or given
 /// up; after a crash every line of the files left is delivered again (receivers dedup by `id`).
 public final class WebhookJournal: @unchecked Sendable {
     struct Entry: Sendable {
@@ -39,8 +41,6 @@ public final class WebhookJournal: @unchecked Sendable {
     /// Called on the writer thread with each file written and its entries.
     private let onWritten: @Sendable (String, [Entry]) -> Void
     private var thread: Thread?
-
-    static let maxBuffered = 100_000
 
     init(spoolRoot: URL, hookKeys: [String], log: Log, onWritten: @escaping @Sendable (String, [Entry]) -> Void) throws {
         root = spoolRoot.appendingPathComponent("webhooks")
@@ -113,6 +113,15 @@ public final class WebhookJournal: @unchecked Sendable {
                 problem = "cannot write webhook events to \(pendingDir.path): \(error)"
             }
             cond.lock()
+            if let problem, stopping {
+                // Stopping with a disk that takes nothing: a job whose job.finished this was
+                // stayed in active/ (its wait failed) and makes it again when it resumes.
+                failure = problem
+                cond.broadcast()
+                log.error("\(problem); \(batch.count + buffer.count) webhook event(s) not written")
+                buffer.removeAll()
+                continue
+            }
             if let problem {
                 // Kept for the next turn; whoever waits learns why.
                 buffer.insert(contentsOf: batch, at: 0)
