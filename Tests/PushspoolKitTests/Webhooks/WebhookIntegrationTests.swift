@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Testing
 import PushspoolCore
 @testable import PushspoolKit
@@ -176,6 +179,43 @@ struct WebhookIntegrationTests {
         #expect(receiver.state().int("rejected") == 0)
         #expect((receiver.state().dict("counts") ?? [:]).values.allSatisfy { ($0 as? Int) == 1 })
         #expect(push.state().int("delivered") == 9)
+    }
+
+    /// Whenever a job is in `done/`, its `job.finished` is in `webhooks/pending/` (the receiver
+    /// is down, so nothing is removed); after a kill -9 and a restart every event arrives.
+    @Test func jobFinishedIsOnDiskBeforeItsJobLeavesActive() throws {
+        let receiverDir = TempDir("pushspool-hook-receiver")
+        var receiver = try FakeServer("webhook", args: ["secret": Self.secret], dir: receiverDir)
+        let port = receiver.port
+        receiver.stop()
+        let s = try Setup(hookURL: "https://127.0.0.1:\(port)/hook", events: #"["job.finished"]"#)
+        #expect(try s.cli(["register", "--platform", "fcm", "--handle", "sandbox-token-1", "--tag", "all"]).status == 0)
+        let jobs = 40
+        for i in 0..<jobs { try s.submit("j\(i)", #"{"to_tag": "all", "pns": ["fcm"], "message": "m"}"#) }
+        let run = try s.background()
+        var looks = 0, missing: Set<String> = []
+        let start = Date()
+        while Date().timeIntervalSince(start) < 120 {
+            let done = s.dir.list("spool/done").filter { $0.hasSuffix(".json") }
+            let journalled = s.pending.map { s.dir.read("spool/webhooks/pending/\($0)") ?? "" }.joined()
+            for name in done where !journalled.contains(#"\"data\":{\"id\":\""# + name.dropLast(5) + #"\""#) { missing.insert(name) }
+            looks += 1
+            if done.count == jobs { break }
+            usleep(2_000)
+        }
+        kill(run.processIdentifier, SIGKILL)
+        run.waitUntilExit()
+        #expect(s.dir.list("spool/done").count == jobs)
+        #expect(missing.isEmpty, "done before their event was written: \(missing)")
+        #expect(looks > 1)
+
+        receiver = try FakeServer("webhook", args: ["secret": Self.secret, "port": "\(port)"], dir: receiverDir)
+        let again = try s.background()
+        eventually("every job.finished delivered after the kill -9", lastSeen: { "\(receiver.state().int("accepted") ?? -1) \(again.tail())" }) {
+            Set(Self.events(receiver, "job.finished").compactMap { $0.dict("data")?.str("id") }).count == jobs
+        }
+        again.terminate()
+        again.waitUntilExit()
     }
 
     @Test func badWebhookConfigGetsOneLineErrors() throws {
