@@ -38,6 +38,8 @@ public struct Config: Sendable {
     /// How long a job in `active/` stays with a dispatcher on another host after that one's last
     /// heartbeat (a spool shared over NFS), before another host takes it over.
     public var ownerLeaseSeconds: Int = 60
+    /// `webhooks`: where signed events about jobs and devices are posted (README "Webhooks").
+    public var webhooks: [WebhookConfig] = []
     /// Where the file was read from (relative paths in it resolve against its folder).
     public var baseDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
 

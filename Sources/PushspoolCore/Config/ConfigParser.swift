@@ -121,7 +121,8 @@ public enum ConfigParser {
             // One problem for a document that is not an object (not also one with an empty key).
             guard case .object = json else { problem("config", "must be a JSON object"); return c }
             let top = object(json, "", allowed: ["spool", "registry", "concurrency", "retry", "routes", "providers", "tls", "metrics",
-                                                 "owner_lease_seconds", "http", "max_jobs", "apps", "default_app"]) ?? [:]
+                                                 "owner_lease_seconds", "http", "max_jobs", "apps", "default_app",
+                                                 "webhooks"]) ?? [:]
             if let s = string(top["spool"], "spool") { c.spool = s }
             c.registry = string(top["registry"], "registry")
             if let n = int(top["concurrency"], "concurrency", range: 1...100_000) { c.concurrency = n }
@@ -148,6 +149,7 @@ public enum ConfigParser {
             c.routes[.web] = c.webpush != nil ? "webpush" : "sandbox"
             c.routes = routes(top["routes"], "routes", over: c.routes, config: c)
             apps(top, into: &c)
+            webhooks(top["webhooks"], into: &c)
             return c
         }
 

@@ -76,6 +76,7 @@ extension Config {
             ("owner_lease_seconds", .int(Int64(ownerLeaseSeconds))),
         ]
         if let http { sections.append(("http", http.redacted(resolve: resolve))) }
+        if !webhooks.isEmpty { sections.append(("webhooks", .array(webhooks.map(\.redacted)))) }
         return .object(sections)
     }
 }
@@ -99,6 +100,21 @@ extension HTTPConfig {
             ("trusted_proxies", .array(trustedProxies.map { .string($0.description) })),
             ("handles_move_between_users", .bool(handlesMoveBetweenUsers)),
             ("request_timeout_seconds", .int(Int64(requestTimeoutSeconds))),
+        ])
+    }
+}
+
+extension WebhookConfig {
+    /// The entry with its secret as `***` and its URL's query (which may carry a receiver's
+    /// token) masked too.
+    var redacted: JSONValue {
+        let shownURL = url.firstIndex(of: "?").map { String(url[..<$0]) + "?" + Redaction.mask } ?? url
+        return .object([
+            ("url", .string(shownURL)),
+            ("secret", .string(Redaction.mask)),
+            ("events", .array(events.map { .string($0.rawValue) })),
+            ("apps", apps.map { .array($0.map(JSONValue.string)) } ?? .null),
+            ("private_addresses", .bool(privateAddresses)),
         ])
     }
 }

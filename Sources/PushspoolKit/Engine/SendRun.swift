@@ -59,7 +59,8 @@ struct SendRun {
             tally.counts.withLock { ($0.delivered + $0.failed + $0.unregistered, $0.failed) }
         }
         defer { activity?.end(jobID) }
-        let pruner = RegistryPruner(registry: env.registry, log: env.log, jobID: job.id)
+        let pruner = RegistryPruner(registry: env.registry, log: env.log, jobID: job.id,
+                                    webhooks: env.webhooks.flatMap { $0.wants(.deviceUnregistered) ? $0 : nil })
         let recorder = OutcomeRecorder(log: log, events: env.log, pruner: pruner, label: job.id,
                                        start: LogPosition(offset: runStart, delivered: prior.delivered, failed: prior.failed,
                                                           unregistered: prior.unregistered, retries: prior.retries))
