@@ -116,6 +116,18 @@ public enum ConfigParser {
             return Int(i)
         }
 
+        /// `{"max": N, "per_hours": H}`, both required integers.
+        mutating func frequencyCap(_ json: JSONValue, _ key: String) -> FrequencyCap? {
+            guard let o = object(json, key, allowed: ["max", "per_hours"]) else {
+                if json == .null { problem(key, "must be an object") }
+                return nil
+            }
+            for field in ["max", "per_hours"] where o[field] == nil || o[field] == .null { problem("\(key).\(field)", "is required") }
+            guard let max = int(o["max"], "\(key).max", range: FrequencyCap.maxRange),
+                  let hours = int(o["per_hours"], "\(key).per_hours", range: FrequencyCap.perHoursRange) else { return nil }
+            return FrequencyCap(max: max, perHours: hours)
+        }
+
         mutating func config(_ json: JSONValue) -> Config {
             var c = Config()
             // One problem for a document that is not an object (not also one with an empty key).
@@ -199,13 +211,14 @@ public enum ConfigParser {
             for (id, value) in entries {
                 let key = "apps.\(Self.fieldName(id))"
                 if let why = AppConfig.idProblem(id) { problem(key, why); continue }
-                guard let a = object(value, key, allowed: ["routes", "apns_topic", "max_per_second"]) else {
+                guard let a = object(value, key, allowed: ["routes", "apns_topic", "max_per_second", "frequency_cap"]) else {
                     if value == .null { problem(key, "must be an object") }
                     continue
                 }
                 var app = AppConfig(routes: routes(a["routes"], "\(key).routes", over: c.routes, config: c))
                 app.apnsTopic = string(a["apns_topic"], "\(key).apns_topic")
                 if let limit = a["max_per_second"] { app.maxPerSecond = rate(limit, "\(key).max_per_second") }
+                if let cap = a["frequency_cap"] { app.frequencyCap = frequencyCap(cap, "\(key).frequency_cap") }
                 apps[id] = app
             }
             c.appsSection = apps

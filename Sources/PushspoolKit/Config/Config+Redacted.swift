@@ -66,7 +66,8 @@ extension Config {
             ("apps", .object(apps.sorted { $0.key < $1.key }.map { id, app in
                 (id, .object([("routes", .object(Platform.allCases.map { ($0.rawValue, .string(app.routes[$0] ?? "sandbox")) })),
                               ("apns_topic", opt(apnsTopic(of: id))),
-                              ("max_per_second", app.maxPerSecond.map { $0 == $0.rounded() ? .int(Int64($0)) : .double($0) } ?? .null)]))
+                              ("max_per_second", app.maxPerSecond.map { $0 == $0.rounded() ? .int(Int64($0)) : .double($0) } ?? .null),
+                              ("frequency_cap", app.frequencyCap.map { .object([("max", .int(Int64($0.max))), ("per_hours", .int(Int64($0.perHours)))]) } ?? .null)]))
             })),
             ("default_app", .string(defaultApp)),
             ("tls", .object([("ca_file", opt(tls.caFile))])),
