@@ -331,9 +331,10 @@ public enum ConfigParser {
                 apns.sandboxEndpoint = string(a["sandbox_endpoint"], "\(key).sandbox_endpoint")
                 return .apns(apns)
             case .fcm:
-                guard let f = object(value, key, allowed: common + ["service_account_file", "endpoint"]) else { return nil }
+                guard let f = object(value, key, allowed: common + ["service_account_file", "endpoint", "iid_endpoint"]) else { return nil }
                 return .fcm(FCMConfig(serviceAccountFile: required(f["service_account_file"], "\(key).service_account_file"),
-                                      endpoint: string(f["endpoint"], "\(key).endpoint")))
+                                      endpoint: string(f["endpoint"], "\(key).endpoint"),
+                                      iidEndpoint: string(f["iid_endpoint"], "\(key).iid_endpoint")))
             case .wns:
                 guard let w = object(value, key, allowed: common + ["auth", "tenant_id", "client_id", "client_secret", "token_endpoint", "scope", "allowed_hosts"]) else { return nil }
                 var wns = WNSConfig(clientID: required(w["client_id"], "\(key).client_id"),

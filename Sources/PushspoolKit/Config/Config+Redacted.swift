@@ -21,6 +21,7 @@ extension Config {
                 }
             case .fcm(let f):
                 pairs += [("service_account_file", .string(f.serviceAccountFile)), ("endpoint", url(f.endpoint))]
+                if let iid = f.iidEndpoint { pairs.append(("iid_endpoint", url(iid))) }
             case .wns(let w):
                 pairs += [("auth", .string(w.auth.rawValue)), ("tenant_id", opt(w.tenantID)),
                           ("client_id", .string(w.clientID)), ("client_secret", .string(Redaction.mask)),
