@@ -218,7 +218,7 @@ public enum CLI {
               request. Prints one line per device the service refused (`failed <id>: <REASON>`),
               then the counts; a token the service says is gone (NOT_FOUND) is removed from the
               registry. Exit 74 when a request failed for good (after retries).
-            """, valued: ["app", "topic", "tags"], positionals: .many("topics subscribe|unsubscribe"), run: FCMCommands.run),
+            """, valued: ["app", "topic", "tags"], positionals: .upTo(2, "topics and subscribe or unsubscribe"), run: FCMCommands.run),
         "webpush": Command(help: """
             usage: pushspool webpush keygen [--out FILE]
               Write a new VAPID key (EC P-256, PEM PKCS#8, mode 0600) to FILE (default vapid.pem;
