@@ -136,24 +136,35 @@ struct SendRun {
             }
             return offer(device, key: key, fanout, &cursor, capped: capped)
         }
+        // A batch is offered once its reservation is made; the next one is reserved meanwhile.
         var held: [(device: Device, key: Int64)] = []
-        // Reserves the held devices still to send, then offers them all; false: stop producing.
-        func release(_ gate: CapGate) -> Bool {
-            defer { held.removeAll(keepingCapacity: true) }
-            let over: Set<Int64>
-            do {
-                over = try gate.reserve(held.filter { d in
-                    (uniform || plan.sendsDirect(d.device)) && !prior.finished.contains(platform: d.device.platform, recipient: .device(d.device))
-                })
-            } catch {
+        var ahead: (batch: [(device: Device, key: Int64)], reservation: CapGate.Ahead)?
+        // Offers the batch reserved before; false: stop producing.
+        func offerReserved() -> Bool {
+            guard let (batch, reservation) = ahead else { return true }
+            ahead = nil
+            switch reservation.wait() {
+            case .failure(let error):
                 cursor.interruption = .registry(RegistryError.detail(error))
                 env.log.error("counting frequency caps in the registry failed: \(RegistryError.detail(error))", [(.job, job.id)])
                 return false
+            case .success(let over):
+                for d in batch where !step(d.device, d.key, capped: over.contains(d.key)) { return false }
+                // The capped lines wait for a flush: written (and their memory freed) each batch.
+                fanout.flush()
+                return true
             }
-            for d in held where !step(d.device, d.key, capped: over.contains(d.key)) { return false }
-            // The capped lines wait for a flush: written (and their memory freed) each batch.
-            fanout.flush()
-            return true
+        }
+        // Starts reserving the held devices still to send, then offers the batch before.
+        func release(_ gate: CapGate) -> Bool {
+            let batch = held
+            held.removeAll(keepingCapacity: true)
+            let reservation = CapGate.Ahead(gate, batch.filter { d in
+                (uniform || plan.sendsDirect(d.device)) && !prior.finished.contains(platform: d.device.platform, recipient: .device(d.device))
+            })
+            let going = offerReserved()
+            ahead = (batch, reservation)
+            return going
         }
         do {
             var going = true
@@ -164,11 +175,14 @@ struct SendRun {
                 if held.count >= CapGate.batchSize { going = release(gate) }
                 return going
             }
-            if let gate, going, !held.isEmpty { _ = release(gate) }
+            if let gate, going, !held.isEmpty { going = release(gate) }
+            if going { _ = offerReserved() }
         } catch {
             cursor.interruption = .registry(RegistryError.detail(error))
             env.log.error("reading the registry failed: \(RegistryError.detail(error))", [(.job, job.id)])
         }
+        // A reservation still running when the job stopped: done before the registry is let go.
+        if let (_, reservation) = ahead { _ = reservation.wait() }
     }
 
     /// Sends to one device unless the log already has its outcome; false: stop producing.
