@@ -144,10 +144,14 @@ public struct FCMConfig: Sendable {
     public var serviceAccountFile: String
     /// Overrides `https://fcm.googleapis.com`. The token endpoint is the account's `token_uri`.
     public var endpoint: String?
+    /// `iid_endpoint`: overrides `https://iid.googleapis.com`, the Instance ID service that
+    /// (un)subscribes tokens to topics (`pushspool fcm topics`).
+    public var iidEndpoint: String?
 
-    public init(serviceAccountFile: String, endpoint: String? = nil) {
+    public init(serviceAccountFile: String, endpoint: String? = nil, iidEndpoint: String? = nil) {
         self.serviceAccountFile = serviceAccountFile
         self.endpoint = endpoint
+        self.iidEndpoint = iidEndpoint
     }
 }
 

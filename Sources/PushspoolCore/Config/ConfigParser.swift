@@ -116,6 +116,18 @@ public enum ConfigParser {
             return Int(i)
         }
 
+        /// `{"max": N, "per_hours": H}`, both required integers.
+        mutating func frequencyCap(_ json: JSONValue, _ key: String) -> FrequencyCap? {
+            guard let o = object(json, key, allowed: ["max", "per_hours"]) else {
+                if json == .null { problem(key, "must be an object") }
+                return nil
+            }
+            for field in ["max", "per_hours"] where o[field] == nil || o[field] == .null { problem("\(key).\(field)", "is required") }
+            guard let max = int(o["max"], "\(key).max", range: FrequencyCap.maxRange),
+                  let hours = int(o["per_hours"], "\(key).per_hours", range: FrequencyCap.perHoursRange) else { return nil }
+            return FrequencyCap(max: max, perHours: hours)
+        }
+
         mutating func config(_ json: JSONValue) -> Config {
             var c = Config()
             // One problem for a document that is not an object (not also one with an empty key).
@@ -201,13 +213,14 @@ public enum ConfigParser {
             for (id, value) in entries {
                 let key = "apps.\(Self.fieldName(id))"
                 if let why = AppConfig.idProblem(id) { problem(key, why); continue }
-                guard let a = object(value, key, allowed: ["routes", "apns_topic", "max_per_second"]) else {
+                guard let a = object(value, key, allowed: ["routes", "apns_topic", "max_per_second", "frequency_cap"]) else {
                     if value == .null { problem(key, "must be an object") }
                     continue
                 }
                 var app = AppConfig(routes: routes(a["routes"], "\(key).routes", over: c.routes, config: c))
                 app.apnsTopic = string(a["apns_topic"], "\(key).apns_topic")
                 if let limit = a["max_per_second"] { app.maxPerSecond = rate(limit, "\(key).max_per_second") }
+                if let cap = a["frequency_cap"] { app.frequencyCap = frequencyCap(cap, "\(key).frequency_cap") }
                 apps[id] = app
             }
             c.appsSection = apps
@@ -320,9 +333,10 @@ public enum ConfigParser {
                 apns.sandboxEndpoint = string(a["sandbox_endpoint"], "\(key).sandbox_endpoint")
                 return .apns(apns)
             case .fcm:
-                guard let f = object(value, key, allowed: common + ["service_account_file", "endpoint"]) else { return nil }
+                guard let f = object(value, key, allowed: common + ["service_account_file", "endpoint", "iid_endpoint"]) else { return nil }
                 return .fcm(FCMConfig(serviceAccountFile: required(f["service_account_file"], "\(key).service_account_file"),
-                                      endpoint: string(f["endpoint"], "\(key).endpoint")))
+                                      endpoint: string(f["endpoint"], "\(key).endpoint"),
+                                      iidEndpoint: string(f["iid_endpoint"], "\(key).iid_endpoint")))
             case .wns:
                 guard let w = object(value, key, allowed: common + ["auth", "tenant_id", "client_id", "client_secret", "token_endpoint", "scope", "allowed_hosts"]) else { return nil }
                 var wns = WNSConfig(clientID: required(w["client_id"], "\(key).client_id"),

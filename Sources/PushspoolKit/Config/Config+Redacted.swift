@@ -21,6 +21,7 @@ extension Config {
                 }
             case .fcm(let f):
                 pairs += [("service_account_file", .string(f.serviceAccountFile)), ("endpoint", url(f.endpoint))]
+                if let iid = f.iidEndpoint { pairs.append(("iid_endpoint", url(iid))) }
             case .wns(let w):
                 pairs += [("auth", .string(w.auth.rawValue)), ("tenant_id", opt(w.tenantID)),
                           ("client_id", .string(w.clientID)), ("client_secret", .string(Redaction.mask)),
@@ -66,7 +67,8 @@ extension Config {
             ("apps", .object(apps.sorted { $0.key < $1.key }.map { id, app in
                 (id, .object([("routes", .object(Platform.allCases.map { ($0.rawValue, .string(app.routes[$0] ?? "sandbox")) })),
                               ("apns_topic", opt(apnsTopic(of: id))),
-                              ("max_per_second", app.maxPerSecond.map { $0 == $0.rounded() ? .int(Int64($0)) : .double($0) } ?? .null)]))
+                              ("max_per_second", app.maxPerSecond.map { $0 == $0.rounded() ? .int(Int64($0)) : .double($0) } ?? .null),
+                              ("frequency_cap", app.frequencyCap.map { .object([("max", .int(Int64($0.max))), ("per_hours", .int(Int64($0.perHours)))]) } ?? .null)]))
             })),
             ("default_app", .string(defaultApp)),
             ("tls", .object([("ca_file", opt(tls.caFile))])),

@@ -71,6 +71,7 @@ final class OutcomeRecorder: Sendable {
                         case .delivered: p.delivered += 1
                         case .failed: p.failed += 1
                         case .unregistered: p.unregistered += 1
+                        case .capped: p.capped += 1
                         }
                         p.retries += max(0, e.outcome.attempts - 1)
                     }

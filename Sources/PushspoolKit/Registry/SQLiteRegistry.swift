@@ -29,8 +29,9 @@ public final class SQLiteRegistry: RegistryDatabase {
     /// unique indexes are named indexes (not table constraints), so a bulk load into an empty
     /// registry can build them once at the end. 4: `id_reservations`, installation ids handed
     /// out before their device registers. 5: `devices.app` and `devices.environment` (§ Several
-    /// apps); a handle is unique per app and platform.
-    static let schemaVersion = 5
+    /// apps); a handle is unique per app and platform. 8: `cap_counts`, the frequency cap counts
+    /// (6 and 7 belong to other changes).
+    static let schemaVersion = 8
     static let tables = """
         CREATE TABLE devices(
             rowid INTEGER PRIMARY KEY,
@@ -155,6 +156,7 @@ public final class SQLiteRegistry: RegistryDatabase {
             }
             if version < 4 { try db.execute(reservationsTable) }
             if version < 5 { try addApps(db, defaults: defaults) }
+            if version < 8 { try db.execute(capCountsTable) }
             if version < schemaVersion {
                 try db.execute("PRAGMA user_version = \(schemaVersion)")
             }

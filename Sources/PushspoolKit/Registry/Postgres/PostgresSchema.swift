@@ -3,7 +3,7 @@
 /// two hosts starting at once migrate once. A binary meeting a newer schema than it knows refuses
 /// to work on it (a newer host migrated it; this one must be upgraded too).
 enum PostgresSchema {
-    static let version = 3
+    static let version = 6
 
     /// Version n's statements, applied in order from the database's version + 1.
     static let steps: [Int: String] = [
@@ -37,6 +37,15 @@ enum PostgresSchema {
                 id text PRIMARY KEY,
                 owner text NOT NULL,
                 reserved_at double precision NOT NULL);
+            """,
+        // Frequency cap counts: one row per device (`devices.seq`) and capped job (4 and 5
+        // belong to other changes).
+        6: """
+            CREATE TABLE cap_counts(
+                device bigint NOT NULL,
+                job text NOT NULL,
+                sent_at double precision NOT NULL,
+                PRIMARY KEY(device, job));
             """,
     ]
 
