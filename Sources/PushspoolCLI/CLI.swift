@@ -226,6 +226,14 @@ public enum CLI {
               registry agree. A job with apns_channel goes only to a channel listed here for its app.
             """, valued: ["app", "storage-policy", "channel"], switches: ["refresh"], positionals: .upTo(2, "channels create|list|delete"),
             run: APNsChannelCommands.run),
+        "fcm": Command(help: """
+            usage: pushspool fcm topics subscribe|unsubscribe --topic T [--app A] [--tags EXPR] [--config FILE] [--spool DIR]
+              (Un)subscribe the app's FCM devices that the tag expression matches (all of them
+              without --tags) to topic T through Google's Instance ID batch API, 1,000 tokens per
+              request. Prints one line per device the service refused (`failed <id>: <REASON>`),
+              then the counts; a token the service says is gone (NOT_FOUND) is removed from the
+              registry. Exit 74 when a request failed for good (after retries).
+            """, valued: ["app", "topic", "tags"], positionals: .upTo(2, "topics and subscribe or unsubscribe"), run: FCMCommands.run),
         "webpush": Command(help: """
             usage: pushspool webpush keygen [--out FILE]
               Write a new VAPID key (EC P-256, PEM PKCS#8, mode 0600) to FILE (default vapid.pem;
@@ -267,6 +275,7 @@ public enum CLI {
           cancel|pause|resume ID   steer a waiting or running job
           config --check      validate the configuration and credentials
           webpush keygen      make a VAPID key for Web Push and print its public key
+          fcm topics subscribe|unsubscribe   (un)subscribe devices to an FCM topic
           hub sync            write every registration of hub-routed platforms to the hub
           apns channels       create, list or delete an app's iOS 18 broadcast channels
           serve               the HTTP front door: the tutorial's app API, the job API, /metrics

@@ -46,7 +46,9 @@ enum StatusCommand {
         for name in recentlyFailed {
             failures.append(.object([("file", .string(name)), ("error", failureReason(spool, name).map(JSONValue.string) ?? .null)]))
         }
-        let doc = JSONValue.object([
+        let hooks = WebhookJournal.counts(spoolRoot: spool.root)
+        let showHooks = !runtime.config.webhooks.isEmpty || hooks.pending + hooks.failed > 0
+        var doc = JSONValue.object([
             ("spool", .string(spool.root.path)),
             // The least responsive dispatcher (null: none runs), then every one.
             ("dispatcher", dispatchers.first?.json() ?? .null),
@@ -59,6 +61,10 @@ enum StatusCommand {
             ("requests", .object(ControlRequest.allCases.map { ($0.rawValue, .array(controls.ids($0).sorted().map(JSONValue.string))) })),
             ("recent_failures", .array(failures)),
         ])
+        if showHooks, case .object(var pairs) = doc {
+            pairs.append(("webhooks", .object([("pending", .int(Int64(hooks.pending))), ("failed", .int(Int64(hooks.failed)))])))
+            doc = .object(pairs)
+        }
         if args.has("json") {
             print(doc.encodedString)
             return .ok
@@ -98,6 +104,9 @@ enum StatusCommand {
         }
         for f in failures {
             print("  failed \(f["file"]?.stringValue ?? "?"): \(f["error"]?.stringValue ?? "")")
+        }
+        if showHooks {
+            print("  webhooks: \(hooks.pending) event(s) pending, \(hooks.failed) given up (kept in webhooks/failed/)")
         }
         return .ok
     }

@@ -43,6 +43,7 @@ public final class CurlHTTPClient: HTTPClient {
                         completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
         let t = CurlTransfer(request: request, completion: completion)
         t.addressGuard = core.options.addressGuard
+        t.plainHTTPToLoopback = core.options.plainHTTPToLoopback
         // Only the request that finds the queue empty wakes the poll thread: it takes the whole
         // queue at once, so later arrivals ride on the same wakeup (one syscall per batch).
         let (accepted, wasEmpty) = core.state.withLock { q in

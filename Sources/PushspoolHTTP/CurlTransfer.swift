@@ -24,6 +24,8 @@ final class CurlTransfer: @unchecked Sendable {
     /// address it refused (poll thread).
     var addressGuard: AddressGuard?
     var refusal: String?
+    /// `HTTPClientOptions.plainHTTPToLoopback` (set on the submitting thread).
+    var plainHTTPToLoopback = false
 
     init(request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
         self.request = request
@@ -101,7 +103,8 @@ final class CurlTransfer: @unchecked Sendable {
 
     /// Attaches `easy` and points it at this request; an error means the request cannot be sent.
     func attach(_ easy: CurlEasy) -> HTTPTransportError? {
-        guard isHTTPS else {
+        let plain = !isHTTPS && plainHTTPToLoopback && Self.isPlainLoopback(request.url)
+        guard isHTTPS || plain else {
             return HTTPTransportError("only https URLs are allowed", isPermanent: true)
         }
         self.easy = easy
@@ -109,7 +112,22 @@ final class CurlTransfer: @unchecked Sendable {
         body.removeAll(keepingCapacity: true)
         rawHeaders.removeAll(keepingCapacity: true)
         easy.prepare(for: self, headers: headerList)
+        // Handles are pooled: a client that may speak plain http sets the scheme on every request.
+        if plainHTTPToLoopback { _ = ccurl_easy_setopt_str(easy.handle, CURLOPT_PROTOCOLS_STR, plain ? "http" : "https") }
         return nil
+    }
+
+    /// Whether `url` is `http://` to a loopback address written as such.
+    static func isPlainLoopback(_ url: String) -> Bool {
+        let lower = url.lowercased()
+        guard lower.hasPrefix("http://") else { return false }
+        let authority = lower.dropFirst(7).prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if authority.contains("@") { return false }
+        let host = authority.hasPrefix("[") ? String(authority.prefix { $0 != "]" }.dropFirst())
+            : String(authority.prefix { $0 != ":" })
+        if host == "localhost" || host == "::1" { return true }
+        let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets[0] == "127" && octets.allSatisfy { UInt8($0) != nil }
     }
 
     /// What the poll thread learns from a finished handle (read before the handle is reused):

@@ -112,6 +112,10 @@ public struct HTTPClientOptions: Sendable {
     public var connectTimeout: Double = 10
     /// Refuses non-public addresses where the socket is opened (URLs that came from devices).
     public var addressGuard: AddressGuard?
+    /// HTTP/1.1 only: plain `http://` is allowed to a loopback address written in the URL
+    /// (`127.x.y.z`, `[::1]`, `localhost`: a webhook receiver on the same host, tests); every
+    /// other URL is https only, as for every provider.
+    public var plainHTTPToLoopback = false
 
     public init(extraCAPEM: String? = nil, versions: HTTPVersionPolicy = .http2Preferred) {
         self.extraCAPEM = extraCAPEM

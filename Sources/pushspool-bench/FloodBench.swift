@@ -1,4 +1,5 @@
 import Foundation
+import PushspoolKit
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -23,17 +24,27 @@ struct FloodRound {
         var worstStatusCounted: Double
         var worstPeer: Double
         var statusCalls: Int
+        /// Webhook events still in `webhooks/pending/` when `run` exited.
+        var webhooksPending = 0
         var rate: Double { Double(jobs) / seconds }
     }
 
-    static func run(binary: String, files: Int, stopAfter: Double?) throws -> Figures {
+    /// `config`: a config file's text for the spool's path, used by every command (the webhooks
+    /// flood); nil: none.
+    static func run(binary: String, files: Int, stopAfter: Double?, config: ((String) -> String)? = nil) throws -> Figures {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("pushspool-bench-flood-\(getpid())-\(UUID().uuidString.prefix(6))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         // Removing 300,000 files takes a while on a busy disk: in the background, after the figures.
         defer { _ = try? Process.run(URL(fileURLWithPath: "/bin/rm"), arguments: ["-rf", dir.path]) }
         let spool = dir.appendingPathComponent("spool").path
+        var extra: [String] = []
+        if let config {
+            let file = dir.appendingPathComponent("pushspool.json")
+            try config(spool).write(to: file, atomically: true, encoding: .utf8)
+            extra = ["--config", file.path]
+        }
         for args in [["init", "--spool", spool], ["register", "--platform", "fcm", "--handle", "fcm-token-1", "--tag", "all", "--spool", spool]] {
-            let r = try measure(binary, args)
+            let r = try measure(binary, args + extra)
             guard r.status == 0 else { throw BenchError(description: "\(args[0]) failed: \(r.stderr)") }
         }
         // Dropped straight into incoming/ (the dispatcher is not running yet): one job, one device each.
@@ -46,7 +57,7 @@ struct FloodRound {
             close(fd)
         }
 
-        let args = stopAfter == nil ? ["run", "--once", "--spool", spool] : ["run", "--spool", spool]
+        let args = (stopAfter == nil ? ["run", "--once", "--spool", spool] : ["run", "--spool", spool]) + extra
         var pid: pid_t = 0
         let argv = ([binary] + args).map { strdup($0) } + [nil]
         defer { for a in argv { free(a) } }
@@ -85,7 +96,8 @@ struct FloodRound {
         let seconds = Date().timeIntervalSince(start)
         let done = try FileManager.default.contentsOfDirectory(atPath: spool + "/done").count
         return Figures(jobs: done, seconds: seconds, peakRSS: Int(usage.ru_maxrss) * 1024, worstStatus: worst,
-                       worstStatusCounted: worstCounted, worstPeer: worstPeer, statusCalls: calls)
+                       worstStatusCounted: worstCounted, worstPeer: worstPeer, statusCalls: calls,
+                       webhooksPending: WebhookJournal.counts(spoolRoot: URL(fileURLWithPath: spool)).pending)
     }
 
     static func printRows(files: Int, runs: Int, stopAfter: Double?, baseline: String?) throws {

@@ -12,6 +12,11 @@
 //   it had expired), --token-status N (the token endpoint refuses every grant with HTTP N).
 // `message.topic` and `message.condition` are accepted too (checked as FCM checks them, see
 // handleServiceSend). Stats (--state FILE) are rewritten after every request.
+// The Instance ID topic API (`POST /iid/v1:batchAdd` and `:batchRemove`) checks what Google
+// checks (an issued bearer, `access_token_auth: true`, `to` = /topics/<valid name>, 1 to 1,000
+// registration_tokens) and answers per token, scripted by the token's prefix: gone… NOT_FOUND,
+// invalid… INVALID_ARGUMENT, internal… INTERNAL once then done, anything else `{}`.
+// --iid-fail-first N: the first N Instance ID requests get 503 (then as above).
 'use strict';
 const http2 = require('http2');
 const fs = require('fs');
@@ -33,7 +38,10 @@ const stats = {
   tokenRequests: 0, tokensIssued: 0, badGrants: 0, sends: 0, byStatus: {}, authFailures: 0,
   delivered: 0, duplicateDeliveries: 0, invalidRequests: 0, httpVersions: {}, perToken: {},
   grants: [], problems: [], serviceSends: [],
+  iidRequests: 0, iidBatches: [], iidRefused: 0, subscriptions: {},
 };
+const iidFailFirst = Number(a['iid-fail-first'] || 0);
+const iidAttempts = new Map();        // registration token -> Instance ID answers given
 const issued = new Map();            // access token -> serial number (1-based)
 const attempts = new Map();          // registration token -> attempts
 
@@ -189,6 +197,47 @@ function handleServiceSend(res, m, kind) {
   send(res, 200, { name });
 }
 
+// Instance ID batch (un)subscription. Google's errors for the whole request are
+// `{"error": "<reason>"}` with an HTTP status; per-token ones sit in `results`, in order.
+function handleIID(req, res, body, method) {
+  stats.iidRequests++;
+  const refuse = (status, why) => {
+    stats.iidRefused++;
+    problem('iid: ' + why);
+    send(res, status, { error: why });
+  };
+  const auth = String(req.headers['authorization'] || '');
+  const bearer = auth.startsWith('Bearer ') ? auth.slice(7) : null;
+  if (!bearer || !issued.get(bearer)) return refuse(401, 'Unauthorized: no valid OAuth bearer');
+  if (String(req.headers['access_token_auth'] || '') !== 'true') return refuse(401, 'Unauthorized: access_token_auth header missing');
+  if (!String(req.headers['content-type'] || '').startsWith('application/json')) return refuse(400, 'content-type ' + req.headers['content-type']);
+  if (stats.iidRequests <= iidFailFirst) return send(res, 503, { error: 'Service Unavailable' });
+  let doc;
+  try { doc = JSON.parse(body.toString('utf8')); } catch (e) { return refuse(400, 'InvalidParameters: body is not JSON'); }
+  const to = doc && doc.to;
+  if (typeof to !== 'string' || !to.startsWith('/topics/') || !topicName.test(to.slice(8))) return refuse(400, 'InvalidParameters: to ' + to);
+  const tokens = doc.registration_tokens;
+  if (!Array.isArray(tokens) || tokens.length === 0 || !tokens.every((t) => typeof t === 'string' && t.length > 0)) {
+    return refuse(400, 'InvalidParameters: registration_tokens');
+  }
+  if (tokens.length > 1000) return refuse(400, 'InvalidParameters: ' + tokens.length + ' registration_tokens, at most 1000');
+  for (const k of Object.keys(doc)) if (k !== 'to' && k !== 'registration_tokens') return refuse(400, 'InvalidParameters: unknown field ' + k);
+  const topic = to.slice(8);
+  const members = new Set(stats.subscriptions[topic] || []);
+  const results = tokens.map((t) => {
+    const n = (iidAttempts.get(t) || 0) + 1;
+    iidAttempts.set(t, n);
+    if (t.startsWith('gone')) return { error: 'NOT_FOUND' };
+    if (t.startsWith('invalid')) return { error: 'INVALID_ARGUMENT' };
+    if (t.startsWith('internal') && n === 1) return { error: 'INTERNAL' };
+    if (method === 'batchAdd') members.add(t); else members.delete(t);
+    return {};
+  });
+  stats.subscriptions[topic] = [...members];
+  stats.iidBatches.push({ method, topic, count: tokens.length, errors: results.filter((r) => r.error).length });
+  send(res, 200, { results });
+}
+
 const server = http2.createSecureServer(Object.assign(tlsOptions(), { allowHTTP1: true }));
 server.on('request', (req, res) => {
   stats.httpVersions[req.httpVersion] = (stats.httpVersions[req.httpVersion] || 0) + 1;
@@ -199,6 +248,7 @@ server.on('request', (req, res) => {
     const url = req.url.split('?')[0];
     if (url === '/token') return handleToken(req, res, body, server.address().port);
     if (req.method === 'POST' && url === `/v1/projects/${project}/messages:send`) return handleSend(req, res, body);
+    if (req.method === 'POST' && (url === '/iid/v1:batchAdd' || url === '/iid/v1:batchRemove')) return handleIID(req, res, body, url.slice(8));
     problem('unexpected ' + req.method + ' ' + url);
     send(res, 404, fcmError(404, 'NOT_FOUND', 'Requested entity was not found.', null));
   });

@@ -8,11 +8,14 @@ public struct AppConfig: Sendable, Equatable {
     public var apnsTopic: String?
     /// `max_per_second`: this app's requests a second across its providers; nil: no cap of its own.
     public var maxPerSecond: Double?
+    /// `frequency_cap`: how many capped jobs may reach one of its devices in a window; nil: no cap.
+    public var frequencyCap: FrequencyCap?
 
-    public init(routes: [Platform: String], apnsTopic: String? = nil, maxPerSecond: Double? = nil) {
+    public init(routes: [Platform: String], apnsTopic: String? = nil, maxPerSecond: Double? = nil, frequencyCap: FrequencyCap? = nil) {
         self.routes = routes
         self.apnsTopic = apnsTopic
         self.maxPerSecond = maxPerSecond
+        self.frequencyCap = frequencyCap
     }
 
     /// The app id of a config without `apps`.

@@ -38,6 +38,8 @@ public struct Config: Sendable {
     /// How long a job in `active/` stays with a dispatcher on another host after that one's last
     /// heartbeat (a spool shared over NFS), before another host takes it over.
     public var ownerLeaseSeconds: Int = 60
+    /// `webhooks`: where signed events about jobs and devices are posted (README "Webhooks").
+    public var webhooks: [WebhookConfig] = []
     /// Where the file was read from (relative paths in it resolve against its folder).
     public var baseDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
 
@@ -154,10 +156,14 @@ public struct FCMConfig: Sendable {
     public var serviceAccountFile: String
     /// Overrides `https://fcm.googleapis.com`. The token endpoint is the account's `token_uri`.
     public var endpoint: String?
+    /// `iid_endpoint`: overrides `https://iid.googleapis.com`, the Instance ID service that
+    /// (un)subscribes tokens to topics (`pushspool fcm topics`).
+    public var iidEndpoint: String?
 
-    public init(serviceAccountFile: String, endpoint: String? = nil) {
+    public init(serviceAccountFile: String, endpoint: String? = nil, iidEndpoint: String? = nil) {
         self.serviceAccountFile = serviceAccountFile
         self.endpoint = endpoint
+        self.iidEndpoint = iidEndpoint
     }
 }
 

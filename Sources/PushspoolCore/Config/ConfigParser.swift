@@ -116,12 +116,25 @@ public enum ConfigParser {
             return Int(i)
         }
 
+        /// `{"max": N, "per_hours": H}`, both required integers.
+        mutating func frequencyCap(_ json: JSONValue, _ key: String) -> FrequencyCap? {
+            guard let o = object(json, key, allowed: ["max", "per_hours"]) else {
+                if json == .null { problem(key, "must be an object") }
+                return nil
+            }
+            for field in ["max", "per_hours"] where o[field] == nil || o[field] == .null { problem("\(key).\(field)", "is required") }
+            guard let max = int(o["max"], "\(key).max", range: FrequencyCap.maxRange),
+                  let hours = int(o["per_hours"], "\(key).per_hours", range: FrequencyCap.perHoursRange) else { return nil }
+            return FrequencyCap(max: max, perHours: hours)
+        }
+
         mutating func config(_ json: JSONValue) -> Config {
             var c = Config()
             // One problem for a document that is not an object (not also one with an empty key).
             guard case .object = json else { problem("config", "must be a JSON object"); return c }
             let top = object(json, "", allowed: ["spool", "registry", "concurrency", "retry", "routes", "providers", "tls", "metrics",
-                                                 "owner_lease_seconds", "http", "max_jobs", "apps", "default_app"]) ?? [:]
+                                                 "owner_lease_seconds", "http", "max_jobs", "apps", "default_app",
+                                                 "webhooks"]) ?? [:]
             if let s = string(top["spool"], "spool") { c.spool = s }
             c.registry = string(top["registry"], "registry")
             if let n = int(top["concurrency"], "concurrency", range: 1...100_000) { c.concurrency = n }
@@ -148,6 +161,7 @@ public enum ConfigParser {
             c.routes[.web] = c.webpush != nil ? "webpush" : "sandbox"
             c.routes = routes(top["routes"], "routes", over: c.routes, config: c)
             apps(top, into: &c)
+            webhooks(top["webhooks"], into: &c)
             return c
         }
 
@@ -199,13 +213,14 @@ public enum ConfigParser {
             for (id, value) in entries {
                 let key = "apps.\(Self.fieldName(id))"
                 if let why = AppConfig.idProblem(id) { problem(key, why); continue }
-                guard let a = object(value, key, allowed: ["routes", "apns_topic", "max_per_second"]) else {
+                guard let a = object(value, key, allowed: ["routes", "apns_topic", "max_per_second", "frequency_cap"]) else {
                     if value == .null { problem(key, "must be an object") }
                     continue
                 }
                 var app = AppConfig(routes: routes(a["routes"], "\(key).routes", over: c.routes, config: c))
                 app.apnsTopic = string(a["apns_topic"], "\(key).apns_topic")
                 if let limit = a["max_per_second"] { app.maxPerSecond = rate(limit, "\(key).max_per_second") }
+                if let cap = a["frequency_cap"] { app.frequencyCap = frequencyCap(cap, "\(key).frequency_cap") }
                 apps[id] = app
             }
             c.appsSection = apps
@@ -321,9 +336,10 @@ public enum ConfigParser {
                 apns.sandboxChannelsEndpoint = string(a["sandbox_channels_endpoint"], "\(key).sandbox_channels_endpoint")
                 return .apns(apns)
             case .fcm:
-                guard let f = object(value, key, allowed: common + ["service_account_file", "endpoint"]) else { return nil }
+                guard let f = object(value, key, allowed: common + ["service_account_file", "endpoint", "iid_endpoint"]) else { return nil }
                 return .fcm(FCMConfig(serviceAccountFile: required(f["service_account_file"], "\(key).service_account_file"),
-                                      endpoint: string(f["endpoint"], "\(key).endpoint")))
+                                      endpoint: string(f["endpoint"], "\(key).endpoint"),
+                                      iidEndpoint: string(f["iid_endpoint"], "\(key).iid_endpoint")))
             case .wns:
                 guard let w = object(value, key, allowed: common + ["auth", "tenant_id", "client_id", "client_secret", "token_endpoint", "scope", "allowed_hosts"]) else { return nil }
                 var wns = WNSConfig(clientID: required(w["client_id"], "\(key).client_id"),

@@ -104,6 +104,7 @@ public enum Redaction {
             }
         }
         if let registry = config.registry { out += passwords(inConnectionString: registry) }
+        out += config.webhooks.map(\.secret.value)
         // Too short to mask without mangling ordinary text: a secret that short is no secret.
         return out.filter { $0.count >= 4 }
     }

@@ -27,9 +27,10 @@ public enum Disposition: Sendable, Equatable {
     case credentialsBroken
 }
 
-/// Final per-target status written to the result log.
+/// Final per-target status written to the result log. `capped`: not sent, because the device
+/// had reached its app's `frequency_cap` (a capped job only); never retried.
 public enum DeliveryStatus: String, Sendable, Equatable {
-    case delivered, failed, unregistered
+    case delivered, failed, unregistered, capped
 }
 
 /// What a provider says about one attempt: the disposition plus what the result log records.

@@ -3,10 +3,11 @@ import Synchronization
 /// A place in a result log: its first `offset` bytes, and the delivery lines they hold, counted.
 public struct LogPosition: Sendable, Equatable {
     public var offset: Int64
-    public var delivered = 0, failed = 0, unregistered = 0, retries = 0
+    public var delivered = 0, failed = 0, unregistered = 0, retries = 0, capped = 0
 
-    public init(offset: Int64, delivered: Int = 0, failed: Int = 0, unregistered: Int = 0, retries: Int = 0) {
+    public init(offset: Int64, delivered: Int = 0, failed: Int = 0, unregistered: Int = 0, retries: Int = 0, capped: Int = 0) {
         self.offset = offset
+        self.capped = capped
         self.delivered = delivered
         self.failed = failed
         self.unregistered = unregistered

@@ -83,6 +83,8 @@ public struct SendJob: Sendable, Equatable {
     public var spreadOverSeconds: Int?
     /// `app`: whose devices the audience is resolved among (§ Several apps).
     public var apps: AppSelection = .defaultApp
+    /// `capped`: a campaign counted against each device's app's `frequency_cap`.
+    public var capped = false
 
     public init(audience: Audience, platforms: [Platform], message: Message, notBefore: Date? = nil,
                 localized: [LanguageTag: LocalizedText] = [:], spreadOverSeconds: Int? = nil) {

@@ -25,6 +25,7 @@ extension JobParser {
         var localized: [LanguageTag: LocalizedText] = [:]
         var serviceField: String?
         var apps = AppSelection.defaultApp
+        var capped = false
         for (key, value) in pairs {
             switch key {
             case "kind":
@@ -103,6 +104,8 @@ extension JobParser {
                 localized = localizedTexts(value, problems: &problems)
             case "app":
                 apps = AppSelection.parse(value, problems: &problems)
+            case "capped":
+                if case .bool(let b) = value { capped = b } else { problems.add("capped", "must be true or false") }
             default:
                 Fields.misplaced(key, kind: "send", problems: &problems)
             }
@@ -124,6 +127,9 @@ extension JobParser {
                 problems.add("message", "required (a non-empty string) unless payload overrides every platform in pns")
             }
         }
+        if capped, let service = serviceField {
+            problems.add("capped", "not allowed with \(service) (the service resolves the audience: there is no device to count)")
+        }
         checkKinds(KindContext(message: message, pns: pns, written: Set(pairs.map(\.0)),
                                serviceAudience: audiences.count == 1 ? serviceField : nil), problems: &problems)
         guard problems.isEmpty, let pns, audiences.count == 1, let audience = audiences[0].audience else { return nil }
@@ -131,6 +137,7 @@ extension JobParser {
         var send = SendJob(audience: audience, platforms: pns, message: message, notBefore: notBefore, localized: localized,
                            spreadOverSeconds: spread)
         send.apps = apps
+        send.capped = capped
         // Every text the job can send is rendered once here, so size limits are found now.
         for language in [nil] + send.localized.keys.sorted() {
             for platform in pns {

@@ -25,6 +25,7 @@ extension Config {
                 }
             case .fcm(let f):
                 pairs += [("service_account_file", .string(f.serviceAccountFile)), ("endpoint", url(f.endpoint))]
+                if let iid = f.iidEndpoint { pairs.append(("iid_endpoint", url(iid))) }
             case .wns(let w):
                 pairs += [("auth", .string(w.auth.rawValue)), ("tenant_id", opt(w.tenantID)),
                           ("client_id", .string(w.clientID)), ("client_secret", .string(Redaction.mask)),
@@ -70,7 +71,8 @@ extension Config {
             ("apps", .object(apps.sorted { $0.key < $1.key }.map { id, app in
                 (id, .object([("routes", .object(Platform.allCases.map { ($0.rawValue, .string(app.routes[$0] ?? "sandbox")) })),
                               ("apns_topic", opt(apnsTopic(of: id))),
-                              ("max_per_second", app.maxPerSecond.map { $0 == $0.rounded() ? .int(Int64($0)) : .double($0) } ?? .null)]))
+                              ("max_per_second", app.maxPerSecond.map { $0 == $0.rounded() ? .int(Int64($0)) : .double($0) } ?? .null),
+                              ("frequency_cap", app.frequencyCap.map { .object([("max", .int(Int64($0.max))), ("per_hours", .int(Int64($0.perHours)))]) } ?? .null)]))
             })),
             ("default_app", .string(defaultApp)),
             ("tls", .object([("ca_file", opt(tls.caFile))])),
@@ -80,6 +82,7 @@ extension Config {
             ("owner_lease_seconds", .int(Int64(ownerLeaseSeconds))),
         ]
         if let http { sections.append(("http", http.redacted(resolve: resolve))) }
+        if !webhooks.isEmpty { sections.append(("webhooks", .array(webhooks.map(\.redacted)))) }
         return .object(sections)
     }
 }
@@ -103,6 +106,21 @@ extension HTTPConfig {
             ("trusted_proxies", .array(trustedProxies.map { .string($0.description) })),
             ("handles_move_between_users", .bool(handlesMoveBetweenUsers)),
             ("request_timeout_seconds", .int(Int64(requestTimeoutSeconds))),
+        ])
+    }
+}
+
+extension WebhookConfig {
+    /// The entry with its secret as `***` and its URL's query (which may carry a receiver's
+    /// token) masked too.
+    var redacted: JSONValue {
+        let shownURL = url.firstIndex(of: "?").map { String(url[..<$0]) + "?" + Redaction.mask } ?? url
+        return .object([
+            ("url", .string(shownURL)),
+            ("secret", .string(Redaction.mask)),
+            ("events", .array(events.map { .string($0.rawValue) })),
+            ("apps", apps.map { .array($0.map(JSONValue.string)) } ?? .null),
+            ("private_addresses", .bool(privateAddresses)),
         ])
     }
 }

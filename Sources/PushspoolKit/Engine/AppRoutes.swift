@@ -8,10 +8,13 @@ public struct AppRoutes: Sendable {
         public var routes: [Platform: ProviderState]
         /// `apps.<id>.max_per_second`: every request of this app takes its turn here too.
         public var limiter: RateLimiter?
+        /// `apps.<id>.frequency_cap`: what a capped job may send to one of its devices.
+        public var frequencyCap: FrequencyCap?
 
-        public init(routes: [Platform: ProviderState], limiter: RateLimiter? = nil) {
+        public init(routes: [Platform: ProviderState], limiter: RateLimiter? = nil, frequencyCap: FrequencyCap? = nil) {
             self.routes = routes
             self.limiter = limiter
+            self.frequencyCap = frequencyCap
         }
     }
 

@@ -53,6 +53,8 @@ public final class Engine: Sendable {
     public let controls: JobControls
     public let pool: WorkerPool
     public let dispatcher: Dispatcher
+    /// The configured webhooks (README "Webhooks"); nil: none, or they could not be set up (logged).
+    public let webhooks: Webhooks?
     let runner: JobRunner
     private let monitor: RunMonitor
     private let stopping = StopFlag()
@@ -88,12 +90,20 @@ public final class Engine: Sendable {
         let log = hooks.log, metrics = metrics, activity = activity
         controls = JobControls(directory: spool.url(.control))
         pool = WorkerPool(concurrency: config.concurrency, policy: config.retry, metrics: metrics, random: hooks.random)
+        var service: Webhooks?
+        do {
+            service = try Webhooks(config: config, spool: spool, metrics: metrics.webhooks, log: log)
+        } catch {
+            log.error("webhooks: cannot be set up (\(error)); no webhook events are sent")
+        }
+        webhooks = service
+        service?.start()
         let flag = stopping
         let userStop = hooks.isStopping
         runner = JobRunner(JobRunner.Environment(spool: spool, registry: registry, pool: pool, apps: apps,
                                                  log: log, isStopping: { flag.isSet || userStop() },
                                                  controls: controls, activity: activity, metrics: metrics,
-                                                 ownerLease: Double(config.ownerLeaseSeconds)))
+                                                 ownerLease: Double(config.ownerLeaseSeconds), webhooks: service))
         let monitor = RunMonitor(activity: activity, metrics: metrics, spool: spool, providers: apps.providers,
                                  controls: controls, board: hooks.board ?? TerminalBoard(enabled: false),
                                  textfile: MetricsTextfile.forProcess(config, spool: spool, role: .run, log: log),
@@ -126,6 +136,8 @@ public final class Engine: Sendable {
     /// After a run returned: the metrics file written a last time, the progress lines cleared,
     /// the providers' connections closed and the registry closed.
     public func shutdown() {
+        // Webhook deliveries first, so that the metrics file's last write counts them.
+        webhooks?.shutdown()
         monitor.finish()
         for p in providers { p.provider.shutdown() }
         registry.close()

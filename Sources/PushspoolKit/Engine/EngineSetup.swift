@@ -151,7 +151,8 @@ public enum EngineSetup {
                 }
                 routes[platform] = byName[name]
             }
-            apps[app] = AppRoutes.App(routes: routes, limiter: appConfig.maxPerSecond.map { RateLimiter(perSecond: $0) })
+            apps[app] = AppRoutes.App(routes: routes, limiter: appConfig.maxPerSecond.map { RateLimiter(perSecond: $0) },
+                                      frequencyCap: appConfig.frequencyCap)
         }
         return (AppRoutes(defaultApp: config.defaultApp, apps: apps), problems)
     }

@@ -18,6 +18,12 @@ struct JobCompletion: Sendable {
         }
         do {
             try log.close()
+            // On disk before the job leaves active/: a crash from here on repeats the event
+            // (same id), never loses it.
+            if let hooks = env.webhooks, hooks.wants(.jobFinished) {
+                let summary = ResultRecord.Summary(id: id, outcome: outcome, durationMS: ms).line()
+                try hooks.jobFinished(summary: summary, jobID: id, apps: apps(of: held.job))
+            }
         } catch {
             env.log.error("\(error); job left in active/", [(.job, id)])
             return held.report(.interrupted(.resultLog("\(error)")))
@@ -28,5 +34,19 @@ struct JobCompletion: Sendable {
         // Requests about a job that has ended are moot (a pause that came as it finished).
         if let controls = env.controls, controls.request(for: id) != nil { controls.clear(id) }
         return held.report(outcome)
+    }
+
+    /// The apps a job was about, for the webhooks' `apps` filter.
+    private func apps(of job: Job) -> [String] {
+        switch job.kind {
+        case .send(let send):
+            switch send.apps {
+            case .defaultApp: [env.apps.defaultApp]
+            case .apps(let ids): ids
+            case .all: env.apps.apps.keys.sorted()
+            }
+        case .register(let r): [r.app ?? env.apps.defaultApp]
+        case .unregister: [env.apps.defaultApp]
+        }
     }
 }

@@ -18,6 +18,8 @@ extension JobRunner {
         /// How long a job stays with a dispatcher on another host after its last heartbeat
         /// (`owner_lease_seconds`).
         var ownerLease: Double = JobOwners.defaultLease
+        /// The configured webhooks; nil: none.
+        var webhooks: Webhooks? = nil
 
         /// The default app's provider state per platform.
         var routes: [Platform: ProviderState] { apps.routes }

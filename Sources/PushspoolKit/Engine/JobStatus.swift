@@ -42,7 +42,7 @@ public struct JobStatus: Sendable {
         if progress == nil, let size = try? FileManager.default.attributesOfItem(atPath: spool.resultURL(jobID: id).path)[.size] as? Int,
            size <= 4 << 20, let log = ResultLogContents.read(spool.resultURL(jobID: id)) {
             progress = ProgressCheckpoint(targets: log.targets, finished: log.finished.count, delivered: log.delivered,
-                                          failed: log.failed, unregistered: log.unregistered, updatedAt: now)
+                                          failed: log.failed, unregistered: log.unregistered, capped: log.capped, updatedAt: now)
         }
         // What an operator asked of it, and whether a dispatcher has acted on it yet.
         var state = JobState(request: controls.request(for: id), running: running)
@@ -65,9 +65,16 @@ public struct JobStatus: Sendable {
             ("targets", progress?.targets.map { .int(Int64($0)) } ?? .null),
             ("delivered", progress.map { .int(Int64($0.delivered)) } ?? .null),
             ("failed", progress.map { .int(Int64($0.failed)) } ?? .null),
+        ] + Self.cappedField(progress) + [
             // Whose devices a send job goes to (`app`): ids, or "*" for every app.
             ("apps", Self.apps(job, defaultApp: defaultApp).map { .array($0.map(JSONValue.string)) } ?? .null),
         ])
+    }
+
+    /// `capped` when a frequency cap held devices back (absent otherwise, as in the summary).
+    static func cappedField(_ progress: ProgressCheckpoint?) -> [(String, JSONValue)] {
+        guard let capped = progress?.capped, capped > 0 else { return [] }
+        return [("capped", .int(Int64(capped)))]
     }
 
     /// A send job's apps as it names them (`["*"]`: every app); nil for other kinds.

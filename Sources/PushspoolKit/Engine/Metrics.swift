@@ -30,6 +30,8 @@ public final class Metrics: Sendable {
         var durations: [(provider: String, histogram: Histogram)] = []
     }
     private let state = Mutex(State())
+    /// The webhooks' counters and gauges (README "Webhooks").
+    public let webhooks = WebhookMetrics()
 
     public init() {}
 
@@ -115,6 +117,7 @@ public final class Metrics: Sendable {
             sample("pushspool_provider_request_duration_seconds_sum", [("provider", provider)], Self.number(h.sum))
             sample("pushspool_provider_request_duration_seconds_count", [("provider", provider)], String(h.count))
         }
+        out += webhooks.render()
         return out
     }
 

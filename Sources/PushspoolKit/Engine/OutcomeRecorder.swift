@@ -51,7 +51,7 @@ final class OutcomeRecorder: Sendable {
             for e in batch {
                 ResultRecord.appendDelivery(platform: e.platform, provider: e.provider, app: e.app, recipient: e.recipient,
                                             outcome: e.outcome, at: e.at, to: &bytes)
-                if let gone = e.outcome.pruning(e.recipient) { pruner.remove(gone) }
+                if let gone = e.outcome.pruning(e.recipient) { pruner.remove(gone, platform: e.platform, recipient: e.recipient, result: e.outcome.result) }
             }
             log.append(line: bytes)
             let now = DispatchTime.now().uptimeNanoseconds
@@ -71,6 +71,7 @@ final class OutcomeRecorder: Sendable {
                         case .delivered: p.delivered += 1
                         case .failed: p.failed += 1
                         case .unregistered: p.unregistered += 1
+                        case .capped: p.capped += 1
                         }
                         p.retries += max(0, e.outcome.attempts - 1)
                     }
@@ -95,27 +96,6 @@ final class OutcomeRecorder: Sendable {
 
     /// The log's end as this recorder wrote it, and the deliveries it then holds.
     var position: LogPosition { written.position.withLock { $0 } }
-}
-
-/// Deletes devices the services reported gone, in batches (one registry transaction each), on a
-/// queue of its own. `finish` waits for what is queued.
-final class RegistryPruner: Sendable {
-    private let batches: BatchQueue<GoneDevice>
-
-    init(registry: any DeviceRegistry, log: Log, jobID: String) {
-        batches = BatchQueue(label: "pushspool.prune.\(jobID)") { batch in
-            do {
-                try registry.removeGone(batch)
-            } catch {
-                log.error("could not remove \(batch.count) gone device(s) from the registry (\(batch[0].id)…): \(RegistryError.detail(error))", [(.job, jobID)])
-            }
-        }
-    }
-
-    func remove(_ device: GoneDevice) { batches.add(device) }
-
-    /// Waits until every queued device has been removed (or failed to be).
-    func finish() { batches.wait() }
 }
 
 /// Items handled in batches on a serial queue of its own: `add` never waits for the work, `hold`

@@ -48,10 +48,11 @@ package final class RunMonitor: Sendable {
         metrics.job(status: status)
         var fields: [(LogKey, String)] = [(.job, r.id), (.status, status)]
         switch r.outcome {
-        case let .done(d, f, u, retries, _, ms), let .cancelled(d, f, u, retries, _, ms):
+        case let .done(d, f, u, retries, _, ms, c), let .cancelled(d, f, u, retries, _, ms, c):
             fields += [(.delivered, String(d)), (.failed, String(f)), (.unregistered, String(u)),
                        (.retries, String(retries)), (.durationMS, String(ms))]
-            if case let .cancelled(_, _, _, _, n, _) = r.outcome { fields.append((.notSent, String(n))) }
+            if c > 0 { fields.append((.capped, String(c))) }
+            if case let .cancelled(_, _, _, _, n, _, _) = r.outcome { fields.append((.notSent, String(n))) }
         case .failed(let why): fields.append((.reason, why))
         case .interrupted(let why): fields.append((.reason, why.description))
         default: break

@@ -28,7 +28,7 @@ struct SendExecutor: Sendable {
                               ownership: held.ownership, owners: owners)
         let tally = cancel
             ? SendRun.Result(delivered: prior.delivered, failed: prior.failed, unregistered: prior.unregistered,
-                             retries: prior.retries, interruption: .cancelled)
+                             retries: prior.retries, capped: prior.capped, interruption: .cancelled)
             : SendRun(env: env, job: held.job, send: send, plan: plan, log: log, prior: prior, stop: stop,
                       progress: (progress, targets)).execute()
         try? FileManager.default.removeItem(at: progress)
@@ -39,9 +39,10 @@ struct SendExecutor: Sendable {
         if let host = held.ownership.lostTo { return .interrupted(.ownershipLost(to: host)) }
         switch tally.interruption {
         case .cancelled?:
-            let finished = tally.delivered + tally.failed + tally.unregistered
+            let finished = tally.delivered + tally.failed + tally.unregistered + tally.capped
             return .cancelled(delivered: tally.delivered, failed: tally.failed, unregistered: tally.unregistered,
-                              retries: tally.retries, notSent: max(0, (targets ?? finished) - finished), durationMS: held.elapsedMS)
+                              retries: tally.retries, notSent: max(0, (targets ?? finished) - finished), durationMS: held.elapsedMS,
+                              capped: tally.capped)
         case .paused?:
             return .paused
         case let why?:
@@ -52,7 +53,8 @@ struct SendExecutor: Sendable {
                                  [(.job, held.job.id)])
             }
             return .done(delivered: tally.delivered, failed: tally.failed, unregistered: tally.unregistered,
-                         retries: tally.retries, matched: plan.hubSends.isEmpty ? tally.matched : nil, durationMS: held.elapsedMS)
+                         retries: tally.retries, matched: plan.hubSends.isEmpty ? tally.matched : nil, durationMS: held.elapsedMS,
+                         capped: tally.capped)
         }
     }
 }

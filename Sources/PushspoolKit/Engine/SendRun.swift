@@ -19,11 +19,15 @@ struct SendRun {
     let progress: (url: URL, targets: Int?)
 
     final class Tally: Sendable {
-        struct Counts { var delivered = 0, failed = 0, unregistered = 0, retries = 0, abandoned = 0 }
+        struct Counts {
+            var delivered = 0, failed = 0, unregistered = 0, retries = 0, abandoned = 0, capped = 0
+            /// Targets with a final outcome.
+            var finished: Int { delivered + failed + unregistered + capped }
+        }
         let counts: Mutex<Counts>
         init(_ prior: ResultLogContents) {
             counts = Mutex(Counts(delivered: prior.delivered, failed: prior.failed,
-                                  unregistered: prior.unregistered, retries: prior.retries))
+                                  unregistered: prior.unregistered, retries: prior.retries, capped: prior.capped))
         }
         func add(_ o: TargetOutcome) {
             counts.withLock { c in
@@ -31,6 +35,7 @@ struct SendRun {
                 case .delivered: c.delivered += 1
                 case .failed: c.failed += 1
                 case .unregistered: c.unregistered += 1
+                case .capped: c.capped += 1
                 }
                 c.retries += max(0, o.attempts - 1)
             }
@@ -38,7 +43,7 @@ struct SendRun {
     }
 
     struct Result {
-        var delivered = 0, failed = 0, unregistered = 0, retries = 0
+        var delivered = 0, failed = 0, unregistered = 0, retries = 0, capped = 0
         /// Registry devices the audience matched on the direct routes (nil: no direct route).
         var matched: Int?
         var interruption: StopReason?
@@ -53,16 +58,17 @@ struct SendRun {
             ?? ResumePoint(after: 0, log: LogPosition(offset: prior.finished.count == 0 ? runStart : 0))
         let tracker = plan.hubSends.isEmpty ? ResumeTracker(start: start, runStart: runStart) : nil
         let activity = env.activity, jobID = job.id
-        let finishedBefore = prior.delivered + prior.failed + prior.unregistered
+        let finishedBefore = prior.delivered + prior.failed + prior.unregistered + prior.capped
         activity?.begin(Activity.Progress(id: jobID, targets: progress.targets, finished: finishedBefore, failed: prior.failed,
                                           finishedThisRun: 0, started: Date(), spreadOverSeconds: send.spreadOverSeconds)) {
-            tally.counts.withLock { ($0.delivered + $0.failed + $0.unregistered, $0.failed) }
+            tally.counts.withLock { ($0.finished, $0.failed) }
         }
         defer { activity?.end(jobID) }
-        let pruner = RegistryPruner(registry: env.registry, log: env.log, jobID: job.id)
+        let pruner = RegistryPruner(registry: env.registry, log: env.log, jobID: job.id,
+                                    webhooks: env.webhooks.flatMap { $0.wants(.deviceUnregistered) ? $0 : nil })
         let recorder = OutcomeRecorder(log: log, events: env.log, pruner: pruner, label: job.id,
                                        start: LogPosition(offset: runStart, delivered: prior.delivered, failed: prior.failed,
-                                                          unregistered: prior.unregistered, retries: prior.retries))
+                                                          unregistered: prior.unregistered, retries: prior.retries, capped: prior.capped))
         let location = env.registry.location
         let checkpoints = Checkpoints(run: self, tally: tally) { tracker.map { ($0.point(current: recorder.position), location) } }
         defer { checkpoints.stop() }
@@ -85,7 +91,7 @@ struct SendRun {
         let c = tally.counts.withLock { $0 }
         // A target left unsent by a stop keeps the job in active/ for the resume.
         if cursor.interruption == nil && c.abandoned > 0 { cursor.interruption = stop.reason ?? .stopping }
-        return Result(delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, retries: c.retries,
+        return Result(delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, retries: c.retries, capped: c.capped,
                       matched: plan.direct.isEmpty ? nil : cursor.matched, interruption: cursor.interruption)
     }
 
@@ -118,26 +124,71 @@ struct SendRun {
     }
 
     /// Streams the audience's devices from the registry (after the resume point) and sends to each.
+    /// A capped job's devices go through its `CapGate` a batch at a time, in registry order.
     private func sendToDevices(_ fanout: Fanout, after: Int64, _ cursor: inout Cursor) {
+        let uniform = plan.uniform
+        let gate = CapGate(send: send, jobID: job.id, apps: env.apps, registry: env.registry)
+        gate?.prune(log: env.log)
+        func step(_ device: Device, _ key: Int64, capped: Bool) -> Bool {
+            // A platform this device's app sends through its hub: the hub send covers it.
+            guard uniform || plan.sendsDirect(device) else {
+                fanout.tracker?.passed(key: key)
+                return true
+            }
+            return offer(device, key: key, fanout, &cursor, capped: capped)
+        }
+        // A batch is offered once its reservation is made; the next one is reserved meanwhile.
+        var held: [(device: Device, key: Int64)] = []
+        var ahead: (batch: [(device: Device, key: Int64)], reservation: CapGate.Ahead)?
+        // Offers the batch reserved before; false: stop producing.
+        func offerReserved() -> Bool {
+            guard let (batch, reservation) = ahead else { return true }
+            ahead = nil
+            switch reservation.wait() {
+            case .failure(let error):
+                cursor.interruption = .registry(RegistryError.detail(error))
+                env.log.error("counting frequency caps in the registry failed: \(RegistryError.detail(error))", [(.job, job.id)])
+                return false
+            case .success(let over):
+                for d in batch where !step(d.device, d.key, capped: over.contains(d.key)) { return false }
+                // The capped lines wait for a flush: written (and their memory freed) each batch.
+                fanout.flush()
+                return true
+            }
+        }
+        // Starts reserving the held devices still to send, then offers the batch before.
+        func release(_ gate: CapGate) -> Bool {
+            let batch = held
+            held.removeAll(keepingCapacity: true)
+            let reservation = CapGate.Ahead(gate, batch.filter { d in
+                (uniform || plan.sendsDirect(d.device)) && !prior.finished.contains(platform: d.device.platform, recipient: .device(d.device))
+            })
+            let going = offerReserved()
+            ahead = (batch, reservation)
+            return going
+        }
         do {
-            let uniform = plan.uniform
+            var going = true
             try env.registry.forEach(platforms: Set(plan.direct), apps: plan.directApps, tokenKind: send.message.native.tokenKind,
                                      matching: send.audience.tagExpression, after: after) { device, key in
-                // A platform this device's app sends through its hub: the hub send covers it.
-                guard uniform || plan.sendsDirect(device) else {
-                    fanout.tracker?.passed(key: key)
-                    return true
-                }
-                return offer(device, key: key, fanout, &cursor)
+                guard let gate else { return step(device, key, capped: false) }
+                held.append((device, key))
+                if held.count >= CapGate.batchSize { going = release(gate) }
+                return going
             }
+            if let gate, going, !held.isEmpty { going = release(gate) }
+            if going { _ = offerReserved() }
         } catch {
             cursor.interruption = .registry(RegistryError.detail(error))
             env.log.error("reading the registry failed: \(RegistryError.detail(error))", [(.job, job.id)])
         }
+        // A reservation still running when the job stopped: done before the registry is let go.
+        if let (_, reservation) = ahead { _ = reservation.wait() }
     }
 
     /// Sends to one device unless the log already has its outcome; false: stop producing.
-    private func offer(_ device: Device, key: Int64, _ fanout: Fanout, _ cursor: inout Cursor) -> Bool {
+    /// `capped`: over its frequency cap, it gets its final `capped` line instead of a send.
+    private func offer(_ device: Device, key: Int64, _ fanout: Fanout, _ cursor: inout Cursor, capped: Bool = false) -> Bool {
         if cursor.matched % Self.ownershipBatch == 0 { stop.confirmOwnership() }
         if let why = stop.reason {
             cursor.interruption = why
@@ -153,6 +204,10 @@ struct SendRun {
         let recipient = Recipient.device(device)
         if prior.finished.contains(platform: device.platform, recipient: recipient) {
             fanout.tracker?.passed(key: key)
+            return true
+        }
+        if capped {
+            recordCapped(device, key: key, fanout)
             return true
         }
         // Pacing: the i-th target sent in this run goes at start + i × window / targets (a
@@ -225,7 +280,7 @@ struct SendRun {
                 stopped.withLock { done in
                     guard !done else { return }
                     let now = Date().timeIntervalSince1970
-                    let finished = tally.counts.withLock { $0.delivered + $0.failed + $0.unregistered }
+                    let finished = tally.counts.withLock { $0.finished }
                     let perSecond = rate.withLock { $0.sample(at: now, count: finished); return $0.rate }
                     run.writeCheckpoint(tally, rate: perSecond, resume: resume())
                 }
@@ -241,10 +296,26 @@ struct SendRun {
 
     func writeCheckpoint(_ tally: Tally, rate: Double?, resume: (ResumePoint, String)?) {
         let c = tally.counts.withLock { $0 }
-        ProgressCheckpoint(targets: progress.targets, finished: c.delivered + c.failed + c.unregistered,
-                           delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, updatedAt: Date(),
+        ProgressCheckpoint(targets: progress.targets, finished: c.finished,
+                           delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, capped: c.capped, updatedAt: Date(),
                            rate: rate, spreadOverSeconds: send.spreadOverSeconds, resume: resume.map { (point: $0.0, registry: $0.1) })
             .write(to: progress.url)
+    }
+
+    /// A device over its frequency cap: its `capped` line, counted like any final outcome, unsent.
+    private func recordCapped(_ device: Device, key: Int64, _ fanout: Fanout) {
+        let ticket = fanout.tracker.map { (tracker: $0, number: $0.handedOut(key: key, at: fanout.recorder.position)) }
+        let provider = env.apps.state(app: device.app, platform: device.platform)?.name ?? "sandbox"
+        let reason = CapGate.reason(env.apps.apps[device.app]?.frequencyCap)
+        let outcome = TargetOutcome(status: .capped, attempts: 0, result: ProviderResult(.rejected, reason: reason))
+        let tally = fanout.tally, group = fanout.inFlight, metrics = env.metrics
+        group.enter()
+        fanout.recorder.record(OutcomeRecorder.Entry(platform: device.platform, provider: provider, recipient: .device(device), outcome: outcome) {
+            tally.add(outcome)
+            if let ticket { ticket.tracker.finished(ticket.number) }
+            metrics?.delivery(platform: device.platform.rawValue, provider: provider, status: outcome.status.rawValue, app: device.app)
+            group.leave()
+        })
     }
 
     private func dispatch(platform: Platform, app: String, via state: ProviderState, recipient: Recipient,

@@ -30,8 +30,9 @@ public final class SQLiteRegistry: RegistryDatabase {
     /// registry can build them once at the end. 4: `id_reservations`, installation ids handed
     /// out before their device registers. 5: `devices.app` and `devices.environment` (§ Several
     /// apps); a handle is unique per app and platform. 6: `devices.token_kind` (which of Apple's
-    /// tokens an APNs handle is) and `apns_channels`, each app's broadcast channels.
-    static let schemaVersion = 6
+    /// tokens an APNs handle is) and `apns_channels`, each app's broadcast channels. 8:
+    /// `cap_counts`, the frequency cap counts (7 belongs to another change).
+    static let schemaVersion = 8
     static let tables = """
         CREATE TABLE devices(
             rowid INTEGER PRIMARY KEY,
@@ -157,6 +158,7 @@ public final class SQLiteRegistry: RegistryDatabase {
             if version < 4 { try db.execute(reservationsTable) }
             if version < 5 { try addApps(db, defaults: defaults) }
             if version < 6 { try db.execute(tokenKindsAndChannels) }
+            if version < 8 { try db.execute(capCountsTable) }
             if version < schemaVersion {
                 try db.execute("PRAGMA user_version = \(schemaVersion)")
             }

@@ -11,6 +11,8 @@ struct ProgressCheckpoint: Sendable, Equatable {
     var delivered: Int
     var failed: Int
     var unregistered: Int
+    /// Devices over their frequency cap (written when there are any).
+    var capped = 0
     var updatedAt: Date
     /// Targets per second over the last second (nil before there is one).
     var rate: Double? = nil
@@ -21,7 +23,7 @@ struct ProgressCheckpoint: Sendable, Equatable {
     var resume: (point: ResumePoint, registry: String)? = nil
 
     static func == (a: ProgressCheckpoint, b: ProgressCheckpoint) -> Bool {
-        a.targets == b.targets && (a.finished, a.delivered, a.failed, a.unregistered) == (b.finished, b.delivered, b.failed, b.unregistered)
+        a.targets == b.targets && (a.finished, a.delivered, a.failed, a.unregistered, a.capped) == (b.finished, b.delivered, b.failed, b.unregistered, b.capped)
             && a.updatedAt == b.updatedAt && a.rate == b.rate && a.spreadOverSeconds == b.spreadOverSeconds
             && a.resume?.point == b.resume?.point && a.resume?.registry == b.resume?.registry
     }
@@ -37,6 +39,7 @@ struct ProgressCheckpoint: Sendable, Equatable {
         w.field("delivered", delivered)
         w.field("failed", failed)
         w.field("unregistered", unregistered)
+        if capped > 0 { w.field("capped", capped) }
         w.field("updated_at", Timestamp.rfc3339(updatedAt))
         if let rate { w.field("rate", Int(rate.rounded())) }
         if let spreadOverSeconds { w.field("spread_over_seconds", spreadOverSeconds) }
@@ -45,6 +48,7 @@ struct ProgressCheckpoint: Sendable, Equatable {
                 ("registry", .string(registry)), ("after", .int(p.after)), ("matched", .int(Int64(p.matched))), ("offset", .int(p.log.offset)),
                 ("delivered", .int(Int64(p.log.delivered))), ("failed", .int(Int64(p.log.failed))),
                 ("unregistered", .int(Int64(p.log.unregistered))), ("retries", .int(Int64(p.log.retries))),
+                ("capped", .int(Int64(p.log.capped))),
                 ("tails", .array(p.tails.map { .array([.int($0.lowerBound), .int($0.upperBound)]) })),
             ]))
         }
@@ -60,7 +64,7 @@ struct ProgressCheckpoint: Sendable, Equatable {
         guard let finished = int("finished") else { return nil }
         let at: Date? = { if case .string(let s)? = v["updated_at"] { Timestamp.parse(s) } else { nil } }()
         return ProgressCheckpoint(targets: int("targets"), finished: finished, delivered: int("delivered") ?? 0,
-                                  failed: int("failed") ?? 0, unregistered: int("unregistered") ?? 0,
+                                  failed: int("failed") ?? 0, unregistered: int("unregistered") ?? 0, capped: int("capped") ?? 0,
                                   updatedAt: at ?? .distantPast, rate: int("rate").map(Double.init),
                                   spreadOverSeconds: int("spread_over_seconds"), resume: v["resume"].flatMap(resumePoint))
     }
@@ -75,7 +79,8 @@ struct ProgressCheckpoint: Sendable, Equatable {
             tails.append(a..<b)
         }
         let log = LogPosition(offset: offset, delivered: Int(int("delivered") ?? 0), failed: Int(int("failed") ?? 0),
-                              unregistered: Int(int("unregistered") ?? 0), retries: Int(int("retries") ?? 0))
+                              unregistered: Int(int("unregistered") ?? 0), retries: Int(int("retries") ?? 0),
+                              capped: Int(int("capped") ?? 0))
         return (ResumePoint(after: after, matched: Int(int("matched") ?? 0), log: log, tails: tails), registry)
     }
 }

@@ -12,7 +12,7 @@ public struct ResultLogContents: Sendable {
     public var summaryStatus: SummaryStatus? { summary?.status }
     /// Every target already final (a resume skips them).
     public var finished = FinishedTargets()
-    public var delivered = 0, failed = 0, unregistered = 0, retries = 0
+    public var delivered = 0, failed = 0, unregistered = 0, retries = 0, capped = 0
 
     public init() {}
 
@@ -36,6 +36,7 @@ public struct ResultLogContents: Sendable {
             c.failed = point.log.failed
             c.unregistered = point.log.unregistered
             c.retries = point.log.retries
+            c.capped = point.log.capped
             c.scan(handle, from: point.log.offset, to: nil, count: true)
         } else {
             c.scan(handle, from: 0, to: nil, count: true)
@@ -94,6 +95,7 @@ public struct ResultLogContents: Sendable {
             case .delivered: delivered += 1
             case .unregistered: unregistered += 1
             case .failed: failed += 1
+            case .capped: capped += 1
             }
             retries += max(0, d.attempts - 1)
         case .registration?, .hub?, nil:

@@ -73,6 +73,8 @@ public enum ResultRecord: Sendable, Equatable {
         public var id: String
         public var status: SummaryStatus
         public var delivered = 0, failed = 0, unregistered = 0, retries = 0
+        /// Devices over their app's frequency cap, not sent (written when there are any).
+        public var capped = 0
         public var durationMS = 0
         /// Devices the audience matched (nil when a hub resolved the tags, or the job failed).
         public var matched: Int?
@@ -93,10 +95,10 @@ public enum ResultRecord: Sendable, Equatable {
         init(id: String, outcome: JobReport.Outcome, durationMS: Int) {
             self.init(id: id, status: .done, durationMS: durationMS)
             switch outcome {
-            case let .done(d, f, u, r, m, _):
-                (status, delivered, failed, unregistered, retries, matched) = (.done, d, f, u, r, m)
-            case let .cancelled(d, f, u, r, n, _):
-                (status, delivered, failed, unregistered, retries, notSent) = (.cancelled, d, f, u, r, n)
+            case let .done(d, f, u, r, m, _, c):
+                (status, delivered, failed, unregistered, retries, matched, capped) = (.done, d, f, u, r, m, c)
+            case let .cancelled(d, f, u, r, n, _, c):
+                (status, delivered, failed, unregistered, retries, notSent, capped) = (.cancelled, d, f, u, r, n, c)
             case .failed(let why):
                 (status, error) = (.failed, why)
             default:
@@ -212,7 +214,7 @@ public enum ResultRecord: Sendable, Equatable {
             guard let id = string("id"), let status = string("status").flatMap(SummaryStatus.init(rawValue:)) else { return nil }
             var s = Summary(id: id, status: status, durationMS: int("duration_ms") ?? 0)
             (s.delivered, s.failed, s.unregistered, s.retries) = (int("delivered") ?? 0, int("failed") ?? 0, int("unregistered") ?? 0, int("retries") ?? 0)
-            (s.matched, s.notSent, s.error) = (int("matched"), int("not_sent"), string("error"))
+            (s.matched, s.notSent, s.error, s.capped) = (int("matched"), int("not_sent"), string("error"), int("capped") ?? 0)
             self = .summary(s)
         default:
             return nil
@@ -310,6 +312,7 @@ extension ResultRecord.Summary {
         w.field("delivered", delivered)
         w.field("failed", failed)
         w.field("unregistered", unregistered)
+        if capped > 0 { w.field("capped", capped) }
         w.field("retries", retries)
         w.field("duration_ms", durationMS)
         if let matched { w.field("matched", matched) }

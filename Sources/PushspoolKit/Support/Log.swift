@@ -27,7 +27,7 @@ extension LogHandler {
 /// so a log collector can select by them (`job=spring`) and a person still reads them first.
 public enum LogKey: String, Sendable {
     case job, file, kind, component, provider, count, status, reason
-    case delivered, failed, unregistered, retries, notSent = "not_sent", durationMS = "duration_ms"
+    case delivered, failed, unregistered, retries, capped, notSent = "not_sent", durationMS = "duration_ms"
     case method, route, user, aborted, listen, tls
 }
 

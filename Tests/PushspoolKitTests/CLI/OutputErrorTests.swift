@@ -37,6 +37,7 @@ import Testing
     static let elsewhere: [String: String] = [
         "hub": "needs the fake hub: hubSyncOutput below",
         "apns": "needs Apple's channel API: the fake APNs serves it in APNsTokenKindIntegrationTests",
+        "fcm": "needs the fake FCM: FCMTopicSubscriptionTests checks its output",
         "serve": "prints nothing on stdout (its log is on stderr); its requests are answered on sockets",
     ]
 

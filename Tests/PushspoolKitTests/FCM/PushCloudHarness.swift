@@ -19,7 +19,7 @@ final class PushCloudHarness: SpoolHarness {
             let f = try FakeServer("fcm", args: fcmArgs, dir: dir)
             let account = try String(contentsOf: Paths.fixture("service-account.json"), encoding: .utf8)
             dir.write("service-account.json", account.replacingOccurrences(of: "PORT", with: String(f.port)))
-            providers.append(#""fcm": {"service_account_file": "service-account.json", "endpoint": "\#(f.url)"}"#)
+            providers.append(#""fcm": {"service_account_file": "service-account.json", "endpoint": "\#(f.url)", "iid_endpoint": "\#(f.url)"}"#)
             fcm = f
         }
         if var wnsArgs {

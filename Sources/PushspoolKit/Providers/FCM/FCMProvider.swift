@@ -13,10 +13,13 @@ public final class FCMProvider: PushProvider {
     private let http: any HTTPClient
     private let tokens: AccessTokenSource
     private let sendURL: String
+    /// The Instance ID service (`iid_endpoint`), for topic subscriptions.
+    private let iidEndpoint: String
     private let log: Log
     private let closed = Atomic<Bool>(false)
 
     public static let defaultEndpoint = "https://fcm.googleapis.com"
+    public static let defaultIIDEndpoint = "https://iid.googleapis.com"
 
     /// Validates the config and the service-account file, reporting every problem at once.
     public init(config: FCMConfig, context: ProviderContext) throws {
@@ -33,6 +36,8 @@ public final class FCMProvider: PushProvider {
         }
         let endpoint = config.endpoint ?? Self.defaultEndpoint
         if let p = ProviderSetupChecks.httpsURLProblem(endpoint, field: "providers.fcm.endpoint") { problems.append(p) }
+        let iid = config.iidEndpoint ?? Self.defaultIIDEndpoint
+        if let p = ProviderSetupChecks.httpsURLProblem(iid, field: "providers.fcm.iid_endpoint") { problems.append(p) }
         guard problems.isEmpty, let account else { throw ProviderSetupError(problems) }
 
         var options = HTTPClientOptions()   // the context adds tls.ca_file
@@ -44,6 +49,7 @@ public final class FCMProvider: PushProvider {
         self.http = http
         self.log = log
         self.sendURL = Self.trimmingSlash(endpoint) + "/v1/projects/\(account.projectID)/messages:send"
+        self.iidEndpoint = iid
         self.tokens = AccessTokenSource(key: "fcm-\(account.clientEmail)", cache: cache) {
             let now = cache.now
             let assertion: String
@@ -93,6 +99,67 @@ public final class FCMProvider: PushProvider {
             if case .deviceGone = result.disposition { result.disposition = .rejected }
             return result
         }, completion: completion)
+    }
+
+    /// (Un)subscribes `tokens` (at most `FCMTopicBatch.maxTokens`) to `topic` in one Instance ID
+    /// batch request, retried by `policy` while the service answers 429 or 5xx (and a token it
+    /// answers `INTERNAL` is asked again in the next attempt). Returns each token's final error
+    /// (nil: done), in order; a request that failed for good (`failure`) gives every token left its reason.
+    public func topicBatch(_ action: FCMTopicBatch.Action, topic: String, tokens: [String], policy: RetryPolicy,
+                           isStopping: () -> Bool = { false }) -> (errors: [String?], requests: Int, failure: String?) {
+        var errors = [String?](repeating: nil, count: tokens.count)
+        var pending = Array(tokens.indices)
+        var attempt = 1, requests = 0
+        var previous: Disposition?
+        let url = FCMTopicBatch.url(endpoint: iidEndpoint, action)
+        while !pending.isEmpty {
+            let body = FCMTopicBatch.body(topic: topic, tokens: pending.map { tokens[$0] })
+            requests += 1
+            let result: ProviderResult
+            switch iidRequest(url, body: body, count: pending.count) {
+            case .results(let answers)?:
+                var again: [Int] = []
+                for (i, error) in zip(pending, answers) {
+                    errors[i] = error
+                    if let error, FCMTopicBatch.isTransient(error) { again.append(i) }
+                }
+                guard !again.isEmpty, attempt < policy.maxAttempts, !isStopping() else { return (errors, requests, nil) }
+                pending = again
+                result = ProviderResult(.retry(after: nil))
+            case .failed(let r)?: result = r
+            case nil: result = ProviderResult(.retry(after: nil), code: "transport")
+            }
+            switch policy.decide(result.disposition, attempt: attempt, previous: previous, random: { Double.random(in: 0..<1) }) {
+            case .retry(let after) where !isStopping():
+                if after > 0 { Thread.sleep(forTimeInterval: after) }
+                attempt += 1
+                previous = result.disposition
+            default:
+                var reason = [result.code, result.reason].compactMap { $0 }.joined(separator: " ")
+                if reason.isEmpty { reason = "failed" }
+                for i in pending where errors[i] == nil || FCMTopicBatch.isTransient(errors[i]!) { errors[i] = reason }
+                return (errors, requests, reason)
+            }
+        }
+        return (errors, requests, nil)
+    }
+
+    /// One Instance ID request with a current access token, waited for.
+    private func iidRequest(_ url: String, body: [UInt8], count: Int) -> FCMTopicBatch.Answer? {
+        final class Box: Sendable { let answer = Mutex<FCMTopicBatch.Answer?>(nil) }
+        let box = Box(), done = DispatchSemaphore(value: 0)
+        tokens.execute({ bearer in FCMTopicBatch.request(url: url, bearer: bearer, body: body) }, on: http, classify: { outcome in
+            let parsed = FCMTopicBatch.answer(outcome, count: count)
+            box.answer.withLock { $0 = parsed }
+            if case .failed(let r) = parsed { return r }
+            return ProviderResult(.delivered, code: "200")
+        }, completion: { r in
+            // A token that could not be had never reached `classify`.
+            box.answer.withLock { a in if a == nil { a = FCMTopicBatch.Answer.failed(r) } }
+            done.signal()
+        })
+        done.wait()
+        return box.answer.withLock { $0 }
     }
 
     public func shutdown() {

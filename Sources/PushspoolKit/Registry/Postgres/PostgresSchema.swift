@@ -3,7 +3,7 @@
 /// two hosts starting at once migrate once. A binary meeting a newer schema than it knows refuses
 /// to work on it (a newer host migrated it; this one must be upgraded too).
 enum PostgresSchema {
-    static let version = 4
+    static let version = 6
 
     /// Version n's statements, applied in order from the database's version + 1.
     static let steps: [Int: String] = [
@@ -43,6 +43,15 @@ enum PostgresSchema {
         4: """
             ALTER TABLE devices ADD COLUMN token_kind text NOT NULL DEFAULT 'device';
             \(APNsChannelTables.postgres)
+            """,
+        // Frequency cap counts: one row per device (`devices.seq`) and capped job (5 belongs
+        // to another change).
+        6: """
+            CREATE TABLE cap_counts(
+                device bigint NOT NULL,
+                job text NOT NULL,
+                sent_at double precision NOT NULL,
+                PRIMARY KEY(device, job));
             """,
     ]
 
