@@ -144,14 +144,18 @@ public enum CLI {
             """, switches: ["resolve"], positionals: .many("FILE..."), run: SubmitCommand.validate),
         "register": Command(help: """
             usage: pushspool register --platform apns|fcm|wns|gcm|web --handle HANDLE [--tag TAG]... [--id ID] [--lang TAG]
-                                      [--app APP] [--environment production|development]
+                                      [--app APP] [--environment production|development] [--token-kind KIND]
               Add or update a device in the registry (upsert by installation id). Several tags:
               repeat --tag, one tag each (--tag username:carol --tag follows_RedSox). --lang: the
               user's language (BCP 47, e.g. pt-BR) for localized jobs. For web, HANDLE is the
               browser's PushSubscription JSON: '{"endpoint":"https://…","keys":{"p256dh":…,"auth":…}}'.
               --app: the device's app (default: the config's default app). --environment (APNs
               only; sandbox is accepted for development): default, the app's APNs provider's.
-            """, valued: ["platform", "handle", "id", "lang", "app", "environment"], repeatable: ["tag"], run: RegistryCommands.register),
+              --token-kind (APNs only; default device): which of Apple's tokens HANDLE is: device,
+              voip, liveactivity (one activity's update token), pushtostart, location,
+              complication, fileprovider, pushtotalk, widgets. A job reaches only the tokens of
+              the kind its push_type goes to.
+            """, valued: ["platform", "handle", "id", "lang", "app", "environment", "token-kind"], repeatable: ["tag"], run: RegistryCommands.register),
         "unregister": Command(help: """
             usage: pushspool unregister (--id ID | --handle HANDLE [--app APP])
               Remove a device from the registry. A handle is looked up in --app (default: the
@@ -166,7 +170,7 @@ public enum CLI {
         "import": Command(help: """
             usage: pushspool import FILE.jsonl
               Bulk-register devices from lines {"id"?, "platform", "handle", "tags": [...], "lang"?, "app"?,
-              "environment"?}, in one transaction.
+              "environment"?, "token_kind"?}, in one transaction.
               A line refused (its number and field on stderr) does not stop the others (exit 65 at the
               end). A handle already registered under another id moves to the line's id (the other
               row is deleted); the summary counts those moves and names the first few.
@@ -211,6 +215,17 @@ public enum CLI {
               to move an existing registry onto a hub, or to repair after the hub was unreachable.
               Each app's devices go to its own hub; --app: that app's only.
             """, valued: ["app"], positionals: .subcommand("sync"), run: HubCommands.run),
+        "apns": Command(help: """
+            usage: pushspool apns channels create [--app APP] [--storage-policy 0|1]
+                   pushspool apns channels list [--app APP] [--refresh]
+                   pushspool apns channels delete [--app APP] --channel ID
+              An app's iOS 18 broadcast channels, through Apple's channel management API with the
+              app's APNs key. create prints the new channel id (storage policy 0: nothing stored for
+              offline devices, the default; 1: the most recent message kept). list shows the channels
+              the registry keeps for the app, without asking Apple; --refresh asks Apple and makes the
+              registry agree. A job with apns_channel goes only to a channel listed here for its app.
+            """, valued: ["app", "storage-policy", "channel"], switches: ["refresh"], positionals: .upTo(2, "channels create|list|delete"),
+            run: APNsChannelCommands.run),
         "fcm": Command(help: """
             usage: pushspool fcm topics subscribe|unsubscribe --topic T [--app A] [--tags EXPR] [--config FILE] [--spool DIR]
               (Un)subscribe the app's FCM devices that the tag expression matches (all of them
@@ -262,6 +277,7 @@ public enum CLI {
           webpush keygen      make a VAPID key for Web Push and print its public key
           fcm topics subscribe|unsubscribe   (un)subscribe devices to an FCM topic
           hub sync            write every registration of hub-routed platforms to the hub
+          apns channels       create, list or delete an app's iOS 18 broadcast channels
           serve               the HTTP front door: the tutorial's app API, the job API, /metrics
           demo                run the sample jobs through the sandbox, no credentials needed
 

@@ -6,7 +6,7 @@ enum RegistryCommands {
     /// The flags as `RegistrationRules` names them in messages.
     static let flagNames: RegistrationRules.FieldNames = {
         var names = RegistrationRules.FieldNames(id: "--id", platform: "--platform", handle: "--handle", tags: "--tag", lang: "--lang")
-        (names.app, names.environment) = ("--app", "--environment")
+        (names.app, names.environment, names.tokenKind) = ("--app", "--environment", "--token-kind")
         return names
     }()
 
@@ -22,7 +22,8 @@ enum RegistryCommands {
                                                      tags: .array(args.values("tag").map(JSONValue.string)),
                                                      lang: args.value("lang").map(JSONValue.string),
                                                      app: args.value("app").map(JSONValue.string),
-                                                     environment: args.value("environment").map(JSONValue.string), names: flagNames)
+                                                     environment: args.value("environment").map(JSONValue.string),
+                                                     tokenKind: args.value("token-kind").map(JSONValue.string), names: flagNames)
         let registration: Registration
         switch checked {
         case .success(let r): registration = r
@@ -44,7 +45,8 @@ enum RegistryCommands {
         let device = change.device
         let app = runtime.config.appsSection == nil ? "" : "; app \(device.app)"
         let env = runtime.config.appsSection == nil ? "" : device.environment.map { "; \($0.rawValue)" } ?? ""
-        print("registered \(device.id) (\(device.platform.rawValue)\(app)\(env); tags: \(device.tags.joined(separator: " "))\(device.lang.map { "; lang \($0)" } ?? ""))")
+        let kind = device.tokenKind == .device ? "" : "; \(device.tokenKind.rawValue) token"
+        print("registered \(device.id) (\(device.platform.rawValue)\(app)\(env)\(kind); tags: \(device.tags.joined(separator: " "))\(device.lang.map { "; lang \($0)" } ?? ""))")
         for outcome in change.hub where !outcome.ok { HubLink.report(outcome, command: "register") }
         return change.hubFailed ? .ioError : .ok
     }
@@ -137,6 +139,7 @@ enum RegistryCommands {
                 // Shown once a config has apps (a single-app listing stays as it was).
                 if severalApps || d.app != AppConfig.implicitID { line.field("app", d.app) }
                 if severalApps, let env = d.environment { line.field("environment", env.rawValue) }
+                if d.tokenKind != .device { line.field("token_kind", d.tokenKind.rawValue) }
                 if d.platform == .web {
                     line.field("endpoint", ((try? WebPushSubscription.parse(text: d.handle))?.origin ?? "") + "…")
                 }

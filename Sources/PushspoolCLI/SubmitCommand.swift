@@ -96,12 +96,20 @@ enum SubmitCommand {
             for app in apps {
                 let route = config.apps[app]?.routes[platform] ?? "sandbox"
                 let who: String
-                if let (field, value) = send.audience.serviceTarget {
+                if case .apnsChannel(let id) = send.audience {
+                    let known: Bool
+                    do { known = try registry.channel(app: app, id: id) != nil } catch {
+                        throw CLIError(.ioError, "validate: registry: \(RegistryError.detail(error))")
+                    }
+                    who = "APNs fans the broadcast channel \(id) out (one request)"
+                        + (known ? "" : "; the registry has no such channel for this app: the job would fail")
+                } else if let (field, value) = send.audience.serviceTarget {
                     who = "FCM resolves the \(field) \(value) (one request)"
                 } else {
                     let count: Int, environments: String
                     do {
-                        count = try registry.count(platforms: [platform], apps: [app], matching: send.audience.tagExpression)
+                        count = try registry.count(platforms: [platform], apps: [app], tokenKind: send.message.native.tokenKind,
+                                                   matching: send.audience.tagExpression)
                         environments = platform == .apns && config.appsSection != nil
                             ? try environmentCounts(registry, app: app, send: send) : ""
                     } catch {
@@ -132,7 +140,7 @@ enum SubmitCommand {
     /// ` (production 2, development 1)`: an app's APNs audience by environment.
     static func environmentCounts(_ registry: any DeviceRegistry, app: String, send: SendJob) throws -> String {
         var counts: [APNsEnvironment: Int] = [:]
-        try registry.forEach(platforms: [.apns], apps: [app], matching: send.audience.tagExpression) { device in
+        try registry.forEach(platforms: [.apns], apps: [app], tokenKind: send.message.native.tokenKind, matching: send.audience.tagExpression) { device in
             counts[device.environment ?? .production, default: 0] += 1
             return true
         }

@@ -33,16 +33,17 @@ public struct DeviceAPI: Sendable {
         ]
     }
 
-    /// `PUT /v1/devices/{id}`, body `{"platform", "handle", "tags", "lang"?, "app"?, "environment"?}`.
+    /// `PUT /v1/devices/{id}`, body `{"platform", "handle", "tags", "lang"?, "app"?, "environment"?, "token_kind"?}`.
     func upsert(_ call: FrontDoor.RouteCall) {
         let fields: [String: JSONValue]
-        switch call.request.jsonObject(allowed: ["platform", "handle", "tags", "lang", "app", "environment"]) {
+        switch call.request.jsonObject(allowed: ["platform", "handle", "tags", "lang", "app", "environment", "token_kind"]) {
         case .success(let f): fields = f
         case .failure(let refusal): return call.respond(refusal.response)
         }
         let registration: Registration
         switch RegistrationRules.registration(id: .string(call.parameters[0]), platform: fields["platform"], handle: fields["handle"],
-                                              tags: fields["tags"], lang: fields["lang"], app: fields["app"], environment: fields["environment"]) {
+                                              tags: fields["tags"], lang: fields["lang"], app: fields["app"], environment: fields["environment"],
+                                              tokenKind: fields["token_kind"]) {
         case .success(let r): registration = r
         case .failure(let problems): return call.respond(.error(400, problems.description))
         }

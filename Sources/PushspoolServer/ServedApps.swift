@@ -21,12 +21,14 @@ public struct ServedApps: Sendable {
     func problem(_ app: String) -> String? { defaults.appProblem(app) }
 
     /// A device as the device routes show it: `Device.listing`, with its app once the config has
-    /// apps (or the device is not the implicit app's) and then its environment.
+    /// apps (or the device is not the implicit app's), then its environment, and an APNs token
+    /// kind other than `device`.
     func listing(_ device: Device) -> [(String, JSONValue)] {
         var pairs = device.listing
         var extra: [(String, JSONValue)] = []
         if several || device.app != AppConfig.implicitID { extra.append(("app", .string(device.app))) }
         if several, let env = device.environment { extra.append(("environment", .string(env.rawValue))) }
+        if device.tokenKind != .device { extra.append(("token_kind", .string(device.tokenKind.rawValue))) }
         pairs.insert(contentsOf: extra, at: 2)
         return pairs
     }

@@ -3,7 +3,8 @@ import Foundation
 /// Live Activity updates against alerts: N of each from `pushspool run --once` to the same nginx
 /// (a fixed 200, not the bottleneck), both in every round so both meet the same machine. The payloads are of a size (`{"aps":{"alert":"From bench: hello"}}` against an
 /// update carrying its timestamp, event and content state); what differs is the push type's
-/// header, topic and payload shaping.
+/// header, topic and payload shaping. The registry holds N device tokens and N activity tokens
+/// under the same tag, so each job's N are picked out by its push type's token kind (in SQL).
 struct KindsRound {
     var alerts: NginxRound.Campaign
     var updates: NginxRound.Campaign
@@ -13,17 +14,18 @@ struct KindsRound {
     static func run(count: Int, concurrency: Int, round: Int) throws -> KindsRound {
         let dir = try BenchPaths.scratch("pushspool-bench-kinds")
         defer { try? FileManager.default.removeItem(at: dir) }
-        let setup = try BenchAPNs(dir: dir, devices: count)
+        let setup = try BenchAPNs(dir: dir, devices: count * 2)
+        let mixed = ["device", "liveactivity"]
         let fixed = try NginxRound.fixed(try Nginx.binary(), dir: dir)
         defer { fixed.stop() }
         let worker = fixed.workerPID()
         // Which kind goes first alternates by round: the first campaign of a round meets a colder
         // machine (the first run measured 1.19× with alerts always first).
         func alerts() throws -> NginxRound.Campaign {
-            try setup.campaign(name: "alert-\(round)", port: fixed.port, count: count, concurrency: concurrency, serverPID: worker)
+            try setup.campaign(name: "alert-\(round)", port: fixed.port, count: count, concurrency: concurrency, serverPID: worker, kinds: mixed)
         }
         func updates() throws -> NginxRound.Campaign {
-            try setup.campaign(name: "la-\(round)", port: fixed.port, count: count, concurrency: concurrency, serverPID: worker, job: update)
+            try setup.campaign(name: "la-\(round)", port: fixed.port, count: count, concurrency: concurrency, serverPID: worker, job: update, kinds: mixed)
         }
         if round % 2 == 0 {
             let a = try alerts()

@@ -206,9 +206,11 @@ struct BenchAPNs {
     /// measured; the result log read back.
     /// `apps` > 1: the devices spread round-robin over that many apps on the one APNs provider
     /// (each its own topic), and the job sent to every app (`"app": "*"`). `job`: a job file of
-    /// the caller's instead of the submitted alert.
+    /// the caller's instead of the submitted alert. `kinds`: the registry holds `count` tokens of
+    /// each of these token kinds (the devices file's lines in that order), so the job's push type
+    /// reaches its own kind's `count` among them (the registry's query keeps those).
     func campaign(name: String, port: Int, count: Int, concurrency: Int, serverPID: pid_t, apps: Int = 1,
-                  job: String? = nil) throws -> NginxRound.Campaign {
+                  job: String? = nil, kinds: [String] = []) throws -> NginxRound.Campaign {
         let config = dir.appendingPathComponent("\(name).json")
         let spool = dir.appendingPathComponent("spool-\(name)").path
         let appsSection = apps <= 1 ? "" : #""apps": {"# + (0..<apps).map { #""a\#($0)": {"apns_topic": "com.example.a\#($0)"}"# }
@@ -220,11 +222,12 @@ struct BenchAPNs {
              "tls": {"ca_file": "\(ca)"}}
             """.write(to: config, atomically: true, encoding: .utf8)
         let common = ["--spool", spool, "--config", config.path]
-        let devices = dir.appendingPathComponent("devices-\(count)-\(apps).jsonl")
+        let devices = dir.appendingPathComponent("devices-\(count)-\(apps)-\(kinds.joined(separator: "-")).jsonl")
         if !FileManager.default.fileExists(atPath: devices.path) {
             let all = try String(contentsOf: devicesFile, encoding: .utf8)
-            let lines = all.split(separator: "\n").prefix(count).enumerated().map { i, line in
-                apps <= 1 ? String(line) : String(line.dropLast()) + #","app":"a\#(i % apps)"}"#
+            let lines = all.split(separator: "\n").prefix(count * max(1, kinds.count)).enumerated().map { i, line in
+                if !kinds.isEmpty, kinds[i / count] != "device" { return String(line.dropLast()) + #","token_kind":"\#(kinds[i / count])"}"# }
+                return apps <= 1 ? String(line) : String(line.dropLast()) + #","app":"a\#(i % apps)"}"#
             }
             try (lines.joined(separator: "\n") + "\n").write(to: devices, atomically: true, encoding: .utf8)
         }

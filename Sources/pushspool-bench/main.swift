@@ -1,10 +1,12 @@
-// pushspool-bench [apns|nginx|kinds|webpush|registry|postgres|serve|flood|apps|webhooks|caps|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
+// pushspool-bench [apns|nginx|kinds|channel|webpush|registry|postgres|serve|flood|apps|webhooks|caps|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
 //                 [--postgres URI]
 //
 // Prints one table: the median of R runs (default 3) of each figure, beside its peer measured in
 // the same run. `apns`: pushspool vs Node's http2 client vs h2load on the same fake APNs.
 // `kinds`: --count Live Activity updates against as many alerts, each round both, to one nginx
-// (fixed 200): the rate ratio (issue "Every kind of push": ≥ 0.95×).
+// (fixed 200): the rate ratio (issue "Every kind of push": ≥ 0.95×); then `channel`.
+// `channel`: --jobs (default 11) broadcast-channel jobs dropped one at a time into a running
+// `pushspool run`: drop → the one request's arrival at nginx (≤ 20 ms once connected).
 // `nginx`: APNs-shaped pushes to nginx (TLS, HTTP/2, a fixed 200; not the bottleneck): pushspool's
 // whole process vs Node's http2 client vs h2load, N = --count (default 100,000) at --concurrency
 // (default 1000); then answers held 100 ms, --latency-count devices (default 30,000) at
@@ -42,8 +44,8 @@ func option(_ name: String, default value: Int) -> Int {
 
 let args = CommandLine.arguments
 let what = args.count >= 2 && !args[1].hasPrefix("--") ? args[1] : "all"
-guard ["apns", "nginx", "kinds", "webpush", "registry", "postgres", "serve", "flood", "apps", "webhooks", "caps", "all"].contains(what) else {
-    print("usage: pushspool-bench [apns|nginx|kinds|webpush|registry|postgres|serve|flood|apps|webhooks|caps|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
+guard ["apns", "nginx", "kinds", "channel", "webpush", "registry", "postgres", "serve", "flood", "apps", "webhooks", "caps", "all"].contains(what) else {
+    print("usage: pushspool-bench [apns|nginx|kinds|channel|webpush|registry|postgres|serve|flood|apps|webhooks|caps|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
     exit(64)
 }
 let count = option("count", default: 30_000)
@@ -127,6 +129,7 @@ do {
     if what == "kinds" || what == "all" {
         try KindsRound.printRows(count: option("count", default: 100_000), concurrency: option("concurrency", default: 1000), runs: runs)
     }
+    if what == "channel" || what == "kinds" || what == "all" { try ChannelRound.printRows(jobs: option("jobs", default: 11)) }
     if what == "webpush" || what == "all" { try WebPushRound.printRows(count: webCount, concurrency: concurrency, runs: runs) }
     if what == "registry" || what == "all" {
         try RegistryRound.printRows(devices: devices, runs: runs)

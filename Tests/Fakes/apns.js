@@ -7,7 +7,8 @@
 // (.voip, .push-type.liveactivity, …), background is priority 5, the size is within 4096 bytes
 // (5120 for voip), and the payload has the shape the push type needs (content-available,
 // content-changed, ActivityKit's keys): a shape the device would drop is answered 400 PayloadShape.
-// stats.deliveredByPushType counts the 200s per apns-push-type.
+// stats.deliveredByPushType counts the 200s per apns-push-type. Broadcast channels (iOS 18): see
+// channelAnswer below.
 //   503f… 503 ServiceUnavailable once, then 200          500f… 500 InternalServerError once, then 200
 //   429f… 429 TooManyRequests once, then 200             429a… always 429 TooManyRequests
 //   503c… 503 Shutdown once, then 200                    anything else: 200
@@ -198,9 +199,84 @@ function scripted(token, n) {
   }
 }
 
+// iOS 18 broadcast channels: the channel management API (`/1/apps/<bundle>/channels`,
+// `/1/apps/<bundle>/all-channels`; Apple serves it on api-manage-broadcast[.sandbox].push.apple.com,
+// this fake on the same port as sends) and the broadcast send (`POST /4/broadcasts/apps/<bundle>`
+// with apns-channel-id). Checked as Apple does: the JWT, the bundle id, push-type LiveActivity and a
+// storage policy of 0 or 1 at creation; a known channel of that bundle, apns-push-type liveactivity,
+// a required apns-expiration, the priority, the size and ActivityKit's shape (update or end) on a
+// broadcast. stats.channels counts each call; stats.channels.broadcasts lists each broadcast
+// (channel, event, apns-request-id).
+const channels = new Map();          // channel id -> { bundle, policy }
+stats.channels = { created: 0, deleted: 0, listed: 0, read: 0, live: [], broadcasts: [] };
+function channelAnswer(stream, h, body) {
+  const p = h[':path'] || '';
+  const m = /^\/1\/apps\/([^/?]+)\/(channels|all-channels)$/.exec(p) || /^\/4\/broadcasts\/apps\/([^/?]+)$/.exec(p);
+  if (!m) return false;
+  const bundle = m[1], requestID = require('crypto').randomUUID();
+  const reply = (status, doc, extra) => {
+    stats.byStatus[status] = (stats.byStatus[status] || 0) + 1;
+    if (doc && doc.reason) stats.byReason[doc.reason] = (stats.byReason[doc.reason] || 0) + 1;
+    stream.respond({ ':status': status, 'apns-request-id': requestID, 'content-type': 'application/json', ...(extra || {}) });
+    stream.end(doc ? JSON.stringify(doc) : undefined);
+    stats.channels.live = [...channels.keys()];
+    touch();
+    return true;
+  };
+  stats.requests++; stats.answered++;
+  const auth = checkJWT(h['authorization']);
+  if (auth) return reply(403, { reason: auth });
+  if (!topics.has(bundle)) return reply(400, { reason: 'BadTopic' });
+  const method = h[':method'];
+  const id = h['apns-channel-id'];
+  const known = id !== undefined && channels.has(id) && channels.get(id).bundle === bundle;
+  if (m[2] === 'all-channels') {
+    if (method !== 'GET') return reply(405, { reason: 'MethodNotAllowed' });
+    stats.channels.listed++;
+    return reply(200, { channels: [...channels].filter(([, c]) => c.bundle === bundle).map(([k]) => k) });
+  }
+  if (m[2] === 'channels') {
+    if (method === 'POST') {
+      let doc;
+      try { doc = JSON.parse(body); } catch (e) { return reply(400, { reason: 'BadPayload' }); }
+      if (doc['push-type'] !== 'LiveActivity') return reply(400, { reason: 'InvalidPushType' });
+      if (![0, 1].includes(doc['message-storage-policy'])) return reply(400, { reason: 'BadMessageStoragePolicy' });
+      const newID = require('crypto').randomBytes(12).toString('base64');
+      channels.set(newID, { bundle, policy: doc['message-storage-policy'] });
+      stats.channels.created++;
+      return reply(201, null, { 'apns-channel-id': newID });
+    }
+    if (id === undefined) return reply(400, { reason: 'MissingChannelId' });
+    if (!known) return reply(404, { reason: 'ChannelNotRegistered' });
+    if (method === 'GET') { stats.channels.read++; return reply(200, { 'message-storage-policy': channels.get(id).policy, 'push-type': 'LiveActivity' }); }
+    if (method === 'DELETE') { channels.delete(id); stats.channels.deleted++; return reply(204, null); }
+    return reply(405, { reason: 'MethodNotAllowed' });
+  }
+  // POST /4/broadcasts/apps/<bundle>
+  if (method !== 'POST') return reply(405, { reason: 'MethodNotAllowed' });
+  if (id === undefined) return reply(400, { reason: 'MissingChannelId' });
+  if (!known) return reply(400, { reason: 'BadChannelId' });
+  if (h['apns-push-type'] !== 'liveactivity') return reply(400, { reason: 'InvalidPushType' });
+  if (h['apns-expiration'] === undefined || !/^\d+$/.test(h['apns-expiration'])) return reply(400, { reason: 'BadExpirationDate' });
+  if (!['1', '5', '10'].includes(h['apns-priority'] || '10')) return reply(400, { reason: 'BadPriority' });
+  if (body.length === 0) return reply(400, { reason: 'PayloadEmpty' });
+  if (body.length > 4096) return reply(413, { reason: 'PayloadTooLarge' });
+  let payload;
+  try { payload = JSON.parse(body); } catch (e) { return reply(400, { reason: 'BadPayload' }); }
+  const shape = shapeProblem('liveactivity', payload) || (payload.aps.event === 'start' ? 'start on a channel' : null);
+  if (shape) { problem('shape: ' + shape); return reply(400, { reason: 'PayloadShape' }); }
+  stats.channels.broadcasts.push({ channel: id, event: payload.aps.event, requestID });
+  stats.byStatus[200] = (stats.byStatus[200] || 0) + 1;
+  stats.deliveredByPushType.liveactivity = (stats.deliveredByPushType.liveactivity || 0) + 1;
+  stream.respond({ ':status': 200, 'apns-request-id': requestID }, { endStream: true });
+  touch();
+  return true;
+}
+
 function answer(stream, h, body) {
   const session = stream.session;
   if (firstStreams && session && !session.raised) { session.raised = true; session.settings({ maxConcurrentStreams: maxStreams }); }
+  if (channelAnswer(stream, h, body)) return;
   const m = /^\/3\/device\/([^/?]*)$/.exec(h[':path'] || '');
   const token = m ? m[1] : null;
   stats.requests++;

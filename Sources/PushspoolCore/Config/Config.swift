@@ -110,6 +110,10 @@ public struct APNsConfig: Sendable {
     /// `production_endpoint`, `sandbox_endpoint`: each environment's host, over `endpoint`.
     public var productionEndpoint: String?
     public var sandboxEndpoint: String?
+    /// `channels_endpoint`, `sandbox_channels_endpoint`: the broadcast channel management hosts
+    /// (`api-manage-broadcast[.sandbox].push.apple.com`), overridden (staging, tests).
+    public var channelsEndpoint: String?
+    public var sandboxChannelsEndpoint: String?
     /// The topic of each app routed to this provider (the factory fills it in from `apps`);
     /// empty: `topic` for every device.
     public var topics: [String: String] = [:]
@@ -127,6 +131,14 @@ public struct APNsConfig: Sendable {
     public var baseURL: String { baseURL(for: apnsEnvironment) }
 
     public var apnsEnvironment: APNsEnvironment { environment == "sandbox" ? .development : .production }
+
+    /// The channel management host of `env` (iOS 18 broadcast channels).
+    public func channelsURL(for env: APNsEnvironment) -> String {
+        switch env {
+        case .production: channelsEndpoint ?? "https://api-manage-broadcast.push.apple.com"
+        case .development: sandboxChannelsEndpoint ?? "https://api-manage-broadcast.sandbox.push.apple.com"
+        }
+    }
 
     /// The host devices of `env` are sent to: its own `*_endpoint`, else `endpoint` for the
     /// provider's own environment, else Apple's.

@@ -314,7 +314,8 @@ public enum ConfigParser {
             switch kind {
             case .apns:
                 guard let a = object(value, key, allowed: common + ["team_id", "key_id", "key_file", "topic", "environment", "endpoint",
-                                                                    "production_endpoint", "sandbox_endpoint"]) else { return nil }
+                                                                    "production_endpoint", "sandbox_endpoint", "channels_endpoint",
+                                                                    "sandbox_channels_endpoint"]) else { return nil }
                 // With `apps`, each app may carry its own topic: the provider's is then the default.
                 let topic = a["topic"] == nil && appsDeclared ? "" : required(a["topic"], "\(key).topic")
                 var apns = APNsConfig(teamID: required(a["team_id"], "\(key).team_id"),
@@ -331,6 +332,8 @@ public enum ConfigParser {
                 apns.endpoint = string(a["endpoint"], "\(key).endpoint")
                 apns.productionEndpoint = string(a["production_endpoint"], "\(key).production_endpoint")
                 apns.sandboxEndpoint = string(a["sandbox_endpoint"], "\(key).sandbox_endpoint")
+                apns.channelsEndpoint = string(a["channels_endpoint"], "\(key).channels_endpoint")
+                apns.sandboxChannelsEndpoint = string(a["sandbox_channels_endpoint"], "\(key).sandbox_channels_endpoint")
                 return .apns(apns)
             case .fcm:
                 guard let f = object(value, key, allowed: common + ["service_account_file", "endpoint", "iid_endpoint"]) else { return nil }

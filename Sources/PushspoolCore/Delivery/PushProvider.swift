@@ -14,14 +14,17 @@ public struct SendRequest: Sendable {
     public var notification: RenderedNotification
     /// 1 for the first attempt.
     public var attempt: Int
+    /// The app a hub or service send is for (a device carries its own); nil: the provider's own.
+    public var app: String?
 
     public init(jobID: String, platform: Platform, recipient: Recipient,
-                notification: RenderedNotification, attempt: Int = 1) {
+                notification: RenderedNotification, attempt: Int = 1, app: String? = nil) {
         self.jobID = jobID
         self.platform = platform
         self.recipient = recipient
         self.notification = notification
         self.attempt = attempt
+        self.app = app
     }
 }
 

@@ -15,9 +15,12 @@ public struct Device: Sendable, Hashable {
     public var app: String
     /// APNs only: which host its token works on; nil on other platforms.
     public var environment: APNsEnvironment?
+    /// APNs only: which of Apple's tokens the handle is (`device` on other platforms).
+    public var tokenKind: APNsTokenKind
 
     public init(id: String, platform: Platform, handle: String, tags: [String], lang: LanguageTag? = nil,
-                updatedAt: Date, app: String = AppConfig.implicitID, environment: APNsEnvironment? = nil) {
+                updatedAt: Date, app: String = AppConfig.implicitID, environment: APNsEnvironment? = nil,
+                tokenKind: APNsTokenKind = .device) {
         self.id = id
         self.platform = platform
         self.handle = handle
@@ -26,5 +29,6 @@ public struct Device: Sendable, Hashable {
         self.updatedAt = updatedAt
         self.app = app
         self.environment = platform == .apns ? environment : nil
+        self.tokenKind = platform == .apns ? tokenKind : .device
     }
 }

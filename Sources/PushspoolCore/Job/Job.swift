@@ -33,6 +33,9 @@ public enum Audience: Sendable, Equatable {
     case fcmTopic(String)
     /// `fcm_condition`: FCM fans it out to the devices the condition matches (one request).
     case fcmCondition(String)
+    /// `apns_channel`: APNs fans a Live Activity update out to the channel's subscribers (one
+    /// broadcast request, iOS 18).
+    case apnsChannel(String)
 
     /// The expression a registry evaluates (`nil` for broadcast). Never asked of an audience
     /// the service resolves (`serviceTarget`): those go to no registry at all.
@@ -40,7 +43,7 @@ public enum Audience: Sendable, Equatable {
         switch self {
         case .tag(let t): return .tag(t)
         case .expression(let e, _): return e
-        case .broadcast, .fcmTopic, .fcmCondition: return nil
+        case .broadcast, .fcmTopic, .fcmCondition, .apnsChannel: return nil
         }
     }
 
@@ -49,16 +52,18 @@ public enum Audience: Sendable, Equatable {
         switch self {
         case .tag(let t): return t
         case .expression(_, let source): return source
-        case .broadcast, .fcmTopic, .fcmCondition: return nil
+        case .broadcast, .fcmTopic, .fcmCondition, .apnsChannel: return nil
         }
     }
 
     /// For an audience the service itself resolves, the FCM message field that names it and
-    /// its value (also the result log's field): `topic`/`condition`. Nil for the registry's.
+    /// its value (also the result log's field): `topic`/`condition`, or `channel` for an APNs
+    /// broadcast channel. Nil for the registry's.
     public var serviceTarget: (field: String, value: String)? {
         switch self {
         case .fcmTopic(let t): return ("topic", t)
         case .fcmCondition(let c): return ("condition", c)
+        case .apnsChannel(let id): return ("channel", id)
         default: return nil
         }
     }
@@ -186,9 +191,11 @@ public struct Registration: Sendable, Equatable {
     public var app: String?
     /// APNs only: the token's environment; nil: the app's APNs provider's `environment`.
     public var environment: APNsEnvironment?
+    /// APNs only: which of Apple's tokens the handle is; nil: `device`.
+    public var tokenKind: APNsTokenKind?
 
     public init(id: String?, platform: Platform, handle: String, tags: [String], lang: LanguageTag? = nil,
-                app: String? = nil, environment: APNsEnvironment? = nil) {
+                app: String? = nil, environment: APNsEnvironment? = nil, tokenKind: APNsTokenKind? = nil) {
         self.id = id
         self.platform = platform
         self.handle = handle
@@ -196,6 +203,7 @@ public struct Registration: Sendable, Equatable {
         self.lang = lang
         self.app = app
         self.environment = environment
+        self.tokenKind = tokenKind
     }
 }
 

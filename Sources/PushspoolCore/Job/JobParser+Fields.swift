@@ -6,7 +6,7 @@ enum Fields {
         "data", "ttl_seconds", "priority", "collapse_id", "payload", "not_before", "localized",
         "spread_over_seconds", "app", "capped",
     ]).union(JobParser.nativeFields).union(JobParser.serviceAudiences)
-    static let register: Set<String> = ["id", "kind", "platform", "handle", "tags", "lang", "app", "environment"]
+    static let register: Set<String> = ["id", "kind", "platform", "handle", "tags", "lang", "app", "environment", "token_kind"]
     static let unregister: Set<String> = ["id", "kind", "handle", "app"]
     static let any = send.union(register).union(unregister)
 

@@ -70,15 +70,21 @@ extension JobParser {
         }
     }
 
-    /// An audience the service resolves is one request: one platform, one text. Broadcast
-    /// channels are not built yet: a well-formed one is refused with that reason (after the
-    /// rules it breaks, which are worth knowing now).
+    /// An audience the service resolves is one request: one platform, one text. A broadcast
+    /// channel carries Live Activity updates and ends to the activities subscribed to it (a
+    /// start goes to push-to-start tokens); whether the channel is the job's app's is the
+    /// registry's to say, when the job is picked up.
     private static func checkServiceAudience(_ field: String, _ c: KindContext, problems: inout Problems) {
         if field == "apns_channel" {
             if c.message.native.pushType != .liveactivity {
                 problems.add(field, "needs push_type \"liveactivity\" (a broadcast channel carries Live Activity updates only)")
-            } else {
-                problems.add(field, "broadcast channels are not supported yet (they belong to an app; see README \"Kinds of push\")")
+            } else if c.message.native.liveActivity?.event == .start {
+                problems.add("live_activity.event", "a broadcast channel updates or ends the activities subscribed to it; "
+                             + "start one with push-to-start tokens (to_tag/tags, token_kind pushtostart)")
+            }
+            // pns: a Live Activity's own rule (APNs only) covers it.
+            if c.written.contains("localized") {
+                problems.add("localized", "a broadcast channel is one request, so one text: leave localized out")
             }
             return
         }

@@ -53,8 +53,7 @@ extension JobParser {
     }
 
     /// `fcm_topic`, `fcm_condition`, `apns_channel`: checked for shape here; nil when malformed.
-    /// Broadcast channels are not built yet: a well-formed `apns_channel` is refused by
-    /// `checkKinds` with that reason (and has no audience).
+    /// A channel id is Apple's base64 text (`APNsChannelID`).
     static func serviceAudience(_ key: String, _ value: JSONValue, problems: inout Problems) -> (ok: Bool, audience: Audience?) {
         guard let s = string(value, key, problems: &problems) else { return (false, nil) }
         switch key {
@@ -72,8 +71,12 @@ extension JobParser {
                 return (false, nil)
             }
             return (true, .fcmCondition(s))
-        default:
-            return (true, nil)
+        default:  // apns_channel
+            guard APNsChannelID.isValid(s) else {
+                problems.add(key, "invalid channel id \(quoted(s)) (\(APNsChannelID.rule))")
+                return (false, nil)
+            }
+            return (true, .apnsChannel(s))
         }
     }
 

@@ -17,7 +17,7 @@ public enum RegistrationRules {
     /// "Handle", "Tags"; the CLI `--handle`).
     public struct FieldNames: Sendable {
         public var id, platform, handle, tags, lang: String
-        public var app = "app", environment = "environment"
+        public var app = "app", environment = "environment", tokenKind = "token_kind"
 
         public init(id: String, platform: String, handle: String, tags: String, lang: String) {
             self.id = id
@@ -32,7 +32,7 @@ public enum RegistrationRules {
         /// The tutorial's HTTP API (`{"Platform", "Handle", "Tags"}`; the id is in the path).
         public static let tutorial: FieldNames = {
             var names = FieldNames(id: "Id", platform: "Platform", handle: "Handle", tags: "Tags", lang: "Lang")
-            (names.app, names.environment) = ("App", "Environment")
+            (names.app, names.environment, names.tokenKind) = ("App", "Environment", "TokenKind")
             return names
         }()
     }
@@ -40,7 +40,7 @@ public enum RegistrationRules {
     /// One registration from its fields as given (nil: absent), every problem named by its field.
     /// `platform` and `handle` are required; `id`, `tags` and `lang` are optional.
     public static func registration(id: JSONValue?, platform: JSONValue?, handle: JSONValue?, tags: JSONValue?, lang: JSONValue?,
-                                    app: JSONValue? = nil, environment: JSONValue? = nil,
+                                    app: JSONValue? = nil, environment: JSONValue? = nil, tokenKind: JSONValue? = nil,
                                     names: FieldNames = .standard) -> Result<Registration, RegistrationProblems> {
         var problems = Problems()
         let installation = id.flatMap { deviceID($0, field: names.id, problems: &problems) }
@@ -90,9 +90,10 @@ public enum RegistrationRules {
                 problems.add(names.environment, "only APNs devices have an environment (this one is \(resolved.rawValue))")
             }
         }
+        let kind = tokenKind.flatMap { self.tokenKind($0, platform: resolved, field: names.tokenKind, problems: &problems) }
         guard problems.isEmpty, let resolved, let checkedHandle else { return .failure(RegistrationProblems(problems.items)) }
         return .success(Registration(id: installation, platform: resolved, handle: checkedHandle, tags: tagList, lang: language,
-                                     app: appID, environment: env))
+                                     app: appID, environment: env, tokenKind: kind))
     }
 
     /// Which device an unregistration names: exactly one of `id` and `handle`. A handle without a
@@ -123,6 +124,20 @@ public enum RegistrationRules {
             return nil
         }
         return s
+    }
+
+    /// `token_kind`: one of Apple's token kinds, on an APNs registration only.
+    static func tokenKind(_ value: JSONValue, platform: Platform?, field: String, problems: inout Problems) -> APNsTokenKind? {
+        guard let text = string(value, field, problems: &problems) else { return nil }
+        guard let kind = APNsTokenKind(rawValue: text) else {
+            problems.add(field, "unknown token kind \(JobParser.quoted(text)) (expected \(APNsTokenKind.names))")
+            return nil
+        }
+        if let platform, platform != .apns {
+            problems.add(field, "only APNs devices have a token kind (this one is \(platform.rawValue))")
+            return nil
+        }
+        return kind
     }
 
     /// A tag of a registration: hub tag syntax, the same rule tag expressions are parsed with.

@@ -19,6 +19,10 @@ extension Config {
                 if a.productionEndpoint != nil || a.sandboxEndpoint != nil {
                     pairs += [("production_endpoint", url(a.baseURL(for: .production))), ("sandbox_endpoint", url(a.baseURL(for: .development)))]
                 }
+                if a.channelsEndpoint != nil || a.sandboxChannelsEndpoint != nil {
+                    pairs += [("channels_endpoint", url(a.channelsURL(for: .production))),
+                              ("sandbox_channels_endpoint", url(a.channelsURL(for: .development)))]
+                }
             case .fcm(let f):
                 pairs += [("service_account_file", .string(f.serviceAccountFile)), ("endpoint", url(f.endpoint))]
                 if let iid = f.iidEndpoint { pairs.append(("iid_endpoint", url(iid))) }

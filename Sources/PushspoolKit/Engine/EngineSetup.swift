@@ -83,9 +83,9 @@ public enum EngineSetup {
         return (routes, problems)
     }
 
-    /// Every app's providers that could be set up, and every problem of the others. With
-    /// `apps` in the config, each problem also names the apps whose routes use the provider.
-    public static func appsAndProblems(config: Config, spool: Spool?, log: Log) -> (apps: AppRoutes, problems: [String]) {
+    /// What providers are built with: the config, the shared credential cache, and HTTP
+    /// clients that trust `tls.ca_file` too (with its problem, if it cannot be read).
+    public static func providerContext(config: Config, spool: Spool?, log: Log) -> (context: ProviderContext, problems: [String]) {
         var problems: [String] = []
         var caPEM: String?
         if let caFile = config.tls.caFile {
@@ -114,6 +114,14 @@ public enum EngineSetup {
                     throw ProviderSetupError(["tls.ca_file: \(config.tls.caFile ?? "") \(error)"])
                 }
             })
+        return (context, problems)
+    }
+
+    /// Every app's providers that could be set up, and every problem of the others. With
+    /// `apps` in the config, each problem also names the apps whose routes use the provider.
+    public static func appsAndProblems(config: Config, spool: Spool?, log: Log) -> (apps: AppRoutes, problems: [String]) {
+        let (context, found) = providerContext(config: config, spool: spool, log: log)
+        var problems = found
         var byName: [String: ProviderState] = [:]
         var broken: Set<String> = []     // each provider's problems are reported once, whatever routes to it
         var apps: [String: AppRoutes.App] = [:]

@@ -72,6 +72,13 @@ final class JobRunner: Sendable {
             case .success(let made): plan = made
             case .failure(let problem): return quarantine.quarantine(held.name, id: job.id, error: problem.description, pns: send.platforms, file: held.file)
             }
+            do throws(RegistryError) {
+                if let problem = try plan.channelProblem(send, registry: env.registry) {
+                    return quarantine.quarantine(held.name, id: job.id, error: problem, pns: send.platforms, file: held.file)
+                }
+            } catch {
+                return held.report(.interrupted(.registry(error.message)))
+            }
         }
         var opened = try logs.open(held)
         var prior = JobDecision.PriorLog(opened.contents, file: held.name)

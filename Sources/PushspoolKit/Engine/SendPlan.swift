@@ -104,6 +104,19 @@ struct SendPlan: Sendable {
         return .success(plan)
     }
 
+    /// A broadcast channel job goes only to a channel the registry knows for each app it is
+    /// sent for (created with `pushspool apns channels create`, or found by `list --refresh`):
+    /// Apple would answer an unknown one with a 400 after the job was accepted.
+    func channelProblem(_ send: SendJob, registry: any DeviceRegistry) throws(RegistryError) -> String? {
+        guard case .apnsChannel(let id) = send.audience else { return nil }
+        for hub in hubSends where hub.platform == .apns {
+            guard try registry.channel(app: hub.app, id: id) == nil else { continue }
+            return "apns_channel: app \(hub.app) has no channel \(id) in the registry "
+                + "(pushspool apns channels create --app \(hub.app), or list --app \(hub.app) --refresh)"
+        }
+        return nil
+    }
+
     /// Targets planned at the start: matching devices of direct routes (counted per set of apps
     /// sharing the same direct platforms) plus every hub send. A registry that cannot count
     /// throws: its error is no audience of 0.
@@ -112,7 +125,8 @@ struct SendPlan: Sendable {
         for (app, platforms) in directByApp { groups[platforms, default: []].insert(app) }
         var devices = 0
         for (platforms, apps) in groups {
-            devices += try registry.count(platforms: platforms, apps: apps, matching: send.audience.tagExpression)
+            devices += try registry.count(platforms: platforms, apps: apps, tokenKind: send.message.native.tokenKind,
+                                      matching: send.audience.tagExpression)
         }
         return devices + hubSends.count
     }

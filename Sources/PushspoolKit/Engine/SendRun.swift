@@ -169,8 +169,8 @@ struct SendRun {
         }
         do {
             var going = true
-            try env.registry.forEach(platforms: Set(plan.direct), apps: plan.directApps, matching: send.audience.tagExpression,
-                                     after: after) { device, key in
+            try env.registry.forEach(platforms: Set(plan.direct), apps: plan.directApps, tokenKind: send.message.native.tokenKind,
+                                     matching: send.audience.tagExpression, after: after) { device, key in
                 guard let gate else { return step(device, key, capped: false) }
                 held.append((device, key))
                 if held.count >= CapGate.batchSize { going = release(gate) }
@@ -321,7 +321,7 @@ struct SendRun {
     private func dispatch(platform: Platform, app: String, via state: ProviderState, recipient: Recipient,
                           notification: RenderedNotification, fanout: Fanout, ticket: (tracker: ResumeTracker, number: Int)?) {
         let tally = fanout.tally, group = fanout.inFlight, recorder = fanout.recorder, stop = stop
-        let request = SendRequest(jobID: job.id, platform: platform, recipient: recipient, notification: notification)
+        let request = SendRequest(jobID: job.id, platform: platform, recipient: recipient, notification: notification, app: app)
         let metrics = env.metrics
         group.enter()
         env.pool.submit(request, via: state, isStopping: { stop.isHalted }, idle: fanout.flush) { end, release in

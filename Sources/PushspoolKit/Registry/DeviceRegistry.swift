@@ -17,8 +17,9 @@ import PushspoolCore
 ///   after `since`.
 /// - Audiences: `forEach` streams in a stable order, a bounded page at a time (keyset
 ///   pagination), holding nothing locked while `body` runs; `count` agrees with it.
+/// - Broadcast channels: each app's, kept here (`APNsChannelStore`).
 /// - `close` is idempotent; afterwards every call throws `registry is closed`.
-public protocol DeviceRegistry: AnyObject, Sendable {
+public protocol DeviceRegistry: APNsChannelStore {
     /// Where it lives, for messages (a path, or a URI without its password).
     var location: String { get }
     /// How many calls it serves at once (its connections): SQLite 1 (one writer), PostgreSQL its
@@ -45,10 +46,11 @@ public protocol DeviceRegistry: AnyObject, Sendable {
     func device(handle: String, app: String?) throws(RegistryError) -> Device?
     /// Devices in ascending order of a key of the registry's own (SQLite's rowid, PostgreSQL's
     /// `seq`), those after `after` only; `body` gets each with its key (a place to resume from).
-    /// `apps`: those of these apps only (nil: every app).
-    func forEach(platforms: Set<Platform>, apps: Set<String>?, matching: TagExpression?, pageSize: Int, after: Int64,
-                 _ body: (Device, Int64) throws -> Bool) throws
-    func count(platforms: Set<Platform>, apps: Set<String>?, matching: TagExpression?) throws(RegistryError) -> Int
+    /// `apps`: those of these apps only (nil: every app). `tokenKind`: APNs devices of this token
+    /// kind only (a send's push type; nil: every kind); other platforms' devices are not affected.
+    func forEach(platforms: Set<Platform>, apps: Set<String>?, tokenKind: APNsTokenKind?, matching: TagExpression?, pageSize: Int,
+                 after: Int64, _ body: (Device, Int64) throws -> Bool) throws
+    func count(platforms: Set<Platform>, apps: Set<String>?, tokenKind: APNsTokenKind?, matching: TagExpression?) throws(RegistryError) -> Int
     /// Records `id` as handed out to `owner` at `now` (the tutorial's `POST /api/register`), so
     /// that any process sharing the registry accepts a registration under it later. Reserving
     /// an id again replaces its owner and time. Reservations older than `IDReservation.lifetime`
@@ -126,20 +128,22 @@ extension DeviceRegistry {
     public func upsertReportingMove(_ r: Registration) throws(RegistryError) -> (device: Device, movedFrom: String?) {
         try upsertReportingMove(r, now: Date())
     }
-    public func forEach(platforms: Set<Platform>, apps: Set<String>? = nil, matching: TagExpression?, pageSize: Int = 1000,
-                        _ body: (Device) throws -> Bool) throws {
-        try forEach(platforms: platforms, apps: apps, matching: matching, pageSize: pageSize, after: 0) { device, _ in try body(device) }
+    public func forEach(platforms: Set<Platform>, apps: Set<String>? = nil, tokenKind: APNsTokenKind? = nil, matching: TagExpression?,
+                        pageSize: Int = 1000, _ body: (Device) throws -> Bool) throws {
+        try forEach(platforms: platforms, apps: apps, tokenKind: tokenKind, matching: matching, pageSize: pageSize, after: 0) { device, _ in
+            try body(device)
+        }
     }
-    public func forEach(platforms: Set<Platform>, apps: Set<String>? = nil, matching: TagExpression?, after: Int64,
+    public func forEach(platforms: Set<Platform>, apps: Set<String>? = nil, tokenKind: APNsTokenKind? = nil, matching: TagExpression?,
+                        after: Int64, _ body: (Device, Int64) throws -> Bool) throws {
+        try forEach(platforms: platforms, apps: apps, tokenKind: tokenKind, matching: matching, pageSize: 1000, after: after, body)
+    }
+    public func forEach(platforms: Set<Platform>, apps: Set<String>? = nil, matching: TagExpression?, pageSize: Int, after: Int64,
                         _ body: (Device, Int64) throws -> Bool) throws {
-        try forEach(platforms: platforms, apps: apps, matching: matching, pageSize: 1000, after: after, body)
+        try forEach(platforms: platforms, apps: apps, tokenKind: nil, matching: matching, pageSize: pageSize, after: after, body)
     }
-    public func forEach(platforms: Set<Platform>, matching: TagExpression?, pageSize: Int, after: Int64,
-                        _ body: (Device, Int64) throws -> Bool) throws {
-        try forEach(platforms: platforms, apps: nil, matching: matching, pageSize: pageSize, after: after, body)
-    }
-    public func count(platforms: Set<Platform>, matching: TagExpression?) throws(RegistryError) -> Int {
-        try count(platforms: platforms, apps: nil, matching: matching)
+    public func count(platforms: Set<Platform>, apps: Set<String>? = nil, matching: TagExpression?) throws(RegistryError) -> Int {
+        try count(platforms: platforms, apps: apps, tokenKind: nil, matching: matching)
     }
     /// The default app's device holding `handle`.
     public func device(handle: String) throws(RegistryError) -> Device? { try device(handle: handle, app: nil) }

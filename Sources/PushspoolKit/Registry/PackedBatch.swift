@@ -21,6 +21,8 @@ struct PackedBatch: Sendable {
         /// Null (the default app, its APNs environment) unless the line names them.
         var app: Span = .null
         var environment: Span = .null
+        /// Null (`device`) unless the line names an APNs token kind.
+        var tokenKind: Span = .null
         /// ` a b c `: sorted, deduplicated.
         var tagList: Span
         /// This row's entries in `tags` (each a span inside `tagList`).
@@ -91,12 +93,13 @@ struct PackedBatch: Sendable {
         let list = Span(start: Int32(listStart), count: Int32(bytes.count - listStart))
         rows.append(Row(rowid: rowid, id: id, platform: platform, handle: handle, lang: lang,
                         app: r.app.map { append($0) } ?? .null, environment: r.environment.map { append($0.rawValue) } ?? .null,
-                        tagList: list, firstTag: first, tagCount: Int32(sorted.count)))
+                        tokenKind: r.tokenKind.map { append($0.rawValue) } ?? .null, tagList: list, firstTag: first, tagCount: Int32(sorted.count)))
     }
 
     /// The fast path's row: spans of the line itself (`line`), tags already checked.
     mutating func append(line: UnsafeBufferPointer<UInt8>, rowid: Int64, id: Range<Int>?, platform: Platform,
-                         handle: Range<Int>, lang: LanguageTag?, tags: UnsafeMutableBufferPointer<Range<Int>>) {
+                         handle: Range<Int>, lang: LanguageTag?, tokenKind: Range<Int>? = nil,
+                         tags: UnsafeMutableBufferPointer<Range<Int>>) {
         let idSpan: Span
         if let id {
             idSpan = append(UnsafeBufferPointer(rebasing: line[id]))
@@ -106,6 +109,7 @@ struct PackedBatch: Sendable {
         let platformSpan = append(platform.rawValue)
         let handleSpan = append(UnsafeBufferPointer(rebasing: line[handle]))
         let langSpan = lang.map { append($0.value) } ?? .null
+        let kindSpan = tokenKind.map { append(UnsafeBufferPointer(rebasing: line[$0])) } ?? .null
         // Sort (byte order is String order for ASCII) and deduplicate: a handful of tags.
         var n = tags.count
         if n > 1 {
@@ -126,7 +130,7 @@ struct PackedBatch: Sendable {
         }
         let (list, first) = appendTagList(count: n) { UnsafeBufferPointer(rebasing: line[tags[$0]]) }
         rows.append(Row(rowid: rowid, id: idSpan, platform: platformSpan, handle: handleSpan, lang: langSpan,
-                        tagList: list, firstTag: first, tagCount: Int32(n)))
+                        tokenKind: kindSpan, tagList: list, firstTag: first, tagCount: Int32(n)))
     }
 }
 
@@ -153,7 +157,7 @@ extension RegistrationLine {
             r.count == s.utf8CodeUnitCount && memcmp(b.baseAddress! + r.lowerBound, s.utf8Start, r.count) == 0
         }
 
-        var id: Range<Int>?, platform: Range<Int>?, handle: Range<Int>?, lang: Range<Int>?
+        var id: Range<Int>?, platform: Range<Int>?, handle: Range<Int>?, lang: Range<Int>?, tokenKind: Range<Int>?
         var sawTags = false
         // Up to 16 tags on the stack; more go the general way.
         return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: 16) { tagBuffer -> Bool in
@@ -204,6 +208,9 @@ extension RegistrationLine {
                 } else if equals(key, "lang") {
                     guard lang == nil, let v = string() else { return false }
                     lang = v
+                } else if equals(key, "token_kind") {
+                    guard tokenKind == nil, let v = string() else { return false }
+                    tokenKind = v
                 } else {
                     return false
                 }
@@ -246,16 +253,25 @@ extension RegistrationLine {
             case .web:
                 return false   // a PushSubscription is JSON: the general path parses it
             }
+            // A token kind: one of Apple's, on an APNs line only (else the general path names it).
+            if let tokenKind {
+                guard p == .apns, Self.isTokenKind(UnsafeBufferPointer(rebasing: b[tokenKind])) else { return false }
+            }
             var language: LanguageTag?
             if let lang {
                 let text = String(decoding: UnsafeBufferPointer(rebasing: b[lang]), as: UTF8.self)
                 guard let parsed = languageTag(text) else { return false }
                 language = parsed
             }
-            batch.append(line: b, rowid: rowid, id: id, platform: p, handle: handle, lang: language,
+            batch.append(line: b, rowid: rowid, id: id, platform: p, handle: handle, lang: language, tokenKind: tokenKind,
                          tags: UnsafeMutableBufferPointer(rebasing: tagBuffer[0..<tagCount]))
             return true
         }
+    }
+
+    /// One of `APNsTokenKind`'s names, compared on the bytes.
+    static func isTokenKind(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        APNsTokenKind.allCases.contains { $0.rawValue.utf8.elementsEqual(bytes) }
     }
 
     /// `[A-Za-z0-9_@#.:-]`, as `TagExpression.isValidTag`.

@@ -1,7 +1,7 @@
 import PushspoolCore
 
 /// The import's fast path for one JSON Lines registration: a flat object of plain ASCII strings
-/// (`id`, `platform`, `handle`, `lang`) and an array of them (`tags`), decoded without building
+/// (`id`, `platform`, `handle`, `lang`, `token_kind`) and an array of them (`tags`), decoded without building
 /// a JSON tree. Anything else (escapes, non-ASCII, null, unknown or repeated fields, a value that
 /// fails validation) returns nil, and the caller takes the general path (`JSONParser`), which
 /// accepts every valid line and names the field of every invalid one: this path only ever
@@ -39,7 +39,7 @@ struct RegistrationLine {
             return String(decoding: UnsafeBufferPointer(rebasing: b[start..<j]), as: UTF8.self)
         }
 
-        var id: String?, platform: String?, handle: String?, lang: String?, tags: [String]?
+        var id: String?, platform: String?, handle: String?, lang: String?, tokenKind: String?, tags: [String]?
         skipSpace()
         guard i < b.count, b[i] == UInt8(ascii: "{") else { return nil }
         i += 1
@@ -77,6 +77,7 @@ struct RegistrationLine {
             case "platform": guard platform == nil, let v = string() else { return nil }; platform = v
             case "handle": guard handle == nil, let v = string() else { return nil }; handle = v
             case "lang": guard lang == nil, let v = string() else { return nil }; lang = v
+            case "token_kind": guard tokenKind == nil, let v = string() else { return nil }; tokenKind = v
             default: return nil
             }
             skipSpace()
@@ -88,6 +89,11 @@ struct RegistrationLine {
         skipSpace()
         guard i == b.count, let platformName = platform, let p = Platform(name: platformName),
               let handle, p.handleProblem(handle) == nil, p.canonicalHandle(handle) == handle, let tags else { return nil }
+        var kind: APNsTokenKind?
+        if let tokenKind {
+            guard p == .apns, let k = APNsTokenKind(rawValue: tokenKind) else { return nil }
+            kind = k
+        }
         var language: LanguageTag?
         if let lang {
             if let known = languages[lang] {
@@ -98,7 +104,7 @@ struct RegistrationLine {
                 language = parsed
             }
         }
-        let r = Registration(id: id, platform: p, handle: handle, tags: tags, lang: language)
+        let r = Registration(id: id, platform: p, handle: handle, tags: tags, lang: language, tokenKind: kind)
         return r.problem() == nil ? r : nil
     }
 }

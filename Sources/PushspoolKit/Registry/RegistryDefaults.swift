@@ -35,11 +35,14 @@ public struct RegistryDefaults: Sendable, Equatable {
     }
 
     /// Why `r` cannot be stored, as `(field, message)`: an app the config does not have, or an
-    /// environment on a device that is not APNs.
+    /// environment or token kind on a device that is not APNs.
     public func problem(_ r: Registration) -> (field: String, message: String)? {
         if let app = r.app, let why = appProblem(app) { return ("app", why) }
         if r.environment != nil, r.platform != .apns {
             return ("environment", "only APNs devices have an environment (this one is \(r.platform.rawValue))")
+        }
+        if r.tokenKind != nil, r.platform != .apns {
+            return ("token_kind", "only APNs devices have a token kind (this one is \(r.platform.rawValue))")
         }
         return nil
     }

@@ -8,10 +8,10 @@ extension SQLiteRegistry {
     /// connection lock is NOT held while `body` runs, so other threads may upsert or removeGone
     /// during a stream; each page sees the registry as of its own query. `body` returns false to
     /// stop early.
-    public func forEach(platforms: Set<Platform>, apps: Set<String>?, matching: TagExpression?, pageSize: Int, after start: Int64,
-                        _ body: (Device, Int64) throws -> Bool) throws {
+    public func forEach(platforms: Set<Platform>, apps: Set<String>?, tokenKind: APNsTokenKind?, matching: TagExpression?, pageSize: Int,
+                        after start: Int64, _ body: (Device, Int64) throws -> Bool) throws {
         guard !platforms.isEmpty, apps?.isEmpty != true else { return }
-        let query = AudienceQuery(platforms: platforms, apps: apps, expression: matching)
+        let query = AudienceQuery(platforms: platforms, apps: apps, tokenKind: tokenKind, expression: matching)
         let limit = max(1, pageSize)
         let sql = query.pageSQL
         var after = start
@@ -35,9 +35,9 @@ extension SQLiteRegistry {
     }
 
     /// How many devices of `platforms` match `matching` (nil = all).
-    public func count(platforms: Set<Platform>, apps: Set<String>?, matching: TagExpression?) throws(RegistryError) -> Int {
+    public func count(platforms: Set<Platform>, apps: Set<String>?, tokenKind: APNsTokenKind?, matching: TagExpression?) throws(RegistryError) -> Int {
         guard !platforms.isEmpty, apps?.isEmpty != true else { return 0 }
-        let query = AudienceQuery(platforms: platforms, apps: apps, expression: matching)
+        let query = AudienceQuery(platforms: platforms, apps: apps, tokenKind: tokenKind, expression: matching)
         return try locked { db in
             let stmt = try db.statement(query.countSQL, fixed: false)
             try stmt.bind(query.countParameters)
@@ -56,14 +56,15 @@ extension SQLiteRegistry {
 /// `(a || b) && c`), the scan is driven by that tag's slice of the `(tag, device_rowid)` primary
 /// key, already in rowid order, instead of testing every device: `to_tag username:alice` over a
 /// million devices touches alice's rows only. Otherwise every device row of the platforms is read
-/// once, in rowid order, and the expression tested on its tag list.
+/// once, in rowid order, and the expression tested on its tag list. A send's push type keeps the
+/// APNs rows whose token kind serves it (`d.token_kind`), in the same query.
 struct AudienceQuery {
     private var from: String
     private var conditions: [String]
     private var parameters: [SQLiteValue]
     private var drivingTag: String?
 
-    init(platforms: Set<Platform>, apps: Set<String>? = nil, expression: TagExpression?) {
+    init(platforms: Set<Platform>, apps: Set<String>? = nil, tokenKind: APNsTokenKind? = nil, expression: TagExpression?) {
         var conditions: [String] = []
         var parameters: [SQLiteValue] = []
         if platforms.count < Platform.allCases.count {
@@ -75,6 +76,11 @@ struct AudienceQuery {
             let sorted = apps.sorted()
             conditions.append("d.app IN (\(sorted.map { _ in "?" }.joined(separator: ", ")))")
             parameters += sorted.map { .text($0) }
+        }
+        if let tokenKind, platforms.contains(.apns) {
+            // The job's push type is served by one kind of APNs token; other platforms' rows pass.
+            conditions.append(platforms == [.apns] ? "d.token_kind = ?" : "(d.platform <> 'apns' OR d.token_kind = ?)")
+            parameters.append(.text(tokenKind.rawValue))
         }
         drivingTag = expression.flatMap(Self.requiredTag)
         if let expression {

@@ -29,8 +29,9 @@ public final class SQLiteRegistry: RegistryDatabase {
     /// unique indexes are named indexes (not table constraints), so a bulk load into an empty
     /// registry can build them once at the end. 4: `id_reservations`, installation ids handed
     /// out before their device registers. 5: `devices.app` and `devices.environment` (§ Several
-    /// apps); a handle is unique per app and platform. 8: `cap_counts`, the frequency cap counts
-    /// (6 and 7 belong to other changes).
+    /// apps); a handle is unique per app and platform. 6: `devices.token_kind` (which of Apple's
+    /// tokens an APNs handle is) and `apns_channels`, each app's broadcast channels. 8:
+    /// `cap_counts`, the frequency cap counts (7 belongs to another change).
     static let schemaVersion = 8
     static let tables = """
         CREATE TABLE devices(
@@ -156,6 +157,7 @@ public final class SQLiteRegistry: RegistryDatabase {
             }
             if version < 4 { try db.execute(reservationsTable) }
             if version < 5 { try addApps(db, defaults: defaults) }
+            if version < 6 { try db.execute(tokenKindsAndChannels) }
             if version < 8 { try db.execute(capCountsTable) }
             if version < schemaVersion {
                 try db.execute("PRAGMA user_version = \(schemaVersion)")
@@ -200,6 +202,14 @@ public final class SQLiteRegistry: RegistryDatabase {
             CREATE UNIQUE INDEX devices_by_handle ON devices(handle, app, platform);
             """)
     }
+
+    /// Version 5 → 6: every device's token is a `device` token (a constant default: no row is
+    /// rewritten), and each app's broadcast channels (iOS 18), so `apns channels list` needs no
+    /// round trip to Apple.
+    static let tokenKindsAndChannels = """
+        ALTER TABLE devices ADD COLUMN token_kind TEXT NOT NULL DEFAULT 'device';
+        \(APNsChannelTables.sqlite)
+        """
 
     /// An app id or environment as SQL text (`[A-Za-z0-9._-]`: nothing to escape but quotes).
     static func sqlLiteral(_ s: String) -> String { "'" + s.replacingOccurrences(of: "'", with: "''") + "'" }
@@ -278,6 +288,7 @@ public final class SQLiteRegistry: RegistryDatabase {
         let now = Date(timeIntervalSince1970: now.timeIntervalSince1970)
         let app = defaults.app(of: r), environment = defaults.environment(of: r)
         let env: SQLiteValue = environment.map { .text($0.rawValue) } ?? .null
+        let kind = r.platform == .apns ? r.tokenKind ?? .device : .device
         let byHandle = try db.statement("SELECT rowid, id FROM devices WHERE handle = ? AND app = ? AND platform = ?")
         try byHandle.bind([.text(r.handle), .text(app), .text(r.platform.rawValue)])
         let holder: (rowid: Int64, id: String)? = try byHandle.step() ? (byHandle.int64(0), byHandle.text(1)) : nil
@@ -301,24 +312,26 @@ public final class SQLiteRegistry: RegistryDatabase {
         let rowid: Int64
         var added = tags
         if let existing {
-            try db.statement("UPDATE devices SET platform = ?, handle = ?, updated_at = ?, lang = ?, tags = ?, app = ?, environment = ? WHERE rowid = ?")
+            try db.statement("UPDATE devices SET platform = ?, handle = ?, updated_at = ?, lang = ?, tags = ?, app = ?, environment = ?, "
+                             + "token_kind = ? WHERE rowid = ?")
                 .run([.text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970), lang, .text(list), .text(app), env,
-                      .integer(existing.rowid)])
+                      .text(kind.rawValue), .integer(existing.rowid)])
             let old = Set(existing.tags.split(separator: " ").map(String.init))
             let removeTag = try db.statement("DELETE FROM device_tags WHERE tag = ? AND device_rowid = ?")
             for tag in old.subtracting(tags) { try removeTag.run([.text(tag), .integer(existing.rowid)]) }
             added = tags.filter { !old.contains($0) }
             rowid = existing.rowid
         } else {
-            try db.statement("INSERT INTO devices(id, platform, handle, updated_at, lang, tags, app, environment) VALUES(?, ?, ?, ?, ?, ?, ?, ?)")
+            try db.statement("INSERT INTO devices(id, platform, handle, updated_at, lang, tags, app, environment, token_kind) "
+                             + "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)")
                 .run([.text(id), .text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970), lang, .text(list),
-                      .text(app), env])
+                      .text(app), env, .text(kind.rawValue)])
             rowid = db.lastInsertRowID
         }
         let addTag = try db.statement("INSERT INTO device_tags(tag, device_rowid) VALUES(?, ?)")
         for tag in added { try addTag.run([.text(tag), .integer(rowid)]) }
         return (Device(id: id, platform: r.platform, handle: r.handle, tags: tags, lang: r.lang, updatedAt: now,
-                       app: app, environment: environment),
+                       app: app, environment: environment, tokenKind: kind),
                 holder.flatMap { $0.id == id ? nil : $0.id })
     }
 
@@ -387,7 +400,7 @@ public final class SQLiteRegistry: RegistryDatabase {
     }
 
     /// Columns read by `device(from:)`.
-    static let deviceColumns = "d.rowid, d.id, d.platform, d.handle, d.updated_at, d.tags, d.lang, d.app, d.environment"
+    static let deviceColumns = "d.rowid, d.id, d.platform, d.handle, d.updated_at, d.tags, d.lang, d.app, d.environment, d.token_kind"
 
     static func device(from stmt: SQLiteStatement, languages: inout [String: LanguageTag]) throws -> Device {
         let raw = stmt.text(2)
@@ -415,8 +428,16 @@ public final class SQLiteRegistry: RegistryDatabase {
         }
         // The environment is read on APNs rows only (a migrated registry's default covers every row).
         let environment = platform == .apns && !stmt.isNull(8) ? APNsEnvironment(name: stmt.text(8)) : nil
+        let kind = platform == .apns ? Self.tokenKind(stmt.bytes(9)) : .device
         return Device(id: stmt.text(1), platform: platform, handle: stmt.text(3), tags: tags, lang: lang,
-                      updatedAt: Date(timeIntervalSince1970: stmt.double(4)), app: stmt.text(7), environment: environment)
+                      updatedAt: Date(timeIntervalSince1970: stmt.double(4)), app: stmt.text(7), environment: environment,
+                      tokenKind: kind)
+    }
+
+    /// A stored token kind; `device` (the common case) without making a String.
+    static func tokenKind(_ bytes: UnsafeBufferPointer<UInt8>) -> APNsTokenKind {
+        if bytes.count == 6, bytes.elementsEqual("device".utf8) { return .device }
+        return APNsTokenKind(rawValue: String(decoding: bytes, as: UTF8.self)) ?? .device
     }
 
     static func device(from stmt: SQLiteStatement) throws -> Device {

@@ -193,7 +193,7 @@ public enum ResultRecord: Sendable, Equatable {
                   let status = string("status").flatMap(DeliveryStatus.init(rawValue:)) else { return nil }
             let target: Delivery.Target = if let device = string("device") {
                 .device(device)
-            } else if let field = ["topic", "condition"].first(where: { string($0) != nil }), let value = string(field) {
+            } else if let field = ["topic", "condition", "channel"].first(where: { string($0) != nil }), let value = string(field) {
                 .service(field: field, value: value)
             } else {
                 .tags(string("tags"))
@@ -254,8 +254,12 @@ extension ResultRecord.Delivery {
         case .device(let id): w.field("device", id)
         case .tags(let tags): w.field("tags", tags)
         case .service(let field, let value):
-            // The field names are the two FCM has (the writer takes keys as static strings).
-            if field == "topic" { w.field("topic", value) } else { w.field("condition", value) }
+            // FCM's two and APNs's broadcast channel (the writer takes keys as static strings).
+            switch field {
+            case "topic": w.field("topic", value)
+            case "channel": w.field("channel", value)
+            default: w.field("condition", value)
+            }
         }
         w.field("status", status.rawValue)
         w.field("attempts", attempts)

@@ -27,8 +27,13 @@ struct APNsPushTypeIntegrationTests {
         let s = try APNsSpool()
         var tags: [String] = []
         for (_, tag, _, _) in Self.jobs where !tags.contains(tag) { tags.append(tag) }
+        // Each tag's token is of the kind its job's push type goes to (token kinds: the registry
+        // streams only those).
+        let kinds = ["t-voip": "voip", "t-location": "location", "t-complication": "complication", "t-fileprovider": "fileprovider",
+                     "t-pushtotalk": "pushtotalk", "t-widgets": "widgets", "t-start": "pushtostart",
+                     "activity:match-42": "liveactivity", "activity:match-43": "liveactivity"]
         for (i, tag) in tags.enumerated() {
-            try s.register(id: "d-\(tag)", handle: APNsSpool.token("0000", i + 1), tag: tag)
+            try s.register(id: "d-\(tag)", handle: APNsSpool.token("0000", i + 1), tag: tag, tokenKind: kinds[tag])
         }
         for (id, tag, fields, _) in Self.jobs {
             s.drop(id, #"{"id":"\#(id)","to_tag":"\#(tag)",\#(fields)}"#)

@@ -33,8 +33,10 @@ final class APNsSpool: SpoolHarness {
     @discardableResult
     func cli(_ args: [String]) throws -> RunResult { try runPushspool(args) }
 
-    func register(id: String, handle: String, tag: String = "username:alice") throws {
-        let r = try cli(["register"] + common + ["--platform", "apns", "--handle", handle, "--tag", tag, "--id", id])
+    /// `tokenKind`: `--token-kind` (nil: none given, a device token).
+    func register(id: String, handle: String, tag: String = "username:alice", tokenKind: String? = nil) throws {
+        let kind = tokenKind.map { ["--token-kind", $0] } ?? []
+        let r = try cli(["register"] + common + ["--platform", "apns", "--handle", handle, "--tag", tag, "--id", id] + kind)
         guard r.status == 0 else { throw FakeServer.FakeError(message: "register failed: \(r.stderr)") }
     }
 

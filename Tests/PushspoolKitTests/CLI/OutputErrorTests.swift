@@ -36,6 +36,7 @@ import Testing
     /// Commands left out above, and why; every command is in one list or the other.
     static let elsewhere: [String: String] = [
         "hub": "needs the fake hub: hubSyncOutput below",
+        "apns": "needs Apple's channel API: the fake APNs serves it in APNsTokenKindIntegrationTests",
         "fcm": "needs the fake FCM: FCMTopicSubscriptionTests checks its output",
         "serve": "prints nothing on stdout (its log is on stderr); its requests are answered on sockets",
     ]

@@ -58,18 +58,14 @@ public final class APNsProvider: PushProvider {
     }
 
     public func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {
+        if case .hub(.apnsChannel(let channel)) = request.recipient, case .apns(let notification) = request.notification {
+            return broadcast(channel, notification, app: request.app, completion: completion)
+        }
         guard case .device(let device) = request.recipient, case .apns(let notification) = request.notification else {
             completion(ProviderResult(.rejected, code: "local", reason: "not an APNs device notification"))
             return
         }
-        let jwt: String
-        do {
-            jwt = try tokens.current()
-        } catch {
-            // The key loaded at start-up but cannot sign: nothing will work until it is fixed.
-            completion(ProviderResult(.credentialsBroken, code: "local", reason: "cannot sign the provider token: \(error)"))
-            return
-        }
+        guard let jwt = signed(completion) else { return }
         let apnsID = Self.apnsID(jobID: request.jobID, deviceID: device.id)
         let now = Int(clock().timeIntervalSince1970)
         let env = device.environment ?? environment
@@ -87,7 +83,39 @@ public final class APNsProvider: PushProvider {
         }
     }
 
+    /// One broadcast to a channel of `app` (on the provider's own environment's host, where its
+    /// channels are made). No device is behind it: an answer about the channel refuses this
+    /// send and removes nothing. The result keeps Apple's `apns-request-id`.
+    private func broadcast(_ channel: String, _ notification: APNsNotification, app: String?,
+                           completion: @escaping @Sendable (ProviderResult) -> Void) {
+        guard let jwt = signed(completion) else { return }
+        let topic = app.flatMap { topics[$0] } ?? builder.topic
+        switch builder.buildBroadcast(channelID: channel, notification: notification, authorization: authorization(jwt),
+                                      now: Int(clock().timeIntervalSince1970), topic: topic) {
+        case .failure(let refusal):
+            completion(ProviderResult(refusal.disposition, code: "local", reason: refusal.reason))
+        case .success(let http):
+            client.execute(http) { [self] result in
+                var outcome = classify(result, jwt: jwt, apnsID: "", app: (app ?? "", topic))
+                if case .deviceGone = outcome.disposition { outcome.disposition = .rejected }
+                if case .success(let response) = result { outcome.providerID = response[header: "apns-request-id"] ?? outcome.providerID }
+                completion(outcome)
+            }
+        }
+    }
+
     public func shutdown() { client.shutdown() }
+
+    /// The shared JWT; nil (the send completed as `credentialsBroken`) when the key that loaded
+    /// at start-up cannot sign: nothing will work until it is fixed.
+    private func signed(_ completion: @Sendable (ProviderResult) -> Void) -> String? {
+        do {
+            return try tokens.current()
+        } catch {
+            completion(ProviderResult(.credentialsBroken, code: "local", reason: "cannot sign the provider token: \(error)"))
+            return nil
+        }
+    }
 
     /// `bearer <jwt>`, made once per token: every request for the token's 50 minutes sends the
     /// same string (compared by identity first, so the check costs no copy).

@@ -28,7 +28,8 @@ enum APNsSetup {
             problems.append("\(section).environment: must be \"production\" or \"sandbox\", got \"\(config.environment)\"")
         }
         for (field, value) in [("endpoint", config.endpoint), ("production_endpoint", config.productionEndpoint),
-                               ("sandbox_endpoint", config.sandboxEndpoint)] {
+                               ("sandbox_endpoint", config.sandboxEndpoint), ("channels_endpoint", config.channelsEndpoint),
+                               ("sandbox_channels_endpoint", config.sandboxChannelsEndpoint)] {
             guard let endpoint = value else { continue }
             let url = URL(string: endpoint)
             if url?.scheme?.lowercased() != "https" || (url?.host ?? "").isEmpty {

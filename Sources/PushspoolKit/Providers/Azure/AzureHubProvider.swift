@@ -62,7 +62,8 @@ public final class AzureHubProvider: PushProvider {
 
     public func audienceProblem(_ audience: Audience) -> String? {
         if let (field, _) = audience.serviceTarget {
-            return "an FCM \(field) goes to FCM itself (the fcm provider), not through a hub"
+            return field == "channel" ? "an APNs broadcast channel goes to APNs itself (the apns provider), not through a hub"
+                : "an FCM \(field) goes to FCM itself (the fcm provider), not through a hub"
         }
         return AzureHubLimits.problem(audience)
     }

@@ -136,6 +136,7 @@ public final class SandboxProvider: PushProvider {
             switch a {
             case .fcmTopic(let t): w.field("topic", t)
             case .fcmCondition(let c): w.field("condition", c)
+            case .apnsChannel(let id): w.field("channel", id)
             default: w.field("tags", a.hubTags)
             }
         }

@@ -6,10 +6,10 @@ extension PostgresRegistry {
     /// Streams devices in `seq` order, `pageSize` rows per query (keyset pagination: bounded
     /// memory however large the audience). No connection is held while `body` runs; each page
     /// sees the registry as of its own query.
-    public func forEach(platforms: Set<Platform>, apps: Set<String>?, matching: TagExpression?, pageSize: Int, after start: Int64,
-                        _ body: (Device, Int64) throws -> Bool) throws {
+    public func forEach(platforms: Set<Platform>, apps: Set<String>?, tokenKind: APNsTokenKind?, matching: TagExpression?, pageSize: Int,
+                        after start: Int64, _ body: (Device, Int64) throws -> Bool) throws {
         guard !platforms.isEmpty, apps?.isEmpty != true else { return }
-        var query = PostgresAudienceQuery(platforms: platforms, apps: apps, expression: matching)
+        var query = PostgresAudienceQuery(platforms: platforms, apps: apps, tokenKind: tokenKind, expression: matching)
         let limit = max(1, pageSize)
         query.sparse = try isSparse(matching, limit: limit)
         var after = start
@@ -45,9 +45,9 @@ extension PostgresRegistry {
         return n <= bound
     }
 
-    public func count(platforms: Set<Platform>, apps: Set<String>?, matching: TagExpression?) throws(RegistryError) -> Int {
+    public func count(platforms: Set<Platform>, apps: Set<String>?, tokenKind: APNsTokenKind?, matching: TagExpression?) throws(RegistryError) -> Int {
         guard !platforms.isEmpty, apps?.isEmpty != true else { return 0 }
-        let query = PostgresAudienceQuery(platforms: platforms, apps: apps, expression: matching)
+        let query = PostgresAudienceQuery(platforms: platforms, apps: apps, tokenKind: tokenKind, expression: matching)
         return try run { c in Int(try c.queryOnce(query.countSQL, query.parameters).int64(0, 0)) }
     }
 }
@@ -60,7 +60,7 @@ struct PostgresAudienceQuery {
     /// primary-key scan and on the tags' index (see `PostgresRegistry.isSparse`).
     var sparse = false
 
-    init(platforms: Set<Platform>, apps: Set<String>? = nil, expression: TagExpression?) {
+    init(platforms: Set<Platform>, apps: Set<String>? = nil, tokenKind: APNsTokenKind? = nil, expression: TagExpression?) {
         if platforms.count < Platform.allCases.count {
             parameters.append(PostgresRegistry.arrayLiteral(platforms.map(\.rawValue).sorted()))
             conditions.append("d.platform = ANY($\(parameters.count)::text[])")
@@ -68,6 +68,12 @@ struct PostgresAudienceQuery {
         if let apps {
             parameters.append(PostgresRegistry.arrayLiteral(apps.sorted()))
             conditions.append("d.app = ANY($\(parameters.count)::text[])")
+        }
+        if let tokenKind, platforms.contains(.apns) {
+            // Only the APNs tokens that serve the job's push type; other platforms' rows pass.
+            parameters.append(tokenKind.rawValue)
+            let test = "d.token_kind = $\(parameters.count)"
+            conditions.append(platforms == [.apns] ? test : "(d.platform <> 'apns' OR \(test))")
         }
         if let expression { conditions.append(sql(for: expression)) }
     }

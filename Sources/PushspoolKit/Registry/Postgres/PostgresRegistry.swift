@@ -122,6 +122,7 @@ public final class PostgresRegistry: RegistryDatabase {
         let now = Date(timeIntervalSince1970: now.timeIntervalSince1970)
         let tags = Array(Set(r.tags)).sorted()
         let app = defaults.app(of: r), environment = defaults.environment(of: r)
+        let kind = r.platform == .apns ? r.tokenKind ?? .device : .device
         return try transaction { c in
             let holder = try c.query("SELECT id FROM devices WHERE handle = $1 AND app = $2 AND platform = $3 FOR UPDATE",
                                      [r.handle, app, r.platform.rawValue])
@@ -132,17 +133,17 @@ public final class PostgresRegistry: RegistryDatabase {
                 try c.query("DELETE FROM devices WHERE handle = $1 AND app = $2 AND platform = $3", [r.handle, app, r.platform.rawValue])
             }
             try c.query("""
-                INSERT INTO devices(id, platform, handle, updated_at, lang, tags, app, environment)
-                    VALUES($1, $2, $3, $4::float8, $5, $6::text[], $7, $8)
+                INSERT INTO devices(id, platform, handle, updated_at, lang, tags, app, environment, token_kind)
+                    VALUES($1, $2, $3, $4::float8, $5, $6::text[], $7, $8, $9)
                 ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
                     updated_at = excluded.updated_at, lang = excluded.lang, tags = excluded.tags,
-                    app = excluded.app, environment = excluded.environment
+                    app = excluded.app, environment = excluded.environment, token_kind = excluded.token_kind
                 """, [id, r.platform.rawValue, r.handle, "\(now.timeIntervalSince1970)", r.lang?.value, Self.arrayLiteral(tags),
-                      app, environment?.rawValue])
+                      app, environment?.rawValue, kind.rawValue])
             // A registration under a reserved id uses the reservation up.
             try c.query("DELETE FROM id_reservations WHERE id = $1", [id])
             let device = Device(id: id, platform: r.platform, handle: r.handle, tags: tags, lang: r.lang, updatedAt: now,
-                                app: app, environment: environment)
+                                app: app, environment: environment, tokenKind: kind)
             return (device, previous == id ? nil : previous)
         }
     }
@@ -177,7 +178,7 @@ public final class PostgresRegistry: RegistryDatabase {
     // MARK: - Reads
 
     /// Columns read by `device(from:row:)`.
-    static let deviceColumns = "d.seq, d.id, d.platform, d.handle, d.updated_at, array_to_string(d.tags, ' '), d.lang, d.app, d.environment"
+    static let deviceColumns = "d.seq, d.id, d.platform, d.handle, d.updated_at, array_to_string(d.tags, ' '), d.lang, d.app, d.environment, d.token_kind"
 
     public func device(id: String) throws(RegistryError) -> Device? {
         try run { c in
@@ -216,9 +217,10 @@ public final class PostgresRegistry: RegistryDatabase {
             }
         }
         let environment = platform == .apns ? rows.text(i, 8).flatMap(APNsEnvironment.init(name:)) : nil
+        let kind = platform == .apns ? rows.text(i, 9).flatMap(APNsTokenKind.init(rawValue:)) ?? .device : .device
         return Device(id: id, platform: platform, handle: rows.text(i, 3) ?? "", tags: tags, lang: lang,
                       updatedAt: Date(timeIntervalSince1970: rows.double(i, 4)), app: rows.text(i, 7) ?? AppConfig.implicitID,
-                      environment: environment)
+                      environment: environment, tokenKind: kind)
     }
 
     // MARK: - Job claims

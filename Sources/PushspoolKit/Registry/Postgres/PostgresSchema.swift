@@ -38,8 +38,14 @@ enum PostgresSchema {
                 owner text NOT NULL,
                 reserved_at double precision NOT NULL);
             """,
-        // Frequency cap counts: one row per device (`devices.seq`) and capped job (4 and 5
-        // belong to other changes).
+        // Which of Apple's tokens an APNs handle is (a constant default: no row rewritten), and
+        // each app's broadcast channels.
+        4: """
+            ALTER TABLE devices ADD COLUMN token_kind text NOT NULL DEFAULT 'device';
+            \(APNsChannelTables.postgres)
+            """,
+        // Frequency cap counts: one row per device (`devices.seq`) and capped job (5 belongs
+        // to another change).
         6: """
             CREATE TABLE cap_counts(
                 device bigint NOT NULL,
