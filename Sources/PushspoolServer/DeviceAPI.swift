@@ -33,16 +33,17 @@ public struct DeviceAPI: Sendable {
         ]
     }
 
-    /// `PUT /v1/devices/{id}`, body `{"platform", "handle", "tags", "lang"?, "app"?, "environment"?}`.
+    /// `PUT /v1/devices/{id}`, body `{"platform", "handle", "tags", "lang"?, "app"?, "environment"?, "tz"?}`.
     func upsert(_ call: FrontDoor.RouteCall) {
         let fields: [String: JSONValue]
-        switch call.request.jsonObject(allowed: ["platform", "handle", "tags", "lang", "app", "environment"]) {
+        switch call.request.jsonObject(allowed: ["platform", "handle", "tags", "lang", "app", "environment", "tz"]) {
         case .success(let f): fields = f
         case .failure(let refusal): return call.respond(refusal.response)
         }
         let registration: Registration
         switch RegistrationRules.registration(id: .string(call.parameters[0]), platform: fields["platform"], handle: fields["handle"],
-                                              tags: fields["tags"], lang: fields["lang"], app: fields["app"], environment: fields["environment"]) {
+                                              tags: fields["tags"], lang: fields["lang"], app: fields["app"], environment: fields["environment"],
+                                              tz: fields["tz"]) {
         case .success(let r): registration = r
         case .failure(let problems): return call.respond(.error(400, problems.description))
         }
@@ -197,6 +198,7 @@ extension Device {
             ? [("endpoint", .string(((try? WebPushSubscription.parse(text: handle))?.origin ?? "") + "…"))] : []
         return [("id", .string(id)), ("platform", .string(platform.rawValue))] + endpoint
             + [("tags", .array(tags.map(JSONValue.string)))] + (lang.map { [("lang", .string($0.value))] } ?? [])
+            + (tz.map { [("tz", .string($0))] } ?? [])
             + [("updated_at", .string(Timestamp.rfc3339(updatedAt)))]
     }
 }

@@ -6,7 +6,8 @@ import PushspoolCore
 /// the hub said.
 enum RegistrationAnswers {
     /// The tutorial's field names, for its error messages.
-    static let tutorialNames = ["platform": "Platform", "handle": "Handle", "tags": "Tags", "lang": "Lang", "environment": "Environment"]
+    static let tutorialNames = ["platform": "Platform", "handle": "Handle", "tags": "Tags", "lang": "Lang", "environment": "Environment",
+                                "timezone": "TimeZone"]
 
     /// A registry that cannot take the change now: `503` with `Retry-After`; a refused value `400`.
     static func failure(_ error: RegistrationError) -> ServerResponse {

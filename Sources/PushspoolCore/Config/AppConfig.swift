@@ -8,6 +8,11 @@ public struct AppConfig: Sendable, Equatable {
     public var apnsTopic: String?
     /// `max_per_second`: this app's requests a second across its providers; nil: no cap of its own.
     public var maxPerSecond: Double?
+    /// `default_tz`: the IANA zone of its devices that registered none (`local_time` jobs); nil: UTC.
+    public var defaultTZ: String?
+
+    /// The zone a device of this app lives in: its own `tz`, else the app's `default_tz`, else UTC.
+    public func zone(of deviceTZ: String?) -> String { deviceTZ ?? defaultTZ ?? "UTC" }
 
     public init(routes: [Platform: String], apnsTopic: String? = nil, maxPerSecond: Double? = nil) {
         self.routes = routes

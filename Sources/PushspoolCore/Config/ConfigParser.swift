@@ -199,13 +199,16 @@ public enum ConfigParser {
             for (id, value) in entries {
                 let key = "apps.\(Self.fieldName(id))"
                 if let why = AppConfig.idProblem(id) { problem(key, why); continue }
-                guard let a = object(value, key, allowed: ["routes", "apns_topic", "max_per_second"]) else {
+                guard let a = object(value, key, allowed: ["routes", "apns_topic", "max_per_second", "default_tz"]) else {
                     if value == .null { problem(key, "must be an object") }
                     continue
                 }
                 var app = AppConfig(routes: routes(a["routes"], "\(key).routes", over: c.routes, config: c))
                 app.apnsTopic = string(a["apns_topic"], "\(key).apns_topic")
                 if let limit = a["max_per_second"] { app.maxPerSecond = rate(limit, "\(key).max_per_second") }
+                if let zone = string(a["default_tz"], "\(key).default_tz") {
+                    if let why = ZoneName.problem(zone) { problem("\(key).default_tz", why) } else { app.defaultTZ = zone }
+                }
                 apps[id] = app
             }
             c.appsSection = apps

@@ -15,9 +15,12 @@ public struct Device: Sendable, Hashable {
     public var app: String
     /// APNs only: which host its token works on; nil on other platforms.
     public var environment: APNsEnvironment?
+    /// The user's IANA time zone, for `local_time` jobs; nil: the app's `default_tz`, else UTC.
+    public var tz: String?
 
     public init(id: String, platform: Platform, handle: String, tags: [String], lang: LanguageTag? = nil,
-                updatedAt: Date, app: String = AppConfig.implicitID, environment: APNsEnvironment? = nil) {
+                updatedAt: Date, app: String = AppConfig.implicitID, environment: APNsEnvironment? = nil, tz: String? = nil) {
+        self.tz = tz
         self.id = id
         self.platform = platform
         self.handle = handle

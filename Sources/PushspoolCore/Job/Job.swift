@@ -184,9 +184,11 @@ public struct Registration: Sendable, Equatable {
     public var app: String?
     /// APNs only: the token's environment; nil: the app's APNs provider's `environment`.
     public var environment: APNsEnvironment?
+    /// The user's IANA time zone (`ZoneName`), for `local_time` jobs; nil: the app's `default_tz`.
+    public var tz: String?
 
     public init(id: String?, platform: Platform, handle: String, tags: [String], lang: LanguageTag? = nil,
-                app: String? = nil, environment: APNsEnvironment? = nil) {
+                app: String? = nil, environment: APNsEnvironment? = nil, tz: String? = nil) {
         self.id = id
         self.platform = platform
         self.handle = handle
@@ -194,6 +196,7 @@ public struct Registration: Sendable, Equatable {
         self.lang = lang
         self.app = app
         self.environment = environment
+        self.tz = tz
     }
 }
 

@@ -21,6 +21,8 @@ struct PackedBatch: Sendable {
         /// Null (the default app, its APNs environment) unless the line names them.
         var app: Span = .null
         var environment: Span = .null
+        /// The IANA zone name; null: none given.
+        var tz: Span = .null
         /// ` a b c `: sorted, deduplicated.
         var tagList: Span
         /// This row's entries in `tags` (each a span inside `tagList`).
@@ -91,12 +93,12 @@ struct PackedBatch: Sendable {
         let list = Span(start: Int32(listStart), count: Int32(bytes.count - listStart))
         rows.append(Row(rowid: rowid, id: id, platform: platform, handle: handle, lang: lang,
                         app: r.app.map { append($0) } ?? .null, environment: r.environment.map { append($0.rawValue) } ?? .null,
-                        tagList: list, firstTag: first, tagCount: Int32(sorted.count)))
+                        tz: r.tz.map { append($0) } ?? .null, tagList: list, firstTag: first, tagCount: Int32(sorted.count)))
     }
 
     /// The fast path's row: spans of the line itself (`line`), tags already checked.
     mutating func append(line: UnsafeBufferPointer<UInt8>, rowid: Int64, id: Range<Int>?, platform: Platform,
-                         handle: Range<Int>, lang: LanguageTag?, tags: UnsafeMutableBufferPointer<Range<Int>>) {
+                         handle: Range<Int>, lang: LanguageTag?, tz: Range<Int>?, tags: UnsafeMutableBufferPointer<Range<Int>>) {
         let idSpan: Span
         if let id {
             idSpan = append(UnsafeBufferPointer(rebasing: line[id]))
@@ -106,6 +108,7 @@ struct PackedBatch: Sendable {
         let platformSpan = append(platform.rawValue)
         let handleSpan = append(UnsafeBufferPointer(rebasing: line[handle]))
         let langSpan = lang.map { append($0.value) } ?? .null
+        let tzSpan = tz.map { append(UnsafeBufferPointer(rebasing: line[$0])) } ?? .null
         // Sort (byte order is String order for ASCII) and deduplicate: a handful of tags.
         var n = tags.count
         if n > 1 {
@@ -126,7 +129,7 @@ struct PackedBatch: Sendable {
         }
         let (list, first) = appendTagList(count: n) { UnsafeBufferPointer(rebasing: line[tags[$0]]) }
         rows.append(Row(rowid: rowid, id: idSpan, platform: platformSpan, handle: handleSpan, lang: langSpan,
-                        tagList: list, firstTag: first, tagCount: Int32(n)))
+                        tz: tzSpan, tagList: list, firstTag: first, tagCount: Int32(n)))
     }
 }
 
@@ -153,7 +156,7 @@ extension RegistrationLine {
             r.count == s.utf8CodeUnitCount && memcmp(b.baseAddress! + r.lowerBound, s.utf8Start, r.count) == 0
         }
 
-        var id: Range<Int>?, platform: Range<Int>?, handle: Range<Int>?, lang: Range<Int>?
+        var id: Range<Int>?, platform: Range<Int>?, handle: Range<Int>?, lang: Range<Int>?, tz: Range<Int>?
         var sawTags = false
         // Up to 16 tags on the stack; more go the general way.
         return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: 16) { tagBuffer -> Bool in
@@ -204,6 +207,9 @@ extension RegistrationLine {
                 } else if equals(key, "lang") {
                     guard lang == nil, let v = string() else { return false }
                     lang = v
+                } else if equals(key, "tz") {
+                    guard tz == nil, let v = string() else { return false }
+                    tz = v
                 } else {
                     return false
                 }
@@ -252,7 +258,10 @@ extension RegistrationLine {
                 guard let parsed = languageTag(text) else { return false }
                 language = parsed
             }
-            batch.append(line: b, rowid: rowid, id: id, platform: p, handle: handle, lang: language,
+            if let tz {
+                guard isKnownZone(String(decoding: UnsafeBufferPointer(rebasing: b[tz]), as: UTF8.self)) else { return false }
+            }
+            batch.append(line: b, rowid: rowid, id: id, platform: p, handle: handle, lang: language, tz: tz,
                          tags: UnsafeMutableBufferPointer(rebasing: tagBuffer[0..<tagCount]))
             return true
         }

@@ -1,7 +1,7 @@
 import PushspoolCore
 
 /// The import's fast path for one JSON Lines registration: a flat object of plain ASCII strings
-/// (`id`, `platform`, `handle`, `lang`) and an array of them (`tags`), decoded without building
+/// (`id`, `platform`, `handle`, `lang`, `tz`) and an array of them (`tags`), decoded without building
 /// a JSON tree. Anything else (escapes, non-ASCII, null, unknown or repeated fields, a value that
 /// fails validation) returns nil, and the caller takes the general path (`JSONParser`), which
 /// accepts every valid line and names the field of every invalid one: this path only ever
@@ -9,6 +9,8 @@ import PushspoolCore
 struct RegistrationLine {
     /// Language tags seen so far: an import has a handful of distinct ones among a million lines.
     private var languages: [String: LanguageTag] = [:]
+    /// Zone names seen so far and found known (`ZoneName`): a few hundred in a file.
+    private var zones: Set<String> = []
 
     /// `LanguageTag(text)`, remembered (a handful of distinct ones in a file).
     mutating func languageTag(_ text: String) -> LanguageTag? {
@@ -16,6 +18,14 @@ struct RegistrationLine {
         guard let parsed = LanguageTag(text) else { return nil }
         if languages.count < 256 { languages[text] = parsed }
         return parsed
+    }
+
+    /// Whether `name` is a zone the system knows, remembered per distinct name.
+    mutating func isKnownZone(_ name: String) -> Bool {
+        if zones.contains(name) { return true }
+        guard ZoneName.timeZone(name) != nil else { return false }
+        if zones.count < 1024 { zones.insert(name) }
+        return true
     }
 
     mutating func decode(_ line: [UInt8]) -> Registration? {
@@ -39,7 +49,7 @@ struct RegistrationLine {
             return String(decoding: UnsafeBufferPointer(rebasing: b[start..<j]), as: UTF8.self)
         }
 
-        var id: String?, platform: String?, handle: String?, lang: String?, tags: [String]?
+        var id: String?, platform: String?, handle: String?, lang: String?, tz: String?, tags: [String]?
         skipSpace()
         guard i < b.count, b[i] == UInt8(ascii: "{") else { return nil }
         i += 1
@@ -77,6 +87,7 @@ struct RegistrationLine {
             case "platform": guard platform == nil, let v = string() else { return nil }; platform = v
             case "handle": guard handle == nil, let v = string() else { return nil }; handle = v
             case "lang": guard lang == nil, let v = string() else { return nil }; lang = v
+            case "tz": guard tz == nil, let v = string() else { return nil }; tz = v
             default: return nil
             }
             skipSpace()
@@ -98,7 +109,8 @@ struct RegistrationLine {
                 language = parsed
             }
         }
-        let r = Registration(id: id, platform: p, handle: handle, tags: tags, lang: language)
+        if let tz { guard isKnownZone(tz) else { return nil } }
+        let r = Registration(id: id, platform: p, handle: handle, tags: tags, lang: language, tz: tz)
         return r.problem() == nil ? r : nil
     }
 }

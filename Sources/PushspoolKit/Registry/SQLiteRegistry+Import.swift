@@ -69,11 +69,11 @@ extension SQLiteRegistry {
             }.joined() + " ELSE ?3 END"
         }
         func devicesSQL(_ n: Int) -> String {
-            "INSERT INTO devices(rowid, id, platform, handle, updated_at, lang, tags, app, environment) VALUES "
+            "INSERT INTO devices(rowid, id, platform, handle, updated_at, lang, tags, app, environment, tz) VALUES "
                 + (0..<n).map { r in
-                    let b = 3 + r * 8
+                    let b = 3 + r * 9
                     return "(?\(b + 1), ?\(b + 2), ?\(b + 3), ?\(b + 4), ?1, ?\(b + 5), ?\(b + 6), coalesce(?\(b + 7), ?2), "
-                        + "CASE WHEN ?\(b + 3) = 'apns' THEN coalesce(?\(b + 8), \(environmentSQL("coalesce(?\(b + 7), ?2)"))) END)"
+                        + "CASE WHEN ?\(b + 3) = 'apns' THEN coalesce(?\(b + 8), \(environmentSQL("coalesce(?\(b + 7), ?2)"))) END, ?\(b + 9))"
                 }.joined(separator: ", ")
         }
         func tagsSQL(_ n: Int) -> String {
@@ -100,7 +100,7 @@ extension SQLiteRegistry {
                     }
                 }
                 func bindRow(_ stmt: SQLiteStatement, _ row: PackedBatch.Row, _ r: Int) throws(RegistryError) {
-                    let b = Int32(3 + r * 8)
+                    let b = Int32(3 + r * 9)
                     try stmt.bind(.integer(row.rowid), at: b + 1)
                     try text(stmt, row.id, at: b + 2)
                     try text(stmt, row.platform, at: b + 3)
@@ -109,6 +109,7 @@ extension SQLiteRegistry {
                     try text(stmt, row.tagList, at: b + 6)
                     try text(stmt, row.app, at: b + 7)
                     try text(stmt, row.environment, at: b + 8)
+                    try text(stmt, row.tz, at: b + 9)
                 }
                 let rows = batch.rows
                 var r = 0

@@ -46,6 +46,22 @@ extension SQLiteRegistry {
         }
     }
 
+    public func zoneCounts(platforms: Set<Platform>, apps: Set<String>?, matching: TagExpression?) throws(RegistryError) -> [ZoneCount] {
+        guard !platforms.isEmpty, apps?.isEmpty != true else { return [] }
+        let query = AudienceQuery(platforms: platforms, apps: apps, expression: matching)
+        return try locked { db in
+            let stmt = try db.statement(query.countSQL.replacingOccurrences(of: "SELECT count(*)", with: "SELECT d.app, d.tz, count(*)")
+                                        + " GROUP BY d.app, d.tz ORDER BY d.app, d.tz", fixed: false)
+            try stmt.bind(query.countParameters)
+            defer { stmt.reset() }
+            var counts: [ZoneCount] = []
+            while try stmt.step() {
+                counts.append(ZoneCount(app: stmt.text(0), tz: stmt.isNull(1) ? nil : stmt.text(1), devices: Int(stmt.int64(2))))
+            }
+            return counts
+        }
+    }
+
     struct Row: Sendable {
         var rowid: Int64
         var device: Device

@@ -29,8 +29,9 @@ public final class SQLiteRegistry: RegistryDatabase {
     /// unique indexes are named indexes (not table constraints), so a bulk load into an empty
     /// registry can build them once at the end. 4: `id_reservations`, installation ids handed
     /// out before their device registers. 5: `devices.app` and `devices.environment` (§ Several
-    /// apps); a handle is unique per app and platform.
-    static let schemaVersion = 5
+    /// apps); a handle is unique per app and platform. 7: `devices.tz` (an IANA zone name, for
+    /// `local_time` jobs; NULL: the app's `default_tz`), added with no row rewritten.
+    static let schemaVersion = 7
     static let tables = """
         CREATE TABLE devices(
             rowid INTEGER PRIMARY KEY,
@@ -155,6 +156,7 @@ public final class SQLiteRegistry: RegistryDatabase {
             }
             if version < 4 { try db.execute(reservationsTable) }
             if version < 5 { try addApps(db, defaults: defaults) }
+            if version < 7 { try db.execute("ALTER TABLE devices ADD COLUMN tz TEXT") }
             if version < schemaVersion {
                 try db.execute("PRAGMA user_version = \(schemaVersion)")
             }
@@ -296,27 +298,28 @@ public final class SQLiteRegistry: RegistryDatabase {
         let tags = Array(Set(r.tags)).sorted()
         let list = tagList(sortedUnique: tags)
         let lang: SQLiteValue = r.lang.map { .text($0.value) } ?? .null
+        let tz: SQLiteValue = r.tz.map { .text($0) } ?? .null
         let rowid: Int64
         var added = tags
         if let existing {
-            try db.statement("UPDATE devices SET platform = ?, handle = ?, updated_at = ?, lang = ?, tags = ?, app = ?, environment = ? WHERE rowid = ?")
+            try db.statement("UPDATE devices SET platform = ?, handle = ?, updated_at = ?, lang = ?, tags = ?, app = ?, environment = ?, tz = ? WHERE rowid = ?")
                 .run([.text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970), lang, .text(list), .text(app), env,
-                      .integer(existing.rowid)])
+                      tz, .integer(existing.rowid)])
             let old = Set(existing.tags.split(separator: " ").map(String.init))
             let removeTag = try db.statement("DELETE FROM device_tags WHERE tag = ? AND device_rowid = ?")
             for tag in old.subtracting(tags) { try removeTag.run([.text(tag), .integer(existing.rowid)]) }
             added = tags.filter { !old.contains($0) }
             rowid = existing.rowid
         } else {
-            try db.statement("INSERT INTO devices(id, platform, handle, updated_at, lang, tags, app, environment) VALUES(?, ?, ?, ?, ?, ?, ?, ?)")
+            try db.statement("INSERT INTO devices(id, platform, handle, updated_at, lang, tags, app, environment, tz) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)")
                 .run([.text(id), .text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970), lang, .text(list),
-                      .text(app), env])
+                      .text(app), env, tz])
             rowid = db.lastInsertRowID
         }
         let addTag = try db.statement("INSERT INTO device_tags(tag, device_rowid) VALUES(?, ?)")
         for tag in added { try addTag.run([.text(tag), .integer(rowid)]) }
         return (Device(id: id, platform: r.platform, handle: r.handle, tags: tags, lang: r.lang, updatedAt: now,
-                       app: app, environment: environment),
+                       app: app, environment: environment, tz: r.tz),
                 holder.flatMap { $0.id == id ? nil : $0.id })
     }
 
@@ -385,7 +388,7 @@ public final class SQLiteRegistry: RegistryDatabase {
     }
 
     /// Columns read by `device(from:)`.
-    static let deviceColumns = "d.rowid, d.id, d.platform, d.handle, d.updated_at, d.tags, d.lang, d.app, d.environment"
+    static let deviceColumns = "d.rowid, d.id, d.platform, d.handle, d.updated_at, d.tags, d.lang, d.app, d.environment, d.tz"
 
     static func device(from stmt: SQLiteStatement, languages: inout [String: LanguageTag]) throws -> Device {
         let raw = stmt.text(2)
@@ -414,7 +417,8 @@ public final class SQLiteRegistry: RegistryDatabase {
         // The environment is read on APNs rows only (a migrated registry's default covers every row).
         let environment = platform == .apns && !stmt.isNull(8) ? APNsEnvironment(name: stmt.text(8)) : nil
         return Device(id: stmt.text(1), platform: platform, handle: stmt.text(3), tags: tags, lang: lang,
-                      updatedAt: Date(timeIntervalSince1970: stmt.double(4)), app: stmt.text(7), environment: environment)
+                      updatedAt: Date(timeIntervalSince1970: stmt.double(4)), app: stmt.text(7), environment: environment,
+                      tz: stmt.isNull(9) ? nil : stmt.text(9))
     }
 
     static func device(from stmt: SQLiteStatement) throws -> Device {

@@ -93,7 +93,7 @@ import Glibc
         }
         let runs = results.withLock { $0 }
         #expect(runs.count == 2 && runs.allSatisfy { $0.status == 0 }, "\(runs)")
-        #expect(runs.filter { $0.stdout.contains("migrated from version 4 to 5") }.count == 1, "\(runs.map(\.stdout))")
+        #expect(runs.filter { $0.stdout.contains("migrated from version 4 to \(SQLiteRegistry.schemaVersion)") }.count == 1, "\(runs.map(\.stdout))")
         #expect(runs.filter { $0.stdout.contains("nothing to migrate") }.count == 1, "\(runs.map(\.stdout))")
         let registry = try SQLiteRegistry(path: registryPath)
         defer { registry.close() }

@@ -159,10 +159,11 @@ import PushspoolCore
 
     @Test func refusesANewerSchema() throws {
         let (dir, registry) = try RegistryFixture.make()
-        try registry.locked { db in try db.execute("PRAGMA user_version = 7") }
+        let newer = SQLiteRegistry.schemaVersion + 1
+        try registry.locked { db in try db.execute("PRAGMA user_version = \(newer)") }
         registry.close()
         let error = #expect(throws: RegistryError.self) { try SQLiteRegistry(path: dir.path("registry.sqlite")) }
-        #expect(error?.message == "registry schema version 7 is newer than this pushspool supports (\(SQLiteRegistry.schemaVersion)); upgrade pushspool (nothing was written)")
+        #expect(error?.message == "registry schema version \(newer) is newer than this pushspool supports (\(SQLiteRegistry.schemaVersion)); upgrade pushspool (nothing was written)")
         #expect(error?.isNewerSchema == true)
     }
 

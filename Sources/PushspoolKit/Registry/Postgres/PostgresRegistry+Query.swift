@@ -50,6 +50,17 @@ extension PostgresRegistry {
         let query = PostgresAudienceQuery(platforms: platforms, apps: apps, expression: matching)
         return try run { c in Int(try c.queryOnce(query.countSQL, query.parameters).int64(0, 0)) }
     }
+
+    public func zoneCounts(platforms: Set<Platform>, apps: Set<String>?, matching: TagExpression?) throws(RegistryError) -> [ZoneCount] {
+        guard !platforms.isEmpty, apps?.isEmpty != true else { return [] }
+        let query = PostgresAudienceQuery(platforms: platforms, apps: apps, expression: matching)
+        let sql = query.countSQL.replacingOccurrences(of: "SELECT count(*)", with: "SELECT d.app, d.tz, count(*)")
+            + " GROUP BY d.app, d.tz ORDER BY d.app, d.tz"
+        return try run { c in
+            let rows = try c.queryOnce(sql, query.parameters)
+            return (0..<rows.count).map { ZoneCount(app: rows.text($0, 0) ?? "", tz: rows.text($0, 1), devices: Int(rows.int64($0, 2))) }
+        }
+    }
 }
 
 /// The SQL of one audience on PostgreSQL: `$1`… numbered in text order.

@@ -3,7 +3,7 @@
 /// two hosts starting at once migrate once. A binary meeting a newer schema than it knows refuses
 /// to work on it (a newer host migrated it; this one must be upgraded too).
 enum PostgresSchema {
-    static let version = 3
+    static let version = 5
 
     /// Version n's statements, applied in order from the database's version + 1.
     static let steps: [Int: String] = [
@@ -38,6 +38,9 @@ enum PostgresSchema {
                 owner text NOT NULL,
                 reserved_at double precision NOT NULL);
             """,
+        // 5: a device's IANA time zone, for `local_time` jobs (NULL: the app's `default_tz`);
+        // a column with no default, so no row is rewritten.
+        5: "ALTER TABLE devices ADD COLUMN tz text;",
     ]
 
     /// Version 3 (§ Several apps): every device gets the default app and (read on APNs rows
