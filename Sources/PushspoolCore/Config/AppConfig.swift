@@ -10,6 +10,8 @@ public struct AppConfig: Sendable, Equatable {
     public var maxPerSecond: Double?
     /// `default_tz`: the IANA zone of its devices that registered none (`local_time` jobs); nil: UTC.
     public var defaultTZ: String?
+    /// `quiet_hours`: its devices' pushes wait for the end of them (a job's own replace them).
+    public var quietHours: QuietHours?
 
     /// The zone a device of this app lives in: its own `tz`, else the app's `default_tz`, else UTC.
     public func zone(of deviceTZ: String?) -> String { deviceTZ ?? defaultTZ ?? "UTC" }

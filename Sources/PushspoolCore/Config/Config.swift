@@ -38,6 +38,9 @@ public struct Config: Sendable {
     /// How long a job in `active/` stays with a dispatcher on another host after that one's last
     /// heartbeat (a spool shared over NFS), before another host takes it over.
     public var ownerLeaseSeconds: Int = 60
+    /// `local_time_grace_minutes`: a `local_time` wave found late by less than this (the
+    /// dispatcher was down at its time) is sent at once; later, it is skipped.
+    public var localTimeGraceMinutes: Int = 60
     /// Where the file was read from (relative paths in it resolve against its folder).
     public var baseDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
 

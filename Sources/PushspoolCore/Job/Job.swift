@@ -78,6 +78,10 @@ public struct SendJob: Sendable, Equatable {
     public var spreadOverSeconds: Int?
     /// `app`: whose devices the audience is resolved among (§ Several apps).
     public var apps: AppSelection = .defaultApp
+    /// `local_time`/`local_date`: each device when its own clock reads that time (in waves).
+    public var localDelivery: LocalDelivery?
+    /// `quiet_hours`: this job's, over its apps' (`apps.<app>.quiet_hours`).
+    public var quietHours: QuietHours?
 
     public init(audience: Audience, platforms: [Platform], message: Message, notBefore: Date? = nil,
                 localized: [LanguageTag: LocalizedText] = [:], spreadOverSeconds: Int? = nil) {

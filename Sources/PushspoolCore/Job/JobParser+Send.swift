@@ -21,6 +21,7 @@ extension JobParser {
         var text: String?
         var message = Message(text: "")
         var notBefore: Date?
+        var clocks = ClockFields()
         var spread: Int?
         var localized: [LanguageTag: LocalizedText] = [:]
         var serviceField: String?
@@ -103,10 +104,13 @@ extension JobParser {
                 localized = localizedTexts(value, problems: &problems)
             case "app":
                 apps = AppSelection.parse(value, problems: &problems)
+            case "local_time", "local_date", "quiet_hours":
+                clocks.take(key, value)
             default:
                 Fields.misplaced(key, kind: "send", problems: &problems)
             }
         }
+        let (local, quiet) = clocks.check(notBefore: notBefore != nil, now: Date(), problems: &problems)
         if !idGiven && !Identifier.isValidJobID(id) {
             problems.add("id", "the file name \(quoted(file)) gives no valid default id (expected \(Identifier.jobIDRule) before .json); set \"id\"")
         }
@@ -131,6 +135,7 @@ extension JobParser {
         var send = SendJob(audience: audience, platforms: pns, message: message, notBefore: notBefore, localized: localized,
                            spreadOverSeconds: spread)
         send.apps = apps
+        (send.localDelivery, send.quietHours) = (local, quiet)
         // Every text the job can send is rendered once here, so size limits are found now.
         for language in [nil] + send.localized.keys.sorted() {
             for platform in pns {
