@@ -59,14 +59,35 @@ public enum WavePlanner {
         return instant(of: time, on: self.date(at: noon, in: zone), in: zone).flatMap { $0 >= anchor ? $0 : nil }
     }
 
+    /// The local wall time in `zone` at `instant`.
+    public static func wallTime(at instant: Date, in zone: TimeZone) -> LocalTime {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let c = calendar.dateComponents([.hour, .minute], from: instant)
+        return LocalTime(hour: c.hour ?? 0, minute: c.minute ?? 0) ?? LocalTime(hour: 0, minute: 0)!
+    }
+
+    /// `instant`, or, when `zone`'s clock then reads a time inside `quiet`, the end of those
+    /// quiet hours (the first time after `instant` the clock reads `quiet.end`).
+    public static func deferred(_ instant: Date, by quiet: QuietHours?, in zone: TimeZone) -> Date {
+        guard let quiet, quiet.contains(wallTime(at: instant, in: zone)) else { return instant }
+        return self.instant(of: quiet.end, date: nil, in: zone, anchor: instant) ?? instant
+    }
+
+    /// When a device in zone `name` gets a `local_time` job's push: its clock reads `time` (on
+    /// `date`, else next after `anchor`), deferred past `quiet`. An unknown zone (the registry
+    /// may hold a name a later tzdata dropped) is UTC.
+    public static func instant(for name: String, time: LocalTime, date: LocalDate?, anchor: Date, quiet: QuietHours? = nil) -> Date? {
+        let zone = ZoneName.timeZone(name) ?? TimeZone(identifier: "UTC")!
+        return instant(of: time, date: date, in: zone, anchor: anchor).map { deferred($0, by: quiet, in: zone) }
+    }
+
     /// The waves for devices counted per effective zone (`zones`: IANA name → devices), soonest
-    /// first. A zone the system does not know (the registry may hold a name a later tzdata
-    /// dropped) is planned as UTC.
-    public static func plan(zones: [String: Int], time: LocalTime, date: LocalDate?, anchor: Date) -> [Wave] {
+    /// first; a zone whose time falls in `quiet` waits for their end (a wave of its own).
+    public static func plan(zones: [String: Int], time: LocalTime, date: LocalDate?, anchor: Date, quiet: QuietHours? = nil) -> [Wave] {
         var byInstant: [Date: (zones: [String], devices: Int)] = [:]
         for (name, devices) in zones where devices > 0 {
-            let zone = ZoneName.timeZone(name) ?? TimeZone(identifier: "UTC")!
-            guard let at = instant(of: time, date: date, in: zone, anchor: anchor) else { continue }
+            guard let at = instant(for: name, time: time, date: date, anchor: anchor, quiet: quiet) else { continue }
             byInstant[at, default: ([], 0)].zones.append(name)
             byInstant[at, default: ([], 0)].devices += devices
         }

@@ -18,6 +18,12 @@ extension JobRunner {
         /// How long a job stays with a dispatcher on another host after its last heartbeat
         /// (`owner_lease_seconds`).
         var ownerLease: Double = JobOwners.defaultLease
+        /// People's clocks: the time `local_time` waves and quiet hours are judged by, the
+        /// grace of a late wave (`local_time_grace_minutes`, in seconds) and each app's
+        /// `default_tz` and `quiet_hours`.
+        var clock: EngineClock = .system
+        var localTimeGrace: Double = 3600
+        var appConfigs: [String: AppConfig] = [:]
 
         /// The default app's provider state per platform.
         var routes: [Platform: ProviderState] { apps.routes }

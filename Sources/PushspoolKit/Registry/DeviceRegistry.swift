@@ -48,6 +48,11 @@ public protocol DeviceRegistry: AnyObject, Sendable {
     /// `apps`: those of these apps only (nil: every app).
     func forEach(platforms: Set<Platform>, apps: Set<String>?, matching: TagExpression?, pageSize: Int, after: Int64,
                  _ body: (Device, Int64) throws -> Bool) throws
+    /// `forEach` over the devices of one app with one registered `tz` (nil: those with none):
+    /// a `local_time` wave reads its zones one by one, each through an index where the backend
+    /// has one, not the whole audience once per wave.
+    func forEach(platforms: Set<Platform>, zone: ZoneKey, matching: TagExpression?, pageSize: Int, after: Int64,
+                 _ body: (Device, Int64) throws -> Bool) throws
     func count(platforms: Set<Platform>, apps: Set<String>?, matching: TagExpression?) throws(RegistryError) -> Int
     /// How many of those devices each (app, `tz`) pair has (tz nil: none registered), counted by
     /// the database (`GROUP BY`): what `devices --by tz` shows and `local_time` jobs plan from.
@@ -100,11 +105,23 @@ public struct IDReservation: Sendable, Equatable {
     static let purgeInterval: TimeInterval = 60
 }
 
+/// One app's devices with one registered zone (nil: none registered).
+public struct ZoneKey: Sendable, Hashable {
+    public var app: String
+    public var tz: String?
+
+    public init(app: String, tz: String?) {
+        self.app = app
+        self.tz = tz
+    }
+}
+
 /// Devices of one app in one registered zone (nil: none registered).
 public struct ZoneCount: Sendable, Equatable {
     public var app: String
     public var tz: String?
     public var devices: Int
+    public var key: ZoneKey { ZoneKey(app: app, tz: tz) }
 
     public init(app: String, tz: String?, devices: Int) {
         self.app = app

@@ -11,7 +11,24 @@ extension SQLiteRegistry {
     public func forEach(platforms: Set<Platform>, apps: Set<String>?, matching: TagExpression?, pageSize: Int, after start: Int64,
                         _ body: (Device, Int64) throws -> Bool) throws {
         guard !platforms.isEmpty, apps?.isEmpty != true else { return }
-        let query = AudienceQuery(platforms: platforms, apps: apps, expression: matching)
+        try forEach(AudienceQuery(platforms: platforms, apps: apps, expression: matching), pageSize: pageSize, after: start, body)
+    }
+
+    /// One zone's devices. The first such read builds `devices_by_tz` (once per registry: a
+    /// registry that never sees a `local_time` job never pays for the index, nor its import).
+    public func forEach(platforms: Set<Platform>, zone: ZoneKey, matching: TagExpression?, pageSize: Int, after start: Int64,
+                        _ body: (Device, Int64) throws -> Bool) throws {
+        guard !platforms.isEmpty else { return }
+        if !zoneIndexReady.withLock({ $0 }) {
+            try locked { db in try db.execute("CREATE INDEX IF NOT EXISTS devices_by_tz ON devices(tz)") }
+            zoneIndexReady.withLock { $0 = true }
+        }
+        var query = AudienceQuery(platforms: platforms, apps: nil, expression: matching)
+        query.restrict(to: zone)
+        try forEach(query, pageSize: pageSize, after: start, body)
+    }
+
+    private func forEach(_ query: AudienceQuery, pageSize: Int, after start: Int64, _ body: (Device, Int64) throws -> Bool) throws {
         let limit = max(1, pageSize)
         let sql = query.pageSQL
         var after = start
@@ -104,6 +121,18 @@ struct AudienceQuery {
         from = drivingTag == nil ? "devices d" : "device_tags r CROSS JOIN devices d"
         self.conditions = conditions
         self.parameters = parameters
+    }
+
+    /// Only one app's devices with one registered zone (the index `devices_by_tz` finds them).
+    mutating func restrict(to zone: ZoneKey) {
+        conditions.append("d.app = ?")
+        parameters.append(.text(zone.app))
+        if let tz = zone.tz {
+            conditions.append("d.tz = ?")
+            parameters.append(.text(tz))
+        } else {
+            conditions.append("d.tz IS NULL")
+        }
     }
 
     private var cursor: String { drivingTag == nil ? "d.rowid" : "r.device_rowid" }

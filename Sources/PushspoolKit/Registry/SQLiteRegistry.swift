@@ -17,6 +17,8 @@ public final class SQLiteRegistry: RegistryDatabase {
     private let connection: Mutex<SQLiteDatabase>
     /// When this process last deleted expired reservations.
     let lastPurge = Mutex<Date?>(nil)
+    /// Whether this process made sure `devices_by_tz` exists (`forEach(zone:)`).
+    let zoneIndexReady = Mutex(false)
     /// The app and environment of registrations that name none, and the apps there are.
     public let defaults: RegistryDefaults
     /// The schema version this open found (below `schemaVersion`: this open migrated it).

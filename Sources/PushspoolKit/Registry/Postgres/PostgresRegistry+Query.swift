@@ -10,8 +10,22 @@ extension PostgresRegistry {
                         _ body: (Device, Int64) throws -> Bool) throws {
         guard !platforms.isEmpty, apps?.isEmpty != true else { return }
         var query = PostgresAudienceQuery(platforms: platforms, apps: apps, expression: matching)
+        query.sparse = try isSparse(matching, limit: max(1, pageSize))
+        try forEach(query, pageSize: pageSize, after: start, body)
+    }
+
+    /// One zone's devices (a `local_time` wave reads its zones one by one).
+    public func forEach(platforms: Set<Platform>, zone: ZoneKey, matching: TagExpression?, pageSize: Int, after start: Int64,
+                        _ body: (Device, Int64) throws -> Bool) throws {
+        guard !platforms.isEmpty else { return }
+        var query = PostgresAudienceQuery(platforms: platforms, apps: [zone.app], expression: matching)
+        query.sparse = try isSparse(matching, limit: max(1, pageSize))
+        query.restrict(toZone: zone.tz)
+        try forEach(query, pageSize: pageSize, after: start, body)
+    }
+
+    private func forEach(_ query: PostgresAudienceQuery, pageSize: Int, after start: Int64, _ body: (Device, Int64) throws -> Bool) throws {
         let limit = max(1, pageSize)
-        query.sparse = try isSparse(matching, limit: limit)
         var after = start
         var languages: [String: LanguageTag] = [:]
         while true {
@@ -113,6 +127,16 @@ struct PostgresAudienceQuery {
         return "(" + balanced(parts[..<mid], op) + " \(op) " + balanced(parts[mid...], op) + ")"
     }
 
+
+    /// Only devices with this registered zone (nil: with none).
+    mutating func restrict(toZone tz: String?) {
+        if let tz {
+            parameters.append(tz)
+            conditions.append("d.tz = $\(parameters.count)")
+        } else {
+            conditions.append("d.tz IS NULL")
+        }
+    }
 
     var countSQL: String {
         "SELECT count(*) FROM devices d" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
