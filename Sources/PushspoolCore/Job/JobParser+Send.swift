@@ -130,6 +130,9 @@ extension JobParser {
         }
         checkKinds(KindContext(message: message, pns: pns, written: Set(pairs.map(\.0)),
                                serviceAudience: audiences.count == 1 ? serviceField : nil), problems: &problems)
+        if local != nil, audiences.count == 1, let field = audiences[0].audience?.serviceTarget?.field {
+            problems.add("local_time", "not with fcm_\(field) (FCM resolves that audience itself, so no device's clock can be known)")
+        }
         guard problems.isEmpty, let pns, audiences.count == 1, let audience = audiences[0].audience else { return nil }
         message.text = text ?? ""
         var send = SendJob(audience: audience, platforms: pns, message: message, notBefore: notBefore, localized: localized,

@@ -12,9 +12,28 @@ import PushspoolCore
 /// every run plans the same waves; each ended wave is written (`sent`/`skipped`), so a restart
 /// neither sends one again nor skips one; within a wave, the log's finished targets are not
 /// sent again (as for any resumed job).
+///
+/// A job without `local_time` whose apps have quiet hours (or that has its own) runs here too:
+/// every zone's wave is the job's planning instant, except zones then inside their quiet
+/// hours, whose wave is the end of them; the grace rule is for `local_time` only.
 struct LocalTimeRun {
     var run: SendRun
-    let local: LocalDelivery
+    /// Nil: a job for now, deferred by quiet hours only.
+    let local: LocalDelivery?
+
+    /// Whether `send` runs here: it has `local_time`, or quiet hours apply to it (its own, or
+    /// an app's, unless its interruption level ignores them) and every target is a registry
+    /// device (a hub or FCM topic resolves its own audience: no device's clock is known).
+    static func applies(to send: SendJob, plan: SendPlan, apps: [String: AppConfig]) -> Bool {
+        if send.localDelivery != nil { return true }
+        guard plan.hubSends.isEmpty, !ignoresQuietHours(send) else { return false }
+        return send.quietHours != nil || apps.values.contains { $0.quietHours != nil }
+    }
+
+    /// `critical` and `time-sensitive` pushes go out in quiet hours too.
+    static func ignoresQuietHours(_ send: SendJob) -> Bool {
+        [.critical, .timeSensitive].contains(send.message.native.interruptionLevel)
+    }
 
     struct PlannedWave {
         var at: Date
@@ -24,7 +43,7 @@ struct LocalTimeRun {
     }
 
     func execute() -> SendRun.Result {
-        let env = run.env, clock = env.clock, send = run.send
+        let env = run.env, clock = env.clock
         var result = SendRun.Result(delivered: run.prior.delivered, failed: run.prior.failed, unregistered: run.prior.unregistered,
                                     retries: run.prior.retries, matched: 0)
         let anchor: Date
@@ -52,7 +71,7 @@ struct LocalTimeRun {
                 return result
             }
             let zones = wave.zones.sorted()
-            guard WavePlanner.isWithinGrace(due: wave.at, now: now, grace: env.localTimeGrace) else {
+            guard local == nil || WavePlanner.isWithinGrace(due: wave.at, now: now, grace: env.localTimeGrace) else {
                 let late = Int(now.timeIntervalSince(wave.at) / 60)
                 run.log.append(ResultRecord.wave(.init(status: "skipped", at: text, zones: zones, devices: wave.devices,
                     reason: "\(late) minutes late (the dispatcher was not running at its time); local_time_grace_minutes is \(Int(env.localTimeGrace / 60))")))
@@ -72,7 +91,6 @@ struct LocalTimeRun {
             (prior.delivered, prior.failed, prior.unregistered, prior.retries) = (sent.delivered, sent.failed, sent.unregistered, sent.retries)
             prior.wavesEnded.insert(text)
         }
-        _ = send
         return result
     }
 
@@ -82,13 +100,19 @@ struct LocalTimeRun {
         let env = run.env, send = run.send
         let counts = try env.registry.zoneCounts(platforms: Set(run.plan.direct), apps: run.plan.directApps,
                                                  matching: send.audience.tagExpression)
-        let urgent = [.critical, .timeSensitive].contains(send.message.native.interruptionLevel)
+        let urgent = Self.ignoresQuietHours(send)
         var byInstant: [Date: PlannedWave] = [:]
         for c in counts {
             let app = env.appConfigs[c.app]
             let zone = app?.zone(of: c.tz) ?? c.tz ?? "UTC"
             let quiet = urgent ? nil : send.quietHours ?? app?.quietHours
-            guard let at = WavePlanner.instant(for: zone, time: local.time, date: local.date, anchor: anchor, quiet: quiet) else { continue }
+            let at: Date
+            if let local {
+                guard let due = WavePlanner.instant(for: zone, time: local.time, date: local.date, anchor: anchor, quiet: quiet) else { continue }
+                at = due
+            } else {
+                at = WavePlanner.deferred(anchor, by: quiet, in: ZoneName.timeZone(zone) ?? TimeZone(identifier: "UTC")!)
+            }
             byInstant[at, default: PlannedWave(at: at)].keys.append(c.key)
             byInstant[at, default: PlannedWave(at: at)].zones.insert(zone)
             byInstant[at, default: PlannedWave(at: at)].devices += c.devices

@@ -30,7 +30,7 @@ struct SendExecutor: Sendable {
         let tally = cancel
             ? SendRun.Result(delivered: prior.delivered, failed: prior.failed, unregistered: prior.unregistered,
                              retries: prior.retries, interruption: .cancelled)
-            : send.localDelivery.map { LocalTimeRun(run: run, local: $0).execute() } ?? run.execute()
+            : LocalTimeRun.applies(to: send, plan: plan, apps: env.appConfigs) ? LocalTimeRun(run: run, local: send.localDelivery).execute() : run.execute()
         try? FileManager.default.removeItem(at: progress)
         // Between waves `status` shows the next one; otherwise there is none.
         let next = NextWave.url(in: env.spool, jobID: held.job.id)

@@ -140,3 +140,38 @@ import Testing
         #expect(early["d2-0"] == "2027-03-14T07:00:00.000Z" && urgent["d2-0"] == "2027-03-14T06:00:00.000Z")
     }
 }
+
+/// Operators between waves, and quiet hours on a job for now.
+@Suite(.serialized) struct LocalTimeControlTests {
+    /// A cancel reaches a job between waves at once: it ends `cancelled`, its later waves unsent.
+    @Test func cancelBetweenWaves() throws {
+        let (dir, common) = try LocalTimeCampaignTests.spool("clocks-cancel")
+        // 1 s a second from 03:20Z: Kathmandu's wave is late but within the grace, Kolkata's at 03:30Z is 10 min ahead.
+        let run = try BackgroundRun(["run"] + common, cwd: dir.url, env: ["PUSHSPOOL_TEST_CLOCK": "2027-03-14T03:20:00Z"])
+        dir.write("spool/incoming/nine.json", LocalTimeCampaignTests.job)
+        #expect(eventually("the first wave", timeout: 30, lastSeen: { run.tail() }) { LocalTimeCampaignTests.deliveries(dir).waves.count == 1 })
+        let r = try runPushspool(["cancel", "nine"] + common, cwd: dir.url)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(eventually("the job to end", timeout: 30, lastSeen: { run.tail() }) {
+            FileManager.default.fileExists(atPath: dir.path("spool/done/nine.json"))
+        })
+        run.terminate()
+        run.waitUntilExit()
+        let summary = dir.jsonLines("spool/results/nine.jsonl").last ?? [:]
+        #expect(summary["status"] as? String == "cancelled" && summary["delivered"] as? Int == 4, "\(summary)")
+    }
+
+    /// A job with no local_time and the job's own quiet hours: devices whose clock is in them
+    /// wait for their end; the others are sent at once.
+    @Test func aJobForNowWaitsOutQuietHoursPerZone() throws {
+        let (dir, common) = try LocalTimeCampaignTests.spool("clocks-now-quiet")
+        // 02:00Z: 07:45 in Kathmandu and 07:30 in Kolkata (quiet until 08:00), 03:00 in Paris (quiet), 21:00 in New York (not).
+        dir.write("spool/incoming/now.json", #"{"id": "now", "broadcast": true, "pns": ["fcm"], "message": "m", "quiet_hours": {"start": "22:00", "end": "08:00"}}"#)
+        let r = try runPushspool(["run", "--once"] + common, cwd: dir.url, env: ["PUSHSPOOL_TEST_CLOCK": "2027-03-14T02:00:00Z"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let wave = LocalTimeCampaignTests.deliveries(dir, job: "now").wave
+        #expect(Set(wave.keys) == ["d4-0", "d4-1", "d4-2", "d4-3", "d5-0", "d5-1", "d5-2", "d5-3"], "\(wave)")
+        let status = try runPushspool(["status", "--json"] + common, cwd: dir.url)
+        #expect(status.stdout.contains(#""next_wave":{"at":"2027-03-14T02:15:00.000Z","devices":4}"#), "\(status.stdout)")
+    }
+}
