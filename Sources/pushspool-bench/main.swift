@@ -1,4 +1,4 @@
-// pushspool-bench [apns|nginx|kinds|webpush|registry|postgres|serve|flood|apps|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
+// pushspool-bench [apns|nginx|kinds|webpush|registry|postgres|serve|flood|apps|clocks|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
 //                 [--postgres URI]
 //
 // Prints one table: the median of R runs (default 3) of each figure, beside its peer measured in
@@ -24,6 +24,8 @@
 // `apps`: several apps in one dispatcher: a sandbox broadcast to --devices over 4 apps vs one app,
 // 100,000 APNs pushes to nginx over 3 apps vs one (--count), and the migration of a --devices
 // registry of the last release vs SQLite's shell building the same index.
+// `clocks`: a local_time broadcast to --devices over 35 UTC offsets (an injected clock brings every
+// wave due at once) vs a plain broadcast to the same devices: CPU of run --once (≤ 1.15×).
 // README.md next to this file explains each figure and how it is measured.
 import Foundation
 import PushspoolHTTP
@@ -39,8 +41,8 @@ func option(_ name: String, default value: Int) -> Int {
 
 let args = CommandLine.arguments
 let what = args.count >= 2 && !args[1].hasPrefix("--") ? args[1] : "all"
-guard ["apns", "nginx", "kinds", "webpush", "registry", "postgres", "serve", "flood", "apps", "all"].contains(what) else {
-    print("usage: pushspool-bench [apns|nginx|kinds|webpush|registry|postgres|serve|flood|apps|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
+guard ["apns", "nginx", "kinds", "webpush", "registry", "postgres", "serve", "flood", "apps", "clocks", "all"].contains(what) else {
+    print("usage: pushspool-bench [apns|nginx|kinds|webpush|registry|postgres|serve|flood|apps|clocks|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
     exit(64)
 }
 let count = option("count", default: 30_000)
@@ -141,6 +143,7 @@ do {
         try AppsRound.printRows(devices: devices, nginxCount: option("count", default: 100_000),
                                 concurrency: option("concurrency", default: 1000), runs: runs)
     }
+    if what == "clocks" || what == "all" { try ClocksRound.printRows(devices: devices, runs: runs) }
     if what == "flood" || what == "all" {
         try FloodRound.printRows(files: option("files", default: 100_000), runs: runs,
                                  stopAfter: stringOption("flood-seconds").flatMap(Double.init), baseline: stringOption("baseline"))
