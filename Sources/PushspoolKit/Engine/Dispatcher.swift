@@ -188,8 +188,21 @@ public final class Dispatcher: Sendable {
             runner.owners.sweep(active: Set(active))
             let paused = controls?.ids(.pause).subtracting(controls?.ids(.cancel) ?? []) ?? []
             // (A paused job is left alone; one whose file name is not its id is looked at and left.)
-            let orphans = active.filter { !paused.contains(String($0.dropLast(5))) }
-            state.withLock { $0.orphans = orphans }
+            var orphans = active.filter { !paused.contains(String($0.dropLast(5))) }
+            // A `local_time` job between waves (its next wave ahead, nothing asked of it) is not
+            // started to find that out: its wave goes on the timer, here as on any dispatcher.
+            var sleepers: [String: Date] = [:]
+            for name in orphans {
+                let id = String(name.dropLast(5))
+                guard controls?.request(for: id) == nil, let next = NextWave.read(NextWave.url(in: spool, jobID: id)),
+                      let at = RFC3339.date(from: next.at), clock.secondsUntil(at) > 0 else { continue }
+                sleepers[name] = at
+            }
+            orphans.removeAll { sleepers[$0] != nil }
+            state.withLock { s in
+                s.orphans = orphans
+                if !s.onceMode { s.sleeping.merge(sleepers) { $1 } }
+            }
             sweepTemporaries(now: now)
         }
         wakeDueSleepers()

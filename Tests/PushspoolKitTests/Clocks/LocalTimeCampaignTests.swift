@@ -64,14 +64,19 @@ import Testing
     /// One dispatcher, the clock at 3 h a second from 03:00Z: six waves, each device at its 09:00.
     @Test func sixZonesEachReceiveAtTheirNineOClock() throws {
         let (dir, common) = try Self.spool("clocks-six")
-        let run = try BackgroundRun(["run"] + common, cwd: dir.url, env: ["PUSHSPOOL_TEST_CLOCK": "2027-03-14T03:00:00Z*10800"])
         dir.write("spool/incoming/nine.json", Self.job)
+        try Self.runUntilDone(dir, common, clock: "2027-03-14T03:00:00Z*10800")
+        Self.expectEachAtNine(dir)
+    }
+
+    /// A dispatcher on the clock `clock` until the job `nine` is done.
+    static func runUntilDone(_ dir: TempDir, _ common: [String], clock: String) throws {
+        let run = try BackgroundRun(["run"] + common, cwd: dir.url, env: ["PUSHSPOOL_TEST_CLOCK": clock])
         #expect(eventually("the job to end", timeout: 60, lastSeen: { run.tail() }) {
             FileManager.default.fileExists(atPath: dir.path("spool/done/nine.json"))
         })
         run.terminate()
         run.waitUntilExit()
-        Self.expectEachAtNine(dir)
     }
 
     /// Stopped between waves (after Paris, before UTC) and started again: nothing is sent twice,
@@ -96,12 +101,7 @@ import Testing
         let between = try runPushspool(["status", "--json"] + common, cwd: dir.url)
         #expect(between.stdout.contains(#""next_wave":{"at":"2027-03-14T09:00:00.000Z","devices":6}"#), "\(between.stdout)")
         // The rest, from a clock back before them (a restart replans the same waves).
-        let run = try BackgroundRun(["run"] + common, cwd: dir.url, env: ["PUSHSPOOL_TEST_CLOCK": "2027-03-14T08:30:00Z*10800"])
-        #expect(eventually("the job to end", timeout: 60, lastSeen: { run.tail() }) {
-            FileManager.default.fileExists(atPath: dir.path("spool/done/nine.json"))
-        })
-        run.terminate()
-        run.waitUntilExit()
+        try Self.runUntilDone(dir, common, clock: "2027-03-14T08:30:00Z*10800")
         Self.expectEachAtNine(dir)
     }
 

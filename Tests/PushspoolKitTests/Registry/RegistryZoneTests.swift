@@ -48,4 +48,34 @@ import PushspoolCore
         // The audience's own conditions apply to the grouping too.
         #expect(try registry.zoneCounts(platforms: [.apns], apps: nil, matching: .tag("x")) == [ZoneCount(app: "default", tz: "Europe/Paris", devices: 1)])
     }
+
+    /// A wave reads one (app, tz) at a time: exactly those devices, in key order, the audience's
+    /// tags and platforms applying.
+    @Test(arguments: RegistryBackend.allCases) func forEachZoneReadsOnlyThatZone(backend: RegistryBackend) throws {
+        let (_, registry) = try RegistryFixture.make(on: backend)
+        defer { registry.close() }
+        for (i, tz) in ["Asia/Kolkata", "Europe/Paris", nil, "Asia/Kolkata", nil].enumerated() {
+            var r = RegistryFixture.reg("z\(i)", .fcm, "tok-z\(i)", i == 3 ? ["vip"] : [])
+            r.tz = tz
+            try registry.upsert(r)
+        }
+        func ids(_ tz: String?, _ matching: TagExpression? = nil) throws -> [String] {
+            var seen: [String] = []
+            try registry.forEach(platforms: [.fcm], zone: ZoneKey(app: "default", tz: tz), matching: matching, pageSize: 1, after: 0) { d, _ in
+                seen.append(d.id)
+                return true
+            }
+            return seen
+        }
+        #expect(try ids("Asia/Kolkata") == ["z0", "z3"])
+        #expect(try ids(nil) == ["z2", "z4"])
+        #expect(try ids("Asia/Kolkata", .tag("vip")) == ["z3"])
+        #expect(try ids("Asia/Tokyo").isEmpty)
+        var other: [String] = []
+        try registry.forEach(platforms: [.fcm], zone: ZoneKey(app: "shop", tz: nil), matching: nil, pageSize: 10, after: 0) { d, _ in
+            other.append(d.id)
+            return true
+        }
+        #expect(other.isEmpty)
+    }
 }
