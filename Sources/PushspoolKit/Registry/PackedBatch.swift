@@ -259,7 +259,7 @@ extension RegistrationLine {
                 language = parsed
             }
             if let tz {
-                guard isKnownZone(String(decoding: UnsafeBufferPointer(rebasing: b[tz]), as: UTF8.self)) else { return false }
+                guard isKnownZone(bytes: UnsafeBufferPointer(rebasing: b[tz])) else { return false }
             }
             batch.append(line: b, rowid: rowid, id: id, platform: p, handle: handle, lang: language, tz: tz,
                          tags: UnsafeMutableBufferPointer(rebasing: tagBuffer[0..<tagCount]))

@@ -11,6 +11,8 @@ struct RegistrationLine {
     private var languages: [String: LanguageTag] = [:]
     /// Zone names seen so far and found known (`ZoneName`): a few hundred in a file.
     private var zones: Set<String> = []
+    /// The same, by their bytes' FNV-1a hash, for the fast path (no String made per line).
+    private var zoneBytes: [UInt64: [UInt8]] = [:]
 
     /// `LanguageTag(text)`, remembered (a handful of distinct ones in a file).
     mutating func languageTag(_ text: String) -> LanguageTag? {
@@ -25,6 +27,16 @@ struct RegistrationLine {
         if zones.contains(name) { return true }
         guard ZoneName.timeZone(name) != nil else { return false }
         if zones.count < 1024 { zones.insert(name) }
+        return true
+    }
+
+    /// `isKnownZone` on a name's bytes: a hash and a compare per line once the name was seen.
+    mutating func isKnownZone(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in bytes { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
+        if let known = zoneBytes[hash], known.elementsEqual(bytes) { return true }
+        guard isKnownZone(String(decoding: bytes, as: UTF8.self)) else { return false }
+        if zoneBytes.count < 1024 { zoneBytes[hash] = Array(bytes) }
         return true
     }
 
