@@ -144,7 +144,7 @@ public enum CLI {
             """, switches: ["resolve"], positionals: .many("FILE..."), run: SubmitCommand.validate),
         "register": Command(help: """
             usage: pushspool register --platform apns|fcm|wns|gcm|web --handle HANDLE [--tag TAG]... [--id ID] [--lang TAG]
-                                      [--app APP] [--environment production|development] [--token-kind KIND]
+                                      [--app APP] [--environment production|development] [--token-kind KIND] [--tz ZONE]
               Add or update a device in the registry (upsert by installation id). Several tags:
               repeat --tag, one tag each (--tag username:carol --tag follows_RedSox). --lang: the
               user's language (BCP 47, e.g. pt-BR) for localized jobs. For web, HANDLE is the
@@ -155,22 +155,25 @@ public enum CLI {
               voip, liveactivity (one activity's update token), pushtostart, location,
               complication, fileprovider, pushtotalk, widgets. A job reaches only the tokens of
               the kind its push_type goes to.
-            """, valued: ["platform", "handle", "id", "lang", "app", "environment", "token-kind"], repeatable: ["tag"], run: RegistryCommands.register),
+              --tz: the user's IANA time zone (e.g. Europe/Paris) for local_time jobs; default:
+              the app's default_tz, else UTC.
+            """, valued: ["platform", "handle", "id", "lang", "app", "environment", "token-kind", "tz"], repeatable: ["tag"], run: RegistryCommands.register),
         "unregister": Command(help: """
             usage: pushspool unregister (--id ID | --handle HANDLE [--app APP])
               Remove a device from the registry. A handle is looked up in --app (default: the
               default app).
             """, valued: ["id", "handle", "app"], run: RegistryCommands.unregister),
         "devices": Command(help: """
-            usage: pushspool devices [--tags EXPR] [--platform P]... [--app APP]... [--count]
+            usage: pushspool devices [--tags EXPR] [--platform P]... [--app APP]... [--count | --by tz]
               List registered devices (JSON Lines, handles omitted) or count them. --tags: a tag
               expression (one value; quote it). Several platforms: repeat --platform, one each;
-              several apps: repeat --app.
-            """, valued: ["tags"], repeatable: ["platform", "app"], switches: ["count"], run: RegistryCommands.devices),
+              several apps: repeat --app. --by tz: one line per time zone with its device count
+              (a device without tz counted in its app's default_tz, else UTC).
+            """, valued: ["tags", "by"], repeatable: ["platform", "app"], switches: ["count"], run: RegistryCommands.devices),
         "import": Command(help: """
             usage: pushspool import FILE.jsonl
               Bulk-register devices from lines {"id"?, "platform", "handle", "tags": [...], "lang"?, "app"?,
-              "environment"?, "token_kind"?}, in one transaction.
+              "environment"?, "token_kind"?, "tz"?}, in one transaction.
               A line refused (its number and field on stderr) does not stop the others (exit 65 at the
               end). A handle already registered under another id moves to the line's id (the other
               row is deleted); the summary counts those moves and names the first few.

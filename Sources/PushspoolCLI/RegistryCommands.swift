@@ -6,7 +6,7 @@ enum RegistryCommands {
     /// The flags as `RegistrationRules` names them in messages.
     static let flagNames: RegistrationRules.FieldNames = {
         var names = RegistrationRules.FieldNames(id: "--id", platform: "--platform", handle: "--handle", tags: "--tag", lang: "--lang")
-        (names.app, names.environment, names.tokenKind) = ("--app", "--environment", "--token-kind")
+        (names.app, names.environment, names.tokenKind, names.tz) = ("--app", "--environment", "--token-kind", "--tz")
         return names
     }()
 
@@ -23,7 +23,7 @@ enum RegistryCommands {
                                                      lang: args.value("lang").map(JSONValue.string),
                                                      app: args.value("app").map(JSONValue.string),
                                                      environment: args.value("environment").map(JSONValue.string),
-                                                     tokenKind: args.value("token-kind").map(JSONValue.string), names: flagNames)
+                                                     tokenKind: args.value("token-kind").map(JSONValue.string), tz: args.value("tz").map(JSONValue.string), names: flagNames)
         let registration: Registration
         switch checked {
         case .success(let r): registration = r
@@ -46,7 +46,7 @@ enum RegistryCommands {
         let app = runtime.config.appsSection == nil ? "" : "; app \(device.app)"
         let env = runtime.config.appsSection == nil ? "" : device.environment.map { "; \($0.rawValue)" } ?? ""
         let kind = device.tokenKind == .device ? "" : "; \(device.tokenKind.rawValue) token"
-        print("registered \(device.id) (\(device.platform.rawValue)\(app)\(env)\(kind); tags: \(device.tags.joined(separator: " "))\(device.lang.map { "; lang \($0)" } ?? ""))")
+        print("registered \(device.id) (\(device.platform.rawValue)\(app)\(env)\(kind); tags: \(device.tags.joined(separator: " "))\(device.lang.map { "; lang \($0)" } ?? "")\(device.tz.map { "; tz \($0)" } ?? ""))")
         for outcome in change.hub where !outcome.ok { HubLink.report(outcome, command: "register") }
         return change.hubFailed ? .ioError : .ok
     }
@@ -124,6 +124,16 @@ enum RegistryCommands {
         let registry = try runtime.openRegistry()
         defer { registry.close() }
         let severalApps = runtime.config.appsSection != nil
+        if let by = args.value("by") {
+            guard by == "tz" else { throw CLIError(.usage, "devices: --by: unknown grouping \"\(by)\" (expected tz)") }
+            guard !args.has("count") else { throw CLIError(.usage, "devices: --by: not together with --count") }
+            do {
+                try printZoneCounts(registry.zoneCounts(platforms: platforms, apps: apps, tokenKind: nil, matching: expression), config: runtime.config)
+            } catch {
+                throw CLIError(.ioError, "devices: \(error)")
+            }
+            return .ok
+        }
         do {
             if args.has("count") {
                 print(try registry.count(platforms: platforms, apps: apps, matching: expression))
@@ -145,6 +155,7 @@ enum RegistryCommands {
                 }
                 line.field("tags", strings: d.tags)
                 if let lang = d.lang { line.field("lang", lang.value) }
+                if let tz = d.tz { line.field("tz", tz) }
                 line.field("updated_at", Timestamp.rfc3339(d.updatedAt))
                 StandardOutput.shared.write(bytes: line.line())
                 return true
@@ -153,6 +164,19 @@ enum RegistryCommands {
             throw CLIError(.ioError, "devices: \(error)")
         }
         return .ok
+    }
+
+    /// `devices --by tz`: `{"tz": ZONE, "devices": N}` per zone, largest first; a device with no
+    /// `tz` counts in the zone its job would use (its app's `default_tz`, else UTC).
+    static func printZoneCounts(_ counts: [ZoneCount], config: Config) {
+        var perZone: [String: Int] = [:]
+        for c in counts { perZone[config.apps[c.app]?.zone(of: c.tz) ?? c.tz ?? "UTC", default: 0] += c.devices }
+        for (zone, n) in perZone.sorted(by: { $0.value != $1.value ? $0.value > $1.value : $0.key < $1.key }) {
+            var line = JSONLineWriter(capacity: 64)
+            line.field("tz", zone)
+            line.field("devices", n)
+            StandardOutput.shared.write(bytes: line.line())
+        }
     }
 
     static func importFile(_ args: Arguments) throws(CLIError) -> ExitCode {

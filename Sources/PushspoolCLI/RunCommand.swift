@@ -155,7 +155,10 @@ final class ReportCollector: Sendable {
     func add(_ r: JobReport) {
         state.withLock { t in
             t.count += 1
-            if case .interrupted(let why) = r.outcome, why != .stopping { t.ioTrouble = true }
+            // A `local_time` job between waves is on schedule, not in trouble.
+            if case .interrupted(let why) = r.outcome, why != .stopping {
+                if case .nextWave = why {} else { t.ioTrouble = true }
+            }
         }
     }
     var tally: Tally { state.withLock { $0 } }

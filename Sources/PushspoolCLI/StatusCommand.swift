@@ -94,6 +94,9 @@ enum StatusCommand {
             if case .int(let rate)? = a["rate_per_s"] { line += ", \(rate)/s" }
             if case .int(let eta)? = a["eta_s"] { line += ", \(RunMonitor.duration(Double(eta))) left" }
             if case .int(let spread)? = a["spread_over_seconds"] { line += ", paced over \(RunMonitor.duration(Double(spread)))" }
+            if let wave = a["next_wave"], let at = wave["at"]?.stringValue, case .int(let n)? = wave["devices"] {
+                line += ", next wave at \(at) to \(n) devices"
+            }
             print(line)
         }
         for (provider, limit) in runtime.config.maxPerSecond.sorted(by: { $0.key < $1.key }) {

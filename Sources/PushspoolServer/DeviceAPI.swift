@@ -33,17 +33,17 @@ public struct DeviceAPI: Sendable {
         ]
     }
 
-    /// `PUT /v1/devices/{id}`, body `{"platform", "handle", "tags", "lang"?, "app"?, "environment"?, "token_kind"?}`.
+    /// `PUT /v1/devices/{id}`, body `{"platform", "handle", "tags", "lang"?, "app"?, "environment"?, "token_kind"?, "tz"?}`.
     func upsert(_ call: FrontDoor.RouteCall) {
         let fields: [String: JSONValue]
-        switch call.request.jsonObject(allowed: ["platform", "handle", "tags", "lang", "app", "environment", "token_kind"]) {
+        switch call.request.jsonObject(allowed: ["platform", "handle", "tags", "lang", "app", "environment", "token_kind", "tz"]) {
         case .success(let f): fields = f
         case .failure(let refusal): return call.respond(refusal.response)
         }
         let registration: Registration
         switch RegistrationRules.registration(id: .string(call.parameters[0]), platform: fields["platform"], handle: fields["handle"],
                                               tags: fields["tags"], lang: fields["lang"], app: fields["app"], environment: fields["environment"],
-                                              tokenKind: fields["token_kind"]) {
+                                              tokenKind: fields["token_kind"], tz: fields["tz"]) {
         case .success(let r): registration = r
         case .failure(let problems): return call.respond(.error(400, problems.description))
         }
@@ -198,6 +198,7 @@ extension Device {
             ? [("endpoint", .string(((try? WebPushSubscription.parse(text: handle))?.origin ?? "") + "…"))] : []
         return [("id", .string(id)), ("platform", .string(platform.rawValue))] + endpoint
             + [("tags", .array(tags.map(JSONValue.string)))] + (lang.map { [("lang", .string($0.value))] } ?? [])
+            + (tz.map { [("tz", .string($0))] } ?? [])
             + [("updated_at", .string(Timestamp.rfc3339(updatedAt)))]
     }
 }

@@ -7,7 +7,7 @@ import PushspoolCore
 enum RegistrationAnswers {
     /// The tutorial's field names, for its error messages.
     static let tutorialNames = ["platform": "Platform", "handle": "Handle", "tags": "Tags", "lang": "Lang", "environment": "Environment",
-                                "tokenkind": "TokenKind"]
+                                "tokenkind": "TokenKind", "timezone": "TimeZone"]
 
     /// A registry that cannot take the change now: `503` with `Retry-After`; a refused value `400`.
     static func failure(_ error: RegistrationError) -> ServerResponse {

@@ -74,12 +74,12 @@ public struct TutorialAPI: Sendable {
         }
     }
 
-    /// `PUT /api/register/{id}`, body `{"Platform", "Handle", "Tags", "Environment"?, "TokenKind"?}`: a device of
+    /// `PUT /api/register/{id}`, body `{"Platform", "Handle", "Tags", "Environment"?, "TokenKind"?, "TimeZone"?}`: a device of
     /// the path's app.
     func upsert(_ call: FrontDoor.RouteCall, app: String?, parameters: [String]) {
         let id = parameters[0], user = call.user
         let fields: [String: JSONValue]
-        switch call.request.jsonObject(allowed: ["platform", "handle", "tags", "lang", "environment", "tokenkind"],
+        switch call.request.jsonObject(allowed: ["platform", "handle", "tags", "lang", "environment", "tokenkind", "timezone"],
                                        names: RegistrationAnswers.tutorialNames) {
         case .success(let f): fields = f
         case .failure(let refusal): return call.respond(refusal.response)
@@ -107,7 +107,7 @@ public struct TutorialAPI: Sendable {
         let registration: Registration
         switch RegistrationRules.registration(id: .string(id), platform: fields["platform"], handle: fields["handle"],
                                               tags: .array(tags), lang: fields["lang"], app: app.map(JSONValue.string),
-                                              environment: fields["environment"], tokenKind: fields["tokenkind"], names: .tutorial) {
+                                              environment: fields["environment"], tokenKind: fields["tokenkind"], tz: fields["timezone"], names: .tutorial) {
         case .success(let r): registration = r
         case .failure(let problems): return call.respond(.error(400, problems.description))
         }

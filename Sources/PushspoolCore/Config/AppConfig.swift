@@ -10,6 +10,13 @@ public struct AppConfig: Sendable, Equatable {
     public var maxPerSecond: Double?
     /// `frequency_cap`: how many capped jobs may reach one of its devices in a window; nil: no cap.
     public var frequencyCap: FrequencyCap?
+    /// `default_tz`: the IANA zone of its devices that registered none (`local_time` jobs); nil: UTC.
+    public var defaultTZ: String?
+    /// `quiet_hours`: its devices' pushes wait for the end of them (a job's own replace them).
+    public var quietHours: QuietHours?
+
+    /// The zone a device of this app lives in: its own `tz`, else the app's `default_tz`, else UTC.
+    public func zone(of deviceTZ: String?) -> String { deviceTZ ?? defaultTZ ?? "UTC" }
 
     public init(routes: [Platform: String], apnsTopic: String? = nil, maxPerSecond: Double? = nil, frequencyCap: FrequencyCap? = nil) {
         self.routes = routes

@@ -40,6 +40,9 @@ public struct Config: Sendable {
     public var ownerLeaseSeconds: Int = 60
     /// `webhooks`: where signed events about jobs and devices are posted (README "Webhooks").
     public var webhooks: [WebhookConfig] = []
+    /// `local_time_grace_minutes`: a `local_time` wave found late by less than this (the
+    /// dispatcher was down at its time) is sent at once; later, it is skipped.
+    public var localTimeGraceMinutes: Int = 60
     /// Where the file was read from (relative paths in it resolve against its folder).
     public var baseDirectory: URL = URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
 

@@ -134,12 +134,13 @@ public enum ConfigParser {
             guard case .object = json else { problem("config", "must be a JSON object"); return c }
             let top = object(json, "", allowed: ["spool", "registry", "concurrency", "retry", "routes", "providers", "tls", "metrics",
                                                  "owner_lease_seconds", "http", "max_jobs", "apps", "default_app",
-                                                 "webhooks"]) ?? [:]
+                                                 "webhooks", "local_time_grace_minutes"]) ?? [:]
             if let s = string(top["spool"], "spool") { c.spool = s }
             c.registry = string(top["registry"], "registry")
             if let n = int(top["concurrency"], "concurrency", range: 1...100_000) { c.concurrency = n }
             if let n = int(top["max_jobs"], "max_jobs", range: 1...1024) { c.maxJobs = n }
             if let n = int(top["owner_lease_seconds"], "owner_lease_seconds", range: 2...86_400) { c.ownerLeaseSeconds = n }
+            if let n = int(top["local_time_grace_minutes"], "local_time_grace_minutes", range: 0...1440) { c.localTimeGraceMinutes = n }
             if let r = object(top["retry"], "retry", allowed: ["max_attempts", "base_delay_ms", "max_delay_ms"]) {
                 if let n = int(r["max_attempts"], "retry.max_attempts", range: 1...100) { c.retry.maxAttempts = n }
                 if let n = int(r["base_delay_ms"], "retry.base_delay_ms", range: 1...3_600_000) { c.retry.baseDelay = Double(n) / 1000 }
@@ -213,7 +214,7 @@ public enum ConfigParser {
             for (id, value) in entries {
                 let key = "apps.\(Self.fieldName(id))"
                 if let why = AppConfig.idProblem(id) { problem(key, why); continue }
-                guard let a = object(value, key, allowed: ["routes", "apns_topic", "max_per_second", "frequency_cap"]) else {
+                guard let a = object(value, key, allowed: ["routes", "apns_topic", "max_per_second", "frequency_cap", "default_tz", "quiet_hours"]) else {
                     if value == .null { problem(key, "must be an object") }
                     continue
                 }
@@ -221,6 +222,14 @@ public enum ConfigParser {
                 app.apnsTopic = string(a["apns_topic"], "\(key).apns_topic")
                 if let limit = a["max_per_second"] { app.maxPerSecond = rate(limit, "\(key).max_per_second") }
                 if let cap = a["frequency_cap"] { app.frequencyCap = frequencyCap(cap, "\(key).frequency_cap") }
+                if let zone = string(a["default_tz"], "\(key).default_tz") {
+                    if let why = ZoneName.problem(zone) { problem("\(key).default_tz", why) } else { app.defaultTZ = zone }
+                }
+                if let quiet = a["quiet_hours"] {
+                    var found = Problems()
+                    app.quietHours = QuietHours.parse(quiet, field: "\(key).quiet_hours", problems: &found)
+                    for p in found.items { problem(p.field, p.message) }
+                }
                 apps[id] = app
             }
             c.appsSection = apps

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why a job stops producing targets, or why it ends its run in `active/` to be resumed later.
 /// Control flow switches on the case; the description is the one sentence reports and logs show.
 public enum StopReason: Sendable, Equatable, CustomStringConvertible {
@@ -18,6 +20,9 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
     case registryBusy
     /// The registry's database server cannot be reached; the detail is why.
     case registryUnreachable(String)
+    /// A `local_time` job sent every wave that is due: it waits in `active/` for the next one
+    /// (its instant, RFC 3339, and its devices), on the dispatcher's timer.
+    case nextWave(at: Date, text: String, devices: Int)
 
     public var description: String {
         switch self {
@@ -30,6 +35,7 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
         case .registry(let detail): "registry: \(detail)"
         case .registryBusy: "registry busy (another process is writing it, e.g. an import); the next run applies it"
         case .registryUnreachable(let detail): "registry unreachable (\(detail)); the next run applies it"
+        case .nextWave(_, let text, let devices): "waiting for its next local-time wave at \(text) (\(devices) devices)"
         }
     }
 }

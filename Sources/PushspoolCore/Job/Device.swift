@@ -17,10 +17,13 @@ public struct Device: Sendable, Hashable {
     public var environment: APNsEnvironment?
     /// APNs only: which of Apple's tokens the handle is (`device` on other platforms).
     public var tokenKind: APNsTokenKind
+    /// The user's IANA time zone, for `local_time` jobs; nil: the app's `default_tz`, else UTC.
+    public var tz: String?
 
     public init(id: String, platform: Platform, handle: String, tags: [String], lang: LanguageTag? = nil,
                 updatedAt: Date, app: String = AppConfig.implicitID, environment: APNsEnvironment? = nil,
-                tokenKind: APNsTokenKind = .device) {
+                tokenKind: APNsTokenKind = .device, tz: String? = nil) {
+        self.tz = tz
         self.id = id
         self.platform = platform
         self.handle = handle

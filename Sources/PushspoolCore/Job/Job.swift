@@ -85,6 +85,10 @@ public struct SendJob: Sendable, Equatable {
     public var apps: AppSelection = .defaultApp
     /// `capped`: a campaign counted against each device's app's `frequency_cap`.
     public var capped = false
+    /// `local_time`/`local_date`: each device when its own clock reads that time (in waves).
+    public var localDelivery: LocalDelivery?
+    /// `quiet_hours`: this job's, over its apps' (`apps.<app>.quiet_hours`).
+    public var quietHours: QuietHours?
 
     public init(audience: Audience, platforms: [Platform], message: Message, notBefore: Date? = nil,
                 localized: [LanguageTag: LocalizedText] = [:], spreadOverSeconds: Int? = nil) {
@@ -193,9 +197,11 @@ public struct Registration: Sendable, Equatable {
     public var environment: APNsEnvironment?
     /// APNs only: which of Apple's tokens the handle is; nil: `device`.
     public var tokenKind: APNsTokenKind?
+    /// The user's IANA time zone (`ZoneName`), for `local_time` jobs; nil: the app's `default_tz`.
+    public var tz: String?
 
     public init(id: String?, platform: Platform, handle: String, tags: [String], lang: LanguageTag? = nil,
-                app: String? = nil, environment: APNsEnvironment? = nil, tokenKind: APNsTokenKind? = nil) {
+                app: String? = nil, environment: APNsEnvironment? = nil, tokenKind: APNsTokenKind? = nil, tz: String? = nil) {
         self.id = id
         self.platform = platform
         self.handle = handle
@@ -204,6 +210,7 @@ public struct Registration: Sendable, Equatable {
         self.app = app
         self.environment = environment
         self.tokenKind = tokenKind
+        self.tz = tz
     }
 }
 

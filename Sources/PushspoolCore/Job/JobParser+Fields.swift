@@ -5,8 +5,8 @@ enum Fields {
         "id", "kind", "to_tag", "tags", "broadcast", "pns", "message", "from", "title", "badge", "sound",
         "data", "ttl_seconds", "priority", "collapse_id", "payload", "not_before", "localized",
         "spread_over_seconds", "app", "capped",
-    ]).union(JobParser.nativeFields).union(JobParser.serviceAudiences)
-    static let register: Set<String> = ["id", "kind", "platform", "handle", "tags", "lang", "app", "environment", "token_kind"]
+    ]).union(JobParser.nativeFields).union(JobParser.clockFields).union(JobParser.serviceAudiences)
+    static let register: Set<String> = ["id", "kind", "platform", "handle", "tags", "lang", "app", "environment", "token_kind", "tz"]
     static let unregister: Set<String> = ["id", "kind", "handle", "app"]
     static let any = send.union(register).union(unregister)
 

@@ -10,13 +10,13 @@ extension JobParser {
         for (key, value) in pairs {
             switch key {
             case "kind": break
-            case "id", "platform", "handle", "tags", "lang", "app", "environment", "token_kind": fields[key] = value
+            case "id", "platform", "handle", "tags", "lang", "app", "environment", "token_kind", "tz": fields[key] = value
             default: Fields.misplaced(key, kind: "register", problems: &problems)
             }
         }
         let result = RegistrationRules.registration(id: fields["id"], platform: fields["platform"], handle: fields["handle"],
                                                     tags: fields["tags"], lang: fields["lang"], app: fields["app"],
-                                                    environment: fields["environment"], tokenKind: fields["token_kind"])
+                                                    environment: fields["environment"], tokenKind: fields["token_kind"], tz: fields["tz"])
         if case .failure(let refused) = result { for p in refused.problems { problems.add(p.field, p.message) } }
         let id = fileNameID(file, problems: &problems)
         guard problems.isEmpty, case .success(let registration) = result else { return nil }

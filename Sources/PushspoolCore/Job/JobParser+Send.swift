@@ -21,6 +21,7 @@ extension JobParser {
         var text: String?
         var message = Message(text: "")
         var notBefore: Date?
+        var clocks = ClockFields()
         var spread: Int?
         var localized: [LanguageTag: LocalizedText] = [:]
         var serviceField: String?
@@ -106,10 +107,13 @@ extension JobParser {
                 apps = AppSelection.parse(value, problems: &problems)
             case "capped":
                 if case .bool(let b) = value { capped = b } else { problems.add("capped", "must be true or false") }
+            case "local_time", "local_date", "quiet_hours":
+                clocks.take(key, value)
             default:
                 Fields.misplaced(key, kind: "send", problems: &problems)
             }
         }
+        let (local, quiet) = clocks.check(notBefore: notBefore != nil, now: Date(), problems: &problems)
         if !idGiven && !Identifier.isValidJobID(id) {
             problems.add("id", "the file name \(quoted(file)) gives no valid default id (expected \(Identifier.jobIDRule) before .json); set \"id\"")
         }
@@ -132,12 +136,16 @@ extension JobParser {
         }
         checkKinds(KindContext(message: message, pns: pns, written: Set(pairs.map(\.0)),
                                serviceAudience: audiences.count == 1 ? serviceField : nil), problems: &problems)
+        if local != nil, audiences.count == 1, let field = audiences[0].audience?.serviceTarget?.field {
+            problems.add("local_time", "not with fcm_\(field) (FCM resolves that audience itself, so no device's clock can be known)")
+        }
         guard problems.isEmpty, let pns, audiences.count == 1, let audience = audiences[0].audience else { return nil }
         message.text = text ?? ""
         var send = SendJob(audience: audience, platforms: pns, message: message, notBefore: notBefore, localized: localized,
                            spreadOverSeconds: spread)
         send.apps = apps
         send.capped = capped
+        (send.localDelivery, send.quietHours) = (local, quiet)
         // Every text the job can send is rendered once here, so size limits are found now.
         for language in [nil] + send.localized.keys.sorted() {
             for platform in pns {

@@ -11,13 +11,13 @@ import Foundation
 /// handle is a PushSubscription, stored as canonical JSON); tags are hub-syntax tags
 /// (`TagExpression.isValidTag`), kept once each in the order given, at most `maxTags` of them
 /// (what a notification hub keeps on an installation); `lang` is a BCP 47 tag,
-/// canonicalised (`pt-br` → `pt-BR`).
+/// canonicalised (`pt-br` → `pt-BR`); `tz` is an IANA zone the system's zone data knows (`ZoneName`).
 public enum RegistrationRules {
     /// Field names as a caller's format spells them (the tutorial's HTTP API says "Platform",
     /// "Handle", "Tags"; the CLI `--handle`).
     public struct FieldNames: Sendable {
         public var id, platform, handle, tags, lang: String
-        public var app = "app", environment = "environment", tokenKind = "token_kind"
+        public var app = "app", environment = "environment", tokenKind = "token_kind", tz = "tz"
 
         public init(id: String, platform: String, handle: String, tags: String, lang: String) {
             self.id = id
@@ -32,7 +32,7 @@ public enum RegistrationRules {
         /// The tutorial's HTTP API (`{"Platform", "Handle", "Tags"}`; the id is in the path).
         public static let tutorial: FieldNames = {
             var names = FieldNames(id: "Id", platform: "Platform", handle: "Handle", tags: "Tags", lang: "Lang")
-            (names.app, names.environment, names.tokenKind) = ("App", "Environment", "TokenKind")
+            (names.app, names.environment, names.tokenKind, names.tz) = ("App", "Environment", "TokenKind", "TimeZone")
             return names
         }()
     }
@@ -40,7 +40,7 @@ public enum RegistrationRules {
     /// One registration from its fields as given (nil: absent), every problem named by its field.
     /// `platform` and `handle` are required; `id`, `tags` and `lang` are optional.
     public static func registration(id: JSONValue?, platform: JSONValue?, handle: JSONValue?, tags: JSONValue?, lang: JSONValue?,
-                                    app: JSONValue? = nil, environment: JSONValue? = nil, tokenKind: JSONValue? = nil,
+                                    app: JSONValue? = nil, environment: JSONValue? = nil, tokenKind: JSONValue? = nil, tz: JSONValue? = nil,
                                     names: FieldNames = .standard) -> Result<Registration, RegistrationProblems> {
         var problems = Problems()
         let installation = id.flatMap { deviceID($0, field: names.id, problems: &problems) }
@@ -91,9 +91,13 @@ public enum RegistrationRules {
             }
         }
         let kind = tokenKind.flatMap { self.tokenKind($0, platform: resolved, field: names.tokenKind, problems: &problems) }
+        var zone: String?
+        if let tz, let text = string(tz, names.tz, problems: &problems) {
+            if let why = ZoneName.problem(text) { problems.add(names.tz, why) } else { zone = text }
+        }
         guard problems.isEmpty, let resolved, let checkedHandle else { return .failure(RegistrationProblems(problems.items)) }
         return .success(Registration(id: installation, platform: resolved, handle: checkedHandle, tags: tagList, lang: language,
-                                     app: appID, environment: env, tokenKind: kind))
+                                     app: appID, environment: env, tokenKind: kind, tz: zone))
     }
 
     /// Which device an unregistration names: exactly one of `id` and `handle`. A handle without a

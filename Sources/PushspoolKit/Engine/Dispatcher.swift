@@ -52,10 +52,20 @@ public final class Dispatcher: Sendable {
         var warnedStrays: Set<String> = []
         /// Jobs in `active/` waiting for a job with the same id running here to end.
         var deferred: [String: (origin: JobRunner.Origin, id: String)] = [:]
+        /// `local_time` jobs in `active/` between waves: the instant of each one's next wave
+        /// (on `clock`). Left out of orphan scans; the wake timer starts each at its instant.
+        var sleeping: [String: Date] = [:]
+        /// The earliest `not_before` in `incoming/` at the last listing.
+        var incomingDue: Date?
     }
     private let state = Mutex(State())
 
-    init(spool: Spool, runner: JobRunner, log: Log, maxJobs: Int, report: @escaping @Sendable (JobReport) -> Void) {
+    /// The clock `local_time` waves are due on (the system's, or a test's accelerated one).
+    private let clock: EngineClock
+
+    init(spool: Spool, runner: JobRunner, log: Log, maxJobs: Int, clock: EngineClock = .system,
+         report: @escaping @Sendable (JobReport) -> Void) {
+        self.clock = clock
         self.spool = spool
         self.runner = runner
         self.log = log
@@ -79,7 +89,11 @@ public final class Dispatcher: Sendable {
             let changed = controls.refresh()
             let markers = controls.resumeMarkers()
             guard changed || !markers.isEmpty else { return }
-            state.withLock { $0.lastOrphanScan = .distantPast }
+            // A job between waves hears a cancel or pause now (it starts, and acts on it).
+            state.withLock { s in
+                s.lastOrphanScan = .distantPast
+                s.sleeping = [:]
+            }
             requestScan()
             // Queued behind the scan just requested (or the one already queued): runs after it.
             if !markers.isEmpty { control.async { markers.forEach(controls.acknowledgeResume) } }
@@ -174,12 +188,35 @@ public final class Dispatcher: Sendable {
             runner.owners.sweep(active: Set(active))
             let paused = controls?.ids(.pause).subtracting(controls?.ids(.cancel) ?? []) ?? []
             // (A paused job is left alone; one whose file name is not its id is looked at and left.)
-            let orphans = active.filter { !paused.contains(String($0.dropLast(5))) }
-            state.withLock { $0.orphans = orphans }
+            var orphans = active.filter { !paused.contains(String($0.dropLast(5))) }
+            // A `local_time` job between waves (its next wave ahead, nothing asked of it) is not
+            // started to find that out: its wave goes on the timer, here as on any dispatcher.
+            var sleepers: [String: Date] = [:]
+            for name in orphans {
+                let id = String(name.dropLast(5))
+                guard controls?.request(for: id) == nil, let next = NextWave.read(NextWave.url(in: spool, jobID: id)),
+                      let at = RFC3339.date(from: next.at), clock.secondsUntil(at) > 0 else { continue }
+                sleepers[name] = at
+            }
+            orphans.removeAll { sleepers[$0] != nil }
+            state.withLock { s in
+                s.orphans = orphans
+                if !s.onceMode { s.sleeping.merge(sleepers) { $1 } }
+            }
             sweepTemporaries(now: now)
         }
+        wakeDueSleepers()
         listIncoming(now: now)
         claimFromBacklog(rescanWhenEmpty: false)
+    }
+
+    /// `local_time` jobs whose next wave is due go first among the orphans.
+    private func wakeDueSleepers() {
+        state.withLock { s in
+            let due = s.sleeping.filter { clock.secondsUntil($0.value) <= 0 }.keys.sorted()
+            for name in due { s.sleeping[name] = nil }
+            s.orphans = due + s.orphans.filter { !due.contains($0) }
+        }
     }
 
     /// Lists `incoming/` (`IncomingPlan`): the due batch becomes the backlog; unsafe names are
@@ -203,7 +240,8 @@ public final class Dispatcher: Sendable {
             s.backlog = plan.due.reversed()
             s.settledBy = plan.settledBy
         }
-        scheduleWake(plan.nextDue)
+        state.withLock { $0.incomingDue = plan.nextDue }
+        armWake()
     }
 
     /// `Welcome.JSON`, `notes.txt`: never run, so said once, or a user waits for ever.
@@ -244,7 +282,7 @@ public final class Dispatcher: Sendable {
         state.withLock { s in
             while !s.orphans.isEmpty {
                 let name = s.orphans.removeFirst()
-                if !s.running.contains(name) && s.deferred[name] == nil { return name }
+                if !s.running.contains(name) && s.deferred[name] == nil && s.sleeping[name] == nil { return name }
             }
             return nil
         }
@@ -292,10 +330,14 @@ public final class Dispatcher: Sendable {
             default: report(result)
             }
             control.async { [self] in
-                state.withLock { s in
+                let sleeps = state.withLock { s -> Bool in
                     s.running.remove(name)
                     if result.outcome == .waiting { s.deferred[name] = (origin, result.id) }
+                    guard case .interrupted(.nextWave(let at, _, _)) = result.outcome, !s.onceMode else { return false }
+                    s.sleeping[name] = at
+                    return true
                 }
+                if sleeps { armWake() }
                 if isStopping {
                     finishIfIdle()
                 } else {
@@ -332,13 +374,16 @@ public final class Dispatcher: Sendable {
         }
     }
 
-    /// Wakes the scanner when the earliest scheduled job is due (no busy-waiting).
-    private func scheduleWake(_ date: Date?) {
+    /// Wakes the scanner when the earliest scheduled job or `local_time` wave is due (no busy-waiting).
+    private func armWake() {
         state.withLock { s in
             s.wake?.cancel()
             s.wake = nil
+            // A wave's instant is on `clock`; the timer waits real seconds.
+            let wave = s.sleeping.values.min().map { Date().addingTimeInterval(clock.secondsUntil($0)) }
+            let due = [s.incomingDue, wave].compactMap { $0 }.min()
             // `run --once` waits for no scheduled job, only for files still being written.
-            guard let date = s.onceMode ? s.settledBy : date else { return }
+            guard let date = s.onceMode ? s.settledBy : due else { return }
             let timer = DispatchSource.makeTimerSource(queue: control)
             timer.schedule(wallDeadline: .now() + max(0.01, date.timeIntervalSinceNow + 0.01), leeway: .milliseconds(20))
             timer.setEventHandler { [weak self] in self?.requestScan() }

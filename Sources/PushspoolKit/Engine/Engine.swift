@@ -100,17 +100,20 @@ public final class Engine: Sendable {
         service?.start()
         let flag = stopping
         let userStop = hooks.isStopping
+        let clock = EngineClock.fromEnvironment()
         runner = JobRunner(JobRunner.Environment(spool: spool, registry: registry, pool: pool, apps: apps,
                                                  log: log, isStopping: { flag.isSet || userStop() },
                                                  controls: controls, activity: activity, metrics: metrics,
-                                                 ownerLease: Double(config.ownerLeaseSeconds), webhooks: service))
+                                                 ownerLease: Double(config.ownerLeaseSeconds), webhooks: service,
+                                                 clock: clock,
+                                                 localTimeGrace: Double(config.localTimeGraceMinutes) * 60, appConfigs: config.apps))
         let monitor = RunMonitor(activity: activity, metrics: metrics, spool: spool, providers: apps.providers,
                                  controls: controls, board: hooks.board ?? TerminalBoard(enabled: false),
                                  textfile: MetricsTextfile.forProcess(config, spool: spool, role: .run, log: log),
                                  intervalSeconds: config.metrics.intervalSeconds, log: log)
         self.monitor = monitor
         let report = hooks.report
-        dispatcher = Dispatcher(spool: spool, runner: runner, log: log, maxJobs: config.maxJobs) { r in
+        dispatcher = Dispatcher(spool: spool, runner: runner, log: log, maxJobs: config.maxJobs, clock: clock) { r in
             monitor.report(r) { report(r) }
         }
     }

@@ -20,6 +20,12 @@ extension JobRunner {
         var ownerLease: Double = JobOwners.defaultLease
         /// The configured webhooks; nil: none.
         var webhooks: Webhooks? = nil
+        /// People's clocks: the time `local_time` waves and quiet hours are judged by, the
+        /// grace of a late wave (`local_time_grace_minutes`, in seconds) and each app's
+        /// `default_tz` and `quiet_hours`.
+        var clock: EngineClock = .system
+        var localTimeGrace: Double = 3600
+        var appConfigs: [String: AppConfig] = [:]
 
         /// The default app's provider state per platform.
         var routes: [Platform: ProviderState] { apps.routes }

@@ -15,6 +15,8 @@ public enum JobState: String, Sendable, Equatable, CaseIterable {
     case cancelling
     /// In `active/` with no dispatcher holding it: the next run resumes it.
     case waitingToResume = "waiting to resume"
+    /// A `local_time` job in `active/` between waves: its next wave is ahead.
+    case waitingForWave = "waiting for wave"
     /// Held by a dispatcher whose heartbeat stopped (SIGSTOP, a stall).
     case notResponding = "not responding"
     /// Ended: its result log's summary says how.

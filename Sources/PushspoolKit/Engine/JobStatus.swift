@@ -51,10 +51,13 @@ public struct JobStatus: Sendable {
         let stalled = running && owner.flatMap { dispatchers.read("\($0.instance).json")?.record }
             .map { now.timeIntervalSince($0.heartbeat) >= DispatcherPresence.respondingWithin } == true
         if stalled { state = .notResponding }
+        // A `local_time` job between waves: when its next wave goes, to how many devices.
+        let nextWave = NextWave.read(NextWave.url(in: spool, jobID: id))
+        if nextWave != nil, state == .waitingToResume { state = .waitingForWave }
         let rate = running && !stalled ? progress?.rate : nil
         let eta = progress.flatMap { RateEstimator.secondsLeft(targets: $0.targets, finished: $0.finished, rate: rate) }
             .map { Int($0.rounded(.up)) }
-        return .object([
+        let fields: [(String, JSONValue)] = [
             ("id", .string(id)), ("file", .string(name)), ("running", .bool(running)), ("state", .string(state.rawValue)),
             ("host", running ? owner.map { .string($0.host) } ?? .null : .null),
             ("rate_per_s", rate.map { .int(Int64($0.rounded())) } ?? .null),
@@ -68,7 +71,9 @@ public struct JobStatus: Sendable {
         ] + Self.cappedField(progress) + [
             // Whose devices a send job goes to (`app`): ids, or "*" for every app.
             ("apps", Self.apps(job, defaultApp: defaultApp).map { .array($0.map(JSONValue.string)) } ?? .null),
-        ])
+        ]
+        let wave: [(String, JSONValue)] = nextWave.map { [("next_wave", $0.json)] } ?? []
+        return .object(fields + wave)
     }
 
     /// `capped` when a frequency cap held devices back (absent otherwise, as in the summary).

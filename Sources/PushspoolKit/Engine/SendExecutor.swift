@@ -26,12 +26,19 @@ struct SendExecutor: Sendable {
         // A job taken over by another host stops producing targets, as on a stop.
         let stop = StopSignal(isStopping: env.isStopping, controls: env.controls, jobID: held.job.id,
                               ownership: held.ownership, owners: owners)
+        let run = SendRun(env: env, job: held.job, send: send, plan: plan, log: log, prior: prior, stop: stop, progress: (progress, targets))
         let tally = cancel
             ? SendRun.Result(delivered: prior.delivered, failed: prior.failed, unregistered: prior.unregistered,
                              retries: prior.retries, capped: prior.capped, interruption: .cancelled)
-            : SendRun(env: env, job: held.job, send: send, plan: plan, log: log, prior: prior, stop: stop,
-                      progress: (progress, targets)).execute()
+            : LocalTimeRun.applies(to: send, plan: plan, apps: env.appConfigs) ? LocalTimeRun(run: run, local: send.localDelivery).execute() : run.execute()
         try? FileManager.default.removeItem(at: progress)
+        // Between waves `status` shows the next one; otherwise there is none.
+        let next = NextWave.url(in: env.spool, jobID: held.job.id)
+        if case .nextWave(_, let at, let devices)? = tally.interruption {
+            NextWave(at: at, devices: devices).write(to: next)
+        } else {
+            try? FileManager.default.removeItem(at: next)
+        }
         return outcome(of: tally, held, plan: plan, targets: targets)
     }
 

@@ -101,6 +101,10 @@ struct SendPlan: Sendable {
             }
         }
         plan.everyApp = Set(ids) == Set(apps.apps.keys) && plan.directByApp.count == ids.count && plan.uniform
+        // Each device's own clock needs each device: a hub resolves its audience itself.
+        if send.localDelivery != nil, let hub = plan.hubSends.first {
+            return .failure(Problem(description: "local_time: \(hub.platform.rawValue) goes to provider \(hub.state.name), which resolves its own audience, so no device's clock can be known (send local_time jobs to platforms sent directly)"))
+        }
         return .success(plan)
     }
 

@@ -12,11 +12,14 @@ struct SendRun {
     let send: SendJob
     let plan: SendPlan
     let log: ResultLog
-    let prior: ResultLogContents
+    var prior: ResultLogContents
     /// Asked before each target whether to go on.
     let stop: StopSignal
     /// Where to keep the progress checkpoint `status` reads, and the targets planned.
     let progress: (url: URL, targets: Int?)
+    /// A `local_time` wave: only these zones' devices, each zone read on its own, every one
+    /// checked against the log's finished targets (no resume point: waves are not one pass).
+    var zones: [ZoneKey]? = nil
 
     final class Tally: Sendable {
         struct Counts {
@@ -54,9 +57,9 @@ struct SendRun {
         // Where this run starts in the registry and the log (ResumeTracker): after the point it
         // resumes from, or from the start. Hub sends are not keyed: such a job keeps no point.
         let runStart = log.size
-        let start = prior.resumedFrom
+        let start = (zones == nil ? prior.resumedFrom : nil)
             ?? ResumePoint(after: 0, log: LogPosition(offset: prior.finished.count == 0 ? runStart : 0))
-        let tracker = plan.hubSends.isEmpty ? ResumeTracker(start: start, runStart: runStart) : nil
+        let tracker = plan.hubSends.isEmpty && zones == nil ? ResumeTracker(start: start, runStart: runStart) : nil
         let activity = env.activity, jobID = job.id
         let finishedBefore = prior.delivered + prior.failed + prior.unregistered + prior.capped
         activity?.begin(Activity.Progress(id: jobID, targets: progress.targets, finished: finishedBefore, failed: prior.failed,
@@ -82,7 +85,7 @@ struct SendRun {
         }
         var cursor = Cursor(matched: start.matched)
         ProducerThread.run {
-            sendToHubs(fanout)
+            if zones == nil { sendToHubs(fanout) }
             if !plan.direct.isEmpty { sendToDevices(fanout, after: start.after, &cursor) }
             fanout.flush()
         }
@@ -169,12 +172,21 @@ struct SendRun {
         }
         do {
             var going = true
-            try env.registry.forEach(platforms: Set(plan.direct), apps: plan.directApps, tokenKind: send.message.native.tokenKind,
-                                     matching: send.audience.tagExpression, after: after) { device, key in
+            func each(_ device: Device, _ key: Int64) -> Bool {
                 guard let gate else { return step(device, key, capped: false) }
                 held.append((device, key))
                 if held.count >= CapGate.batchSize { going = release(gate) }
                 return going
+            }
+            let tokenKind = send.message.native.tokenKind
+            if let zones {
+                for zone in zones where cursor.interruption == nil && going {
+                    try env.registry.forEach(platforms: Set(plan.direct), zone: zone, tokenKind: tokenKind,
+                                             matching: send.audience.tagExpression, pageSize: 1000, after: 0, each)
+                }
+            } else {
+                try env.registry.forEach(platforms: Set(plan.direct), apps: plan.directApps, tokenKind: tokenKind,
+                                         matching: send.audience.tagExpression, after: after, each)
             }
             if let gate, going, !held.isEmpty { going = release(gate) }
             if going { _ = offerReserved() }

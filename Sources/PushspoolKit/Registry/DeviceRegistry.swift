@@ -51,6 +51,14 @@ public protocol DeviceRegistry: APNsChannelStore {
     func forEach(platforms: Set<Platform>, apps: Set<String>?, tokenKind: APNsTokenKind?, matching: TagExpression?, pageSize: Int,
                  after: Int64, _ body: (Device, Int64) throws -> Bool) throws
     func count(platforms: Set<Platform>, apps: Set<String>?, tokenKind: APNsTokenKind?, matching: TagExpression?) throws(RegistryError) -> Int
+    /// `forEach` over the devices of one app with one registered `tz` (nil: those with none):
+    /// a `local_time` wave reads its zones one by one, each through an index where the backend
+    /// has one, not the whole audience once per wave.
+    func forEach(platforms: Set<Platform>, zone: ZoneKey, tokenKind: APNsTokenKind?, matching: TagExpression?, pageSize: Int,
+                 after: Int64, _ body: (Device, Int64) throws -> Bool) throws
+    /// How many of those devices each (app, `tz`) pair has (tz nil: none registered), counted by
+    /// the database (`GROUP BY`): what `devices --by tz` shows and `local_time` jobs plan from.
+    func zoneCounts(platforms: Set<Platform>, apps: Set<String>?, tokenKind: APNsTokenKind?, matching: TagExpression?) throws(RegistryError) -> [ZoneCount]
     /// Records `id` as handed out to `owner` at `now` (the tutorial's `POST /api/register`), so
     /// that any process sharing the registry accepts a registration under it later. Reserving
     /// an id again replaces its owner and time. Reservations older than `IDReservation.lifetime`
@@ -97,6 +105,31 @@ public struct IDReservation: Sendable, Equatable {
     public static let lifetime: TimeInterval = 7 * 24 * 3600
     /// How often a process deletes expired reservations, at most.
     static let purgeInterval: TimeInterval = 60
+}
+
+/// One app's devices with one registered zone (nil: none registered).
+public struct ZoneKey: Sendable, Hashable {
+    public var app: String
+    public var tz: String?
+
+    public init(app: String, tz: String?) {
+        self.app = app
+        self.tz = tz
+    }
+}
+
+/// Devices of one app in one registered zone (nil: none registered).
+public struct ZoneCount: Sendable, Equatable {
+    public var app: String
+    public var tz: String?
+    public var devices: Int
+    public var key: ZoneKey { ZoneKey(app: app, tz: tz) }
+
+    public init(app: String, tz: String?, devices: Int) {
+        self.app = app
+        self.tz = tz
+        self.devices = devices
+    }
 }
 
 /// A device a service reported gone: deleted only if it still has `handle` and was not updated

@@ -23,6 +23,8 @@ struct PackedBatch: Sendable {
         var environment: Span = .null
         /// Null (`device`) unless the line names an APNs token kind.
         var tokenKind: Span = .null
+        /// The IANA zone name; null: none given.
+        var tz: Span = .null
         /// ` a b c `: sorted, deduplicated.
         var tagList: Span
         /// This row's entries in `tags` (each a span inside `tagList`).
@@ -93,12 +95,13 @@ struct PackedBatch: Sendable {
         let list = Span(start: Int32(listStart), count: Int32(bytes.count - listStart))
         rows.append(Row(rowid: rowid, id: id, platform: platform, handle: handle, lang: lang,
                         app: r.app.map { append($0) } ?? .null, environment: r.environment.map { append($0.rawValue) } ?? .null,
-                        tokenKind: r.tokenKind.map { append($0.rawValue) } ?? .null, tagList: list, firstTag: first, tagCount: Int32(sorted.count)))
+                        tokenKind: r.tokenKind.map { append($0.rawValue) } ?? .null, tz: r.tz.map { append($0) } ?? .null,
+                        tagList: list, firstTag: first, tagCount: Int32(sorted.count)))
     }
 
     /// The fast path's row: spans of the line itself (`line`), tags already checked.
     mutating func append(line: UnsafeBufferPointer<UInt8>, rowid: Int64, id: Range<Int>?, platform: Platform,
-                         handle: Range<Int>, lang: LanguageTag?, tokenKind: Range<Int>? = nil,
+                         handle: Range<Int>, lang: LanguageTag?, tokenKind: Range<Int>? = nil, tz: Range<Int>? = nil,
                          tags: UnsafeMutableBufferPointer<Range<Int>>) {
         let idSpan: Span
         if let id {
@@ -110,6 +113,7 @@ struct PackedBatch: Sendable {
         let handleSpan = append(UnsafeBufferPointer(rebasing: line[handle]))
         let langSpan = lang.map { append($0.value) } ?? .null
         let kindSpan = tokenKind.map { append(UnsafeBufferPointer(rebasing: line[$0])) } ?? .null
+        let tzSpan = tz.map { append(UnsafeBufferPointer(rebasing: line[$0])) } ?? .null
         // Sort (byte order is String order for ASCII) and deduplicate: a handful of tags.
         var n = tags.count
         if n > 1 {
@@ -130,7 +134,7 @@ struct PackedBatch: Sendable {
         }
         let (list, first) = appendTagList(count: n) { UnsafeBufferPointer(rebasing: line[tags[$0]]) }
         rows.append(Row(rowid: rowid, id: idSpan, platform: platformSpan, handle: handleSpan, lang: langSpan,
-                        tokenKind: kindSpan, tagList: list, firstTag: first, tagCount: Int32(n)))
+                        tokenKind: kindSpan, tz: tzSpan, tagList: list, firstTag: first, tagCount: Int32(n)))
     }
 }
 
@@ -157,7 +161,7 @@ extension RegistrationLine {
             r.count == s.utf8CodeUnitCount && memcmp(b.baseAddress! + r.lowerBound, s.utf8Start, r.count) == 0
         }
 
-        var id: Range<Int>?, platform: Range<Int>?, handle: Range<Int>?, lang: Range<Int>?, tokenKind: Range<Int>?
+        var id: Range<Int>?, platform: Range<Int>?, handle: Range<Int>?, lang: Range<Int>?, tokenKind: Range<Int>?, tz: Range<Int>?
         var sawTags = false
         // Up to 16 tags on the stack; more go the general way.
         return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: 16) { tagBuffer -> Bool in
@@ -211,6 +215,9 @@ extension RegistrationLine {
                 } else if equals(key, "token_kind") {
                     guard tokenKind == nil, let v = string() else { return false }
                     tokenKind = v
+                } else if equals(key, "tz") {
+                    guard tz == nil, let v = string() else { return false }
+                    tz = v
                 } else {
                     return false
                 }
@@ -263,7 +270,10 @@ extension RegistrationLine {
                 guard let parsed = languageTag(text) else { return false }
                 language = parsed
             }
-            batch.append(line: b, rowid: rowid, id: id, platform: p, handle: handle, lang: language, tokenKind: tokenKind,
+            if let tz {
+                guard isKnownZone(bytes: UnsafeBufferPointer(rebasing: b[tz])) else { return false }
+            }
+            batch.append(line: b, rowid: rowid, id: id, platform: p, handle: handle, lang: language, tokenKind: tokenKind, tz: tz,
                          tags: UnsafeMutableBufferPointer(rebasing: tagBuffer[0..<tagCount]))
             return true
         }

@@ -189,7 +189,7 @@ struct RegistrationFile {
         }
     }
 
-    static let importFields: Set<String> = ["id", "platform", "handle", "tags", "lang", "app", "environment", "token_kind"]
+    static let importFields: Set<String> = ["id", "platform", "handle", "tags", "lang", "app", "environment", "token_kind", "tz"]
 
     /// Decodes and validates one line; the error message starts with the field it is about.
     static func registration(fromJSONLine line: [UInt8], defaults: RegistryDefaults = RegistryDefaults()) throws(RegistryError) -> Registration {
@@ -234,9 +234,10 @@ struct RegistrationFile {
             guard case .string = item else { throw RegistryError("tags[\(i)]: expected a string, got \(item.typeName)") }
         }
         _ = try string("lang")
+        _ = try string("tz")
         switch RegistrationRules.registration(id: value["id"], platform: value["platform"], handle: value["handle"],
                                               tags: tagsValue, lang: value["lang"], app: value["app"], environment: value["environment"],
-                                              tokenKind: value["token_kind"]) {
+                                              tokenKind: value["token_kind"], tz: value["tz"]) {
         case .success(let r):
             if let (field, message) = defaults.problem(r) { throw RegistryError("\(field): \(message)") }
             return r

@@ -1,7 +1,7 @@
 import PushspoolCore
 
 /// The import's fast path for one JSON Lines registration: a flat object of plain ASCII strings
-/// (`id`, `platform`, `handle`, `lang`, `token_kind`) and an array of them (`tags`), decoded without building
+/// (`id`, `platform`, `handle`, `lang`, `token_kind`, `tz`) and an array of them (`tags`), decoded without building
 /// a JSON tree. Anything else (escapes, non-ASCII, null, unknown or repeated fields, a value that
 /// fails validation) returns nil, and the caller takes the general path (`JSONParser`), which
 /// accepts every valid line and names the field of every invalid one: this path only ever
@@ -9,6 +9,10 @@ import PushspoolCore
 struct RegistrationLine {
     /// Language tags seen so far: an import has a handful of distinct ones among a million lines.
     private var languages: [String: LanguageTag] = [:]
+    /// Zone names seen so far and found known (`ZoneName`): a few hundred in a file.
+    private var zones: Set<String> = []
+    /// The same, by their bytes' FNV-1a hash, for the fast path (no String made per line).
+    private var zoneBytes: [UInt64: [UInt8]] = [:]
 
     /// `LanguageTag(text)`, remembered (a handful of distinct ones in a file).
     mutating func languageTag(_ text: String) -> LanguageTag? {
@@ -16,6 +20,24 @@ struct RegistrationLine {
         guard let parsed = LanguageTag(text) else { return nil }
         if languages.count < 256 { languages[text] = parsed }
         return parsed
+    }
+
+    /// Whether `name` is a zone the system knows, remembered per distinct name.
+    mutating func isKnownZone(_ name: String) -> Bool {
+        if zones.contains(name) { return true }
+        guard ZoneName.timeZone(name) != nil else { return false }
+        if zones.count < 1024 { zones.insert(name) }
+        return true
+    }
+
+    /// `isKnownZone` on a name's bytes: a hash and a compare per line once the name was seen.
+    mutating func isKnownZone(bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in bytes { hash = (hash ^ UInt64(b)) &* 0x100_0000_01b3 }
+        if let known = zoneBytes[hash], known.elementsEqual(bytes) { return true }
+        guard isKnownZone(String(decoding: bytes, as: UTF8.self)) else { return false }
+        if zoneBytes.count < 1024 { zoneBytes[hash] = Array(bytes) }
+        return true
     }
 
     mutating func decode(_ line: [UInt8]) -> Registration? {
@@ -39,7 +61,7 @@ struct RegistrationLine {
             return String(decoding: UnsafeBufferPointer(rebasing: b[start..<j]), as: UTF8.self)
         }
 
-        var id: String?, platform: String?, handle: String?, lang: String?, tokenKind: String?, tags: [String]?
+        var id: String?, platform: String?, handle: String?, lang: String?, tokenKind: String?, tz: String?, tags: [String]?
         skipSpace()
         guard i < b.count, b[i] == UInt8(ascii: "{") else { return nil }
         i += 1
@@ -78,6 +100,7 @@ struct RegistrationLine {
             case "handle": guard handle == nil, let v = string() else { return nil }; handle = v
             case "lang": guard lang == nil, let v = string() else { return nil }; lang = v
             case "token_kind": guard tokenKind == nil, let v = string() else { return nil }; tokenKind = v
+            case "tz": guard tz == nil, let v = string() else { return nil }; tz = v
             default: return nil
             }
             skipSpace()
@@ -104,7 +127,8 @@ struct RegistrationLine {
                 language = parsed
             }
         }
-        let r = Registration(id: id, platform: p, handle: handle, tags: tags, lang: language, tokenKind: kind)
+        if let tz { guard isKnownZone(tz) else { return nil } }
+        let r = Registration(id: id, platform: p, handle: handle, tags: tags, lang: language, tokenKind: kind, tz: tz)
         return r.problem() == nil ? r : nil
     }
 }

@@ -69,12 +69,12 @@ extension SQLiteRegistry {
             }.joined() + " ELSE ?3 END"
         }
         func devicesSQL(_ n: Int) -> String {
-            "INSERT INTO devices(rowid, id, platform, handle, updated_at, lang, tags, app, environment, token_kind) VALUES "
+            "INSERT INTO devices(rowid, id, platform, handle, updated_at, lang, tags, app, environment, token_kind, tz) VALUES "
                 + (0..<n).map { r in
-                    let b = 3 + r * 9
+                    let b = 3 + r * 10
                     return "(?\(b + 1), ?\(b + 2), ?\(b + 3), ?\(b + 4), ?1, ?\(b + 5), ?\(b + 6), coalesce(?\(b + 7), ?2), "
                         + "CASE WHEN ?\(b + 3) = 'apns' THEN coalesce(?\(b + 8), \(environmentSQL("coalesce(?\(b + 7), ?2)"))) END, "
-                        + "coalesce(?\(b + 9), 'device'))"
+                        + "coalesce(?\(b + 9), 'device'), ?\(b + 10))"
                 }.joined(separator: ", ")
         }
         func tagsSQL(_ n: Int) -> String {
@@ -101,7 +101,7 @@ extension SQLiteRegistry {
                     }
                 }
                 func bindRow(_ stmt: SQLiteStatement, _ row: PackedBatch.Row, _ r: Int) throws(RegistryError) {
-                    let b = Int32(3 + r * 9)
+                    let b = Int32(3 + r * 10)
                     try stmt.bind(.integer(row.rowid), at: b + 1)
                     try text(stmt, row.id, at: b + 2)
                     try text(stmt, row.platform, at: b + 3)
@@ -111,6 +111,7 @@ extension SQLiteRegistry {
                     try text(stmt, row.app, at: b + 7)
                     try text(stmt, row.environment, at: b + 8)
                     try text(stmt, row.tokenKind, at: b + 9)
+                    try text(stmt, row.tz, at: b + 10)
                 }
                 let rows = batch.rows
                 var r = 0

@@ -17,6 +17,8 @@ public final class SQLiteRegistry: RegistryDatabase {
     private let connection: Mutex<SQLiteDatabase>
     /// When this process last deleted expired reservations.
     let lastPurge = Mutex<Date?>(nil)
+    /// Whether this process made sure `devices_by_tz` exists (`forEach(zone:)`).
+    let zoneIndexReady = Mutex(false)
     /// The app and environment of registrations that name none, and the apps there are.
     public let defaults: RegistryDefaults
     /// The schema version this open found (below `schemaVersion`: this open migrated it).
@@ -30,8 +32,9 @@ public final class SQLiteRegistry: RegistryDatabase {
     /// registry can build them once at the end. 4: `id_reservations`, installation ids handed
     /// out before their device registers. 5: `devices.app` and `devices.environment` (§ Several
     /// apps); a handle is unique per app and platform. 6: `devices.token_kind` (which of Apple's
-    /// tokens an APNs handle is) and `apns_channels`, each app's broadcast channels. 8:
-    /// `cap_counts`, the frequency cap counts (7 belongs to another change).
+    /// tokens an APNs handle is) and `apns_channels`, each app's broadcast channels. 7:
+    /// `devices.tz` (an IANA zone name, for `local_time` jobs; NULL: the app's `default_tz`),
+    /// added with no row rewritten. 8: `cap_counts`, the frequency cap counts.
     static let schemaVersion = 8
     static let tables = """
         CREATE TABLE devices(
@@ -158,6 +161,7 @@ public final class SQLiteRegistry: RegistryDatabase {
             if version < 4 { try db.execute(reservationsTable) }
             if version < 5 { try addApps(db, defaults: defaults) }
             if version < 6 { try db.execute(tokenKindsAndChannels) }
+            if version < 7 { try db.execute("ALTER TABLE devices ADD COLUMN tz TEXT") }
             if version < 8 { try db.execute(capCountsTable) }
             if version < schemaVersion {
                 try db.execute("PRAGMA user_version = \(schemaVersion)")
@@ -309,29 +313,30 @@ public final class SQLiteRegistry: RegistryDatabase {
         let tags = Array(Set(r.tags)).sorted()
         let list = tagList(sortedUnique: tags)
         let lang: SQLiteValue = r.lang.map { .text($0.value) } ?? .null
+        let tz: SQLiteValue = r.tz.map { .text($0) } ?? .null
         let rowid: Int64
         var added = tags
         if let existing {
             try db.statement("UPDATE devices SET platform = ?, handle = ?, updated_at = ?, lang = ?, tags = ?, app = ?, environment = ?, "
-                             + "token_kind = ? WHERE rowid = ?")
+                             + "token_kind = ?, tz = ? WHERE rowid = ?")
                 .run([.text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970), lang, .text(list), .text(app), env,
-                      .text(kind.rawValue), .integer(existing.rowid)])
+                      .text(kind.rawValue), tz, .integer(existing.rowid)])
             let old = Set(existing.tags.split(separator: " ").map(String.init))
             let removeTag = try db.statement("DELETE FROM device_tags WHERE tag = ? AND device_rowid = ?")
             for tag in old.subtracting(tags) { try removeTag.run([.text(tag), .integer(existing.rowid)]) }
             added = tags.filter { !old.contains($0) }
             rowid = existing.rowid
         } else {
-            try db.statement("INSERT INTO devices(id, platform, handle, updated_at, lang, tags, app, environment, token_kind) "
-                             + "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)")
+            try db.statement("INSERT INTO devices(id, platform, handle, updated_at, lang, tags, app, environment, token_kind, tz) "
+                             + "VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")
                 .run([.text(id), .text(r.platform.rawValue), .text(r.handle), .real(now.timeIntervalSince1970), lang, .text(list),
-                      .text(app), env, .text(kind.rawValue)])
+                      .text(app), env, .text(kind.rawValue), tz])
             rowid = db.lastInsertRowID
         }
         let addTag = try db.statement("INSERT INTO device_tags(tag, device_rowid) VALUES(?, ?)")
         for tag in added { try addTag.run([.text(tag), .integer(rowid)]) }
         return (Device(id: id, platform: r.platform, handle: r.handle, tags: tags, lang: r.lang, updatedAt: now,
-                       app: app, environment: environment, tokenKind: kind),
+                       app: app, environment: environment, tokenKind: kind, tz: r.tz),
                 holder.flatMap { $0.id == id ? nil : $0.id })
     }
 
@@ -400,7 +405,7 @@ public final class SQLiteRegistry: RegistryDatabase {
     }
 
     /// Columns read by `device(from:)`.
-    static let deviceColumns = "d.rowid, d.id, d.platform, d.handle, d.updated_at, d.tags, d.lang, d.app, d.environment, d.token_kind"
+    static let deviceColumns = "d.rowid, d.id, d.platform, d.handle, d.updated_at, d.tags, d.lang, d.app, d.environment, d.token_kind, d.tz"
 
     static func device(from stmt: SQLiteStatement, languages: inout [String: LanguageTag]) throws -> Device {
         let raw = stmt.text(2)
@@ -431,7 +436,7 @@ public final class SQLiteRegistry: RegistryDatabase {
         let kind = platform == .apns ? Self.tokenKind(stmt.bytes(9)) : .device
         return Device(id: stmt.text(1), platform: platform, handle: stmt.text(3), tags: tags, lang: lang,
                       updatedAt: Date(timeIntervalSince1970: stmt.double(4)), app: stmt.text(7), environment: environment,
-                      tokenKind: kind)
+                      tokenKind: kind, tz: stmt.isNull(10) ? nil : stmt.text(10))
     }
 
     /// A stored token kind; `device` (the common case) without making a String.

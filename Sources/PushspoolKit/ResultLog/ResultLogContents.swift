@@ -13,6 +13,10 @@ public struct ResultLogContents: Sendable {
     /// Every target already final (a resume skips them).
     public var finished = FinishedTargets()
     public var delivered = 0, failed = 0, unregistered = 0, retries = 0, capped = 0
+    /// A `local_time` job: when its waves were planned (RFC 3339), and the instants of the waves
+    /// that ended (sent or skipped), which a restart neither sends again nor skips.
+    public var wavesPlannedAt: String?
+    public var wavesEnded: Set<String> = []
 
     public init() {}
 
@@ -98,6 +102,8 @@ public struct ResultLogContents: Sendable {
             case .capped: capped += 1
             }
             retries += max(0, d.attempts - 1)
+        case .wave(let w)?:
+            if w.status == "planned" { wavesPlannedAt = wavesPlannedAt ?? w.at } else { wavesEnded.insert(w.at) }
         case .registration?, .hub?, nil:
             return
         }

@@ -11,6 +11,27 @@ public enum ResultRecord: Sendable, Equatable {
     case registration(Registration)
     case hub(HubWrite)
     case summary(Summary)
+    /// A `local_time` job's plan and each of its waves (§ On people's clocks).
+    case wave(WaveLine)
+
+    /// `planned`: the instant the job's waves were planned from (written once: a restart plans
+    /// the same waves). `sent`/`skipped`: one wave ended (skipped: too late, `reason` says why).
+    public struct WaveLine: Sendable, Equatable {
+        public var status: String
+        /// RFC 3339: when the plan was made (`planned`), or the wave's instant.
+        public var at: String
+        public var zones: [String] = []
+        public var devices: Int = 0
+        public var reason: String? = nil
+
+        public init(status: String, at: String, zones: [String] = [], devices: Int = 0, reason: String? = nil) {
+            self.status = status
+            self.at = at
+            self.zones = zones
+            self.devices = devices
+            self.reason = reason
+        }
+    }
 
     /// The first line: which file the job came from and what it planned.
     public struct JobLine: Sendable, Equatable {
@@ -166,6 +187,7 @@ public enum ResultRecord: Sendable, Equatable {
         case .registration(let r): r.line()
         case .hub(let h): h.line()
         case .summary(let s): s.line()
+        case .wave(let w): w.line()
         }
     }
 
@@ -216,9 +238,26 @@ public enum ResultRecord: Sendable, Equatable {
             (s.delivered, s.failed, s.unregistered, s.retries) = (int("delivered") ?? 0, int("failed") ?? 0, int("unregistered") ?? 0, int("retries") ?? 0)
             (s.matched, s.notSent, s.error, s.capped) = (int("matched"), int("not_sent"), string("error"), int("capped") ?? 0)
             self = .summary(s)
+        case "wave":
+            guard let status = string("status"), let at = string("at") else { return nil }
+            let zones: [String] = if case .array(let items)? = v["zones"] { items.compactMap(\.stringValue) } else { [] }
+            self = .wave(WaveLine(status: status, at: at, zones: zones, devices: int("devices") ?? 0, reason: string("reason")))
         default:
             return nil
         }
+    }
+}
+
+extension ResultRecord.WaveLine {
+    func line() -> [UInt8] {
+        var w = JSONLineWriter(capacity: 200)
+        w.field("type", "wave")
+        w.field("status", status)
+        w.field("at", at)
+        if !zones.isEmpty { w.field("zones", strings: zones) }
+        if status != "planned" { w.field("devices", devices) }
+        if let reason { w.field("reason", reason) }
+        return w.line()
     }
 }
 

@@ -68,7 +68,7 @@ import PushspoolCore
     /// Every job state prints as the word status has always printed.
     @Test func jobStateWords() {
         #expect(JobState.allCases.map(\.rawValue) == ["waiting", "scheduled", "running", "pausing", "paused", "cancelling",
-                                                      "waiting to resume", "not responding", "done", "cancelled", "failed"])
+                                                      "waiting to resume", "waiting for wave", "not responding", "done", "cancelled", "failed"])
         #expect(JobState(request: .pause, running: true) == .pausing && JobState(request: .pause, running: false) == .paused)
         #expect(JobState(request: .cancel, running: false) == .cancelling && JobState(request: nil, running: false) == .waitingToResume)
         #expect(SummaryStatus.allCases.map { JobState($0).rawValue } == SummaryStatus.allCases.map(\.rawValue))

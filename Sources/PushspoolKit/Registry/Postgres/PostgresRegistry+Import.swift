@@ -39,7 +39,7 @@ extension PostgresRegistry {
     private static func bulkLoad(_ url: URL, stamp: String, defaults: RegistryDefaults, into c: PostgresConnection,
                                  progress: (@Sendable (Int) -> Void)?) throws -> RegistryImportReport {
         try c.execute(PostgresSchema.dropDeviceIndexes)
-        let report = try copy(url, "COPY devices(id, platform, handle, updated_at, lang, tags, app, environment, token_kind) FROM STDIN",
+        let report = try copy(url, "COPY devices(id, platform, handle, updated_at, lang, tags, app, environment, token_kind, tz) FROM STDIN",
                               into: c, stamp: stamp, defaults: defaults, progress: progress)
         try c.execute(PostgresSchema.deviceIndexes + "ANALYZE devices;")
         return report
@@ -51,9 +51,9 @@ extension PostgresRegistry {
             LOCK TABLE devices IN SHARE ROW EXCLUSIVE MODE;
             CREATE TEMP TABLE import_devices(line bigint NOT NULL, id text, platform text NOT NULL,
                 handle text NOT NULL, lang text, tags text[] NOT NULL, app text NOT NULL, environment text,
-                token_kind text NOT NULL) ON COMMIT DROP;
+                token_kind text NOT NULL, tz text) ON COMMIT DROP;
             """)
-        var report = try copy(url, "COPY import_devices(line, id, platform, handle, lang, tags, app, environment, token_kind) FROM STDIN",
+        var report = try copy(url, "COPY import_devices(line, id, platform, handle, lang, tags, app, environment, token_kind, tz) FROM STDIN",
                               into: c, stamp: nil, defaults: defaults, progress: progress)
         let duplicated = try c.query("""
             SELECT EXISTS(SELECT 1 FROM import_devices WHERE id IS NOT NULL GROUP BY id HAVING count(*) > 1)
@@ -79,11 +79,11 @@ extension PostgresRegistry {
         report.firstMoves = (0..<first.count).map { "\(first.text($0, 0) ?? "") → \(first.text($0, 1) ?? "")" }
         try c.execute("DELETE FROM devices d USING import_devices i WHERE \(same) AND d.id <> i.id")
         try c.query("""
-            INSERT INTO devices(id, platform, handle, updated_at, lang, tags, app, environment, token_kind)
-                SELECT id, platform, handle, $1::float8, lang, tags, app, environment, token_kind FROM import_devices ORDER BY line
+            INSERT INTO devices(id, platform, handle, updated_at, lang, tags, app, environment, token_kind, tz)
+                SELECT id, platform, handle, $1::float8, lang, tags, app, environment, token_kind, tz FROM import_devices ORDER BY line
             ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
                 updated_at = excluded.updated_at, lang = excluded.lang, tags = excluded.tags,
-                app = excluded.app, environment = excluded.environment, token_kind = excluded.token_kind
+                app = excluded.app, environment = excluded.environment, token_kind = excluded.token_kind, tz = excluded.tz
             """, [stamp])
         return report
     }
@@ -138,6 +138,8 @@ extension PostgresRegistry {
                 if let env = defaults.environment(of: r) { buffer += env.rawValue.utf8 } else { buffer += [0x5C, 0x4E] }
                 buffer.append(0x09)
                 buffer += (r.tokenKind ?? .device).rawValue.utf8
+                buffer.append(0x09)
+                if let tz = r.tz { buffer += tz.utf8 } else { buffer += [0x5C, 0x4E] }   // zone names need no escape
                 buffer.append(0x0A)
                 if buffer.count >= 256 * 1024 {
                     try buffer.withUnsafeBytes { try send($0) }
@@ -163,13 +165,13 @@ extension PostgresRegistry {
                 moves.noteMove(from: previous, to: id)
             }
             try c.query("""
-                INSERT INTO devices(id, platform, handle, updated_at, lang, tags, app, environment, token_kind)
-                    VALUES($1, $2, $3, $4::float8, $5, $6::text[], $7, $8, $9)
+                INSERT INTO devices(id, platform, handle, updated_at, lang, tags, app, environment, token_kind, tz)
+                    VALUES($1, $2, $3, $4::float8, $5, $6::text[], $7, $8, $9, $10)
                 ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
                     updated_at = excluded.updated_at, lang = excluded.lang, tags = excluded.tags,
-                    app = excluded.app, environment = excluded.environment, token_kind = excluded.token_kind
+                    app = excluded.app, environment = excluded.environment, token_kind = excluded.token_kind, tz = excluded.tz
                 """, [id, r.platform.rawValue, r.handle, stamp, r.lang?.value, arrayLiteral(tags), app, env,
-                      (r.tokenKind ?? .device).rawValue])
+                      (r.tokenKind ?? .device).rawValue, r.tz])
         }
         (report.moved, report.firstMoves) = (moves.moved, moves.firstMoves)
         return report

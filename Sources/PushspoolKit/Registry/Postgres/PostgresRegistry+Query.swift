@@ -10,8 +10,22 @@ extension PostgresRegistry {
                         after start: Int64, _ body: (Device, Int64) throws -> Bool) throws {
         guard !platforms.isEmpty, apps?.isEmpty != true else { return }
         var query = PostgresAudienceQuery(platforms: platforms, apps: apps, tokenKind: tokenKind, expression: matching)
+        query.sparse = try isSparse(matching, limit: max(1, pageSize))
+        try forEach(query, pageSize: pageSize, after: start, body)
+    }
+
+    /// One zone's devices (a `local_time` wave reads its zones one by one).
+    public func forEach(platforms: Set<Platform>, zone: ZoneKey, tokenKind: APNsTokenKind?, matching: TagExpression?, pageSize: Int, after start: Int64,
+                        _ body: (Device, Int64) throws -> Bool) throws {
+        guard !platforms.isEmpty else { return }
+        var query = PostgresAudienceQuery(platforms: platforms, apps: [zone.app], tokenKind: tokenKind, expression: matching)
+        query.sparse = try isSparse(matching, limit: max(1, pageSize))
+        query.restrict(toZone: zone.tz)
+        try forEach(query, pageSize: pageSize, after: start, body)
+    }
+
+    private func forEach(_ query: PostgresAudienceQuery, pageSize: Int, after start: Int64, _ body: (Device, Int64) throws -> Bool) throws {
         let limit = max(1, pageSize)
-        query.sparse = try isSparse(matching, limit: limit)
         var after = start
         var languages: [String: LanguageTag] = [:]
         while true {
@@ -49,6 +63,17 @@ extension PostgresRegistry {
         guard !platforms.isEmpty, apps?.isEmpty != true else { return 0 }
         let query = PostgresAudienceQuery(platforms: platforms, apps: apps, tokenKind: tokenKind, expression: matching)
         return try run { c in Int(try c.queryOnce(query.countSQL, query.parameters).int64(0, 0)) }
+    }
+
+    public func zoneCounts(platforms: Set<Platform>, apps: Set<String>?, tokenKind: APNsTokenKind?, matching: TagExpression?) throws(RegistryError) -> [ZoneCount] {
+        guard !platforms.isEmpty, apps?.isEmpty != true else { return [] }
+        let query = PostgresAudienceQuery(platforms: platforms, apps: apps, tokenKind: tokenKind, expression: matching)
+        let sql = query.countSQL.replacingOccurrences(of: "SELECT count(*)", with: "SELECT d.app, d.tz, count(*)")
+            + " GROUP BY d.app, d.tz ORDER BY d.app, d.tz"
+        return try run { c in
+            let rows = try c.queryOnce(sql, query.parameters)
+            return (0..<rows.count).map { ZoneCount(app: rows.text($0, 0) ?? "", tz: rows.text($0, 1), devices: Int(rows.int64($0, 2))) }
+        }
     }
 }
 
@@ -108,6 +133,16 @@ struct PostgresAudienceQuery {
         return "(" + balanced(parts[..<mid], op) + " \(op) " + balanced(parts[mid...], op) + ")"
     }
 
+
+    /// Only devices with this registered zone (nil: with none).
+    mutating func restrict(toZone tz: String?) {
+        if let tz {
+            parameters.append(tz)
+            conditions.append("d.tz = $\(parameters.count)")
+        } else {
+            conditions.append("d.tz IS NULL")
+        }
+    }
 
     var countSQL: String {
         "SELECT count(*) FROM devices d" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))

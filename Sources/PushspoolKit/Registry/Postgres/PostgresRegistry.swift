@@ -133,17 +133,17 @@ public final class PostgresRegistry: RegistryDatabase {
                 try c.query("DELETE FROM devices WHERE handle = $1 AND app = $2 AND platform = $3", [r.handle, app, r.platform.rawValue])
             }
             try c.query("""
-                INSERT INTO devices(id, platform, handle, updated_at, lang, tags, app, environment, token_kind)
-                    VALUES($1, $2, $3, $4::float8, $5, $6::text[], $7, $8, $9)
+                INSERT INTO devices(id, platform, handle, updated_at, lang, tags, app, environment, token_kind, tz)
+                    VALUES($1, $2, $3, $4::float8, $5, $6::text[], $7, $8, $9, $10)
                 ON CONFLICT (id) DO UPDATE SET platform = excluded.platform, handle = excluded.handle,
                     updated_at = excluded.updated_at, lang = excluded.lang, tags = excluded.tags,
-                    app = excluded.app, environment = excluded.environment, token_kind = excluded.token_kind
+                    app = excluded.app, environment = excluded.environment, token_kind = excluded.token_kind, tz = excluded.tz
                 """, [id, r.platform.rawValue, r.handle, "\(now.timeIntervalSince1970)", r.lang?.value, Self.arrayLiteral(tags),
-                      app, environment?.rawValue, kind.rawValue])
+                      app, environment?.rawValue, kind.rawValue, r.tz])
             // A registration under a reserved id uses the reservation up.
             try c.query("DELETE FROM id_reservations WHERE id = $1", [id])
             let device = Device(id: id, platform: r.platform, handle: r.handle, tags: tags, lang: r.lang, updatedAt: now,
-                                app: app, environment: environment, tokenKind: kind)
+                                app: app, environment: environment, tokenKind: kind, tz: r.tz)
             return (device, previous == id ? nil : previous)
         }
     }
@@ -178,7 +178,7 @@ public final class PostgresRegistry: RegistryDatabase {
     // MARK: - Reads
 
     /// Columns read by `device(from:row:)`.
-    static let deviceColumns = "d.seq, d.id, d.platform, d.handle, d.updated_at, array_to_string(d.tags, ' '), d.lang, d.app, d.environment, d.token_kind"
+    static let deviceColumns = "d.seq, d.id, d.platform, d.handle, d.updated_at, array_to_string(d.tags, ' '), d.lang, d.app, d.environment, d.token_kind, d.tz"
 
     public func device(id: String) throws(RegistryError) -> Device? {
         try run { c in
@@ -220,7 +220,7 @@ public final class PostgresRegistry: RegistryDatabase {
         let kind = platform == .apns ? rows.text(i, 9).flatMap(APNsTokenKind.init(rawValue:)) ?? .device : .device
         return Device(id: id, platform: platform, handle: rows.text(i, 3) ?? "", tags: tags, lang: lang,
                       updatedAt: Date(timeIntervalSince1970: rows.double(i, 4)), app: rows.text(i, 7) ?? AppConfig.implicitID,
-                      environment: environment, tokenKind: kind)
+                      environment: environment, tokenKind: kind, tz: rows.text(i, 10))
     }
 
     // MARK: - Job claims

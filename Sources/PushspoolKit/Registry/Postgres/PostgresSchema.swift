@@ -44,8 +44,10 @@ enum PostgresSchema {
             ALTER TABLE devices ADD COLUMN token_kind text NOT NULL DEFAULT 'device';
             \(APNsChannelTables.postgres)
             """,
-        // Frequency cap counts: one row per device (`devices.seq`) and capped job (5 belongs
-        // to another change).
+        // A device's IANA time zone, for `local_time` jobs (NULL: the app's `default_tz`);
+        // a column with no default, so no row is rewritten.
+        5: "ALTER TABLE devices ADD COLUMN tz text;",
+        // Frequency cap counts: one row per device (`devices.seq`) and capped job.
         6: """
             CREATE TABLE cap_counts(
                 device bigint NOT NULL,
