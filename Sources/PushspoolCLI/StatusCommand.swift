@@ -90,6 +90,7 @@ enum StatusCommand {
                 if case .int(let targets)? = a["targets"] { line += "/\(targets)" }
                 line += " targets final"
                 if case .int(let failed)? = a["failed"], failed > 0 { line += ", \(failed) failed" }
+                if case .int(let capped)? = a["capped"], capped > 0 { line += ", \(capped) capped" }
             }
             if case .int(let rate)? = a["rate_per_s"] { line += ", \(rate)/s" }
             if case .int(let eta)? = a["eta_s"] { line += ", \(RunMonitor.duration(Double(eta))) left" }

@@ -11,6 +11,25 @@ enum BenchJob {
         try json.write(to: tmp, atomically: false, encoding: .utf8)
         guard rename(tmp.path, spool + "/incoming/bench.json") == 0 else { throw BenchError(description: "cannot drop the job") }
     }
+
+    /// Writes `devices` import lines to `file`, APNs and FCM in turn (`d<i>`, tag `bench`), each
+    /// with `extra(i)` appended to its fields (`,"app":"a1"`). A chunk at a time: the bench's own
+    /// memory stays small, and with it what the children's peak RSS can inherit before their exec.
+    static func writeDevices(_ devices: Int, to file: URL, extra: (Int) -> String) throws {
+        FileManager.default.createFile(atPath: file.path, contents: nil)
+        let out = try FileHandle(forWritingTo: file)
+        var lines = ""
+        for i in 0..<devices {
+            lines += i % 2 == 0
+                ? #"{"id":"d\#(i)","platform":"apns","handle":"\#(String(format: "%064x", i))","tags":["bench"]\#(extra(i))}"# + "\n"
+                : #"{"id":"d\#(i)","platform":"fcm","handle":"fcm-token-\#(i)","tags":["bench"]\#(extra(i))}"# + "\n"
+            if i % 10_000 == 9_999 || i == devices - 1 {
+                try out.write(contentsOf: Data(lines.utf8))
+                lines = ""
+            }
+        }
+        try out.close()
+    }
 }
 
 /// Several apps in one dispatcher (README "Several apps"), each figure beside its single-app peer
@@ -64,22 +83,7 @@ struct AppsRound {
         try #"{"spool": "spool-\#(name)"\#(section)}"#.write(to: config, atomically: true, encoding: .utf8)
         let common = ["--spool", spool, "--config", config.path]
         let file = dir.appendingPathComponent("devices-\(name).jsonl")
-        // Written a chunk at a time: the bench's own memory stays small, and with it what the
-        // children's peak RSS can inherit from it before their exec.
-        FileManager.default.createFile(atPath: file.path, contents: nil)
-        let out = try FileHandle(forWritingTo: file)
-        var lines = ""
-        for i in 0..<devices {
-            let app = apps <= 1 ? "" : #","app":"a\#(i % apps)""#
-            lines += i % 2 == 0
-                ? #"{"id":"d\#(i)","platform":"apns","handle":"\#(String(format: "%064x", i))","tags":["bench"]\#(app)}"# + "\n"
-                : #"{"id":"d\#(i)","platform":"fcm","handle":"fcm-token-\#(i)","tags":["bench"]\#(app)}"# + "\n"
-            if i % 10_000 == 9_999 || i == devices - 1 {
-                try out.write(contentsOf: Data(lines.utf8))
-                lines = ""
-            }
-        }
-        try out.close()
+        try BenchJob.writeDevices(devices, to: file) { i in apps <= 1 ? "" : #","app":"a\#(i % apps)""# }
         guard try measure(binary, ["init"] + common).status == 0 else { throw BenchError(description: "init failed") }
         let imported = try measure(binary, ["import"] + common + [file.path])
         guard imported.status == 0 else { throw BenchError(description: "import failed: \(imported.stderr)") }

@@ -41,20 +41,7 @@ struct ClocksRound {
         try #"{"spool": "spool", "local_time_grace_minutes": 1440}"#.write(to: config, atomically: true, encoding: .utf8)
         let common = ["--spool", spool, "--config", config.path]
         let file = dir.appendingPathComponent("devices.jsonl")
-        FileManager.default.createFile(atPath: file.path, contents: nil)
-        let out = try FileHandle(forWritingTo: file)
-        var lines = ""
-        for i in 0..<devices {
-            let tz = Self.zones[i % Self.zones.count]
-            lines += i % 2 == 0
-                ? #"{"id":"d\#(i)","platform":"apns","handle":"\#(String(format: "%064x", i))","tags":["bench"],"tz":"\#(tz)"}"# + "\n"
-                : #"{"id":"d\#(i)","platform":"fcm","handle":"fcm-token-\#(i)","tags":["bench"],"tz":"\#(tz)"}"# + "\n"
-            if i % 10_000 == 9_999 || i == devices - 1 {
-                try out.write(contentsOf: Data(lines.utf8))
-                lines = ""
-            }
-        }
-        try out.close()
+        try BenchJob.writeDevices(devices, to: file) { i in #","tz":"\#(Self.zones[i % Self.zones.count])""# }
         guard try measure(binary, ["init"] + common).status == 0 else { throw BenchError(description: "init failed") }
         let imported = try measure(binary, ["import"] + common + [file.path])
         guard imported.status == 0 else { throw BenchError(description: "import failed: \(imported.stderr)") }

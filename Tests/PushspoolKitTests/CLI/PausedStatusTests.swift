@@ -25,3 +25,25 @@ import Testing
         #expect(text.stdout.contains("paused spring-sale: 1/4 targets final, paced over 60 min"), "\(text.stdout)")
     }
 }
+
+/// A paused capped campaign: `status` counts the devices its frequency cap held back, as
+/// `status --json` does (`capped`).
+@Suite struct PausedCappedStatusTests {
+    @Test func pausedCappedJobShowsItsCappedCount() throws {
+        let (dir, spool) = try initializedSpool("pushspool-paused-capped")
+        dir.write("spool/active/sale.json", #"{"id": "sale", "broadcast": true, "pns": ["fcm"], "message": "sale", "capped": true}"#)
+        dir.write("spool/control/sale.pause", "")
+        dir.write("spool/results/sale.jsonl", """
+            {"type":"job","id":"sale","file":"sale.json","received_at":"2026-01-01T00:00:00Z","pns":["fcm"],"targets":4}
+            {"type":"delivery","platform":"fcm","provider":"sandbox","device":"d1","status":"delivered","attempts":1,"code":"200","reason":null,"provider_id":null,"at":"2026-01-01T00:00:01Z"}
+            {"type":"delivery","platform":"fcm","provider":"sandbox","device":"d2","status":"capped","attempts":0,"code":null,"reason":"frequency_cap: 3 per 24 h reached","provider_id":null,"at":"2026-01-01T00:00:01Z"}
+
+            """)
+        let json = try runPushspool(["status", "--json"] + spool)
+        let doc = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any], "\(json.stdout) \(json.stderr)")
+        let active = try #require((doc["active"] as? [[String: Any]])?.first)
+        #expect(active["capped"] as? Int == 1, "\(active)")
+        let text = try runPushspool(["status"] + spool)
+        #expect(text.stdout.contains("paused sale: 2/4 targets final, 1 capped"), "\(text.stdout)")
+    }
+}
