@@ -96,7 +96,7 @@ enum StatusCommand {
             if case .int(let eta)? = a["eta_s"] { line += ", \(RunMonitor.duration(Double(eta))) left" }
             if case .int(let spread)? = a["spread_over_seconds"] { line += ", paced over \(RunMonitor.duration(Double(spread)))" }
             if let wave = a["next_wave"], let at = wave["at"]?.stringValue, case .int(let n)? = wave["devices"] {
-                line += ", next wave at \(at) to \(n) devices"
+                line += ", next wave at \(at) to \(n == 1 ? "1 device" : "\(n) devices")"
             }
             print(line)
         }

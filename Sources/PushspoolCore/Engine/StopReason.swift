@@ -35,7 +35,7 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
         case .registry(let detail): "registry: \(detail)"
         case .registryBusy: "registry busy (another process is writing it, e.g. an import); the next run applies it"
         case .registryUnreachable(let detail): "registry unreachable (\(detail)); the next run applies it"
-        case .nextWave(_, let text, let devices): "waiting for its next local-time wave at \(text) (\(devices) devices)"
+        case .nextWave(_, let text, let devices): "waiting for its next local-time wave at \(text) (\(devices == 1 ? "1 device" : "\(devices) devices"))"
         }
     }
 }
