@@ -17,8 +17,8 @@ public struct RateGrant: Sendable, Equatable {
     public static func size(perSecond: Double) -> Int { max(1, Int(perSecond / 10)) }
 
     /// The grant of `count` tokens that left the bucket holding `after` (negative: in debt).
-    /// Its first token is due once the bucket, refilling at `perSecond`, is back at the level
-    /// it had before this grant: not before the grants already scheduled.
+    /// Its first token is due once the bucket, refilling at `perSecond`, is out of the debt the
+    /// grants before it left: after them.
     public static func taken(count: Int, leaving after: Double, perSecond: Double) -> RateGrant {
         RateGrant(count: count, firstDelay: max(0, -(after + Double(count))) / perSecond)
     }
@@ -26,7 +26,7 @@ public struct RateGrant: Sendable, Equatable {
 
 /// Where a shared rate cap's grants come from (`SharedRateGrants`: the PostgreSQL registry).
 public protocol RateGrantSource: Sendable {
-    /// Takes `count` tokens from bucket `name`, refilled at `perSecond` up to `count`.
+    /// Takes `count` tokens from bucket `name`, refilled at `perSecond` (saving none up).
     func grant(bucket name: String, count: Int, perSecond: Double) throws -> RateGrant
     /// Where the bucket lives, redacted (for the log line of an outage).
     var location: String { get }

@@ -7,9 +7,10 @@ import Synchronization
 /// than the cap, whatever the number of producers. Waiting happens in the caller.
 ///
 /// With a `shared` bucket (a PostgreSQL registry), the cap holds across hosts too: requests
-/// also spend tokens granted by the bucket (`RateGrant`, ~100 ms worth each), and the next
-/// grant is asked for off the send thread when half the current one is spent, so a push costs
-/// no round trip. While the bucket cannot be reached, grants are made locally: each host keeps
+/// also spend tokens granted by the bucket (`RateGrant`, ~100 ms worth each), each grant from
+/// its due moment, and the next grant is asked for off the send thread when three quarters of the
+/// current one are spent, so a push costs no round trip. Tokens held past their turn by more than
+/// a grant's time are dropped (a slow host does not spend them on top of the others' turns). While the bucket cannot be reached, grants are made locally: each host keeps
 /// sending at the cap alone (as without a shared registry) and says so once in the log.
 public final class RateLimiter: Sendable {
     public let perSecond: Double
@@ -77,13 +78,13 @@ public final class RateLimiter: Sendable {
                     s.pending = nil
                     s.held = p.count
                     s.next = max(s.next, p.due)
-                    s.heldUntil = max(s.next, now) + 3 * Double(p.count) * interval
+                    s.heldUntil = max(s.next, now) + 2 * Double(p.count) * interval
                 }
                 guard s.held > 0 else { return (nil, false) }
                 s.held -= 1
                 let at = max(s.next, earliest ?? now, now)
                 s.next = at + interval
-                let ask = s.held <= grantSize / 2 && s.pending == nil && !s.asking
+                let ask = s.held <= grantSize / 4 && s.pending == nil && !s.asking
                 if ask { s.asking = true }
                 return (at, ask)
             }

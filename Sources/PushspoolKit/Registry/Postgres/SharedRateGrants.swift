@@ -23,13 +23,15 @@ public final class SharedRateGrants: RateGrantSource {
         return RateGrant.taken(count: count, leaving: after, perSecond: perSecond)
     }
 
-    /// Refills the bucket (capacity: one grant) for the time since it was last drawn, then takes
-    /// the grant, going into debt if need be; returns what is left. A new bucket starts full.
+    /// Refills the bucket for the time since it was last drawn, then takes the grant, going into
+    /// debt; returns what is left. Its capacity is zero: idle time is not saved up as a burst (a
+    /// rested bucket's grant is due at once and spent at the cap's pace, as the local limiter
+    /// does), so the tokens are the (negated) time the grants already made reach into the future.
     static let take = """
         INSERT INTO rate_buckets(name, tokens, refilled_at)
-        VALUES($1, 0, extract(epoch from clock_timestamp()))
+        VALUES($1, -$2::float8, extract(epoch from clock_timestamp()))
         ON CONFLICT (name) DO UPDATE SET
-            tokens = least($2::float8, rate_buckets.tokens
+            tokens = least(0, rate_buckets.tokens
                 + (extract(epoch from clock_timestamp()) - rate_buckets.refilled_at) * $3::float8) - $2::float8,
             refilled_at = extract(epoch from clock_timestamp())
         RETURNING tokens
