@@ -55,6 +55,14 @@ public enum EngineSetup {
         return FileCredentialStore(directory: spool.stateDirectory)
     }
 
+    /// Where `max_per_second` caps are shared with the other hosts: the PostgreSQL registry,
+    /// when a cap is set and there is a spool (a dispatcher, not `config --check`).
+    static func rateGrants(config: Config, spool: Spool?) -> (any RateGrantSource)? {
+        guard spool != nil, RegistryLocation.isPostgres(config.registryPath),
+              !config.maxPerSecond.isEmpty || config.apps.values.contains(where: { $0.maxPerSecond != nil }) else { return nil }
+        return SharedRateGrants(uri: config.registryPath)
+    }
+
     /// One provider per distinct name in `routes`, shared by the platforms routed to it. Every
     /// setup problem of every provider is reported before giving up. With no spool (`config
     /// --check`), credentials are cached in memory only and nothing is created on disk.
@@ -125,6 +133,7 @@ public enum EngineSetup {
         var byName: [String: ProviderState] = [:]
         var broken: Set<String> = []     // each provider's problems are reported once, whatever routes to it
         var apps: [String: AppRoutes.App] = [:]
+        let grants = rateGrants(config: config, spool: spool)
         for (app, appConfig) in config.apps.sorted(by: { $0.key < $1.key }) {
             var routes: [Platform: ProviderState] = [:]
             for platform in Platform.allCases {
@@ -133,7 +142,8 @@ public enum EngineSetup {
                 if byName[name] == nil {
                     do {
                         let provider = try ProviderFactory.make(name: name, context: context)
-                        byName[name] = ProviderState(provider: provider, name: name, maxPerSecond: config.maxPerSecond[name], onPause: { [spool] reason in
+                        byName[name] = ProviderState(provider: provider, name: name, maxPerSecond: config.maxPerSecond[name],
+                                                      rateGrants: grants, log: log, onPause: { [spool] reason in
                             if let spool { PauseRecord.write(provider: name, reason: reason, in: spool) }
                         })
                     } catch let error as ProviderSetupError {
@@ -151,7 +161,10 @@ public enum EngineSetup {
                 }
                 routes[platform] = byName[name]
             }
-            apps[app] = AppRoutes.App(routes: routes, limiter: appConfig.maxPerSecond.map { RateLimiter(perSecond: $0) },
+            let limiter = appConfig.maxPerSecond.map { rate in
+                RateLimiter(perSecond: rate, shared: grants.map { .init(source: $0, bucket: "app:" + app, log: log) })
+            }
+            apps[app] = AppRoutes.App(routes: routes, limiter: limiter,
                                       frequencyCap: appConfig.frequencyCap)
         }
         return (AppRoutes(defaultApp: config.defaultApp, apps: apps), problems)

@@ -35,11 +35,17 @@ public final class ProviderState: Sendable {
     /// `max_per_second`: every request of this provider (first attempts and retries) takes its turn.
     public let limiter: RateLimiter?
 
+    /// `rateGrants`: where the cap is shared with other hosts (a PostgreSQL registry), in
+    /// bucket `provider:<name>`.
     public init(provider: any PushProvider, name: String? = nil, pauseDuration: Double = 600, maxPerSecond: Double? = nil,
+                rateGrants: (any RateGrantSource)? = nil, log: Log? = nil,
                 onPause: @escaping @Sendable (String) -> Void = { _ in }) {
         self.provider = provider
-        self.name = name ?? provider.name
-        limiter = maxPerSecond.map { RateLimiter(perSecond: $0) }
+        let name = name ?? provider.name
+        self.name = name
+        limiter = maxPerSecond.map { rate in
+            RateLimiter(perSecond: rate, shared: rateGrants.map { .init(source: $0, bucket: "provider:" + name, log: log) })
+        }
         self.pauseDuration = pauseDuration
         self.onPause = onPause
     }

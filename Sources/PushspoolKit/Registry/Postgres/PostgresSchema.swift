@@ -3,7 +3,7 @@
 /// two hosts starting at once migrate once. A binary meeting a newer schema than it knows refuses
 /// to work on it (a newer host migrated it; this one must be upgraded too).
 enum PostgresSchema {
-    static let version = 6
+    static let version = 7
 
     /// Version n's statements, applied in order from the database's version + 1.
     static let steps: [Int: String] = [
@@ -54,6 +54,14 @@ enum PostgresSchema {
                 job text NOT NULL,
                 sent_at double precision NOT NULL,
                 PRIMARY KEY(device, job));
+            """,
+        // Shared rate caps (`SharedRateGrants`): one token bucket per provider and app,
+        // `refilled_at` by the database's clock.
+        7: """
+            CREATE TABLE rate_buckets(
+                name text PRIMARY KEY,
+                tokens double precision NOT NULL,
+                refilled_at double precision NOT NULL);
             """,
     ]
 
