@@ -95,17 +95,35 @@ public final class SQLiteRegistry: RegistryDatabase {
             // 16 KiB pages (default 4): a third of the B-tree pages and page writes for a
             // million short rows. Takes effect only on a new file (before WAL mode is set).
             try db.execute("PRAGMA page_size = 16384")
-            try db.execute("PRAGMA journal_mode = WAL")
             try db.execute("PRAGMA synchronous = NORMAL")
             // 8 MiB of page cache (default 2): the hot index pages of a million-device registry
             // stay in memory and peak RSS stays under 64 MB; sorts spill to temporary files.
             try db.execute("PRAGMA cache_size = -8192")
-            foundVersion = try Self.migrate(db, defaults: defaults)
+            foundVersion = try Self.untilNotBusy {
+                try db.execute("PRAGMA journal_mode = WAL")
+                return try Self.migrate(db, defaults: defaults)
+            }
         } catch {
             db.close()
             throw error
         }
         connection = Mutex(db)
+    }
+
+    /// Runs `body` again while SQLite answers busy at once, for up to the busy timeout (30 s).
+    /// Switching a rollback-journal file to WAL can fail with SQLITE_BUSY without calling the
+    /// busy handler while another process opening the same file holds its lock (two `registry
+    /// migrate` of one old registry failed 5 times in 30 with "database is locked"); the switch
+    /// and the migration are idempotent, so they are simply tried again.
+    static func untilNotBusy<T>(_ body: () throws -> T) throws -> T {
+        let deadline = Date().addingTimeInterval(30)
+        while true {
+            do {
+                return try body()
+            } catch let error as RegistryError where error.kind == .busy && Date() < deadline {
+                usleep(useconds_t.random(in: 10_000...50_000))
+            }
+        }
     }
 
     /// Creates the parent folder (0700) and the file itself (0600) before SQLite does, since
