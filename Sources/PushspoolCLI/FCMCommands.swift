@@ -4,18 +4,10 @@ import PushspoolCore
 
 /// `pushspool fcm topics subscribe|unsubscribe --topic T [--app A] [--tags EXPR]`: (un)subscribes
 /// the app's FCM devices the tag expression matches to an FCM topic through the Instance ID batch
-/// API, 1,000 tokens per request, streaming the registry. Each device the service refused is one
-/// stdout line (`failed <device id>: <REASON>`), then the summary; a device whose token the service
-/// says is gone (`NOT_FOUND`) is removed from the registry, as a send's `UNREGISTERED` is.
+/// API (`FCMTopicSubscription`). Each device the service refused is one stdout line (`failed
+/// <device id>: <REASON>`), then the summary.
 enum FCMCommands {
     static let usage = "usage: pushspool fcm topics subscribe|unsubscribe --topic T [--app A] [--tags EXPR]"
-
-    struct Tally {
-        var done = 0, requests = 0, removed = 0
-        var failed: [String: Int] = [:]
-        /// A request that failed for good (the service unreachable, the credentials refused).
-        var requestFailure: String?
-    }
 
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
         guard args.positionals.count == 2, args.positionals[0] == "topics",
@@ -46,33 +38,14 @@ enum FCMCommands {
         }
         let registry = try runtime.openRegistry()
         defer { registry.close() }
-        var tally = Tally()
-        var batch: [Device] = []
-        func flush() {
-            let (errors, requests, failure) = fcm.topicBatch(action, topic: topic, tokens: batch.map(\.handle), policy: config.retry)
-            tally.requests += requests
-            if let failure { tally.requestFailure = failure }
-            var gone: [GoneDevice] = []
-            for (device, error) in zip(batch, errors) {
-                guard let error else { tally.done += 1; continue }
-                tally.failed[error, default: 0] += 1
-                print("failed \(device.id): \(error)")
-                if FCMTopicBatch.isGone(error) { gone.append(GoneDevice(id: device.id, handle: device.handle, since: nil)) }
-            }
-            if !gone.isEmpty {
-                do { tally.removed += try registry.removeGone(gone) } catch {
-                    FileHandle.standardError.write(Data("pushspool: \(label): could not remove \(gone.count) gone device(s): \(RegistryError.detail(error))\n".utf8))
-                }
-            }
-            batch.removeAll(keepingCapacity: true)
-        }
+        let tally: FCMTopicSubscription.Tally
         do {
-            try registry.forEach(platforms: [.fcm], apps: [app], matching: expression) { device in
-                batch.append(device)
-                if batch.count == FCMTopicBatch.maxTokens { flush() }
-                return true
-            }
-            if !batch.isEmpty { flush() }
+            tally = try FCMTopicSubscription(provider: fcm, registry: registry, policy: config.retry)
+                .run(action, topic: topic, app: app, matching: expression,
+                     refused: { device, reason in print("failed \(device.id): \(reason)") },
+                     pruneFailed: { n, why in
+                         FileHandle.standardError.write(Data("pushspool: \(label): could not remove \(n) gone device(s): \(why)\n".utf8))
+                     })
         } catch {
             throw CLIError(.ioError, "\(label): reading the registry failed: \(RegistryError.detail(error))")
         }
@@ -96,7 +69,7 @@ enum FCMCommands {
     }
 
     /// `fcm topics subscribe news (app shop): 2497 subscribed, 3 failed (INVALID_ARGUMENT 1, NOT_FOUND 2; 2 gone devices removed), 3 requests`.
-    static func summary(_ action: FCMTopicBatch.Action, topic: String, app: String, _ t: Tally) -> String {
+    static func summary(_ action: FCMTopicBatch.Action, topic: String, app: String, _ t: FCMTopicSubscription.Tally) -> String {
         let failed = t.failed.values.reduce(0, +)
         var text = "fcm topics \(action.rawValue) \(topic) (app \(app)): \(t.done) \(action.rawValue)d, \(failed) failed"
         if failed > 0 {

@@ -34,15 +34,21 @@ public enum AppSelection: Sendable, Equatable {
     /// The app ids this selection names among `known` (the config's apps, `defaultApp` its
     /// default), or the one-line problem naming the first app the config does not have.
     public func resolve(known: Set<String>, defaultApp: String) -> Result<[String], JobProblem> {
-        switch self {
-        case .defaultApp: return .success([defaultApp])
-        case .all: return .success(known.sorted())
-        case .apps(let ids):
+        if case .apps(let ids) = self {
             for (i, id) in ids.enumerated() where !known.contains(id) {
                 let field = ids.count == 1 ? "app" : "app[\(i)]"
                 return .failure(JobProblem(field: field, message: "unknown app \(JSONValue.quoted(id)) (expected \(known.sorted().joined(separator: ", ")))"))
             }
-            return .success(ids)
+        }
+        return .success(ids(known: known, defaultApp: defaultApp))
+    }
+
+    /// The app ids this selection names, unchecked (`known`, sorted, for every app).
+    public func ids(known: Set<String>, defaultApp: String) -> [String] {
+        switch self {
+        case .defaultApp: [defaultApp]
+        case .all: known.sorted()
+        case .apps(let ids): ids
         }
     }
 

@@ -39,12 +39,7 @@ struct JobCompletion: Sendable {
     /// The apps a job was about, for the webhooks' `apps` filter.
     private func apps(of job: Job) -> [String] {
         switch job.kind {
-        case .send(let send):
-            switch send.apps {
-            case .defaultApp: [env.apps.defaultApp]
-            case .apps(let ids): ids
-            case .all: env.apps.apps.keys.sorted()
-            }
+        case .send(let send): send.apps.ids(known: Set(env.apps.apps.keys), defaultApp: env.apps.defaultApp)
         case .register(let r): [r.app ?? env.apps.defaultApp]
         case .unregister: [env.apps.defaultApp]
         }
