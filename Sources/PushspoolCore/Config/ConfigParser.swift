@@ -139,7 +139,9 @@ public enum ConfigParser {
             c.registry = string(top["registry"], "registry")
             if let n = int(top["concurrency"], "concurrency", range: 1...100_000) { c.concurrency = n }
             if let n = int(top["max_jobs"], "max_jobs", range: 1...1024) { c.maxJobs = n }
-            if let n = int(top["owner_lease_seconds"], "owner_lease_seconds", range: 2...86_400) { c.ownerLeaseSeconds = n }
+            if top["owner_lease_seconds"] != nil {   // the shared-NFS-spool lease of earlier releases
+                problem("owner_lease_seconds", "removed — several hosts share work through the PostgreSQL queue (README: Several hosts); remove the key")
+            }
             if let n = int(top["local_time_grace_minutes"], "local_time_grace_minutes", range: 0...1440) { c.localTimeGraceMinutes = n }
             if let r = object(top["retry"], "retry", allowed: ["max_attempts", "base_delay_ms", "max_delay_ms"]) {
                 if let n = int(r["max_attempts"], "retry.max_attempts", range: 1...100) { c.retry.maxAttempts = n }
