@@ -114,3 +114,42 @@ struct SameIDFilesTests {
         #expect(s.results("same-id").filter { $0["type"] as? String == "summary" }.count == 1)
     }
 }
+
+/// Upgrading from a spool that several hosts shared (earlier releases): the host that keeps the
+/// spool resumes a job another host claimed in the PostgreSQL registry and was killed in the
+/// middle of, and finishes it instead of reporting it a duplicate of that host's claim (its result
+/// log already has the job line: a resume, not a copy). Two "hosts" on one machine through
+/// `PUSHSPOOL_HOSTNAME`, which the claim names.
+@Suite(.enabled(if: PostgresCluster.isAvailable, "\(PostgresCluster.unavailableReason ?? "")"), .serialized)
+struct SharedSpoolUpgradeTests {
+    @Test func theHostKeepingTheSpoolFinishesAJobAnotherHostClaimed() throws {
+        let env = ["PUSHSPOOL_TEST_REGISTRY": try RegistryFixture.postgresDatabase()]
+        let dir = TempDir("shared-spool")
+        dir.write("pushspool.json", #"{"spool": "spool", "registry": "env:PUSHSPOOL_TEST_REGISTRY"}"#)
+        let common = ["--config", dir.path("pushspool.json")]
+        #expect(try runPushspool(["init"] + common, env: env).status == 0)
+        var lines = ""
+        for i in 0..<20 { lines += #"{"id":"d\#(i)","platform":"fcm","handle":"tok-\#(i)","tags":["all"]}"# + "\n" }
+        dir.write("devices.jsonl", lines)
+        #expect(try runPushspool(["import", dir.path("devices.jsonl")] + common, env: env).status == 0)
+        dir.write("spool/incoming/paced.json", #"{"id":"paced","to_tag":"all","pns":"fcm","message":"m","spread_over_seconds":8}"#)
+        func sent() -> [String] {
+            dir.jsonLines("spool/outbox/fcm.jsonl").filter { $0["job"] as? String == "paced" }.compactMap { $0["device"] as? String }
+        }
+
+        let b = try startPushspool(["run"] + common, env: env.merging(["PUSHSPOOL_HOSTNAME": "host-b"]) { $1 })
+        defer { if b.isRunning { kill(b.processIdentifier, SIGKILL); b.waitUntilExit() } }
+        eventually("host B to get going (4 sent)", timeout: 30, lastSeen: { "\(sent().count) sent" }) { sent().count >= 4 }
+        kill(b.processIdentifier, SIGKILL)
+        b.waitUntilExit()
+        let a = try startPushspool(["run"] + common, env: env.merging(["PUSHSPOOL_HOSTNAME": "host-a"]) { $1 })
+        defer { if a.isRunning { a.terminate(); a.waitUntilExit() } }
+        eventually("host A to finish paced.json", timeout: 40, lastSeen: { "done: \(dir.list("spool/done")), active: \(dir.list("spool/active"))" }) {
+            FileManager.default.fileExists(atPath: dir.path("spool/done/paced.json"))
+        }
+        #expect(!dir.list("spool/done").contains { $0.contains("duplicate") }, "\(dir.list("spool/done"))")
+        let finals = dir.jsonLines("spool/results/paced.jsonl").filter { $0["type"] as? String == "delivery" }
+        #expect(finals.count == 20 && Set(finals.compactMap { $0["device"] as? String }).count == 20)
+        #expect(Set(sent()).count == 20 && sent().count <= 21, "every device once (one in flight at the kill may go twice): \(sent().count)")
+    }
+}
