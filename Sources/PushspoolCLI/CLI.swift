@@ -190,6 +190,11 @@ public enum CLI {
               Queue depth per folder (with the oldest job's age), active jobs with progress,
               paused providers and recent failures.
             """, switches: ["json"], run: StatusCommand.run),
+        "results": Command(help: """
+            usage: pushspool results ID [--spool DIR] [--config FILE]
+              Print a job's result log (JSON Lines): this spool's results/ID.jsonl, else, with a
+              PostgreSQL registry, the log as the shared queue holds it, from any host.
+            """, positionals: .upTo(1, "one job id"), run: ResultsCommand.run),
         "cancel": Command(help: """
             usage: pushspool cancel ID [--spool DIR]
               Cancel a job waiting in incoming/ (even one waiting for its not_before) or running.

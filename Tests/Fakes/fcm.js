@@ -17,6 +17,7 @@
 // registration_tokens) and answers per token, scripted by the token's prefix: gone… NOT_FOUND,
 // invalid… INVALID_ARGUMENT, internal… INTERNAL once then done, anything else `{}`.
 // --iid-fail-first N: the first N Instance ID requests get 503 (then as above).
+// --delay-ms N: every answer goes out N ms after its request came (a provider 100 ms away).
 'use strict';
 const http2 = require('http2');
 const fs = require('fs');
@@ -47,7 +48,14 @@ const attempts = new Map();          // registration token -> attempts
 
 function problem(text) { if (stats.problems.length < 50) stats.problems.push(text); }
 
+const delayMs = Number(a['delay-ms'] || 0);
+
 function send(res, status, body, headers = {}) {
+  if (delayMs > 0 && !res.delayed) {
+    res.delayed = true;
+    setTimeout(() => send(res, status, body, headers), delayMs);
+    return;
+  }
   stats.byStatus[status] = (stats.byStatus[status] || 0) + 1;
   res.writeHead(status, Object.assign({ 'content-type': 'application/json; charset=UTF-8' }, headers));
   res.end(JSON.stringify(body));

@@ -35,6 +35,8 @@ public struct Config: Sendable {
     /// `http`: the front door of `pushspool serve`; nil when the config has no `http` section
     /// (then `serve` uses the defaults and, with no users or tokens file, only `/healthz` answers).
     public var http: HTTPConfig?
+    /// `queue`: how hosts on one PostgreSQL registry share send jobs (README "Several hosts").
+    public var queue = QueueConfig()
     /// `webhooks`: where signed events about jobs and devices are posted (README "Webhooks").
     public var webhooks: [WebhookConfig] = []
     /// `local_time_grace_minutes`: a `local_time` wave found late by less than this (the
@@ -304,6 +306,21 @@ public struct HTTPConfig: Sendable {
     /// A request not answered within this long gets `503` with `Retry-After` (its connection is
     /// never left waiting on a slow dependency).
     public var requestTimeoutSeconds: Int = 10
+
+    public init() {}
+}
+
+/// `queue`: the job queue in a PostgreSQL registry, shared by every host on it (README
+/// "Several hosts"). Ignored with a SQLite registry.
+public struct QueueConfig: Sendable, Equatable {
+    /// `enabled`: false keeps each host's send jobs on that host, as with SQLite.
+    public var enabled = true
+    /// `chunk_size`: the most devices in one chunk (one host's share, claimed at once).
+    public var chunkSize = 10_000
+    /// `lease_seconds`: how long a chunk stays with a host that stopped renewing its lease.
+    public var leaseSeconds = 30
+    /// `max_chunks`: the most chunks one host sends at once.
+    public var maxChunks = 4
 
     public init() {}
 }

@@ -56,6 +56,8 @@ public final class Engine: Sendable {
     /// The configured webhooks (README "Webhooks"); nil: none, or they could not be set up (logged).
     public let webhooks: Webhooks?
     let runner: JobRunner
+    /// This host's share of the queue on a PostgreSQL registry (nil: none, or `queue.enabled` false).
+    private let worker: ChunkWorker?
     private let monitor: RunMonitor
     private let stopping = StopFlag()
 
@@ -101,12 +103,19 @@ public final class Engine: Sendable {
         let flag = stopping
         let userStop = hooks.isStopping
         let clock = EngineClock.fromEnvironment()
-        runner = JobRunner(JobRunner.Environment(spool: spool, registry: registry, pool: pool, apps: apps,
+        let shared = (registry as? PostgresRegistry).flatMap { pg in
+            config.queue.enabled && RegistryLocation.isPostgres(config.registryPath)
+                ? SharedQueue(uri: config.registryPath, registry: pg, config: config.queue) : nil
+        }
+        var env = JobRunner.Environment(spool: spool, registry: registry, pool: pool, apps: apps,
                                                  log: log, isStopping: { flag.isSet || userStop() },
                                                  controls: controls, activity: activity, metrics: metrics,
                                                  webhooks: service,
                                                  clock: clock,
-                                                 localTimeGrace: Double(config.localTimeGraceMinutes) * 60, appConfigs: config.apps))
+                                                 localTimeGrace: Double(config.localTimeGraceMinutes) * 60, appConfigs: config.apps)
+        env.queue = shared
+        runner = JobRunner(env)
+        worker = shared.map { ChunkWorker(queue: $0, env: env) }
         let monitor = RunMonitor(activity: activity, metrics: metrics, spool: spool, providers: apps.providers,
                                  controls: controls, board: hooks.board ?? TerminalBoard(enabled: false),
                                  textfile: MetricsTextfile.forProcess(config, spool: spool, role: .run, log: log),
@@ -122,17 +131,26 @@ public final class Engine: Sendable {
     public var providers: [ProviderState] { apps.providers }
 
     /// Runs what is due now (resumable jobs in `active/` first), waits for it, returns: `run --once`.
-    public func runOnce() { dispatcher.runOnce() }
+    public func runOnce() {
+        worker?.start()
+        dispatcher.runOnce()
+        worker?.stop()
+        worker?.wait()
+    }
 
     /// Watches `incoming/` until `stop()`, then lets running jobs checkpoint and returns.
     public func runForever() {
+        worker?.start()
         dispatcher.runForever(watcher: SpoolWatcher(directory: spool.url(.incoming)))
+        worker?.stop()
+        worker?.wait()
     }
 
     /// Stops claiming jobs and producing targets; what is in flight finishes and running jobs
     /// stay in `active/`, to resume where their result logs end. Safe from any thread, any time.
     public func stop() {
         stopping.set()
+        worker?.stop()
         dispatcher.stop()
     }
 

@@ -55,6 +55,13 @@ public enum EngineSetup {
         return FileCredentialStore(directory: spool.stateDirectory)
     }
 
+    /// The job queue shared by every host on a PostgreSQL registry (README "Several hosts"), for
+    /// the commands that read or steer it from any host; nil with SQLite or `queue.enabled` false.
+    public static func sharedQueue(config: Config) -> PostgresJobQueue? {
+        guard config.queue.enabled, RegistryLocation.isPostgres(config.registryPath), config.unsetSecrets["registry"] == nil else { return nil }
+        return PostgresJobQueue(uri: config.registryPath, host: SharedQueue.hostName(), maxConnections: 1)
+    }
+
     /// Where `max_per_second` caps are shared with the other hosts: the PostgreSQL registry,
     /// when a cap is set and there is a spool (a dispatcher, not `config --check`).
     static func rateGrants(config: Config, spool: Spool?) -> (any RateGrantSource)? {

@@ -16,6 +16,13 @@ struct JobCompletion: Sendable {
         default:
             log.append(ResultRecord.summary(id: id, outcome: outcome, durationMS: ms))
         }
+        // A job shared through the queue ends there too (`pushspool results` on any host).
+        if let queue = env.queue, case .send = held.job.kind {
+            let summary = String(decoding: ResultRecord.Summary(id: id, outcome: outcome, durationMS: ms).line(), as: UTF8.self)
+            do { try queue.store.end(id, summaryLine: summary) } catch {
+                env.log.warning("the shared queue did not record its end: \(RegistryError.detail(error))", [(.job, id)])
+            }
+        }
         do {
             try log.close()
             // On disk before the job leaves active/: a crash from here on repeats the event

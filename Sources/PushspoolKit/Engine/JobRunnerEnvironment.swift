@@ -23,6 +23,8 @@ extension JobRunner {
         var clock: EngineClock = .system
         var localTimeGrace: Double = 3600
         var appConfigs: [String: AppConfig] = [:]
+        /// The job queue shared with the other hosts on a PostgreSQL registry; nil: none.
+        var queue: SharedQueue? = nil
 
         /// The default app's provider state per platform.
         var routes: [Platform: ProviderState] { apps.routes }

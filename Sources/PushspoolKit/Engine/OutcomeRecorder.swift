@@ -39,7 +39,7 @@ final class OutcomeRecorder: Sendable {
 
     /// `start`: the log's end now, and the deliveries it holds. `events`: where a restored log
     /// is reported.
-    init(log: ResultLog, events: Log, pruner: RegistryPruner, label: String, start: LogPosition, restoreEvery: Double = 1) {
+    init(log: any OutcomeLog, events: Log, pruner: RegistryPruner, label: String, start: LogPosition, restoreEvery: Double = 1) {
         let written = Written(start)
         self.written = written
         // When the log was last looked for (uptime ns): a stat per second, not per write.

@@ -24,10 +24,18 @@ struct SendExecutor: Sendable {
         let progress = ProgressCheckpoint.url(in: env.spool, jobID: held.job.id)
         let stop = StopSignal(isStopping: env.isStopping, controls: env.controls, jobID: held.job.id)
         let run = SendRun(env: env, job: held.job, send: send, plan: plan, log: log, prior: prior, stop: stop, progress: (progress, targets))
-        let tally = cancel
-            ? SendRun.Result(delivered: prior.delivered, failed: prior.failed, unregistered: prior.unregistered,
-                             retries: prior.retries, capped: prior.capped, interruption: .cancelled)
-            : LocalTimeRun.applies(to: send, plan: plan, apps: env.appConfigs) ? LocalTimeRun(run: run, local: send.localDelivery).execute() : run.execute()
+        let tally: SendRun.Result
+        if cancel {
+            tally = SendRun.Result(delivered: prior.delivered, failed: prior.failed, unregistered: prior.unregistered,
+                                   retries: prior.retries, capped: prior.capped, interruption: .cancelled)
+        } else if let queue = env.queue, queue.shares(send, plan: plan, targets: targets) {
+            tally = QueuedSend(env: env, queue: queue, held: held, log: log, prior: prior, targets: targets,
+                               requests: !plan.hubSends.isEmpty).execute()
+        } else if LocalTimeRun.applies(to: send, plan: plan, apps: env.appConfigs) {
+            tally = LocalTimeRun(run: run, local: send.localDelivery).execute()
+        } else {
+            tally = run.execute()
+        }
         try? FileManager.default.removeItem(at: progress)
         // Between waves `status` shows the next one; otherwise there is none.
         let next = NextWave.url(in: env.spool, jobID: held.job.id)

@@ -11,7 +11,7 @@ struct SendRun {
     let job: Job
     let send: SendJob
     let plan: SendPlan
-    let log: ResultLog
+    let log: any OutcomeLog
     var prior: ResultLogContents
     /// Asked before each target whether to go on.
     let stop: StopSignal
@@ -20,6 +20,19 @@ struct SendRun {
     /// A `local_time` wave: only these zones' devices, each zone read on its own, every one
     /// checked against the log's finished targets (no resume point: waves are not one pass).
     var zones: [ZoneKey]? = nil
+    /// A chunk of the shared queue (`ChunkWorker`): only its devices, or only the job's hub,
+    /// topic and channel requests; its outcomes go to the queue (no resume point: a chunk
+    /// taken over goes on from the outcomes it recorded).
+    var chunk: ChunkScope? = nil
+
+    struct ChunkScope: Sendable {
+        /// Devices with keys in `(after, last]`, unless `requests`.
+        var after: Int64
+        var last: Int64
+        var requests: Bool
+        /// How the chunk is named in progress lines.
+        var label: String
+    }
 
     final class Tally: Sendable {
         struct Counts {
@@ -57,10 +70,10 @@ struct SendRun {
         // Where this run starts in the registry and the log (ResumeTracker): after the point it
         // resumes from, or from the start. Hub sends are not keyed: such a job keeps no point.
         let runStart = log.size
-        let start = (zones == nil ? prior.resumedFrom : nil)
-            ?? ResumePoint(after: 0, log: LogPosition(offset: prior.finished.count == 0 ? runStart : 0))
-        let tracker = plan.hubSends.isEmpty && zones == nil ? ResumeTracker(start: start, runStart: runStart) : nil
-        let activity = env.activity, jobID = job.id
+        let start = (zones == nil && chunk == nil ? prior.resumedFrom : nil)
+            ?? ResumePoint(after: chunk?.after ?? 0, log: LogPosition(offset: prior.finished.count == 0 ? runStart : 0))
+        let tracker = plan.hubSends.isEmpty && zones == nil && chunk == nil ? ResumeTracker(start: start, runStart: runStart) : nil
+        let activity = env.activity, jobID = chunk?.label ?? job.id
         let finishedBefore = prior.delivered + prior.failed + prior.unregistered + prior.capped
         activity?.begin(Activity.Progress(id: jobID, targets: progress.targets, finished: finishedBefore, failed: prior.failed,
                                           finishedThisRun: 0, started: Date(), spreadOverSeconds: send.spreadOverSeconds)) {
@@ -85,8 +98,8 @@ struct SendRun {
         }
         var cursor = Cursor(matched: start.matched)
         ProducerThread.run {
-            if zones == nil { sendToHubs(fanout) }
-            if !plan.direct.isEmpty { sendToDevices(fanout, after: start.after, &cursor) }
+            if zones == nil && chunk?.requests != false { sendToHubs(fanout) }
+            if !plan.direct.isEmpty && chunk?.requests != true { sendToDevices(fanout, after: start.after, &cursor) }
             fanout.flush()
         }
         fanout.inFlight.wait()
@@ -172,7 +185,9 @@ struct SendRun {
         }
         do {
             var going = true
+            let last = chunk?.last ?? .max
             func each(_ device: Device, _ key: Int64) -> Bool {
+                if key > last { return false }      // past its chunk
                 guard let gate else { return step(device, key, capped: false) }
                 held.append((device, key))
                 if held.count >= CapGate.batchSize { going = release(gate) }

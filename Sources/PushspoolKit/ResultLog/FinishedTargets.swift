@@ -57,6 +57,11 @@ public struct FinishedTargets: Sendable {
         }
     }
 
+    /// Whether every target of `other` (sealed, not empty) is here.
+    func contains(all other: FinishedTargets) -> Bool {
+        !other.prints.isEmpty && other.prints.allSatisfy { contains($0) }
+    }
+
     private func contains(_ p: Print) -> Bool {
         var lo = 0, hi = prints.count
         while lo < hi {

@@ -16,7 +16,7 @@ import Darwin
 /// `done/` (the durability a power loss needs). The open file carries an exclusive advisory lock:
 /// it marks the job as owned by a live dispatcher, so a second dispatcher never resumes a job that
 /// is still running, while a crashed one's lock vanishes with it.
-public final class ResultLog: Sendable {
+public final class ResultLog: OutcomeLog {
     public let url: URL
     private struct State {
         var fd: Int32
@@ -142,4 +142,21 @@ public final class ResultLog: Sendable {
         }
         if pos != size { _ = ftruncate(fd, pos) }
     }
+}
+
+/// Where a run's outcome lines go: a job's result log, or (a chunk sent for the shared queue)
+/// the queue's outcome rows (`ChunkOutcomeLog`).
+protocol OutcomeLog: Sendable {
+    /// Appends encoded lines (each ending in a newline); a failure is kept in `failure`.
+    func append(line bytes: [UInt8])
+    /// Why lines could not be written; senders stop then.
+    var failure: String? { get }
+    /// Bytes written so far: where the next line goes.
+    var size: Int64 { get }
+    /// Puts a deleted log back from what is open; what was done, to be logged (nil: nothing).
+    func restoreIfDeleted() -> String?
+}
+
+extension OutcomeLog {
+    func append(_ record: ResultRecord) { append(line: record.line()) }
 }

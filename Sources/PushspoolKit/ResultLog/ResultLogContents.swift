@@ -80,6 +80,15 @@ public struct ResultLogContents: Sendable {
         }
     }
 
+    /// Whether `line` is a delivery line for a target this (read, so sealed) log has final already.
+    func alreadyHas(_ line: [UInt8]) -> Bool {
+        guard finished.count > 0 else { return false }
+        var one = ResultLogContents()
+        one.absorb(line, count: false)
+        one.finished.seal()
+        return finished.contains(all: one.finished)
+    }
+
     mutating func absorb(_ line: [UInt8], count: Bool = true) {
         switch ResultRecord(line: line) {
         case .job(let j)?:

@@ -163,6 +163,33 @@ final class PostgresConnection: @unchecked Sendable {
         return rows
     }
 
+    /// Waits up to `timeout` seconds for notifications on channels this connection `LISTEN`s
+    /// to; returns their payloads (empty: none came). Throws when the connection was lost.
+    func notifications(timeout: Double) throws(PostgresError) -> [String] {
+        let c = try handle()
+        var payloads = drainNotifications(c)
+        if !payloads.isEmpty { return payloads }
+        var fds = pollfd(fd: PQsocket(c), events: Int16(POLLIN), revents: 0)
+        let ready = poll(&fds, 1, Int32(max(0, timeout) * 1000))
+        if ready > 0 {
+            guard PQconsumeInput(c) == 1 else {
+                throw PostgresError(Self.trimmed(PQerrorMessage(c)), connectionLost: PQstatus(c) != CONNECTION_OK)
+            }
+            payloads = drainNotifications(c)
+        }
+        if PQstatus(c) != CONNECTION_OK { throw PostgresError("the connection was lost", connectionLost: true) }
+        return payloads
+    }
+
+    private func drainNotifications(_ c: OpaquePointer) -> [String] {
+        var payloads: [String] = []
+        while let n = PQnotifies(c) {
+            payloads.append(String(cString: n.pointee.extra))
+            PQfreemem(n)
+        }
+        return payloads
+    }
+
     /// Wraps a result, or throws its error (freeing it).
     private func check(_ result: OpaquePointer?, _ c: OpaquePointer) throws(PostgresError) -> PostgresRows {
         guard let result else {
@@ -196,6 +223,7 @@ final class PostgresRows {
     deinit { PQclear(result) }
 
     var count: Int { Int(PQntuples(result)) }
+    var columns: Int { Int(PQnfields(result)) }
     /// Rows changed by an INSERT/UPDATE/DELETE/COPY.
     var affected: Int { Int(String(cString: PQcmdTuples(result))) ?? 0 }
 

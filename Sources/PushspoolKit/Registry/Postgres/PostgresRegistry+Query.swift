@@ -59,6 +59,20 @@ extension PostgresRegistry {
         return n <= bound
     }
 
+    /// Where the next chunk of an audience ends (`PostgresJobQueue`): the `seq` of the
+    /// `size`-th matching device after `after`, or of the last one when fewer are left; nil
+    /// when none is. One row comes back however large `size` is.
+    public func chunkEnd(platforms: Set<Platform>, apps: Set<String>?, tokenKind: APNsTokenKind?, matching: TagExpression?,
+                         after: Int64, size: Int) throws(RegistryError) -> Int64? {
+        guard !platforms.isEmpty, apps?.isEmpty != true else { return nil }
+        let query = PostgresAudienceQuery(platforms: platforms, apps: apps, tokenKind: tokenKind, expression: matching)
+        let page = query.pageSQL(columns: "d.seq")
+        return try run { c in
+            let r = try c.queryOnce("SELECT max(seq) FROM (\(page)) s", query.pageParameters(after: after, limit: max(1, size)))
+            return r.isNull(0, 0) ? nil : r.int64(0, 0)
+        }
+    }
+
     public func count(platforms: Set<Platform>, apps: Set<String>?, tokenKind: APNsTokenKind?, matching: TagExpression?) throws(RegistryError) -> Int {
         guard !platforms.isEmpty, apps?.isEmpty != true else { return 0 }
         let query = PostgresAudienceQuery(platforms: platforms, apps: apps, tokenKind: tokenKind, expression: matching)
@@ -149,9 +163,11 @@ struct PostgresAudienceQuery {
     }
 
     /// The cursor and limit come after the audience's own parameters.
-    var pageSQL: String {
+    var pageSQL: String { pageSQL(columns: PostgresRegistry.deviceColumns) }
+
+    func pageSQL(columns: String) -> String {
         let n = parameters.count
-        return "SELECT \(PostgresRegistry.deviceColumns) FROM devices d WHERE "
+        return "SELECT \(columns) FROM devices d WHERE "
             + (conditions + ["d.seq > $\(n + 1)::bigint"]).joined(separator: " AND ")
             + (sparse ? " ORDER BY d.seq + 0" : " ORDER BY d.seq") + " LIMIT $\(n + 2)::bigint"
     }

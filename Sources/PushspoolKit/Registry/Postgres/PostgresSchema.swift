@@ -3,7 +3,7 @@
 /// two hosts starting at once migrate once. A binary meeting a newer schema than it knows refuses
 /// to work on it (a newer host migrated it; this one must be upgraded too).
 enum PostgresSchema {
-    static let version = 7
+    static let version = 8
 
     /// Version n's statements, applied in order from the database's version + 1.
     static let steps: [Int: String] = [
@@ -62,6 +62,52 @@ enum PostgresSchema {
                 name text PRIMARY KEY,
                 tokens double precision NOT NULL,
                 refilled_at double precision NOT NULL);
+            """,
+        // The shared job queue (`PostgresJobQueue`): each send job accepted by a host, its
+        // chunks (keyset ranges of the audience's `devices.seq`, claimed under leases on the
+        // database's clock), their outcomes (result-log lines, a batch per row) and the hosts.
+        8: """
+            CREATE TABLE queue_jobs(
+                id text PRIMARY KEY,
+                origin text NOT NULL,
+                body text NOT NULL,
+                job_line text NOT NULL,
+                targets bigint,
+                cut_after bigint NOT NULL DEFAULT 0,
+                cut_done boolean NOT NULL DEFAULT false,
+                cutter text,
+                cut_lease_until timestamptz,
+                chunks integer NOT NULL DEFAULT 0,
+                control text,
+                summary_line text,
+                created_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+                ended_at timestamptz);
+            CREATE TABLE queue_chunks(
+                job text NOT NULL REFERENCES queue_jobs(id) ON DELETE CASCADE,
+                chunk integer NOT NULL,
+                after_key bigint NOT NULL,
+                last_key bigint NOT NULL,
+                requests boolean NOT NULL DEFAULT false,
+                done boolean NOT NULL DEFAULT false,
+                host text,
+                lease_until timestamptz,
+                taken integer NOT NULL DEFAULT 0,
+                applied boolean NOT NULL DEFAULT false,
+                PRIMARY KEY(job, chunk));
+            CREATE INDEX queue_chunks_open ON queue_chunks(job, chunk) WHERE NOT done;
+            CREATE INDEX queue_chunks_unapplied ON queue_chunks(job, chunk) WHERE done AND NOT applied;
+            CREATE TABLE queue_outcomes(
+                job text NOT NULL,
+                chunk integer NOT NULL,
+                n bigint GENERATED ALWAYS AS IDENTITY,
+                lines text NOT NULL,
+                PRIMARY KEY(job, chunk, n));
+            CREATE TABLE queue_hosts(
+                host text PRIMARY KEY,
+                seen_at timestamptz NOT NULL,
+                chunks integer NOT NULL DEFAULT 0,
+                sent bigint NOT NULL DEFAULT 0,
+                rate double precision NOT NULL DEFAULT 0);
             """,
     ]
 

@@ -1,0 +1,38 @@
+import Foundation
+import PushspoolKit
+
+/// `results ID`: a job's result log. The spool's own `results/<id>.jsonl` when this host accepted
+/// the job; otherwise, with a PostgreSQL registry, the log as the shared queue holds it (the job
+/// line, every outcome recorded by any host, the summary once it ended), so any host can read any
+/// job's results, even while the host that accepted it is down.
+enum ResultsCommand {
+    static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
+        guard args.positionals.count == 1, let id = args.positionals.first else {
+            throw CLIError(.usage, "results: expected one job id, e.g. pushspool results spring-sale")
+        }
+        if let problem = Identifier.jobIDProblem(id) { throw CLIError(.usage, "results: job id \(problem)") }
+        let runtime = try Runtime(args)
+        let local = runtime.spool.resultURL(jobID: id)
+        if let handle = FileHandle(forReadingAtPath: local.path) {
+            defer { try? handle.close() }
+            while let chunk = try? handle.read(upToCount: 1 << 16), !chunk.isEmpty {
+                StandardOutput.shared.write(String(decoding: chunk, as: UTF8.self))
+            }
+            return .ok
+        }
+        guard let queue = EngineSetup.sharedQueue(config: runtime.config) else {
+            throw CLIError(.usage, "results: no result log for job \(id) in \(runtime.spool.url(.results).path)")
+        }
+        defer { queue.close() }
+        let found: Bool
+        do {
+            found = try queue.results(id) { StandardOutput.shared.write($0) }
+        } catch {
+            throw CLIError(.ioError, "results: the shared queue in \(queue.location): \(RegistryError.detail(error))")
+        }
+        if !found {
+            throw CLIError(.usage, "results: no job \(id) in \(runtime.spool.url(.results).path) or in the shared queue in \(queue.location)")
+        }
+        return .ok
+    }
+}

@@ -1,0 +1,267 @@
+import Dispatch
+import Foundation
+import PushspoolCore
+import Synchronization
+
+/// This host's hands on the shared queue: it cuts jobs' audiences into chunks and claims at most
+/// `queue.max_chunks` chunks at once, each sent by a `SendRun` on a thread of its own with its
+/// outcomes going to the queue, then completed (or, stopped, paused or cancelled, let go for
+/// any host to take). It wakes on the queue's notifications, and every `fallbackSeconds` for
+/// what tells no one (a lease that ran out). Leases are renewed every third of a lease; a host
+/// that cannot renew for a whole lease (partitioned from the database) stops sending, since
+/// its chunks go on elsewhere.
+final class ChunkWorker: Sendable {
+    /// A chunk this host holds, and whether it lost it.
+    final class Held: Sendable {
+        let chunk: PostgresJobQueue.Chunk
+        private let lost = Atomic<Bool>(false)
+        init(_ chunk: PostgresJobQueue.Chunk) { self.chunk = chunk }
+        var isLost: Bool { lost.load(ordering: .acquiring) }
+        func lose() { lost.store(true, ordering: .releasing) }
+    }
+
+    private let queue: SharedQueue
+    private let env: JobRunner.Environment
+    private let control = DispatchQueue(label: "pushspool.chunks")
+    private let threads = DispatchGroup()
+
+    private struct State {
+        var held: [String: Held] = [:]
+        var cutting = false
+        var stopping = false
+        var started = false
+        /// Jobs this host cannot send (its config lacks their app or provider), until then.
+        var skip: [String: Date] = [:]
+        var lastRenewed = Date()
+        var sent: Int64 = 0
+        var rate = RateEstimator(window: 10, minimumSpan: 1)
+        var renewer: (any DispatchSourceTimer)?
+        var unreachableSince: Date?
+    }
+    private let state = Mutex(State())
+    private let stopFlag = Atomic<Bool>(false)
+
+    init(queue: SharedQueue, env: JobRunner.Environment) {
+        self.queue = queue
+        self.env = env
+    }
+
+    private var lease: Double { Double(queue.config.leaseSeconds) }
+
+    func start() {
+        let first = state.withLock { s -> Bool in
+            defer { s.started = true }
+            return !s.started
+        }
+        guard first else { return }
+        let listener = QueueListener(uri: queue.uri)
+        threads.enter()
+        let thread = Thread { [self] in
+            defer { threads.leave() }
+            listener.listen(timeout: queue.fallbackSeconds, stop: { [self] in stopFlag.load(ordering: .acquiring) }) { payload in
+                if payload == nil || payload?.hasPrefix("control ") == true { queue.refreshRequests() }
+                queue.wakeups.signal()
+                if payload?.hasPrefix("done ") != true { poke() }
+            }
+        }
+        thread.name = "pushspool queue listener"
+        thread.start()
+        let every = lease / 3
+        state.withLock { s in
+            let timer = DispatchSource.makeTimerSource(queue: control)
+            timer.schedule(deadline: .now() + every, repeating: every, leeway: .milliseconds(100))
+            timer.setEventHandler { [weak self] in self?.renew() }
+            timer.resume()
+            s.renewer = timer
+        }
+        queue.refreshRequests()
+        poke()
+    }
+
+    /// Stops claiming; chunks in hand stop producing, finish what is in flight and are let go.
+    func stop() {
+        stopFlag.store(true, ordering: .releasing)
+        state.withLock { s in
+            s.stopping = true
+            s.renewer?.cancel()
+            s.renewer = nil
+        }
+    }
+
+    /// Waits for every chunk thread (and the listener) after `stop()`.
+    func wait() { threads.wait() }
+
+    private var isStopping: Bool { stopFlag.load(ordering: .acquiring) || env.isStopping() }
+
+    /// Claims what there is room for, and takes a job's cut when no host cuts it.
+    func poke() {
+        control.async { [self] in claimMore() }
+    }
+
+    private func claimMore() {
+        guard !isStopping else { return }
+        let now = Date()
+        let (room, skip, cutting) = state.withLock { s in
+            s.skip = s.skip.filter { $0.value > now }
+            return (queue.config.maxChunks - s.held.count, Array(s.skip.keys), s.cutting)
+        }
+        do {
+            if !cutting, let cut = try queue.store.claimCut(lease: lease) {
+                state.withLock { $0.cutting = true }
+                spawn("pushspool cut \(cut.job)") { [self] in runCut(cut) }
+            }
+            guard room > 0 else { return }
+            for chunk in try queue.store.claim(count: room, lease: lease, excluding: skip) {
+                let held = Held(chunk)
+                state.withLock { $0.held[PostgresJobQueue.key(chunk.job, chunk.number)] = held }
+                spawn("pushspool chunk \(chunk.job)#\(chunk.number)") { [self] in runChunk(held) }
+            }
+            noteReachable()
+        } catch {
+            noteUnreachable(error)
+        }
+    }
+
+    private func spawn(_ name: String, _ body: @escaping @Sendable () -> Void) {
+        threads.enter()
+        let thread = Thread { [threads] in
+            body()
+            threads.leave()
+        }
+        thread.name = name
+        thread.start()
+    }
+
+    // MARK: Cutting
+
+    /// Cuts a job's audience into chunks as it reads it, each one claimable as soon as it is cut.
+    private func runCut(_ claimed: PostgresJobQueue.Cut) {
+        defer {
+            state.withLock { $0.cutting = false }
+            poke()
+        }
+        var cut = claimed
+        do {
+            guard let (_, send, plan) = try loadJob(cut.job) else { return }
+            let tokenKind = send.message.native.tokenKind
+            while !isStopping, queue.request(for: cut.job) == nil {
+                let end = try queue.registry.chunkEnd(platforms: Set(plan.direct), apps: plan.directApps, tokenKind: tokenKind,
+                                                      matching: send.audience.tagExpression, after: cut.after, size: queue.config.chunkSize)
+                guard try queue.store.addChunk(&cut, last: end, lease: lease), end != nil else { return }
+            }
+        } catch {
+            env.log.error("cutting its audience into chunks failed: \(RegistryError.detail(error)); another look in \(Int(queue.fallbackSeconds)) s",
+                          [(.job, cut.job)])
+        }
+    }
+
+    // MARK: Sending
+
+    /// The job a chunk belongs to, parsed and planned; nil (logged, and the job skipped here
+    /// for a while) when this host cannot send it.
+    private func loadJob(_ id: String) throws -> (Job, SendJob, SendPlan)? {
+        guard let row = try queue.store.job(id) else { return nil }
+        let problem: String
+        do {
+            let job = try JobParser.parse(Array(row.body.utf8), fileName: id + ".json")
+            guard case .send(let send) = job.kind else { return nil }
+            switch SendPlan.make(send, apps: env.apps) {
+            case .success(let plan): return (job, send, plan)
+            case .failure(let why): problem = why.description
+            }
+        } catch {
+            problem = "\(error)"
+        }
+        env.log.error("this host cannot send its chunks (\(problem)); left to other hosts for a minute", [(.job, id)])
+        state.withLock { $0.skip[id] = Date().addingTimeInterval(60) }
+        return nil
+    }
+
+    private func runChunk(_ held: Held) {
+        let chunk = held.chunk
+        var finished = 0
+        defer {
+            state.withLock { s in
+                s.held[PostgresJobQueue.key(chunk.job, chunk.number)] = nil
+                s.sent += Int64(finished)
+            }
+            poke()
+        }
+        do {
+            guard let (job, send, plan) = try loadJob(chunk.job) else {
+                try? queue.store.release(chunk)
+                return
+            }
+            // Outcomes it recorded before it was taken over (or let go): those targets are final.
+            var prior = ResultLogContents()
+            for batch in try queue.store.lines(job: chunk.job, chunk: chunk.number) {
+                for line in batch.utf8.split(separator: UInt8(ascii: "\n")) { prior.absorb(Array(line)) }
+            }
+            prior.finished.seal()
+            let sink = ChunkOutcomeLog(store: queue.store, chunk: chunk, held: held)
+            let queue = queue, worker = self
+            let stop = StopSignal(isStopping: { held.isLost || worker.isStopping || queue.request(for: chunk.job) != nil },
+                                  controls: nil, jobID: job.id)
+            let label = "\(job.id) chunk \(chunk.number)"
+            let progress = ProgressCheckpoint.url(in: env.spool, jobID: "\(job.id).chunk-\(chunk.number)")
+            let scope = SendRun.ChunkScope(after: chunk.after, last: chunk.last, requests: chunk.requests, label: label)
+            var run = SendRun(env: env, job: job, send: send, plan: plan, log: sink, prior: prior, stop: stop, progress: (progress, nil))
+            run.chunk = scope
+            let result = run.execute()
+            try? FileManager.default.removeItem(at: progress)
+            finished = result.delivered + result.failed + result.unregistered + result.capped
+                - (prior.delivered + prior.failed + prior.unregistered + prior.capped)
+            if result.interruption == nil, sink.failure == nil, !held.isLost {
+                _ = try queue.store.complete(chunk)
+            } else if !held.isLost {
+                try queue.store.release(chunk)
+            }
+        } catch {
+            env.log.error("chunk \(chunk.number): \(RegistryError.detail(error)); left for its lease to run out", [(.job, chunk.job)])
+        }
+    }
+
+    // MARK: Leases
+
+    /// Renews every lease held; a chunk whose lease another host took is lost (its run stops).
+    /// Unable to renew for a whole lease, every chunk in hand is lost: other hosts have them.
+    private func renew() {
+        let (holding, sent) = state.withLock { s in (s.held.count, s.sent) }
+        let now = Date()
+        let rate = state.withLock { s -> Double in
+            s.rate.sample(at: now.timeIntervalSince1970, count: Int(sent))
+            return s.rate.rate ?? 0
+        }
+        do {
+            let kept = try queue.store.renew(lease: lease, holding: holding, sent: sent, rate: rate)
+            state.withLock { s in
+                s.lastRenewed = now
+                for (key, held) in s.held where !kept.contains(key) { held.lose() }
+            }
+            noteReachable()
+        } catch {
+            let late = state.withLock { s -> Bool in now.timeIntervalSince(s.lastRenewed) >= lease }
+            if late { state.withLock { s in for held in s.held.values { held.lose() } } }
+            noteUnreachable(error)
+        }
+        poke()
+    }
+
+    private func noteUnreachable(_ error: any Error) {
+        let first = state.withLock { s -> Bool in
+            defer { s.unreachableSince = s.unreachableSince ?? Date() }
+            return s.unreachableSince == nil
+        }
+        if first {
+            env.log.error("the shared queue in \(queue.store.location) cannot be reached (\(RegistryError.detail(error))); no chunk is claimed until it answers")
+        }
+    }
+
+    private func noteReachable() {
+        let was = state.withLock { s -> Date? in
+            defer { s.unreachableSince = nil }
+            return s.unreachableSince
+        }
+        if let was { env.log.info("the shared queue answers again after \(Int(Date().timeIntervalSince(was))) s") }
+    }
+}

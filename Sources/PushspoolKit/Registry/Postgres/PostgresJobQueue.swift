@@ -1,0 +1,396 @@
+import Foundation
+import PushspoolCore
+
+/// The job queue every host shares (schema 8, README "Several hosts"): a send job accepted by
+/// any host is published here with its result log's job line; its audience is cut into
+/// **chunks**, keyset ranges `(after_key, last_key]` of `devices.seq`, as it is read; every
+/// host claims chunks with `FOR UPDATE SKIP LOCKED` under a lease on the database's clock
+/// (never a host's: clock skew does not matter), writes their outcomes as result-log lines, a
+/// batch per row, while it still holds the lease, and completes each chunk in one transaction
+/// that also tells the other hosts (`NOTIFY pushspool_queue`).
+public final class PostgresJobQueue: Sendable {
+    let pool: PostgresPool
+    public let location: String
+    /// This process, as leases and `status` name it.
+    public let host: String
+
+    public init(uri: String, host: String, maxConnections: Int = 4) {
+        location = RegistryLocation.redacted(uri)
+        self.host = host
+        pool = PostgresPool(uri: uri, maxConnections: maxConnections)
+    }
+
+    deinit { pool.close() }
+
+    public func close() { pool.close() }
+
+    static let channel = "pushspool_queue"
+
+    func run<T>(_ body: (PostgresConnection) throws -> T) throws(RegistryError) -> T {
+        do { return try pool.withConnection(waitingAtMost: 10, body) } catch { throw RegistryError.from(error) }
+    }
+
+    func transaction<T>(_ body: (PostgresConnection) throws -> T) throws(RegistryError) -> T {
+        try run { c in try c.transaction { try body(c) } }
+    }
+
+    // MARK: Publishing
+
+    /// Publishes a job once (a second publish of the same id, by a resumed origin, changes
+    /// nothing): its body and job line, and for a job whose service resolves the audience
+    /// (hub, FCM topic, broadcast channel) its single-request chunk 0. `devices`: whether its
+    /// audience has devices to cut into chunks.
+    public func publish(id: String, body: String, jobLine: String, targets: Int?, requests: Bool, devices: Bool) throws(RegistryError) {
+        try transaction { c in
+            let inserted = try c.query("""
+                INSERT INTO queue_jobs(id, origin, body, job_line, targets, cut_done) VALUES($1, $2, $3, $4, $5::bigint, $6::boolean)
+                ON CONFLICT (id) DO NOTHING
+                """, [id, host, body, jobLine, targets.map { "\($0)" }, devices ? "false" : "true"]).affected
+            guard inserted == 1 else { return }
+            if requests {
+                try c.query("INSERT INTO queue_chunks(job, chunk, after_key, last_key, requests) VALUES($1, 0, 0, 0, true)", [id])
+            }
+            try c.query("SELECT pg_notify($1, 'ready')", [Self.channel])
+        }
+    }
+
+    /// A published job as its origin and its chunks' hosts see it.
+    public struct JobRow: Sendable {
+        public var id: String
+        public var origin: String
+        public var body: String
+        public var jobLine: String
+        public var targets: Int?
+        public var control: ControlRequest?
+        public var cutDone: Bool
+        public var summaryLine: String?
+    }
+
+    public func job(_ id: String) throws(RegistryError) -> JobRow? {
+        try run { c in
+            let r = try c.query("SELECT id, origin, body, job_line, targets, control, cut_done, summary_line FROM queue_jobs WHERE id = $1", [id])
+            guard r.count == 1 else { return nil }
+            return JobRow(id: r.text(0, 0) ?? id, origin: r.text(0, 1) ?? "", body: r.text(0, 2) ?? "", jobLine: r.text(0, 3) ?? "",
+                          targets: r.isNull(0, 4) ? nil : Int(r.int64(0, 4)), control: r.text(0, 5).flatMap(ControlRequest.init(rawValue:)),
+                          cutDone: r.text(0, 6) == "t", summaryLine: r.text(0, 7))
+        }
+    }
+
+    // MARK: Cutting
+
+    /// A job whose audience is still being cut, taken under a lease by one host at a time.
+    public struct Cut: Sendable {
+        public var job: String
+        public var after: Int64
+        public var chunks: Int
+    }
+
+    /// Takes the oldest job still to be cut (none paused or cancelled) whose cutter's lease ran out.
+    public func claimCut(lease: Double) throws(RegistryError) -> Cut? {
+        try run { c in
+            let r = try c.query("""
+                UPDATE queue_jobs SET cutter = $1, cut_lease_until = clock_timestamp() + make_interval(secs => $2::float8)
+                WHERE id = (SELECT id FROM queue_jobs
+                            WHERE NOT cut_done AND control IS NULL AND (cut_lease_until IS NULL OR cut_lease_until < clock_timestamp())
+                            ORDER BY created_at FOR UPDATE SKIP LOCKED LIMIT 1)
+                RETURNING id, cut_after, chunks
+                """, [host, "\(lease)"])
+            guard r.count == 1 else { return nil }
+            return Cut(job: r.text(0, 0) ?? "", after: r.int64(0, 1), chunks: Int(r.int64(0, 2)))
+        }
+    }
+
+    /// Adds the next chunk `(cut.after, last]` (nil: the audience is used up) and moves the cut
+    /// on, in one transaction, while this host still holds the cut; false: it lost it.
+    public func addChunk(_ cut: inout Cut, last: Int64?, lease: Double) throws(RegistryError) -> Bool {
+        let current = cut
+        let kept: Bool = try transaction { c in
+            let moved = try c.query("""
+                UPDATE queue_jobs SET cut_after = coalesce($3::bigint, cut_after), chunks = chunks + ($3::bigint IS NOT NULL)::int,
+                    cut_done = ($3::bigint IS NULL), cut_lease_until = clock_timestamp() + make_interval(secs => $4::float8)
+                WHERE id = $1 AND cutter = $2 AND NOT cut_done AND cut_after = $5::bigint
+                """, [current.job, host, last.map { "\($0)" }, "\(lease)", "\(current.after)"]).affected
+            guard moved == 1 else { return false }
+            if let last {
+                try c.query("INSERT INTO queue_chunks(job, chunk, after_key, last_key) VALUES($1, $2::int, $3::bigint, $4::bigint)",
+                            [current.job, "\(current.chunks + 1)", "\(current.after)", "\(last)"])
+            }
+            try c.query("SELECT pg_notify($1, $2)", [Self.channel, last == nil ? "cut " + current.job : "ready"])
+            return true
+        }
+        if kept, let last {
+            cut.after = last
+            cut.chunks += 1
+        }
+        return kept
+    }
+
+    // MARK: Claiming
+
+    public struct Chunk: Sendable, Hashable {
+        public var job: String
+        public var number: Int
+        /// Devices with `seq` in `(after, last]`; a `requests` chunk is the job's hub, topic or
+        /// channel requests instead.
+        public var after: Int64
+        public var last: Int64
+        public var requests: Bool
+        /// How many times it was claimed (more than once: taken over, or resumed).
+        public var taken: Int
+    }
+
+    /// Claims up to `count` chunks no host holds (or whose holder's lease ran out), oldest job first,
+    /// of jobs neither paused nor cancelled.
+    public func claim(count: Int, lease: Double, excluding skipped: [String] = []) throws(RegistryError) -> [Chunk] {
+        guard count > 0 else { return [] }
+        return try run { c in
+            let r = try c.query("""
+                WITH picked AS (
+                    SELECT q.job, q.chunk FROM queue_chunks q JOIN queue_jobs j ON j.id = q.job
+                    WHERE NOT q.done AND (q.lease_until IS NULL OR q.lease_until < clock_timestamp()) AND j.control IS NULL
+                      AND NOT (q.job = ANY($4::text[]))
+                    ORDER BY j.created_at, q.chunk
+                    FOR UPDATE OF q SKIP LOCKED LIMIT $2::int)
+                UPDATE queue_chunks q SET host = $1, lease_until = clock_timestamp() + make_interval(secs => $3::float8), taken = q.taken + 1
+                FROM picked WHERE q.job = picked.job AND q.chunk = picked.chunk
+                RETURNING q.job, q.chunk, q.after_key, q.last_key, q.requests, q.taken
+                """, [host, "\(count)", "\(lease)", PostgresRegistry.arrayLiteral(skipped)])
+            return (0..<r.count).map { i in
+                Chunk(job: r.text(i, 0) ?? "", number: Int(r.int64(i, 1)), after: r.int64(i, 2), last: r.int64(i, 3),
+                      requests: r.text(i, 4) == "t", taken: Int(r.int64(i, 5)))
+            }
+        }
+    }
+
+    /// Renews the leases of every chunk this host holds, and says which they are (one it no
+    /// longer holds was taken over: its lease had run out). `sent`, `rate`: for `status`.
+    public func renew(lease: Double, holding: Int, sent: Int64, rate: Double) throws(RegistryError) -> Set<String> {
+        try transaction { c in
+            try c.query("""
+                INSERT INTO queue_hosts(host, seen_at, chunks, sent, rate) VALUES($1, clock_timestamp(), $2::int, $3::bigint, $4::float8)
+                ON CONFLICT (host) DO UPDATE SET seen_at = excluded.seen_at, chunks = excluded.chunks, sent = excluded.sent, rate = excluded.rate
+                """, [host, "\(holding)", "\(sent)", "\(rate)"])
+            let r = try c.query("""
+                UPDATE queue_chunks SET lease_until = clock_timestamp() + make_interval(secs => $2::float8)
+                WHERE host = $1 AND NOT done RETURNING job, chunk
+                """, [host, "\(lease)"])
+            return Set((0..<r.count).map { Self.key(r.text($0, 0) ?? "", Int(r.int64($0, 1))) })
+        }
+    }
+
+    static func key(_ job: String, _ chunk: Int) -> String { "\(job)\u{1F}\(chunk)" }
+
+    /// Appends one batch of a chunk's outcome lines, if this host still holds the chunk; false:
+    /// it was taken over (the lines are dropped: the new holder sends those targets again).
+    public func record(_ chunk: Chunk, lines: String) throws(RegistryError) -> Bool {
+        try run { c in
+            try c.query("""
+                INSERT INTO queue_outcomes(job, chunk, lines)
+                SELECT $1, $2::int, $4 WHERE EXISTS (
+                    SELECT 1 FROM queue_chunks WHERE job = $1 AND chunk = $2::int AND host = $3 AND NOT done)
+                """, [chunk.job, "\(chunk.number)", host, lines]).affected == 1
+        }
+    }
+
+    /// Completes a chunk this host holds (its outcomes are all recorded) and tells the hosts.
+    public func complete(_ chunk: Chunk) throws(RegistryError) -> Bool {
+        try transaction { c in
+            let done = try c.query("""
+                UPDATE queue_chunks SET done = true, lease_until = NULL WHERE job = $1 AND chunk = $2::int AND host = $3 AND NOT done
+                """, [chunk.job, "\(chunk.number)", host]).affected == 1
+            if done { try c.query("SELECT pg_notify($1, $2)", [Self.channel, "done " + chunk.job]) }
+            return done
+        }
+    }
+
+    /// Lets go of a chunk left unfinished (a stop, a pause, a cancel): any host may take it at once.
+    public func release(_ chunk: Chunk) throws(RegistryError) {
+        try transaction { c in
+            try c.query("UPDATE queue_chunks SET host = NULL, lease_until = NULL WHERE job = $1 AND chunk = $2::int AND host = $3 AND NOT done",
+                        [chunk.job, "\(chunk.number)", host])
+            try c.query("SELECT pg_notify($1, $2)", [Self.channel, "released " + chunk.job])
+        }
+    }
+
+    /// The outcome lines recorded for one chunk, in the order they were written.
+    public func lines(job: String, chunk: Int) throws(RegistryError) -> [String] {
+        try run { c in
+            let r = try c.query("SELECT lines FROM queue_outcomes WHERE job = $1 AND chunk = $2::int ORDER BY n", [job, "\(chunk)"])
+            return (0..<r.count).map { r.text($0, 0) ?? "" }
+        }
+    }
+
+    // MARK: The origin
+
+    /// Where a job stands: its completed chunks not yet in the origin's log, whether chunks are
+    /// still open (and held by a live lease), and its control.
+    public struct Progress: Sendable {
+        public var unapplied: [Int]
+        public var open: Int
+        public var leased: Int
+        public var cutDone: Bool
+        public var control: ControlRequest?
+        public var finished: Bool { cutDone && open == 0 && unapplied.isEmpty }
+    }
+
+    public func progress(_ id: String) throws(RegistryError) -> Progress? {
+        try run { c in
+            let j = try c.query("SELECT cut_done, control FROM queue_jobs WHERE id = $1", [id])
+            guard j.count == 1 else { return nil }
+            let u = try c.query("SELECT chunk FROM queue_chunks WHERE job = $1 AND done AND NOT applied ORDER BY chunk", [id])
+            let o = try c.query("""
+                SELECT count(*), count(*) FILTER (WHERE host IS NOT NULL AND lease_until > clock_timestamp())
+                FROM queue_chunks WHERE job = $1 AND NOT done
+                """, [id])
+            return Progress(unapplied: (0..<u.count).map { Int(u.int64($0, 0)) }, open: Int(o.int64(0, 0)), leased: Int(o.int64(0, 1)),
+                            cutDone: j.text(0, 0) == "t", control: j.text(0, 1).flatMap(ControlRequest.init(rawValue:)))
+        }
+    }
+
+    /// Marks a completed chunk's lines as written to the origin's result log.
+    public func markApplied(job: String, chunk: Int) throws(RegistryError) {
+        try run { c in try c.query("UPDATE queue_chunks SET applied = true WHERE job = $1 AND chunk = $2::int", [job, "\(chunk)"]) }
+    }
+
+    /// The chunks of a cancelled job that were left unfinished, with outcomes recorded so far.
+    public func unfinishedChunks(_ id: String) throws(RegistryError) -> [Int] {
+        try run { c in
+            let r = try c.query("SELECT chunk FROM queue_chunks WHERE job = $1 AND NOT applied AND NOT done ORDER BY chunk", [id])
+            return (0..<r.count).map { Int(r.int64($0, 0)) }
+        }
+    }
+
+    /// The job's summary line, written by its origin when the job ends: it then ends everywhere.
+    public func end(_ id: String, summaryLine: String) throws(RegistryError) {
+        try transaction { c in
+            let ended = try c.query("UPDATE queue_jobs SET summary_line = $2, ended_at = clock_timestamp(), cut_done = true WHERE id = $1",
+                                    [id, summaryLine]).affected
+            guard ended == 1 else { return }
+            try c.query("UPDATE queue_chunks SET done = true, host = NULL, lease_until = NULL WHERE job = $1 AND NOT done", [id])
+            try c.query("SELECT pg_notify($1, $2)", [Self.channel, "ended " + id])
+        }
+    }
+
+    // MARK: Steering
+
+    /// Sets (or with nil, clears) a job's cancel or pause request and tells every host; false:
+    /// no such job in the queue, or it has ended.
+    public func steer(_ id: String, _ request: ControlRequest?) throws(RegistryError) -> Bool {
+        try transaction { c in
+            let changed = try c.query("""
+                UPDATE queue_jobs SET control = CASE WHEN control = 'cancel' THEN 'cancel' ELSE $2 END WHERE id = $1 AND ended_at IS NULL
+                """, [id, request?.rawValue]).affected == 1
+            if changed { try c.query("SELECT pg_notify($1, $2)", [Self.channel, "control " + id]) }
+            return changed
+        }
+    }
+
+    /// The cancel and pause requests on running jobs, by id (every host's steering reads these).
+    public func controls() throws(RegistryError) -> [String: ControlRequest] {
+        try run { c in
+            let r = try c.query("SELECT id, control FROM queue_jobs WHERE control IS NOT NULL AND ended_at IS NULL")
+            var out: [String: ControlRequest] = [:]
+            for i in 0..<r.count { if let k = r.text(i, 1).flatMap(ControlRequest.init(rawValue:)) { out[r.text(i, 0) ?? ""] = k } }
+            return out
+        }
+    }
+
+    // MARK: Reading
+
+    /// A job's result log as the queue holds it: its job line, every recorded outcome line
+    /// (chunk by chunk) and its summary line once it ended; each piece goes to `write` as it is
+    /// read (a chunk at a time: bounded memory). False: no such job.
+    public func results(_ id: String, _ write: (String) throws -> Void) throws -> Bool {
+        guard let row = try job(id) else { return false }
+        try write(row.jobLine.hasSuffix("\n") ? row.jobLine : row.jobLine + "\n")
+        let chunks: [Int] = try run { c in
+            let r = try c.query("SELECT DISTINCT chunk FROM queue_outcomes WHERE job = $1 ORDER BY chunk", [id])
+            return (0..<r.count).map { Int(r.int64($0, 0)) }
+        }
+        for chunk in chunks { for lines in try self.lines(job: id, chunk: chunk) { try write(lines) } }
+        if let summary = try job(id)?.summaryLine { try write(summary.hasSuffix("\n") ? summary : summary + "\n") }
+        return true
+    }
+
+    /// Each host's last report, for `status`.
+    public struct HostRow: Sendable {
+        public var host: String
+        public var secondsAgo: Double
+        public var chunks: Int
+        public var sent: Int64
+        public var rate: Double
+    }
+
+    public func hosts() throws(RegistryError) -> [HostRow] {
+        try run { c in
+            let r = try c.query("""
+                SELECT host, extract(epoch from clock_timestamp() - seen_at), chunks, sent, rate FROM queue_hosts
+                WHERE seen_at > clock_timestamp() - interval '1 hour' ORDER BY host
+                """)
+            return (0..<r.count).map { HostRow(host: r.text($0, 0) ?? "", secondsAgo: r.double($0, 1), chunks: Int(r.int64($0, 2)),
+                                                sent: r.int64($0, 3), rate: r.double($0, 4)) }
+        }
+    }
+
+    /// Jobs still running in the queue, with their chunks open and held, for `status`.
+    public struct JobSummary: Sendable {
+        public var id: String
+        public var origin: String
+        public var chunks: Int
+        public var done: Int
+        public var leases: [String: Int]
+        public var control: ControlRequest?
+    }
+
+    public func running() throws(RegistryError) -> [JobSummary] {
+        try run { c in
+            let r = try c.query("""
+                SELECT j.id, j.origin, count(q.chunk), count(q.chunk) FILTER (WHERE q.done), j.control,
+                       coalesce(string_agg(q.host, '\u{1F}') FILTER (WHERE NOT q.done AND q.host IS NOT NULL AND q.lease_until > clock_timestamp()), '')
+                FROM queue_jobs j LEFT JOIN queue_chunks q ON q.job = j.id
+                WHERE j.ended_at IS NULL GROUP BY j.id ORDER BY j.created_at LIMIT 100
+                """)
+            return (0..<r.count).map { i in
+                var leases: [String: Int] = [:]
+                for h in (r.text(i, 5) ?? "").split(separator: "\u{1F}") { leases[String(h), default: 0] += 1 }
+                return JobSummary(id: r.text(i, 0) ?? "", origin: r.text(i, 1) ?? "", chunks: Int(r.int64(i, 2)), done: Int(r.int64(i, 3)),
+                                  leases: leases, control: r.text(i, 4).flatMap(ControlRequest.init(rawValue:)))
+            }
+        }
+    }
+}
+
+/// Waits for the queue's notifications on a connection of its own (`LISTEN pushspool_queue`),
+/// reconnecting with backoff when the database goes away.
+public final class QueueListener: Sendable {
+    private let uri: String
+    public init(uri: String) { self.uri = uri }
+
+    /// Calls `heard` with each notification's payload (and with nil after each `timeout` of
+    /// silence, or while the database cannot be reached) until `stop` says so.
+    public func listen(timeout: Double, stop: @Sendable () -> Bool, _ heard: @Sendable (String?) -> Void) {
+        var connection: PostgresConnection?
+        var backoff = 0.25
+        while !stop() {
+            do {
+                if connection == nil {
+                    let c = try PostgresConnection(uri: uri)
+                    try c.execute("LISTEN \(PostgresJobQueue.channel)")
+                    connection = c
+                    backoff = 0.25
+                    heard(nil)    // reconnected: anything said meanwhile was missed
+                }
+                let payloads = try connection!.notifications(timeout: timeout)
+                if payloads.isEmpty { heard(nil) }
+                for p in payloads { heard(p) }
+            } catch {
+                connection?.close()
+                connection = nil
+                heard(nil)
+                Thread.sleep(forTimeInterval: min(backoff, timeout))
+                backoff = min(backoff * 2, 5)
+            }
+        }
+        connection?.close()
+    }
+}
