@@ -45,7 +45,7 @@ public final class FrontDoorServer: Sendable {
         // Bounded below the answer's 1 s lifetime, so a database that does not answer shows at the next probe.
         health = HealthCheck(check: HealthCheck.spoolAndRegistry(
             spool: parts.spool, registry: RegistryProbe(config: parts.config, timeout: 0.5, open: parts.registry)))
-        let jobs = JobAPI(spool: parts.spool, intake: intake, ownerLeaseSeconds: parts.config.ownerLeaseSeconds)
+        let jobs = JobAPI(spool: parts.spool, intake: intake)
         let operations = OperationsAPI(health: health, metrics: metrics, spool: parts.spool,
                                        dispatcherTextfile: parts.config.metrics.textfile.map { parts.config.resolve($0).path })
         let apps = ServedApps(parts.config)

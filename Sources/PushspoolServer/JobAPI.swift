@@ -13,12 +13,10 @@ import Darwin
 public struct JobAPI: Sendable {
     let spool: Spool
     let intake: JobIntake
-    let ownerLeaseSeconds: Int
 
-    public init(spool: Spool, intake: JobIntake, ownerLeaseSeconds: Int) {
+    public init(spool: Spool, intake: JobIntake) {
         self.spool = spool
         self.intake = intake
-        self.ownerLeaseSeconds = ownerLeaseSeconds
     }
 
     public var routes: [FrontDoor.Route] {
@@ -55,7 +53,7 @@ public struct JobAPI: Sendable {
     /// `POST /api/notifications`.
     func queue(_ bytes: [UInt8], id: String, call: FrontDoor.RouteCall,
                accepted: @escaping @Sendable (String) -> ServerResponse) {
-        let status = JobStatus(spool: spool, ownerLeaseSeconds: ownerLeaseSeconds)
+        let status = JobStatus(spool: spool)
         let intake = intake
         call.holding { done in
             call.work.async {
@@ -84,7 +82,7 @@ public struct JobAPI: Sendable {
     /// `GET /v1/jobs/{id}`: the job's entry of `status --json`.
     func status(_ call: FrontDoor.RouteCall) {
         guard let id = Self.jobID(call) else { return }
-        let status = JobStatus(spool: spool, ownerLeaseSeconds: ownerLeaseSeconds)
+        let status = JobStatus(spool: spool)
         call.later {
             status.lookup(id: id).map { .json(200, $0) } ?? .error(404, "id: no job \(id) in this spool")
         }
