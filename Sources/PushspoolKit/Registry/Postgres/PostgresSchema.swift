@@ -97,7 +97,7 @@ enum PostgresSchema {
             CREATE INDEX queue_chunks_open ON queue_chunks(job, chunk) WHERE NOT done;
             CREATE INDEX queue_chunks_unapplied ON queue_chunks(job, chunk) WHERE done AND NOT applied;
             CREATE TABLE queue_outcomes(
-                job text NOT NULL,
+                job text NOT NULL REFERENCES queue_jobs(id) ON DELETE CASCADE,
                 chunk integer NOT NULL,
                 n bigint GENERATED ALWAYS AS IDENTITY,
                 lines text NOT NULL,
