@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import PushspoolCore
 import Synchronization
@@ -48,6 +49,14 @@ public final class ProviderState: Sendable {
         }
         self.pauseDuration = pauseDuration
         self.onPause = onPause
+    }
+
+    /// Blocks the calling (producer) thread until a request could leave at once
+    /// (`PushProvider.whenReady`): asked before the rate cap admits one.
+    func waitUntilReady() {
+        let ready = DispatchSemaphore(value: 0)
+        provider.whenReady { ready.signal() }
+        ready.wait()
     }
 
     /// Its name in the config (`providers.<name>`): what routes, result logs, metrics and pause
