@@ -64,6 +64,7 @@ final class ChunkWorker: Sendable {
             defer { threads.leave() }
             listener.listen(timeout: queue.fallbackSeconds, stop: { [self] in stopFlag.load(ordering: .acquiring) }) { payload in
                 if payload == nil || payload?.hasPrefix("control ") == true { queue.refreshRequests() }
+                if payload == nil || payload?.hasPrefix("pause ") == true { applySharedPauses() }
                 queue.wakeups.signal()
                 if payload?.hasPrefix("done ") != true { poke() }
             }
@@ -222,6 +223,13 @@ final class ChunkWorker: Sendable {
         } catch {
             env.log.error("chunk \(chunk.number): \(RegistryError.detail(error)); left for its lease to run out", [(.job, chunk.job)])
         }
+    }
+
+    /// Applies the providers' pauses and quiet times other hosts recorded to this host's.
+    private func applySharedPauses() {
+        let providers = env.apps.providers
+        guard let sharing = providers.lazy.compactMap(\.sharing).first, let pauses = try? sharing.current() else { return }
+        for pause in pauses { providers.first { $0.name == pause.provider }?.apply(pause) }
     }
 
     // MARK: Leases

@@ -65,7 +65,8 @@ enum PostgresSchema {
             """,
         // The shared job queue (`PostgresJobQueue`): each send job accepted by a host, its
         // chunks (keyset ranges of the audience's `devices.seq`, claimed under leases on the
-        // database's clock), their outcomes (result-log lines, a batch per row) and the hosts.
+        // database's clock), their outcomes (result-log lines, a batch per row) and the hosts;
+        // and providers' pauses and quiet times, shared by every host (`SharedProviderPauses`).
         8: """
             CREATE TABLE queue_jobs(
                 id text PRIMARY KEY,
@@ -102,6 +103,11 @@ enum PostgresSchema {
                 n bigint GENERATED ALWAYS AS IDENTITY,
                 lines text NOT NULL,
                 PRIMARY KEY(job, chunk, n));
+            CREATE TABLE provider_pauses(
+                name text PRIMARY KEY,
+                paused_until timestamptz,
+                reason text,
+                quiet_until timestamptz);
             CREATE TABLE queue_hosts(
                 host text PRIMARY KEY,
                 seen_at timestamptz NOT NULL,

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import PushspoolCore
+import PushspoolTestSupport
 @testable import PushspoolKit
 
 /// The shared queue's store against a real PostgreSQL: two stores on one database stand in for
@@ -152,5 +153,25 @@ struct PostgresJobQueueTests {
                             _ next: PostgresJobQueue.Progress.Next) {
         let p = PostgresJobQueue.Progress(unapplied: unapplied, open: open, leased: leased, cutDone: cut, control: control)
         #expect(p.next == next)
+    }
+
+    /// A provider paused, or told to be quiet, on one host is paused or quiet on the others, for
+    /// what is left of it (seconds on the database's clock, not an instant on a host's).
+    @Test func aProvidersPauseAndQuietReachTheOtherHosts() throws {
+        let uri = try RegistryFixture.postgresDatabase()
+        _ = try PostgresRegistry(uri: uri)     // the schema
+        let a = ProviderState(provider: ScriptedProvider(name: "fcm"), name: "fcm", sharing: SharedProviderPauses(uri: uri))
+        let b = ProviderState(provider: ScriptedProvider(name: "fcm"), name: "fcm", sharing: SharedProviderPauses(uri: uri))
+        let other = ProviderState(provider: ScriptedProvider(name: "apns"), name: "apns", sharing: SharedProviderPauses(uri: uri))
+        a.quiet(until: Date().addingTimeInterval(30))
+        a.pause("the service account's key was revoked")
+        let sharing = SharedProviderPauses(uri: uri)
+        #expect(pollUntil(timeout: 5) { ((try? sharing.current()) ?? []).count == 2 })
+        for pause in try sharing.current() {
+            for state in [b, other] where state.name == pause.provider { state.apply(pause) }
+        }
+        #expect(b.pausedReason == "the service account's key was revoked")
+        #expect(b.quietUntil.timeIntervalSinceNow > 25 && b.quietUntil.timeIntervalSinceNow <= 30)
+        #expect(other.pausedReason == nil && other.quietUntil == .distantPast)
     }
 }
