@@ -57,6 +57,15 @@ final class SharedQueueHarness {
             try p.run()
             runs[host] = p
         }
+        // Each host is up once it reported to the queue (its first lease renewal, a third of a
+        // lease after it started): a job dropped before then could be done before a slow host
+        // (a loaded machine) looked.
+        let expected = runs.count
+        let up = pollUntil(timeout: 30, poll: 0.1) {
+            let n = (try? query("SELECT count(*) FROM queue_hosts WHERE seen_at > clock_timestamp() - interval '10 seconds'"))?.first?.first ?? nil
+            return Int(n ?? "0") ?? 0 >= expected
+        }
+        try #require(up, "not every host reported to the queue")
     }
 
     func log(_ host: String) -> String { dir.read("\(host).log") ?? "" }
