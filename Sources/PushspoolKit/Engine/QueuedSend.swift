@@ -19,7 +19,7 @@ struct QueuedSend {
 
     func execute() -> SendRun.Result {
         let id = held.job.id
-        var counts = CountedLines(prior)
+        let tally = SendRun.Tally(prior)
         do {
             let body = String(decoding: try held.file.read(), as: UTF8.self)
             let jobLine = String(decoding: ResultRecord.job(held.job, file: held.name, receivedAt: held.receivedAt, pns: sendPlatforms,
@@ -27,11 +27,11 @@ struct QueuedSend {
             try queue.store.publish(id: id, body: body, jobLine: jobLine, targets: targets, requests: requests, devices: true)
         } catch {
             env.log.error("publishing it to the shared queue failed: \(RegistryError.detail(error))", [(.job, id)])
-            return counts.result(interruption: .registry(RegistryError.detail(error)))
+            return result(tally, interruption: .registry(RegistryError.detail(error)))
         }
         let progress = ProgressCheckpoint.url(in: env.spool, jobID: id)
-        let tally = SendRun.Tally(prior)
-        env.activity?.begin(Activity.Progress(id: id, targets: targets, finished: counts.finished, failed: prior.failed,
+        env.activity?.begin(Activity.Progress(id: id, targets: targets, finished: prior.delivered + prior.failed + prior.unregistered + prior.capped,
+                                              failed: prior.failed,
                                               finishedThisRun: 0, started: Date(), spreadOverSeconds: nil)) {
             tally.counts.withLock { ($0.finished, $0.failed) }
         }
@@ -40,7 +40,7 @@ struct QueuedSend {
         var unreachable = false
         var applied: Set<Int> = []
         while true {
-            if env.isStopping() { return counts.result(interruption: .stopping) }
+            if env.isStopping() { return result(tally, interruption: .stopping) }
             // A request made on this host reaches every host through the queue.
             if let local = env.controls?.request(for: id), queue.request(for: id) != local {
                 _ = try? queue.store.steer(id, local)
@@ -48,30 +48,31 @@ struct QueuedSend {
             }
             do {
                 guard let state = try queue.store.progress(id) else {
-                    return counts.result(interruption: .registry("the job is no longer in the shared queue"))
+                    return result(tally, interruption: .registry("the job is no longer in the shared queue"))
                 }
                 if unreachable { env.log.info("the shared queue answers again", [(.job, id)]) }
                 unreachable = false
                 for chunk in state.unapplied {
                     // Written already, its mark lost with the database: not written twice.
-                    if !applied.contains(chunk) { try apply(chunk, &counts, tally) }
+                    if !applied.contains(chunk) { try apply(chunk, tally) }
                     applied.insert(chunk)
                     try queue.store.markApplied(job: id, chunk: chunk)
                 }
-                ProgressCheckpoint(targets: targets, finished: counts.finished, delivered: counts.delivered, failed: counts.failed,
-                                   unregistered: counts.unregistered, capped: counts.capped, updatedAt: Date())
+                let c = tally.counts.withLock { $0 }
+                ProgressCheckpoint(targets: targets, finished: c.finished, delivered: c.delivered, failed: c.failed,
+                                   unregistered: c.unregistered, capped: c.capped, updatedAt: Date())
                     .write(to: progress)
                 switch state.next {
                 case .done:
-                    return counts.result(interruption: nil)
+                    return result(tally, interruption: nil)
                 case .cancelled:
                     // What the chunks let go had recorded is final too.
-                    for chunk in try queue.store.unfinishedChunks(id) where !applied.contains(chunk) { try apply(chunk, &counts, tally) }
-                    return counts.result(interruption: .cancelled)
+                    for chunk in try queue.store.unfinishedChunks(id) where !applied.contains(chunk) { try apply(chunk, tally) }
+                    return result(tally, interruption: .cancelled)
                 case .paused:
                     // Kept here too, so the job stays paused across restarts of this host.
                     if env.controls?.request(for: id) != .pause { try? env.controls?.write(.pause, id: id) }
-                    return counts.result(interruption: .paused)
+                    return result(tally, interruption: .paused)
                 case .wait:
                     break
                 }
@@ -92,14 +93,14 @@ struct QueuedSend {
 
     /// Writes one chunk's recorded lines into the result log (those a resumed run's log holds
     /// already, from a chunk written just before a crash, are left out).
-    private func apply(_ chunk: Int, _ counts: inout CountedLines, _ tally: SendRun.Tally) throws {
+    private func apply(_ chunk: Int, _ tally: SendRun.Tally) throws {
         for batch in try queue.store.lines(job: held.job.id, chunk: chunk) {
             var bytes: [UInt8] = []
             bytes.reserveCapacity(batch.utf8.count)
             for line in batch.utf8.split(separator: UInt8(ascii: "\n")) {
                 let line = Array(line)
                 if prior.alreadyHas(line) { continue }
-                counts.add(line, tally)
+                if case .delivery(let d)? = ResultRecord(line: line) { tally.add(d.status, attempts: d.attempts) }
                 bytes += line
                 bytes.append(UInt8(ascii: "\n"))
             }
@@ -108,29 +109,10 @@ struct QueuedSend {
         }
     }
 
-    /// The log's counts as lines are written.
-    struct CountedLines {
-        var delivered: Int, failed: Int, unregistered: Int, retries: Int, capped: Int
-        init(_ prior: ResultLogContents) {
-            (delivered, failed, unregistered, retries, capped) = (prior.delivered, prior.failed, prior.unregistered, prior.retries, prior.capped)
-        }
-        var finished: Int { delivered + failed + unregistered + capped }
-
-        mutating func add(_ line: [UInt8], _ tally: SendRun.Tally) {
-            guard case .delivery(let d)? = ResultRecord(line: line) else { return }
-            switch d.status {
-            case .delivered: delivered += 1
-            case .failed: failed += 1
-            case .unregistered: unregistered += 1
-            case .capped: capped += 1
-            }
-            retries += max(0, d.attempts - 1)
-            tally.add(TargetOutcome(status: d.status, attempts: d.attempts, result: ProviderResult(.delivered)))
-        }
-
-        func result(interruption: StopReason?) -> SendRun.Result {
-            SendRun.Result(delivered: delivered, failed: failed, unregistered: unregistered, retries: retries, capped: capped,
-                           matched: finished, interruption: interruption)
-        }
+    /// How the run ended, with the log's counts (the lines before it and those it wrote).
+    private func result(_ tally: SendRun.Tally, interruption: StopReason?) -> SendRun.Result {
+        let c = tally.counts.withLock { $0 }
+        return SendRun.Result(delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, retries: c.retries,
+                              capped: c.capped, matched: c.finished, interruption: interruption)
     }
 }

@@ -45,15 +45,17 @@ struct SendRun {
             counts = Mutex(Counts(delivered: prior.delivered, failed: prior.failed,
                                   unregistered: prior.unregistered, retries: prior.retries, capped: prior.capped))
         }
-        func add(_ o: TargetOutcome) {
+        func add(_ o: TargetOutcome) { add(o.status, attempts: o.attempts) }
+
+        func add(_ status: DeliveryStatus, attempts: Int) {
             counts.withLock { c in
-                switch o.status {
+                switch status {
                 case .delivered: c.delivered += 1
                 case .failed: c.failed += 1
                 case .unregistered: c.unregistered += 1
                 case .capped: c.capped += 1
                 }
-                c.retries += max(0, o.attempts - 1)
+                c.retries += max(0, attempts - 1)
             }
         }
     }
