@@ -63,7 +63,7 @@ final class ChunkWorker: Sendable {
         let thread = Thread { [self] in
             defer { threads.leave() }
             listener.listen(timeout: queue.fallbackSeconds, stop: { [self] in stopFlag.load(ordering: .acquiring) }) { payload in
-                if payload == nil || payload?.hasPrefix("control ") == true { queue.refreshRequests() }
+                if payload == nil || payload?.hasPrefix("control ") == true { refreshRequests() }
                 if payload == nil || payload?.hasPrefix("pause ") == true { applySharedPauses() }
                 queue.wakeups.signal()
                 if payload?.hasPrefix("done ") != true { poke() }
@@ -222,6 +222,18 @@ final class ChunkWorker: Sendable {
             }
         } catch {
             env.log.error("chunk \(chunk.number): \(RegistryError.detail(error)); left for its lease to run out", [(.job, chunk.job)])
+        }
+    }
+
+    /// Reads the cancel and pause requests again. A queued job this host accepted and keeps
+    /// paused in its `active/` (its `control/` pause request, written when the pause came) is
+    /// resumed here when a host resumed it: its pause request goes, and the dispatcher, which
+    /// watches `control/`, takes the job up again.
+    private func refreshRequests() {
+        queue.refreshRequests()
+        guard let controls = env.controls else { return }
+        for id in controls.ids(.pause) where queue.request(for: id) == nil {
+            if (try? queue.store.job(id))??.origin == queue.store.origin { controls.clear(id) }
         }
     }
 

@@ -105,7 +105,7 @@ public final class Engine: Sendable {
         let clock = EngineClock.fromEnvironment()
         let shared = (registry as? PostgresRegistry).flatMap { pg in
             config.queue.enabled && RegistryLocation.isPostgres(config.registryPath)
-                ? SharedQueue(uri: config.registryPath, registry: pg, config: config.queue) : nil
+                ? SharedQueue(uri: config.registryPath, registry: pg, config: config.queue, spool: spool) : nil
         }
         var env = JobRunner.Environment(spool: spool, registry: registry, pool: pool, apps: apps,
                                                  log: log, isStopping: { flag.isSet || userStop() },

@@ -14,17 +14,20 @@ final class SharedQueue: Sendable {
     let wakeups = Wakeups()
     private let requests = Mutex<[String: ControlRequest]>([:])
 
-    init(uri: String, registry: PostgresRegistry, config: QueueConfig, host: String = SharedQueue.hostName()) {
+    init(uri: String, registry: PostgresRegistry, config: QueueConfig, spool: Spool) {
         self.uri = uri
         self.registry = registry
         self.config = config
-        store = PostgresJobQueue(uri: uri, host: host)
+        store = PostgresJobQueue(uri: uri, host: Self.hostName(), origin: Self.origin(spool))
     }
 
-    /// How this process is named in leases and `status`: the host's name and the process id.
-    static func hostName() -> String {
-        "\(ProcessInfo.processInfo.hostName)/\(getpid())"
-    }
+    /// How this process is named in leases and `status`: the host's name (`HostName`) and the
+    /// process id.
+    static func hostName() -> String { "\(HostName.current)/\(getpid())" }
+
+    /// How the jobs this spool accepts name their origin: the host's name and the spool's path,
+    /// the same after a restart (the origin finds its jobs again).
+    static func origin(_ spool: Spool) -> String { "\(HostName.current):\(spool.root.path)" }
 
     /// How often a host looks at the queue with no notification (a lease that ran out tells
     /// no one): at most a third of a lease, at most 5 s.

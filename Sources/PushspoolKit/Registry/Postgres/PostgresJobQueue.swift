@@ -13,10 +13,14 @@ public final class PostgresJobQueue: Sendable {
     public let location: String
     /// This process, as leases and `status` name it.
     public let host: String
+    /// What the jobs it publishes name as their origin (its host and spool: the same after a
+    /// restart).
+    public let origin: String
 
-    public init(uri: String, host: String, maxConnections: Int = 4) {
+    public init(uri: String, host: String, origin: String? = nil, maxConnections: Int = 4) {
         location = RegistryLocation.redacted(uri)
         self.host = host
+        self.origin = origin ?? host
         pool = PostgresPool(uri: uri, maxConnections: maxConnections)
     }
 
@@ -45,7 +49,7 @@ public final class PostgresJobQueue: Sendable {
             let inserted = try c.query("""
                 INSERT INTO queue_jobs(id, origin, body, job_line, targets, cut_done) VALUES($1, $2, $3, $4, $5::bigint, $6::boolean)
                 ON CONFLICT (id) DO NOTHING
-                """, [id, host, body, jobLine, targets.map { "\($0)" }, devices ? "false" : "true"]).affected
+                """, [id, origin, body, jobLine, targets.map { "\($0)" }, devices ? "false" : "true"]).affected
             guard inserted == 1 else { return }
             if requests {
                 try c.query("INSERT INTO queue_chunks(job, chunk, after_key, last_key, requests) VALUES($1, 0, 0, 0, true)", [id])
