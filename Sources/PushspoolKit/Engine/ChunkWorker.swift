@@ -45,6 +45,10 @@ final class ChunkWorker: Sendable {
     /// Outcomes this host recorded, for its rate in `status`.
     private let sent = Atomic<Int64>(0)
 
+    /// `run --once` (cron) sends chunks of the jobs its own spool accepted only: it exits when
+    /// they are done, so it would take other hosts' chunks only to let them go again.
+    private let ownOnly = Atomic<Bool>(false)
+
     init(queue: SharedQueue, env: JobRunner.Environment) {
         self.queue = queue
         self.env = env
@@ -52,7 +56,8 @@ final class ChunkWorker: Sendable {
 
     private var lease: Double { Double(queue.config.leaseSeconds) }
 
-    func start() {
+    func start(ownJobsOnly: Bool = false) {
+        ownOnly.store(ownJobsOnly, ordering: .releasing)
         let first = state.withLock { s -> Bool in
             defer { s.started = true }
             return !s.started
@@ -111,12 +116,13 @@ final class ChunkWorker: Sendable {
             return (queue.config.maxChunks - s.held.count, Array(s.skip.keys), s.cutting)
         }
         do {
-            if !cutting, let cut = try queue.store.claimCut(lease: lease) {
+            let own = ownOnly.load(ordering: .acquiring)
+            if !cutting, let cut = try queue.store.claimCut(lease: lease, ownOnly: own) {
                 state.withLock { $0.cutting = true }
                 spawn("pushspool cut \(cut.job)") { [self] in runCut(cut) }
             }
             guard room > 0 else { return }
-            for chunk in try queue.store.claim(count: room, lease: lease, excluding: skip) {
+            for chunk in try queue.store.claim(count: room, lease: lease, excluding: skip, ownOnly: own) {
                 let held = Held(chunk)
                 state.withLock { $0.held[PostgresJobQueue.key(chunk.job, chunk.number)] = held }
                 spawn("pushspool chunk \(chunk.job)#\(chunk.number)") { [self] in runChunk(held) }

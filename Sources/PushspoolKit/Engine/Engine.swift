@@ -132,7 +132,7 @@ public final class Engine: Sendable {
 
     /// Runs what is due now (resumable jobs in `active/` first), waits for it, returns: `run --once`.
     public func runOnce() {
-        worker?.start()
+        worker?.start(ownJobsOnly: true)
         dispatcher.runOnce()
         worker?.stop()
         worker?.wait()

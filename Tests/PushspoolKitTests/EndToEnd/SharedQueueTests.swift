@@ -130,4 +130,24 @@ struct SharedQueueTests {
         print("one job on three hosts, max_per_second 300: busiest second \(busiest); per 250 ms: \(buckets.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: " "))")
         #expect(busiest <= 330, "the provider saw \(busiest) in one second")
     }
+
+    /// `run --once` (cron) sends its own spool's job with the help of the hosts that run for
+    /// good, and takes no other host's chunks: it exits once its own jobs are done.
+    @Test func runOnceSendsItsOwnJobAndTakesNoOtherHostsChunks() throws {
+        let h = try SharedQueueHarness(devices: 2000, chunkSize: 200)
+        try h.start(["b"])
+        try h.drop(on: "a", "everyone", Self.broadcast)
+        let a = try startPushspool(["run", "--once", "--config", h.dir.path("a.json")], cwd: h.dir.url, env: h.env)
+        let c = try h.cli("c", ["run", "--once"])
+        #expect(c.status == 0, "\(c.stderr)")
+        a.waitUntilExit()
+        h.stopAll()
+        #expect(a.terminationStatus == 0)
+        let summary = h.dir.jsonLines("a/results/everyone.jsonl").last
+        #expect(summary?["type"] as? String == "summary" && (summary?["delivered"] as? NSNumber)?.intValue == 2000, "\(summary ?? [:])")
+        let shares = try h.chunksByHost("everyone")
+        #expect(shares.values.reduce(0, +) == 10)
+        #expect(shares.count == 2, "chunks by host: \(shares)")     // a and b, never c
+        #expect(h.perToken().values.allSatisfy { $0 == 1 })
+    }
 }

@@ -89,16 +89,18 @@ public final class PostgresJobQueue: Sendable {
         public var chunks: Int
     }
 
-    /// Takes the oldest job still to be cut (none paused or cancelled) whose cutter's lease ran out.
-    public func claimCut(lease: Double) throws(RegistryError) -> Cut? {
+    /// Takes the oldest job still to be cut (none paused or cancelled) whose cutter's lease ran
+    /// out; `ownOnly`: only a job this origin published.
+    public func claimCut(lease: Double, ownOnly: Bool = false) throws(RegistryError) -> Cut? {
         try run { c in
             let r = try c.query("""
                 UPDATE queue_jobs SET cutter = $1, cut_lease_until = clock_timestamp() + make_interval(secs => $2::float8)
                 WHERE id = (SELECT id FROM queue_jobs
                             WHERE NOT cut_done AND control IS NULL AND (cut_lease_until IS NULL OR cut_lease_until < clock_timestamp())
+                              AND ($3::text IS NULL OR origin = $3)
                             ORDER BY created_at FOR UPDATE SKIP LOCKED LIMIT 1)
                 RETURNING id, cut_after, chunks
-                """, [host, "\(lease)"])
+                """, [host, "\(lease)", ownOnly ? origin : nil])
             guard r.count == 1 else { return nil }
             return Cut(job: r.text(0, 0) ?? "", after: r.int64(0, 1), chunks: Int(r.int64(0, 2)))
         }
@@ -144,21 +146,21 @@ public final class PostgresJobQueue: Sendable {
     }
 
     /// Claims up to `count` chunks no host holds (or whose holder's lease ran out), oldest job first,
-    /// of jobs neither paused nor cancelled.
-    public func claim(count: Int, lease: Double, excluding skipped: [String] = []) throws(RegistryError) -> [Chunk] {
+    /// of jobs neither paused nor cancelled; `ownOnly`: only of jobs this origin published.
+    public func claim(count: Int, lease: Double, excluding skipped: [String] = [], ownOnly: Bool = false) throws(RegistryError) -> [Chunk] {
         guard count > 0 else { return [] }
         return try run { c in
             let r = try c.query("""
                 WITH picked AS (
                     SELECT q.job, q.chunk FROM queue_chunks q JOIN queue_jobs j ON j.id = q.job
                     WHERE NOT q.done AND (q.lease_until IS NULL OR q.lease_until < clock_timestamp()) AND j.control IS NULL
-                      AND NOT (q.job = ANY($4::text[]))
+                      AND NOT (q.job = ANY($4::text[])) AND ($5::text IS NULL OR j.origin = $5)
                     ORDER BY j.created_at, q.chunk
                     FOR UPDATE OF q SKIP LOCKED LIMIT $2::int)
                 UPDATE queue_chunks q SET host = $1, lease_until = clock_timestamp() + make_interval(secs => $3::float8), taken = q.taken + 1
                 FROM picked WHERE q.job = picked.job AND q.chunk = picked.chunk
                 RETURNING q.job, q.chunk, q.after_key, q.last_key, q.requests, q.taken
-                """, [host, "\(count)", "\(lease)", PostgresRegistry.arrayLiteral(skipped)])
+                """, [host, "\(count)", "\(lease)", PostgresRegistry.arrayLiteral(skipped), ownOnly ? origin : nil])
             return (0..<r.count).map { i in
                 Chunk(job: r.text(i, 0) ?? "", number: Int(r.int64(i, 1)), after: r.int64(i, 2), last: r.int64(i, 3),
                       requests: r.text(i, 4) == "t", taken: Int(r.int64(i, 5)))
