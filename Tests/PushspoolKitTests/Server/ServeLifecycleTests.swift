@@ -271,7 +271,10 @@ import Glibc
             })
             usleep(20_000)
         }
-        #expect(Self.p99(samples) <= 50, "/metrics p99 \(Self.p99(samples)) ms during 100 resumes")
+        // A guard against /metrics waiting behind the resumes (a lock they hold across their
+        // fsyncs would cost seconds), not a speed claim: 50 ms here failed 1 run in 6 on a loaded
+        // 2-core machine with nothing blocked; `pushspool-bench serve` measures the latencies.
+        #expect(Self.p99(samples) <= 500, "/metrics p99 \(Self.p99(samples)) ms during 100 resumes")
         resumed.wait()
         #expect(statuses.withLock { $0 }.allSatisfy { $0 == 202 }, "\(statuses.withLock { $0 })")
         let a = try c.request("POST", "/v1/jobs/later-0/resume", headers: Self.auth)
