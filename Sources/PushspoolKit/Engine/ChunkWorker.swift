@@ -70,8 +70,10 @@ final class ChunkWorker: Sendable {
             listener.listen(timeout: queue.fallbackSeconds, stop: { [self] in stopFlag.load(ordering: .acquiring) }) { payload in
                 if payload == nil || payload?.hasPrefix("control ") == true { refreshRequests() }
                 if payload == nil || payload?.hasPrefix("pause ") == true { applySharedPauses() }
-                queue.wakeups.signal()
-                if payload?.hasPrefix("done ") != true { poke() }
+                // Origins wait for chunks to complete and for steering; claims, for chunks to take.
+                let kind = payload.map { String($0.prefix { $0 != " " }) }
+                if kind != "ready" { queue.wakeups.signal() }
+                if kind == nil || ["ready", "released", "control"].contains(kind!) { poke() }
             }
         }
         thread.name = "pushspool queue listener"

@@ -63,7 +63,9 @@ struct SharedQueueTests {
         let takeover = Date().timeIntervalSince(killed)
         let summary = h.waitForSummary(on: "a", "everyone")
         h.stopAll()
-        #expect(takenOver && takeover <= 3 + 5, "b's chunks were taken over after \(takeover) s")
+        // The lease (3 s), a look (1 s), and a free slot on a or c (each sends 4 chunks at once):
+        // a bound for a loaded machine, not a speed claim (`pushspool-bench queue` measures it).
+        #expect(takenOver && takeover <= 15, "b's chunks were taken over after \(takeover) s")
         try #require(summary != nil)
         #expect(summary?["status"] as? String == "done")
         #expect((summary?["delivered"] as? NSNumber)?.intValue == 6000, "\(summary ?? [:])")
