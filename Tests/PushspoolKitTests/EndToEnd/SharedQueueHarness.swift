@@ -14,7 +14,7 @@ final class SharedQueueHarness {
     private(set) var runs: [String: Process] = [:]
 
     init(hosts: [String] = ["a", "b", "c"], devices: Int, chunkSize: Int, lease: Int = 3, concurrency: Int = 64,
-         delayMS: Int = 100, extraProvider: String = "") throws {
+         delayMS: Int = 100, extraProvider: String = "", extraConfig: String = "") throws {
         uri = try RegistryFixture.postgresDatabase()
         self.hosts = hosts
         fcm = try FakeServer("fcm", args: ["delay-ms": "\(delayMS)"], dir: dir)
@@ -26,7 +26,7 @@ final class SharedQueueHarness {
                  "retry": {"max_attempts": 4, "base_delay_ms": 10, "max_delay_ms": 500},
                  "queue": {"chunk_size": \(chunkSize), "lease_seconds": \(lease)},
                  "providers": {"fcm": {"service_account_file": "service-account.json", "endpoint": "\(fcm.url)"\(extraProvider)}},
-                 "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}}
+                 "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}\(extraConfig)}
                 """)
             let r = try cli(host, ["init"])
             try #require(r.status == 0, "\(r.stderr)")
@@ -116,6 +116,17 @@ final class SharedQueueHarness {
         (fcm.state()["perToken"] as? [String: [String: Any]] ?? [:]).mapValues { t in
             (t["statuses"] as? [Any] ?? []).filter { ($0 as? NSNumber)?.intValue == 200 }.count
         }
+    }
+
+    /// When the fake last received a request (Unix seconds), from its per-token `times`.
+    func latestRequest() -> Double? {
+        (fcm.state()["perToken"] as? [String: [String: Any]] ?? [:]).values
+            .compactMap { ($0["times"] as? [Any])?.compactMap { ($0 as? NSNumber)?.doubleValue }.max() }.max()
+    }
+
+    /// How this host's `run` is named in the queue (`status`, leases): host name and pid.
+    func queueName(_ host: String) -> String? {
+        pid(host).map { "\(ProcessInfo.processInfo.hostName)/\($0)" }
     }
 
     deinit { stopAll() }
