@@ -31,12 +31,11 @@ public struct QueueStatus: Sendable {
             if case .summary(let s)? = ResultRecord(line: Array(line.utf8)) { return s }
             return nil
         }
-        var fields = Self.fields(entry.job, ended: entry.summaryLine != nil)
+        // Ended: the state its summary gives (as on the host that accepted it), and its counts.
+        var fields = Self.fields(entry.job, ended: summary.map { JobState($0.status).rawValue } ?? (entry.summaryLine == nil ? nil : "ended"))
         fields += [("cut_done", .bool(entry.cutDone)), ("targets", entry.targets.map { .int(Int64($0)) } ?? .null)]
-        if let summary {
-            fields[fields.firstIndex { $0.0 == "state" }!].1 = .string(JobState(summary.status).rawValue)
-            fields += summary.fields.filter { key, _ in !fields.contains { $0.0 == key } }
-        }
+        let named = Set(fields.map(\.0))
+        fields += summary?.fields.filter { !named.contains($0.0) } ?? []
         return .object(fields)
     }
 
@@ -50,19 +49,19 @@ public struct QueueStatus: Sendable {
         ])
     }
 
-    /// A queued job's entry: `state` (`running`, `paused`, `cancelling`; `ended` once its origin
-    /// wrote the summary), its origin host, chunks done of those cut so far, and the leases each
-    /// host holds on it now.
-    static func fields(_ job: PostgresJobQueue.JobSummary, ended: Bool = false) -> [(String, JSONValue)] {
+    /// A queued job's entry: `state` (`running`, `paused`, `cancelling`; `ended`, the state
+    /// given, once its origin wrote the summary), its origin host, chunks done of those cut so
+    /// far, and the leases each host holds on it now.
+    static func fields(_ job: PostgresJobQueue.JobSummary, ended: String? = nil) -> [(String, JSONValue)] {
         let state: String = switch (ended, job.control) {
-        case (true, _): "ended"
-        case (false, .cancel?): JobState.cancelling.rawValue
-        case (false, .pause?): JobState.paused.rawValue
-        case (false, nil): JobState.running.rawValue
+        case (let ended?, _): ended
+        case (nil, .cancel?): JobState.cancelling.rawValue
+        case (nil, .pause?): JobState.paused.rawValue
+        case (nil, nil): JobState.running.rawValue
         }
         return [
             ("id", .string(job.id)),
-            ("running", .bool(!ended && job.control == nil)),
+            ("running", .bool(ended == nil && job.control == nil)),
             ("state", .string(state)),
             ("origin", .string(job.origin)),
             ("chunks_done", .int(Int64(job.done))),
