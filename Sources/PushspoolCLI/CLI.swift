@@ -281,6 +281,7 @@ public enum CLI {
           registry migrate    create or upgrade the registry's schema
           status [--json]     queue depth, active jobs, paused providers, recent failures
           cancel|pause|resume ID   steer a waiting or running job
+          results ID          print a job's result log (with PostgreSQL, any host's job)
           config --check      validate the configuration and credentials
           webpush keygen      make a VAPID key for Web Push and print its public key
           fcm topics subscribe|unsubscribe   (un)subscribe devices to an FCM topic

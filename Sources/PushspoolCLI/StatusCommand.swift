@@ -39,7 +39,7 @@ enum StatusCommand {
             if let scan, !scan.complete { fields.append(("count_is_lower_bound", .bool(true))) }
             folders.append((folder.rawValue, .object(fields)))
         }
-        let status = JobStatus(spool: spool, ownerLeaseSeconds: runtime.config.ownerLeaseSeconds, defaultApp: runtime.config.defaultApp)
+        let status = JobStatus(spool: spool, defaultApp: runtime.config.defaultApp)
         let active = spool.jobs(in: .active).map { status.active(name: $0, now: now) }
         let registryProblem = RegistryProbe(config: runtime.config).problem()
         let queue = Self.sharedQueue(runtime.config, registryProblem: registryProblem)
@@ -88,7 +88,6 @@ enum StatusCommand {
         print("  registry: " + (registryProblem.map { "unreachable (\($0))" } ?? "reachable"))
         for a in active {
             var line = "  \(a["state"]?.stringValue ?? "?") \(a["id"]?.stringValue ?? "?")"
-            if let host = a["host"]?.stringValue, host != OwnerRecord.hostName { line += " on \(host)" }
             if runtime.config.appsSection != nil, case .array(let apps)? = a["apps"] { line += " [app \(apps.compactMap(\.stringValue).joined(separator: ","))]" }
             if case .int(let finished)? = a["finished"] {
                 line += ": \(finished)"

@@ -48,7 +48,7 @@ public final class FrontDoorServer: Sendable {
             spool: parts.spool, registry: RegistryProbe(config: parts.config, timeout: 0.5, open: parts.registry)))
         // With the shared queue on, jobs other hosts accepted are read and steered through it.
         queue = EngineSetup.sharedQueue(config: parts.config, connections: 2)
-        let jobs = JobAPI(spool: parts.spool, intake: intake, ownerLeaseSeconds: parts.config.ownerLeaseSeconds, queue: queue)
+        let jobs = JobAPI(spool: parts.spool, intake: intake, queue: queue)
         let operations = OperationsAPI(health: health, metrics: metrics, spool: parts.spool,
                                        dispatcherTextfile: parts.config.metrics.textfile.map { parts.config.resolve($0).path })
         let apps = ServedApps(parts.config)

@@ -14,13 +14,11 @@ import Darwin
 public struct JobAPI: Sendable {
     let spool: Spool
     let intake: JobIntake
-    let ownerLeaseSeconds: Int
     let queue: PostgresJobQueue?
 
-    public init(spool: Spool, intake: JobIntake, ownerLeaseSeconds: Int, queue: PostgresJobQueue? = nil) {
+    public init(spool: Spool, intake: JobIntake, queue: PostgresJobQueue? = nil) {
         self.spool = spool
         self.intake = intake
-        self.ownerLeaseSeconds = ownerLeaseSeconds
         self.queue = queue
     }
 
@@ -58,7 +56,7 @@ public struct JobAPI: Sendable {
     /// `POST /api/notifications`.
     func queue(_ bytes: [UInt8], id: String, call: FrontDoor.RouteCall,
                accepted: @escaping @Sendable (String) -> ServerResponse) {
-        let status = JobStatus(spool: spool, ownerLeaseSeconds: ownerLeaseSeconds)
+        let status = JobStatus(spool: spool)
         let intake = intake
         call.holding { done in
             call.work.async {
@@ -88,7 +86,7 @@ public struct JobAPI: Sendable {
     /// holds (another host accepted it), its queue entry (`QueueStatus.lookup`).
     func status(_ call: FrontDoor.RouteCall) {
         guard let id = Self.jobID(call) else { return }
-        let status = JobStatus(spool: spool, ownerLeaseSeconds: ownerLeaseSeconds)
+        let status = JobStatus(spool: spool)
         let queue = queue
         call.later {
             if let local = status.lookup(id: id) { return .json(200, local) }

@@ -26,6 +26,16 @@ import Testing
         #expect(problems(#"{"providers": {"x\u2028": {"max_per_second": 0}}}"#) == [#"providers."x\u2028": unknown key"#])
     }
 
+    /// `owner_lease_seconds` (the lease of a spool shared over NFS, which earlier releases had):
+    /// a config that still has it is refused with a line saying what replaced it, whatever its value.
+    @Test func ownerLeaseSecondsIsRemoved() {
+        let line = "owner_lease_seconds: removed — several hosts share work through the PostgreSQL queue (README: Several hosts); remove the key"
+        for value in ["60", "2", "0", "null", #""x""#] {
+            #expect(problems(#"{"spool": "s", "owner_lease_seconds": \#(value)}"#) == [line], "\(value)")
+        }
+        #expect(problems(#"{"spool": "s"}"#).isEmpty)
+    }
+
     /// `max_jobs`: jobs one dispatcher runs at once, 1…1024, 4 when unset.
     @Test func maxJobs() throws {
         let parse = { (text: String) throws(ConfigError) -> Config in

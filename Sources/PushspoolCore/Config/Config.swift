@@ -35,9 +35,6 @@ public struct Config: Sendable {
     /// `http`: the front door of `pushspool serve`; nil when the config has no `http` section
     /// (then `serve` uses the defaults and, with no users or tokens file, only `/healthz` answers).
     public var http: HTTPConfig?
-    /// How long a job in `active/` stays with a dispatcher on another host after that one's last
-    /// heartbeat (a spool shared over NFS), before another host takes it over.
-    public var ownerLeaseSeconds: Int = 60
     /// `queue`: how hosts on one PostgreSQL registry share send jobs (README "Several hosts").
     public var queue = QueueConfig()
     /// `webhooks`: where signed events about jobs and devices are posted (README "Webhooks").

@@ -139,7 +139,9 @@ public enum ConfigParser {
             c.registry = string(top["registry"], "registry")
             if let n = int(top["concurrency"], "concurrency", range: 1...100_000) { c.concurrency = n }
             if let n = int(top["max_jobs"], "max_jobs", range: 1...1024) { c.maxJobs = n }
-            if let n = int(top["owner_lease_seconds"], "owner_lease_seconds", range: 2...86_400) { c.ownerLeaseSeconds = n }
+            if top["owner_lease_seconds"] != nil {   // the shared-NFS-spool lease of earlier releases
+                problem("owner_lease_seconds", "removed — several hosts share work through the PostgreSQL queue (README: Several hosts); remove the key")
+            }
             if let n = int(top["local_time_grace_minutes"], "local_time_grace_minutes", range: 0...1440) { c.localTimeGraceMinutes = n }
             if let q = object(top["queue"], "queue", allowed: ["enabled", "chunk_size", "lease_seconds", "max_chunks"]) {
                 if let b = bool(q["enabled"], "queue.enabled") { c.queue.enabled = b }

@@ -9,8 +9,6 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
     case cancelled
     /// An operator paused the job (`control/<id>.pause`): it waits in `active/` for a resume.
     case paused
-    /// A dispatcher on another host took the job over: this one's heartbeat came too late.
-    case ownershipLost(to: String)
     /// The result log could not be opened, written, set aside or made durable (a full disk). The
     /// sentence says which: sending on would send again what the log cannot record.
     case resultLog(String)
@@ -29,8 +27,6 @@ public enum StopReason: Sendable, Equatable, CustomStringConvertible {
         case .stopping: "stopping"
         case .cancelled: "cancelled"
         case .paused: "paused"
-        case .ownershipLost(let host):
-            "taken over by a dispatcher on \(host) (this one's heartbeat came later than owner_lease_seconds)"
         case .resultLog(let sentence): sentence
         case .registry(let detail): "registry: \(detail)"
         case .registryBusy: "registry busy (another process is writing it, e.g. an import); the next run applies it"

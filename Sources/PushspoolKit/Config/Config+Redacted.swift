@@ -79,7 +79,6 @@ extension Config {
             ("metrics", .object([("textfile", opt(metrics.textfile.map { resolve($0).path })),
                                  ("interval_seconds", .int(Int64(metrics.intervalSeconds))),
                                  ("instance", opt(metrics.instance))])),
-            ("owner_lease_seconds", .int(Int64(ownerLeaseSeconds))),
         ]
         if let http { sections.append(("http", http.redacted(resolve: resolve))) }
         if !webhooks.isEmpty { sections.append(("webhooks", .array(webhooks.map(\.redacted)))) }

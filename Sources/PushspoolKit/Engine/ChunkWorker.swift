@@ -40,6 +40,9 @@ final class ChunkWorker: Sendable {
     }
     private let state = Mutex(State())
     private let stopFlag = Atomic<Bool>(false)
+    /// Set while the database cannot be reached: chunks in hand stop (what they send could not
+    /// be recorded), and none is claimed.
+    private let databaseAway = Atomic<Bool>(false)
 
     init(queue: SharedQueue, env: JobRunner.Environment) {
         self.queue = queue
@@ -198,9 +201,12 @@ final class ChunkWorker: Sendable {
                 for line in batch.utf8.split(separator: UInt8(ascii: "\n")) { prior.absorb(Array(line)) }
             }
             prior.finished.seal()
-            let sink = ChunkOutcomeLog(store: queue.store, chunk: chunk, held: held)
-            let queue = queue, worker = self
-            let stop = StopSignal(isStopping: { held.isLost || worker.isStopping || queue.request(for: chunk.job) != nil },
+            let worker = self
+            let sink = ChunkOutcomeLog(store: queue.store, chunk: chunk, held: held) { worker.noteUnreachable($0) }
+            let queue = queue
+            let stop = StopSignal(isStopping: {
+                held.isLost || worker.isStopping || worker.databaseAway.load(ordering: .acquiring) || queue.request(for: chunk.job) != nil
+            },
                                   controls: nil, jobID: job.id)
             let label = "\(job.id) chunk \(chunk.number)"
             let progress = ProgressCheckpoint.url(in: env.spool, jobID: "\(job.id).chunk-\(chunk.number)")
@@ -226,17 +232,17 @@ final class ChunkWorker: Sendable {
     /// Renews every lease held; a chunk whose lease another host took is lost (its run stops).
     /// Unable to renew for a whole lease, every chunk in hand is lost: other hosts have them.
     private func renew() {
-        let (holding, sent) = state.withLock { s in (s.held.count, s.sent) }
+        let (keys, sent) = state.withLock { s in (s.held.filter { !$0.value.isLost }.map(\.key), s.sent) }
         let now = Date()
         let rate = state.withLock { s -> Double in
             s.rate.sample(at: now.timeIntervalSince1970, count: Int(sent))
             return s.rate.rate ?? 0
         }
         do {
-            let kept = try queue.store.renew(lease: lease, holding: holding, sent: sent, rate: rate)
+            let kept = try queue.store.renew(keys, lease: lease, sent: sent, rate: rate)
             state.withLock { s in
                 s.lastRenewed = now
-                for (key, held) in s.held where !kept.contains(key) { held.lose() }
+                for key in keys where !kept.contains(key) { s.held[key]?.lose() }
             }
             noteReachable()
         } catch {
@@ -248,6 +254,7 @@ final class ChunkWorker: Sendable {
     }
 
     private func noteUnreachable(_ error: any Error) {
+        databaseAway.store(true, ordering: .releasing)
         let first = state.withLock { s -> Bool in
             defer { s.unreachableSince = s.unreachableSince ?? Date() }
             return s.unreachableSince == nil
@@ -258,6 +265,7 @@ final class ChunkWorker: Sendable {
     }
 
     private func noteReachable() {
+        databaseAway.store(false, ordering: .releasing)
         let was = state.withLock { s -> Date? in
             defer { s.unreachableSince = nil }
             return s.unreachableSince

@@ -5,8 +5,7 @@ import Synchronization
 
 /// Feeds the spool to job runners: claims due jobs from `incoming/` (never more than it can run
 /// at once, so other dispatchers sharing the spool can take the rest), resumes orphans in
-/// `active/` whose dispatcher died (their job-file lock is free, and no dispatcher on another
-/// host keeps their owner record fresh: `JobOwners`), quarantines job files with unsafe names,
+/// `active/` whose dispatcher died (their job-file lock is free), quarantines job files with unsafe names,
 /// and holds `not_before` jobs in `incoming/` until their time. Scans are coalesced and always
 /// run to completion.
 ///

@@ -110,7 +110,7 @@ public final class Engine: Sendable {
         var env = JobRunner.Environment(spool: spool, registry: registry, pool: pool, apps: apps,
                                                  log: log, isStopping: { flag.isSet || userStop() },
                                                  controls: controls, activity: activity, metrics: metrics,
-                                                 ownerLease: Double(config.ownerLeaseSeconds), webhooks: service,
+                                                 webhooks: service,
                                                  clock: clock,
                                                  localTimeGrace: Double(config.localTimeGraceMinutes) * 60, appConfigs: config.apps)
         env.queue = shared

@@ -1,14 +1,12 @@
 import Foundation
 import PushspoolCore
 
-/// A job file the runner holds while it runs it: locked in `active/`, owned (its owner record)
-/// and parsed. Every step of the run reports through it.
+/// A job file the runner holds while it runs it: locked in `active/` and parsed. Every step of the run reports through it.
 struct HeldJob {
     let name: String
     let job: Job
     let file: JobFile
     let origin: JobDecision.Origin
-    let ownership: JobOwners.Ownership
     let activePath: String
     let started: Date
 

@@ -9,7 +9,7 @@ final class JobRunner: Sendable {
     typealias Origin = JobDecision.Origin
 
     let env: Environment
-    /// Which dispatcher runs each job in `active/`, for dispatchers on other hosts.
+    /// Which dispatcher runs each job in `active/`, for `status`.
     let owners: JobOwners
     let quarantine: JobQuarantine
     private let logs: JobLogs
@@ -19,10 +19,10 @@ final class JobRunner: Sendable {
 
     init(_ env: Environment) {
         self.env = env
-        owners = JobOwners(spool: env.spool, lease: env.ownerLease)
+        owners = JobOwners(spool: env.spool)
         quarantine = JobQuarantine(spool: env.spool)
         logs = JobLogs(env: env, claimOwner: JobClaimOwner.current(spool: env.spool), working: working)
-        sends = SendExecutor(env: env, owners: owners)
+        sends = SendExecutor(env: env)
         // Registration changes of hub-routed platforms also go to the hub.
         let hub = InstallationWriter(apps: env.apps, pool: env.pool, isStopping: env.isStopping)
         registrations = RegistrationExecutor(registrations: RegistrationService(registry: env.registry, hub: hub))
@@ -36,11 +36,8 @@ final class JobRunner: Sendable {
         defer { file.release() }
         // Locked only after its owner finished and moved it on: nothing left to do here.
         guard file.isAt(activePath) else { return JobReport(id: fallbackID, file: name, outcome: .skipped) }
-        // Across hosts (NFS) the lock may not show: the owner record says who runs the job.
-        guard case .success(let ownership) = owners.take(name, origin: origin) else {
-            return JobReport(id: fallbackID, file: name, outcome: .busy)
-        }
-        defer { owners.release(ownership) }
+        owners.take(name)
+        defer { owners.release(name) }
         let bytes: [UInt8], job: Job
         do { bytes = try file.read() } catch {
             return quarantine.quarantine(name, id: fallbackID, error: "cannot read the job file: \(error)", pns: [], file: file)
@@ -52,7 +49,7 @@ final class JobRunner: Sendable {
         defer { working.end(name) }
         let kind = switch job.kind { case .send: "send"; case .register: "register"; case .unregister: "unregister" }
         env.log.log(env.log.isStructured ? .info : .debug, "job started", [(.job, job.id), (.file, name), (.kind, kind)])
-        let held = HeldJob(name: name, job: job, file: file, origin: origin, ownership: ownership, activePath: activePath, started: started)
+        let held = HeldJob(name: name, job: job, file: file, origin: origin, activePath: activePath, started: started)
         do { return try decide(held) } catch { return error }
     }
 

@@ -15,9 +15,6 @@ extension JobRunner {
         /// Running jobs' progress, for the progress lines and metrics.
         var activity: Activity? = nil
         var metrics: Metrics? = nil
-        /// How long a job stays with a dispatcher on another host after its last heartbeat
-        /// (`owner_lease_seconds`).
-        var ownerLease: Double = JobOwners.defaultLease
         /// The configured webhooks; nil: none.
         var webhooks: Webhooks? = nil
         /// People's clocks: the time `local_time` waves and quiet hours are judged by, the

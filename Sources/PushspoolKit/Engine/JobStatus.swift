@@ -7,19 +7,17 @@ import PushspoolCore
 public struct JobStatus: Sendable {
     public let spool: Spool
     let controls: JobControls
-    let owners: OwnerRecordFolder
-    let dispatchers: OwnerRecordFolder
-    let lease: Double
+    let owners: DispatcherRecordFolder
+    let dispatchers: DispatcherRecordFolder
     /// The app of a send job that names none (`default_app`).
     let defaultApp: String
 
-    public init(spool: Spool, ownerLeaseSeconds: Int, defaultApp: String = AppConfig.implicitID) {
+    public init(spool: Spool, defaultApp: String = AppConfig.implicitID) {
         self.spool = spool
         self.defaultApp = defaultApp
         controls = JobControls(directory: spool.url(.control))
-        owners = OwnerRecordFolder(spool: spool)
-        dispatchers = OwnerRecordFolder(directory: DispatcherPresence.directory(spool))
-        lease = Double(ownerLeaseSeconds)
+        owners = JobOwners.folder(spool)
+        dispatchers = DispatcherRecordFolder(directory: DispatcherPresence.directory(spool))
     }
 
     /// The `status --json` entry of the job file `name` in `active/`.
@@ -28,12 +26,7 @@ public struct JobStatus: Sendable {
         // Asked first: whatever is read next, this must describe now.
         // Only asked, never taken: a status that locked the file, even for a moment, could make
         // a dispatcher's orphan scan find the job busy and pass it by.
-        var running = JobFile.isHeld(spool.url(.active, name).path)
-        // On a spool shared by several hosts (NFS), a job running on another one may show
-        // no lock here: its owner record, refreshed within the lease, says so.
-        let owner = owners.read(name)?.record
-        let elsewhere = owner.map { $0.isLiveElsewhere(lease: lease, now: now) } ?? false
-        running = running || elsewhere
+        let running = JobFile.isHeld(spool.url(.active, name).path)
         let job = JobFile.peek(spool.url(.active, name).path).flatMap { try? JobParser.parse($0, fileName: name) }
         let id = job?.id ?? JobRunner.fallbackID(for: name)
         // The checkpoint a sending job keeps (a few bytes); else the result log, when small
@@ -47,8 +40,9 @@ public struct JobStatus: Sendable {
         // What an operator asked of it, and whether a dispatcher has acted on it yet.
         var state = JobState(request: controls.request(for: id), running: running)
         // A held lock says the owner's process exists, not that it works (SIGSTOP, a stall):
-        // its dispatcher's heartbeat says that. A stalled job shows no rate, whatever its last checkpoint said.
-        let stalled = running && owner.flatMap { dispatchers.read("\($0.instance).json")?.record }
+        // its dispatcher's heartbeat says that (`JobOwners` names the dispatcher). A stalled job shows
+        // no rate, whatever its last checkpoint said.
+        let stalled = running && owners.read(name).flatMap { dispatchers.read("\($0.instance).json") }
             .map { now.timeIntervalSince($0.heartbeat) >= DispatcherPresence.respondingWithin } == true
         if stalled { state = .notResponding }
         // A `local_time` job between waves: when its next wave goes, to how many devices.
@@ -59,7 +53,6 @@ public struct JobStatus: Sendable {
             .map { Int($0.rounded(.up)) }
         let fields: [(String, JSONValue)] = [
             ("id", .string(id)), ("file", .string(name)), ("running", .bool(running)), ("state", .string(state.rawValue)),
-            ("host", running ? owner.map { .string($0.host) } ?? .null : .null),
             ("rate_per_s", rate.map { .int(Int64($0.rounded())) } ?? .null),
             ("eta_s", eta.map { .int(Int64($0)) } ?? .null),
             // The job's own pacing when no checkpoint says it (paused before its first one).

@@ -59,7 +59,7 @@ package final class MetricsTextfile: Sendable {
     /// naming the folder when no slot can be taken there: the work goes on without metrics.
     package static func forProcess(_ config: Config, spool: Spool, role: Role, log: Log) -> MetricsTextfile? {
         guard let textfile = config.metrics.textfile else { return nil }
-        let instance = config.metrics.instance ?? "\(OwnerRecord.hostName):\(spool.root.path)"
+        let instance = config.metrics.instance ?? "\(HostName.current):\(spool.root.path)"
         do {
             return try MetricsTextfile(configured: config.resolve(textfile).path, role: role, instance: instance)
         } catch {

@@ -38,6 +38,7 @@ struct QueuedSend {
         defer { env.activity?.end(id) }
         var seen = queue.wakeups.current
         var unreachable = false
+        var applied: Set<Int> = []
         while true {
             if env.isStopping() { return counts.result(interruption: .stopping) }
             // A request made on this host reaches every host through the queue.
@@ -52,7 +53,9 @@ struct QueuedSend {
                 if unreachable { env.log.info("the shared queue answers again", [(.job, id)]) }
                 unreachable = false
                 for chunk in state.unapplied {
-                    try apply(chunk, &counts, tally)
+                    // Written already, its mark lost with the database: not written twice.
+                    if !applied.contains(chunk) { try apply(chunk, &counts, tally) }
+                    applied.insert(chunk)
                     try queue.store.markApplied(job: id, chunk: chunk)
                 }
                 ProgressCheckpoint(targets: targets, finished: counts.finished, delivered: counts.delivered, failed: counts.failed,
@@ -63,7 +66,7 @@ struct QueuedSend {
                     switch control {
                     case .cancel:
                         // What the chunks let go had recorded is final too.
-                        for chunk in try queue.store.unfinishedChunks(id) { try apply(chunk, &counts, tally) }
+                        for chunk in try queue.store.unfinishedChunks(id) where !applied.contains(chunk) { try apply(chunk, &counts, tally) }
                         return counts.result(interruption: .cancelled)
                     case .pause:
                         // Kept here too, so the job stays paused across restarts of this host.

@@ -6,7 +6,6 @@ import PushspoolCore
 /// the run ended.
 struct SendExecutor: Sendable {
     let env: JobRunner.Environment
-    let owners: JobOwners
 
     func execute(_ held: HeldJob, send: SendJob, plan: SendPlan, log: ResultLog, prior: ResultLogContents,
                  writeJobLine: Bool, cancel: Bool) -> JobReport.Outcome {
@@ -23,9 +22,7 @@ struct SendExecutor: Sendable {
             log.append(ResultRecord.job(held.job, file: held.name, receivedAt: held.receivedAt, pns: send.platforms, targets: count))
         }
         let progress = ProgressCheckpoint.url(in: env.spool, jobID: held.job.id)
-        // A job taken over by another host stops producing targets, as on a stop.
-        let stop = StopSignal(isStopping: env.isStopping, controls: env.controls, jobID: held.job.id,
-                              ownership: held.ownership, owners: owners)
+        let stop = StopSignal(isStopping: env.isStopping, controls: env.controls, jobID: held.job.id)
         let run = SendRun(env: env, job: held.job, send: send, plan: plan, log: log, prior: prior, stop: stop, progress: (progress, targets))
         let tally: SendRun.Result
         if cancel {
@@ -51,7 +48,6 @@ struct SendExecutor: Sendable {
     }
 
     private func outcome(of tally: SendRun.Result, _ held: HeldJob, plan: SendPlan, targets: Int?) -> JobReport.Outcome {
-        if let host = held.ownership.lostTo { return .interrupted(.ownershipLost(to: host)) }
         switch tally.interruption {
         case .cancelled?:
             let finished = tally.delivered + tally.failed + tally.unregistered + tally.capped

@@ -216,7 +216,6 @@ struct SendRun {
     /// Sends to one device unless the log already has its outcome; false: stop producing.
     /// `capped`: over its frequency cap, it gets its final `capped` line instead of a send.
     private func offer(_ device: Device, key: Int64, _ fanout: Fanout, _ cursor: inout Cursor, capped: Bool = false) -> Bool {
-        if cursor.matched % Self.ownershipBatch == 0 { stop.confirmOwnership() }
         if let why = stop.reason {
             cursor.interruption = why
             return false
@@ -268,11 +267,6 @@ struct SendRun {
                  fanout: fanout, ticket: ticket)
         return true
     }
-
-    /// Targets between two checks that this dispatcher still owns the job (its owner record):
-    /// after another dispatcher took it over, at most this many more (and those in flight) go
-    /// out from here.
-    static let ownershipBatch = 64
 
     /// `spread_over_seconds`: the i-th target of n is due at start + i × window / n, so the job
     /// sends evenly over the window without holding its targets in memory.

@@ -86,22 +86,33 @@ final class ChunkOutcomeLog: OutcomeLog {
     private let chunk: PostgresJobQueue.Chunk
     private let held: ChunkWorker.Held
     private let state = Mutex<(size: Int64, failure: String?)>((0, nil))
+    /// Told when the database cannot be reached: every chunk of this host stops at once (their
+    /// outcomes could not be recorded either), not each one at its own next write.
+    private let unreachable: @Sendable (any Error) -> Void
 
-    init(store: PostgresJobQueue, chunk: PostgresJobQueue.Chunk, held: ChunkWorker.Held) {
+    init(store: PostgresJobQueue, chunk: PostgresJobQueue.Chunk, held: ChunkWorker.Held,
+         unreachable: @escaping @Sendable (any Error) -> Void) {
         self.store = store
         self.chunk = chunk
         self.held = held
+        self.unreachable = unreachable
     }
 
     func append(line bytes: [UInt8]) {
         guard failure == nil, !bytes.isEmpty else { return }
         let note: String?
         do {
-            note = try store.record(chunk, lines: String(decoding: bytes, as: UTF8.self)) ? nil : "the chunk was taken over by another host"
+            if try store.record(chunk, lines: String(decoding: bytes, as: UTF8.self)) {
+                note = nil
+            } else {
+                note = "the chunk was taken over by another host"
+                held.lose()
+            }
         } catch {
+            // The run stops; the chunk is let go, or its lease runs out while the database is away.
             note = "the queue could not record outcomes: \(RegistryError.detail(error))"
+            unreachable(error)
         }
-        if note != nil { held.lose() }
         state.withLock { s in
             if let note { s.failure = s.failure ?? note } else { s.size += Int64(bytes.count) }
         }

@@ -41,5 +41,5 @@ enum JobClaimOwner {
         return text.count == 36 ? text : nil
     }
 
-    static var hostName: String { OwnerRecord.hostName }
+    static var hostName: String { HostName.current }
 }

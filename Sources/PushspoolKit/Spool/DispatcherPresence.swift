@@ -8,7 +8,7 @@ import Glibc
 import Darwin
 #endif
 
-/// `.state/dispatchers/<instance>`: one `OwnerRecord` per running dispatcher (`run`, `run --once`),
+/// `.state/dispatchers/<instance>`: one `DispatcherRecord` per running dispatcher (`run`, `run --once`),
 /// its heartbeat rewritten every `interval` by a timer of its own, removed when it stops.
 ///
 /// A job's lock says that its dispatcher's process exists, not that it works: a dispatcher
@@ -21,12 +21,12 @@ package final class DispatcherPresence: Sendable {
     /// loaded machine's late timer is not mistaken for a stall.
     static let respondingWithin = 5.0
 
-    let records: OwnerRecordFolder
-    private let name = "\(OwnerRecord.instance).json"
+    let records: DispatcherRecordFolder
+    private let name = "\(DispatcherRecord.instance).json"
     private let timer = Mutex<(any DispatchSourceTimer)?>(nil)
 
     init(spool: Spool) {
-        records = OwnerRecordFolder(directory: Self.directory(spool))
+        records = DispatcherRecordFolder(directory: Self.directory(spool))
     }
 
     static func directory(_ spool: Spool) -> URL { spool.stateDirectory.appendingPathComponent("dispatchers") }
@@ -71,50 +71,46 @@ package final class DispatcherPresence: Sendable {
     /// A dispatcher as its record shows it.
     package struct Seen: Sendable {
         var file: String
-        var record: OwnerRecord
+        var record: DispatcherRecord
         /// Seconds since its last heartbeat (0 when the heartbeat is ahead of this clock).
         var age: Double
-        /// This host's process no longer exists, or another host's record is older than a lease:
-        /// a record left by a crash, not a dispatcher.
+        /// Its process no longer exists: a record left by a crash, not a dispatcher.
         var isGone: Bool
 
         package var isResponding: Bool { age < DispatcherPresence.respondingWithin }
 
         package func json() -> JSONValue {
-            .object([("pid", .int(Int64(record.pid))), ("host", .string(record.host)), ("responding", .bool(isResponding)),
+            .object([("pid", .int(Int64(record.pid))), ("responding", .bool(isResponding)),
                      ("heartbeat_age_s", .int(Int64(age.rounded(.down))))])
         }
 
         /// `dispatcher pid N responding` / `dispatcher pid N not responding (no heartbeat for 12 s)`.
         package var line: String {
-            let host = record.host == OwnerRecord.hostName ? "" : " on \(record.host)"
-            return isResponding ? "dispatcher pid \(record.pid)\(host) responding"
-                : "dispatcher pid \(record.pid)\(host) not responding (no heartbeat for \(Int(age.rounded(.down))) s)"
+            isResponding ? "dispatcher pid \(record.pid) responding"
+                : "dispatcher pid \(record.pid) not responding (no heartbeat for \(Int(age.rounded(.down))) s)"
         }
     }
 
     /// The dispatchers running on `spool` (records left by crashed ones are not listed),
     /// least responsive first.
     package static func running(on spool: Spool, now: Date = Date()) -> [Seen] {
-        all(OwnerRecordFolder(directory: directory(spool)), now: now).filter { !$0.isGone }
+        all(DispatcherRecordFolder(directory: directory(spool)), now: now).filter { !$0.isGone }
             .sorted { ($0.age, $0.record.pid) > ($1.age, $1.record.pid) }
     }
 
-    private static func all(_ records: OwnerRecordFolder, now: Date) -> [Seen] {
+    private static func all(_ records: DispatcherRecordFolder, now: Date) -> [Seen] {
         records.entries().compactMap { entry -> Seen? in
-            guard !entry.name.hasPrefix("."), let record = records.read(entry.name)?.record else { return nil }
+            guard !entry.name.hasPrefix("."), let record = records.read(entry.name) else { return nil }
             // The later of the heartbeat written and the file's time (`beat` on a full disk).
             let age = max(0, min(now.timeIntervalSince(record.heartbeat), now.timeIntervalSince1970 - entry.modified))
-            let gone = record.host == OwnerRecord.hostName ? !isAlive(record)
-                : age > JobOwners.defaultLease
-            return Seen(file: entry.name, record: record, age: age, isGone: gone)
+            return Seen(file: entry.name, record: record, age: age, isGone: !isAlive(record))
         }
     }
 
-    /// Whether the dispatcher of a record of this host still exists: its pid is alive and, where
+    /// Whether the dispatcher of a record still exists: its pid is alive and, where
     /// `/proc` tells, that process started before the record's heartbeat (else the pid was
     /// reused after the dispatcher was killed, and the record is a leftover).
-    private static func isAlive(_ record: OwnerRecord) -> Bool {
+    private static func isAlive(_ record: DispatcherRecord) -> Bool {
         if kill(record.pid, 0) != 0 && errno == ESRCH { return false }
         guard let started = processStart(record.pid) else { return true }
         return started <= record.heartbeat.timeIntervalSince1970 + 1

@@ -55,11 +55,11 @@ package struct IncomingTally: Equatable {
         }
     }
 
-    /// The tally if a dispatcher of this host that is running and responding wrote it (its pid
+    /// The tally if a dispatcher that is running and responding wrote it (its pid
     /// among `dispatchers`): that dispatcher lists `incoming/` again whenever it changes.
     package static func current(_ spool: Spool, dispatchers: [DispatcherPresence.Seen]) -> IncomingTally? {
         guard let tally = read(spool),
-              dispatchers.contains(where: { $0.isResponding && $0.record.pid == tally.pid && $0.record.host == OwnerRecord.hostName })
+              dispatchers.contains(where: { $0.isResponding && $0.record.pid == tally.pid })
         else { return nil }
         return tally
     }

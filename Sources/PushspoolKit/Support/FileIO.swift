@@ -44,16 +44,9 @@ public enum FileIO {
 
     /// Takes the exclusive lock a dispatcher holds on a job file and on a result log, without
     /// waiting; false when another process holds it.
-    ///
-    /// `PUSHSPOOL_TEST_LOCKS_DO_NOTHING` (tests only) makes every such lock succeed without
-    /// locking, as on a filesystem where locks do nothing: the tests of a takeover on such a
-    /// spool run two dispatchers on one machine with it.
     static func tryLockExclusive(_ fd: Int32) -> Bool {
-        if locksDoNothing { return true }
-        return flock(fd, LOCK_EX | LOCK_NB) == 0
+        flock(fd, LOCK_EX | LOCK_NB) == 0
     }
-
-    private static let locksDoNothing = ProcessInfo.processInfo.environment["PUSHSPOOL_TEST_LOCKS_DO_NOTHING"] != nil
 
     /// Writes `bytes` to a new file at `url` and fsyncs it before closing.
     public static func writeDurably(_ bytes: [UInt8], to url: URL, mode: mode_t) throws {

@@ -52,8 +52,8 @@ public enum Timestamp {
     }
 
     /// Parses what `rfc3339` writes (and RFC 3339 without fractional seconds), with the job
-    /// parser's own RFC 3339 reader: an owner record is read before every batch of targets, and
-    /// an ISO8601DateFormatter made per call cost a third of a sandbox broadcast's CPU.
+    /// parser's own RFC 3339 reader: an ISO8601DateFormatter made per call cost a third of a
+    /// sandbox broadcast's CPU when a record was read before every batch of targets.
     public static func parse(_ text: String) -> Date? {
         RFC3339.date(from: text)
     }

@@ -106,6 +106,6 @@ import Testing
     @Test func anchorsAreGitHubs() {
         #expect(Self.anchor("HTTP front door (`pushspool serve`)") == "http-front-door-pushspool-serve")
         #expect(Self.anchor("Result log `results/<job-id>.jsonl`") == "result-log-resultsjob-idjsonl")
-        #expect(Self.anchor("One spool shared by several hosts (NFS)") == "one-spool-shared-by-several-hosts-nfs")
+        #expect(Self.anchor("Several hosts: a PostgreSQL registry") == "several-hosts-a-postgresql-registry")
     }
 }

@@ -38,6 +38,7 @@ import Testing
         "hub": "needs the fake hub: hubSyncOutput below",
         "apns": "needs Apple's channel API: the fake APNs serves it in APNsTokenKindIntegrationTests",
         "fcm": "needs the fake FCM: FCMTopicSubscriptionTests checks its output",
+        "results": "prints a job's result log: its output is checked in SharedQueueTests",
         "serve": "prints nothing on stdout (its log is on stderr); its requests are answered on sockets",
     ]
 

@@ -14,8 +14,8 @@ final class SharedQueueHarness {
     private(set) var runs: [String: Process] = [:]
 
     init(hosts: [String] = ["a", "b", "c"], devices: Int, chunkSize: Int, lease: Int = 3, concurrency: Int = 64,
-         delayMS: Int = 100, extraProvider: String = "", extraConfig: String = "") throws {
-        uri = try RegistryFixture.postgresDatabase()
+         delayMS: Int = 100, extraProvider: String = "", uri given: String? = nil) throws {
+        uri = try given ?? RegistryFixture.postgresDatabase()
         self.hosts = hosts
         fcm = try FakeServer("fcm", args: ["delay-ms": "\(delayMS)"], dir: dir)
         let account = try String(contentsOf: Paths.fixture("service-account.json"), encoding: .utf8)
@@ -26,7 +26,7 @@ final class SharedQueueHarness {
                  "retry": {"max_attempts": 4, "base_delay_ms": 10, "max_delay_ms": 500},
                  "queue": {"chunk_size": \(chunkSize), "lease_seconds": \(lease)},
                  "providers": {"fcm": {"service_account_file": "service-account.json", "endpoint": "\(fcm.url)"\(extraProvider)}},
-                 "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}\(extraConfig)}
+                 "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}}
                 """)
             let r = try cli(host, ["init"])
             try #require(r.status == 0, "\(r.stderr)")
@@ -47,9 +47,19 @@ final class SharedQueueHarness {
     /// Starts `run` (watching) on every host named.
     func start(_ names: [String]? = nil) throws {
         for host in names ?? hosts {
-            runs[host] = try startPushspool(["run", "--log-format", "logfmt", "--config", dir.path("\(host).json")], cwd: dir.url, env: env)
+            // Each host's log, for a failure's message (`log(host)`).
+            FileManager.default.createFile(atPath: dir.path("\(host).log"), contents: nil)
+            let p = pushspoolProcess(["run", "--log-format", "logfmt", "--config", dir.path("\(host).json")], cwd: dir.url, env: env)
+            p.standardOutput = FileHandle.nullDevice
+            let log = try FileHandle(forWritingTo: dir.url.appendingPathComponent("\(host).log"))
+            log.seekToEndOfFile()
+            p.standardError = log
+            try p.run()
+            runs[host] = p
         }
     }
+
+    func log(_ host: String) -> String { dir.read("\(host).log") ?? "" }
 
     func drop(on host: String, _ id: String, _ json: String) throws {
         let spool = try Spool(root: dir.url.appendingPathComponent(host))

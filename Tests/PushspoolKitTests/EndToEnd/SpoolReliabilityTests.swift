@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import PushspoolKit
 #if canImport(Glibc)
@@ -116,122 +115,17 @@ struct SameIDFilesTests {
     }
 }
 
-/// A spool shared by hosts (NFS), where the job file's lock may not show: the owner record of a
-/// dispatcher on another host keeps its job while its heartbeat is fresh, and gives it up once
-/// the heartbeat is older than `owner_lease_seconds`. Two "hosts" on one machine through
-/// `PUSHSPOOL_HOSTNAME`.
-@Suite(.serialized)
-struct OwnerLeaseTests {
-    @Test func aFreshOwnerOnAnotherHostKeepsItsJobUntilItsHeartbeatStops() throws {
-        let lease = 4.0
-        let s = try SandboxSpool(devices: 3, config: #", "owner_lease_seconds": \#(Int(lease))"#)
-        s.dir.write("spool/active/held.json", #"{"id":"held","to_tag":"all","pns":"fcm","message":"hi"}"#)
-        let ownersDir = s.dir.path("spool/.state/owners")
-        mkdir(ownersDir, 0o700)
-        // Host B's dispatcher, as far as this spool can tell: a record refreshed every 0.1 s, no lock.
-        let beating = Atomic<Bool>(true)
-        let heart = Thread {
-            while beating.load(ordering: .relaxed) {
-                let record = OwnerRecord(host: "host-b", pid: 4242, instance: "host-b-instance", heartbeat: Date())
-                try? FileIO.writeDurably(record.encoded(), to: URL(fileURLWithPath: ownersDir + "/.held.tmp"), mode: 0o640)
-                rename(ownersDir + "/.held.tmp", ownersDir + "/held.json")
-                usleep(100_000)
-            }
-        }
-        heart.start()
-        defer { beating.store(false, ordering: .relaxed) }
-
-        let a = try startPushspool(["run"] + s.common, env: ["PUSHSPOOL_HOSTNAME": "host-a"])
-        defer { if a.isRunning { a.terminate(); a.waitUntilExit() } }
-        // Two orphan scans (every 5 s) and more: host A leaves the job to host B.
-        let watchedSince = Date()
-        #expect(!pollUntil(timeout: Dispatcher.orphanInterval * 2 + 1) {
-            !FileManager.default.fileExists(atPath: s.dir.path("spool/active/held.json")) || !s.results("held").isEmpty
-        }, "taken from a live owner on another host")
-        #expect(s.sent("held").isEmpty)
-        let status = try runPushspool(["status", "--json"] + s.common, env: ["PUSHSPOOL_HOSTNAME": "host-a"])
-        #expect(status.stdout.contains(#""running":true,"state":"running","host":"host-b""#), "\(status.stdout)")
-
-        // Host B stops (its heartbeat with it): after the lease, the next scan takes the job over.
-        beating.store(false, ordering: .relaxed)
-        let stoppedAt = Date()
-        eventually("the job taken over after the lease", timeout: lease + Dispatcher.orphanInterval + 10,
-                   lastSeen: { "active \(s.dir.list("spool/active"))" }) {
-            FileManager.default.fileExists(atPath: s.dir.path("spool/done/held.json"))
-        }
-        let tookOver = Date().timeIntervalSince(stoppedAt)
-        print("owner lease: job left alone for \(Int(stoppedAt.timeIntervalSince(watchedSince))) s while host B's heartbeat was fresh; taken over \(String(format: "%.1f", tookOver)) s after it stopped (lease \(Int(lease)) s)")
-        #expect(tookOver >= lease - 1, "taken over before the lease expired (\(tookOver) s)")
-        #expect(s.sent("held").sorted() == ["d0", "d1", "d2"])
-        #expect(s.results("held").last?["status"] as? String == "done")
-        eventually("the owner record to go when the job ends", timeout: 10, lastSeen: { "\(s.dir.list("spool/.state/owners"))" }) {
-            s.dir.list("spool/.state/owners").isEmpty
-        }
-    }
-}
-
-/// Two "hosts" on one spool against a slow fake APNs; host B is killed with SIGKILL mid-campaign.
-/// Its lock dies with it, but its owner record's heartbeat was fresh: host A leaves the job alone
-/// until the lease has run out, then takes it over and finishes it, with one final line per device.
-@Suite(.enabled(if: Paths.nodeAvailable), .serialized)
-struct HostTakeoverTests {
-    @Test func aKilledHostsJobIsTakenOverOnceItsLeaseRunsOut() throws {
-        let lease = 8.0, devices = 600, concurrency = 4
-        // 4 streams answered after 40 ms each: about 100/s, so the campaign takes 6 s.
-        let s = try APNsSpool(fakeArgs: ["hold-ms": "40", "track-limit": "0"], concurrency: concurrency,
-                              extraConfig: #", "owner_lease_seconds": \#(Int(lease))"#)
-        try s.importDevices(devices, tag: "all")
-        s.drop("campaign", #"{"id":"campaign","to_tag":"all","pns":["apns"],"message":"m"}"#)
-        func finals() -> [[String: Any]] { s.results("campaign").filter { $0["type"] as? String == "delivery" } }
-
-        let b = try startPushspool(["run"] + s.common, env: ["PUSHSPOOL_HOSTNAME": "host-b"])
-        defer { if b.isRunning { kill(b.processIdentifier, SIGKILL); b.waitUntilExit() } }
-        eventually("host B to get going (40 final lines)", timeout: 30, lastSeen: { "\(finals().count) final lines" }) { finals().count >= 40 }
-        let a = try startPushspool(["run"] + s.common, env: ["PUSHSPOOL_HOSTNAME": "host-a"])
-        defer { if a.isRunning { a.terminate(); a.waitUntilExit() } }
-        eventually("host A's dispatcher record beside host B's", timeout: 30) { s.dir.list("spool/.state/dispatchers").count == 2 }
-        kill(b.processIdentifier, SIGKILL)
-        b.waitUntilExit()
-        let killedAt = Date()
-        let atKill = finals().count
-        #expect(atKill < devices, "killed mid-campaign")
-        let record = try #require(OwnerRecord(try FileIO.readAll(URL(fileURLWithPath: s.dir.path("spool/.state/owners/campaign.json")))))
-        #expect(record.host == "host-b")
-
-        // An orphan scan (every 5 s) comes before the lease runs out: the job stays as it was.
-        #expect(!pollUntil(timeout: lease - 2.5) {
-            finals().count > atKill || !FileManager.default.fileExists(atPath: s.dir.path("spool/active/campaign.json"))
-        }, "taken over while host B's heartbeat was younger than the lease")
-        eventually("the campaign finished after the lease", timeout: lease + Dispatcher.orphanInterval + 30,
-                   lastSeen: { "\(finals().count) final lines" }) {
-            FileManager.default.fileExists(atPath: s.dir.path("spool/done/campaign.json"))
-        }
-        print("host takeover: \(atKill) of \(devices) final at the kill; done \(Int(Date().timeIntervalSince(killedAt))) s after it (lease \(Int(lease)) s)")
-
-        let lines = finals()
-        let perDevice = Dictionary(grouping: lines, by: { $0["device"] as? String ?? "" })
-        #expect(lines.count == devices && perDevice.count == devices && perDevice.values.allSatisfy { $0.count == 1 },
-                "one final line per device: \(lines.count) lines, \(perDevice.count) devices")
-        #expect(lines.allSatisfy { $0["status"] as? String == "delivered" })
-        #expect(s.results("campaign").last?["status"] as? String == "done")
-        a.terminate()       // its connection closes: the fake writes its final counts
-        a.waitUntilExit()
-        let state = waitForIdle(s.fake, answered: 0)
-        #expect(state["tokensDelivered"] as? Int == devices)
-        #expect((state["duplicateDeliveries"] as? Int ?? 999) <= concurrency, "resent at most what host B had in flight")
-        #expect(s.dir.list("spool/active").isEmpty)
-    }
-}
-
-/// One spool shared by two "hosts" with a PostgreSQL registry, where job ids are claimed per
-/// host: host B is killed mid-campaign (a paced one, so it is slow with the sandbox), and host A,
-/// once B's lease has run out, finishes the campaign instead of reporting it a duplicate of B's claim.
+/// Upgrading from a spool that several hosts shared (earlier releases): the host that keeps the
+/// spool resumes a job another host claimed in the PostgreSQL registry and was killed in the
+/// middle of, and finishes it instead of reporting it a duplicate of that host's claim (its result
+/// log already has the job line: a resume, not a copy). Two "hosts" on one machine through
+/// `PUSHSPOOL_HOSTNAME`, which the claim names.
 @Suite(.enabled(if: PostgresCluster.isAvailable, "\(PostgresCluster.unavailableReason ?? "")"), .serialized)
-struct SharedSpoolRegistryTakeoverTests {
-    @Test func aHostSharingTheSpoolFinishesAKilledHostsClaimedJob() throws {
+struct SharedSpoolUpgradeTests {
+    @Test func theHostKeepingTheSpoolFinishesAJobAnotherHostClaimed() throws {
         let env = ["PUSHSPOOL_TEST_REGISTRY": try RegistryFixture.postgresDatabase()]
         let dir = TempDir("shared-spool")
-        dir.write("pushspool.json", #"{"spool": "spool", "registry": "env:PUSHSPOOL_TEST_REGISTRY", "owner_lease_seconds": 3}"#)
+        dir.write("pushspool.json", #"{"spool": "spool", "registry": "env:PUSHSPOOL_TEST_REGISTRY"}"#)
         let common = ["--config", dir.path("pushspool.json")]
         #expect(try runPushspool(["init"] + common, env: env).status == 0)
         var lines = ""

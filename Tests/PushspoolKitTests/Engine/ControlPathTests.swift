@@ -175,7 +175,7 @@ struct ControlPathTests {
         // responding dispatcher's may be, while the dispatcher sets the file's time instead.
         let path = "\(records)/\(try #require(s.dir.list("spool/.state/dispatchers").first { !$0.hasPrefix(".") }))"
         func heartbeatAge() -> Double {
-            (try? FileIO.readAll(URL(fileURLWithPath: path))).flatMap { OwnerRecord($0) }.map { Date().timeIntervalSince($0.heartbeat) } ?? 0
+            (try? FileIO.readAll(URL(fileURLWithPath: path))).flatMap { DispatcherRecord($0) }.map { Date().timeIntervalSince($0.heartbeat) } ?? 0
         }
         eventually("the record's heartbeat to age past \(DispatcherPresence.respondingWithin) s", timeout: 60, poll: 0.1,
                    lastSeen: { "\(heartbeatAge()) s" }) { heartbeatAge() > DispatcherPresence.respondingWithin + 0.5 }
@@ -190,7 +190,7 @@ struct ControlPathTests {
         let s = try SandboxSpool(devices: 1)
         let records = s.dir.path("spool/.state/dispatchers")
         mkdir(records, 0o700)
-        let stale = OwnerRecord(host: OwnerRecord.hostName, pid: 0, instance: "killed", heartbeat: Date().addingTimeInterval(-30))
+        let stale = DispatcherRecord(pid: 0, instance: "killed", heartbeat: Date().addingTimeInterval(-30))
         let other = Process()
         other.executableURL = URL(fileURLWithPath: "/bin/sleep")
         other.arguments = ["30"]

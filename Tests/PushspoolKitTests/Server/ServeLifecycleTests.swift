@@ -238,8 +238,8 @@ import Glibc
     @Test func metricsStayFastWhileAHundredResumesComeIn() throws {
         // 100 services' connections from one loopback address: no per-address cap (as behind a proxy).
         let s = try Spool(httpExtra: #", "max_connections_per_address": 0"#)
-        // A dispatcher that looks alive (a fresh heartbeat from another host) but never acknowledges.
-        let record = #"{"host": "elsewhere", "pid": 4242, "instance": "ghost", "heartbeat_at": "\#(ISO8601DateFormatter().string(from: Date()))"}"#
+        // A dispatcher that looks alive (a fresh heartbeat, a live pid: this test's) but never acknowledges.
+        let record = #"{"pid": \#(getpid()), "instance": "ghost", "heartbeat_at": "\#(ISO8601DateFormatter().string(from: Date()))"}"#
         try FileManager.default.createDirectory(atPath: s.dir.path("spool/.state/dispatchers"), withIntermediateDirectories: true)
         s.dir.write("spool/.state/dispatchers/ghost.json", record)
         let serve = try s.serve()

@@ -66,6 +66,15 @@ final class PostgresConnection: @unchecked Sendable {
         prepared.removeAll()
     }
 
+    /// Whether an idle connection is still open: the server says it closes one (a shutdown, an
+    /// idle timeout) before it does, so a readable socket is read, without waiting, to find out.
+    var isStillOpen: Bool {
+        guard let conn, PQstatus(conn) == CONNECTION_OK else { return false }
+        var fds = pollfd(fd: PQsocket(conn), events: Int16(POLLIN), revents: 0)
+        guard poll(&fds, 1, 0) > 0 else { return true }
+        return PQconsumeInput(conn) == 1 && PQstatus(conn) == CONNECTION_OK && fds.revents & Int16(POLLHUP) == 0
+    }
+
     /// False once the server or the network dropped the connection: the pool discards it.
     var isHealthy: Bool { conn.map { PQstatus($0) == CONNECTION_OK } ?? false }
 

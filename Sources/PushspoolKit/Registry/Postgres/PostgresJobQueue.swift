@@ -162,18 +162,20 @@ public final class PostgresJobQueue: Sendable {
         }
     }
 
-    /// Renews the leases of every chunk this host holds, and says which they are (one it no
-    /// longer holds was taken over: its lease had run out). `sent`, `rate`: for `status`.
-    public func renew(lease: Double, holding: Int, sent: Int64, rate: Double) throws(RegistryError) -> Set<String> {
-        try transaction { c in
+    /// Renews the leases of the chunks this host is sending (`keys`, `key(job, chunk)`), and
+    /// says which it still holds (one it does not was taken over: its lease had run out).
+    /// `sent`, `rate`: for `status`.
+    public func renew(_ keys: [String], lease: Double, sent: Int64, rate: Double) throws(RegistryError) -> Set<String> {
+        let holding = keys.count
+        return try transaction { c in
             try c.query("""
                 INSERT INTO queue_hosts(host, seen_at, chunks, sent, rate) VALUES($1, clock_timestamp(), $2::int, $3::bigint, $4::float8)
                 ON CONFLICT (host) DO UPDATE SET seen_at = excluded.seen_at, chunks = excluded.chunks, sent = excluded.sent, rate = excluded.rate
                 """, [host, "\(holding)", "\(sent)", "\(rate)"])
             let r = try c.query("""
                 UPDATE queue_chunks SET lease_until = clock_timestamp() + make_interval(secs => $2::float8)
-                WHERE host = $1 AND NOT done RETURNING job, chunk
-                """, [host, "\(lease)"])
+                WHERE host = $1 AND NOT done AND job || chr(31) || chunk = ANY($3::text[]) RETURNING job, chunk
+                """, [host, "\(lease)", PostgresRegistry.arrayLiteral(keys)])
             return Set((0..<r.count).map { Self.key(r.text($0, 0) ?? "", Int(r.int64($0, 1))) })
         }
     }

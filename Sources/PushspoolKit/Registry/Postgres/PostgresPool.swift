@@ -45,9 +45,12 @@ final class PostgresPool: Sendable {
             return s.idle.popLast()
         }
         let connection: PostgresConnection
-        if let reused {
+        // An idle connection the server closed meanwhile (a restart) said so on its socket: it
+        // is replaced now, not found out by the statement it would have failed.
+        if let reused, reused.isStillOpen {
             connection = reused
         } else {
+            reused?.close()
             do {
                 connection = try PostgresConnection(uri: uri)
             } catch {
@@ -65,6 +68,12 @@ final class PostgresPool: Sendable {
                 giveBack(connection)
             } else {
                 connection.close()
+                // The others idle since before it are most likely gone too.
+                let idle = state.withLock { s in
+                    defer { s.idle.removeAll() }
+                    return s.idle
+                }
+                idle.forEach { $0.close() }
                 noteReachable(false, (error as? PostgresError)?.message ?? "\(error)")
             }
             throw error
