@@ -52,6 +52,11 @@ public protocol PushProvider: AnyObject, Sendable {
     func flush()
     /// The provider's own registration store, when it keeps one (a hub); nil for direct providers.
     var installations: (any InstallationStore)? { get }
+    /// Calls `ready` once a request could leave at once: when the access token its requests
+    /// carry is held (or could not be had: the request then fails as it would). A rate cap asks
+    /// before it admits a request, so that requests waiting for a token are not admitted meanwhile
+    /// and then leave together. Most providers are always ready.
+    func whenReady(_ ready: @escaping @Sendable () -> Void)
     func shutdown()
 }
 
@@ -60,6 +65,7 @@ extension PushProvider {
     public var installations: (any InstallationStore)? { nil }
     public func audienceProblem(_ audience: Audience) -> String? { nil }
     public func flush() {}
+    public func whenReady(_ ready: @escaping @Sendable () -> Void) { ready() }
 }
 
 /// One change to a service's own copy of a registration.

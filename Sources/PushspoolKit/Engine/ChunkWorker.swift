@@ -33,7 +33,6 @@ final class ChunkWorker: Sendable {
         /// Jobs this host cannot send (its config lacks their app or provider), until then.
         var skip: [String: Date] = [:]
         var lastRenewed = Date()
-        var sent: Int64 = 0
         var rate = RateEstimator(window: 10, minimumSpan: 1)
         var renewer: (any DispatchSourceTimer)?
         var unreachableSince: Date?
@@ -43,6 +42,8 @@ final class ChunkWorker: Sendable {
     /// Set while the database cannot be reached: chunks in hand stop (what they send could not
     /// be recorded), and none is claimed.
     private let databaseAway = Atomic<Bool>(false)
+    /// Outcomes this host recorded, for its rate in `status`.
+    private let sent = Atomic<Int64>(0)
 
     init(queue: SharedQueue, env: JobRunner.Environment) {
         self.queue = queue
@@ -63,6 +64,7 @@ final class ChunkWorker: Sendable {
             defer { threads.leave() }
             listener.listen(timeout: queue.fallbackSeconds, stop: { [self] in stopFlag.load(ordering: .acquiring) }) { payload in
                 if payload == nil || payload?.hasPrefix("control ") == true { queue.refreshRequests() }
+                if payload == nil || payload?.hasPrefix("pause ") == true { applySharedPauses() }
                 queue.wakeups.signal()
                 if payload?.hasPrefix("done ") != true { poke() }
             }
@@ -182,12 +184,8 @@ final class ChunkWorker: Sendable {
 
     private func runChunk(_ held: Held) {
         let chunk = held.chunk
-        var finished = 0
         defer {
-            state.withLock { s in
-                s.held[PostgresJobQueue.key(chunk.job, chunk.number)] = nil
-                s.sent += Int64(finished)
-            }
+            state.withLock { s in s.held[PostgresJobQueue.key(chunk.job, chunk.number)] = nil }
             poke()
         }
         do {
@@ -202,7 +200,9 @@ final class ChunkWorker: Sendable {
             }
             prior.finished.seal()
             let worker = self
-            let sink = ChunkOutcomeLog(store: queue.store, chunk: chunk, held: held) { worker.noteUnreachable($0) }
+            let sink = ChunkOutcomeLog(store: queue.store, chunk: chunk, held: held,
+                                       recorded: { n in worker.sent.add(Int64(n), ordering: .relaxed) },
+                                       unreachable: { worker.noteUnreachable($0) })
             let queue = queue
             let stop = StopSignal(isStopping: {
                 held.isLost || worker.isStopping || worker.databaseAway.load(ordering: .acquiring) || queue.request(for: chunk.job) != nil
@@ -215,8 +215,6 @@ final class ChunkWorker: Sendable {
             run.chunk = scope
             let result = run.execute()
             try? FileManager.default.removeItem(at: progress)
-            finished = result.delivered + result.failed + result.unregistered + result.capped
-                - (prior.delivered + prior.failed + prior.unregistered + prior.capped)
             if result.interruption == nil, sink.failure == nil, !held.isLost {
                 _ = try queue.store.complete(chunk)
             } else if !held.isLost {
@@ -227,12 +225,20 @@ final class ChunkWorker: Sendable {
         }
     }
 
+    /// Applies the providers' pauses and quiet times other hosts recorded to this host's.
+    private func applySharedPauses() {
+        let providers = env.apps.providers
+        guard let sharing = providers.lazy.compactMap(\.sharing).first, let pauses = try? sharing.current() else { return }
+        for pause in pauses { providers.first { $0.name == pause.provider }?.apply(pause) }
+    }
+
     // MARK: Leases
 
     /// Renews every lease held; a chunk whose lease another host took is lost (its run stops).
     /// Unable to renew for a whole lease, every chunk in hand is lost: other hosts have them.
     private func renew() {
-        let (keys, sent) = state.withLock { s in (s.held.filter { !$0.value.isLost }.map(\.key), s.sent) }
+        let keys = state.withLock { s in s.held.filter { !$0.value.isLost }.map(\.key) }
+        let sent = sent.load(ordering: .relaxed)
         let now = Date()
         let rate = state.withLock { s -> Double in
             s.rate.sample(at: now.timeIntervalSince1970, count: Int(sent))

@@ -142,6 +142,9 @@ public enum EngineSetup {
         var broken: Set<String> = []     // each provider's problems are reported once, whatever routes to it
         var apps: [String: AppRoutes.App] = [:]
         let grants = rateGrants(config: config, spool: spool)
+        // A provider's pause and quiet time reach every host on a PostgreSQL registry.
+        let sharing: (any ProviderPauseSharing)? = spool != nil && RegistryLocation.isPostgres(config.registryPath)
+            && config.unsetSecrets["registry"] == nil ? SharedProviderPauses(uri: config.registryPath) : nil
         for (app, appConfig) in config.apps.sorted(by: { $0.key < $1.key }) {
             var routes: [Platform: ProviderState] = [:]
             for platform in Platform.allCases {
@@ -151,7 +154,7 @@ public enum EngineSetup {
                     do {
                         let provider = try ProviderFactory.make(name: name, context: context)
                         byName[name] = ProviderState(provider: provider, name: name, maxPerSecond: config.maxPerSecond[name],
-                                                      rateGrants: grants, log: log, onPause: { [spool] reason in
+                                                      rateGrants: grants, sharing: sharing, log: log, onPause: { [spool] reason in
                             if let spool { PauseRecord.write(provider: name, reason: reason, in: spool) }
                         })
                     } catch let error as ProviderSetupError {

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import PushspoolCore
 import Synchronization
@@ -31,6 +32,11 @@ public final class ProviderState: Sendable {
     /// load instead of a lock and a clock read.
     private let disturbed = Atomic<Bool>(false)
     private let onPause: @Sendable (String) -> Void
+    /// Where this provider's pauses and quiet times are shared with other hosts (a PostgreSQL
+    /// registry); nil: this host only.
+    let sharing: (any ProviderPauseSharing)?
+    /// The end of the last quiet time told to the other hosts.
+    private let sharedQuiet = Mutex<Date>(.distantPast)
 
     /// `max_per_second`: every request of this provider (first attempts and retries) takes its turn.
     public let limiter: RateLimiter?
@@ -38,9 +44,10 @@ public final class ProviderState: Sendable {
     /// `rateGrants`: where the cap is shared with other hosts (a PostgreSQL registry), in
     /// bucket `provider:<name>`.
     public init(provider: any PushProvider, name: String? = nil, pauseDuration: Double = 600, maxPerSecond: Double? = nil,
-                rateGrants: (any RateGrantSource)? = nil, log: Log? = nil,
+                rateGrants: (any RateGrantSource)? = nil, sharing: (any ProviderPauseSharing)? = nil, log: Log? = nil,
                 onPause: @escaping @Sendable (String) -> Void = { _ in }) {
         self.provider = provider
+        self.sharing = sharing
         let name = name ?? provider.name
         self.name = name
         limiter = maxPerSecond.map { rate in
@@ -48,6 +55,14 @@ public final class ProviderState: Sendable {
         }
         self.pauseDuration = pauseDuration
         self.onPause = onPause
+    }
+
+    /// Blocks the calling (producer) thread until a request could leave at once
+    /// (`PushProvider.whenReady`): asked before the rate cap admits one.
+    func waitUntilReady() {
+        let ready = DispatchSemaphore(value: 0)
+        provider.whenReady { ready.signal() }
+        ready.wait()
     }
 
     /// Its name in the config (`providers.<name>`): what routes, result logs, metrics and pause
@@ -61,14 +76,35 @@ public final class ProviderState: Sendable {
     }
 
     public func pause(_ reason: String) {
+        if pause(reason, for: pauseDuration) { share(ProviderPause(provider: name, kind: .paused(reason), seconds: pauseDuration)) }
+    }
+
+    /// Pauses unless paused already; true when it did.
+    private func pause(_ reason: String, for seconds: Double) -> Bool {
         let first = state.withLock { s -> Bool in
             disturbed.store(true, ordering: .releasing)
             guard s.pausedUntil <= Date() else { return false }
             s.pausedReason = reason
-            s.pausedUntil = Date().addingTimeInterval(pauseDuration)
+            s.pausedUntil = Date().addingTimeInterval(seconds)
             return true
         }
         if first { onPause(reason) }
+        return first
+    }
+
+    /// What another host learned about this provider (`ProviderPauseSharing.current`), applied
+    /// here without telling the others again.
+    func apply(_ shared: ProviderPause) {
+        switch shared.kind {
+        case .paused(let reason): _ = pause(reason, for: shared.seconds)
+        case .quiet: quietHere(until: Date().addingTimeInterval(shared.seconds))
+        }
+    }
+
+    /// Tells the other hosts, off the caller's thread (an answer's completion), never failing it.
+    private func share(_ pause: ProviderPause) {
+        guard let sharing else { return }
+        DispatchQueue.global(qos: .utility).async { try? sharing.publish(pause) }
     }
 
     /// Counts a `senderRefused` answer; the provider pauses when they keep coming.
@@ -106,6 +142,17 @@ public final class ProviderState: Sendable {
 
     /// New targets wait until `date` (a retry-after on one target says the service is busy).
     public func quiet(until date: Date) {
+        quietHere(until: date)
+        // Told to the other hosts when it reaches a second or more past what they were told.
+        let tell = sharing != nil && sharedQuiet.withLock { told -> Bool in
+            guard date.timeIntervalSince(told) >= 1 else { return false }
+            told = date
+            return true
+        }
+        if tell { share(ProviderPause(provider: name, kind: .quiet, seconds: date.timeIntervalSinceNow)) }
+    }
+
+    private func quietHere(until date: Date) {
         state.withLock { s in
             disturbed.store(true, ordering: .releasing)
             s.quietUntil = max(s.quietUntil, date)

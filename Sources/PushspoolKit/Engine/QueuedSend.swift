@@ -61,18 +61,19 @@ struct QueuedSend {
                 ProgressCheckpoint(targets: targets, finished: counts.finished, delivered: counts.delivered, failed: counts.failed,
                                    unregistered: counts.unregistered, capped: counts.capped, updatedAt: Date())
                     .write(to: progress)
-                if state.finished { return counts.result(interruption: nil) }
-                if let control = state.control, state.leased == 0 {
-                    switch control {
-                    case .cancel:
-                        // What the chunks let go had recorded is final too.
-                        for chunk in try queue.store.unfinishedChunks(id) where !applied.contains(chunk) { try apply(chunk, &counts, tally) }
-                        return counts.result(interruption: .cancelled)
-                    case .pause:
-                        // Kept here too, so the job stays paused across restarts of this host.
-                        if env.controls?.request(for: id) != .pause { try? env.controls?.write(.pause, id: id) }
-                        return counts.result(interruption: .paused)
-                    }
+                switch state.next {
+                case .done:
+                    return counts.result(interruption: nil)
+                case .cancelled:
+                    // What the chunks let go had recorded is final too.
+                    for chunk in try queue.store.unfinishedChunks(id) where !applied.contains(chunk) { try apply(chunk, &counts, tally) }
+                    return counts.result(interruption: .cancelled)
+                case .paused:
+                    // Kept here too, so the job stays paused across restarts of this host.
+                    if env.controls?.request(for: id) != .pause { try? env.controls?.write(.pause, id: id) }
+                    return counts.result(interruption: .paused)
+                case .wait:
+                    break
                 }
             } catch {
                 if !unreachable {

@@ -86,15 +86,18 @@ final class ChunkOutcomeLog: OutcomeLog {
     private let chunk: PostgresJobQueue.Chunk
     private let held: ChunkWorker.Held
     private let state = Mutex<(size: Int64, failure: String?)>((0, nil))
-    /// Told when the database cannot be reached: every chunk of this host stops at once (their
-    /// outcomes could not be recorded either), not each one at its own next write.
+    /// Told how many outcomes each write recorded (this host's rate in `status`), and when the
+    /// database cannot be reached: then every chunk of this host stops at once (their outcomes
+    /// could not be recorded either), not each one at its own next write.
+    private let recorded: @Sendable (Int) -> Void
     private let unreachable: @Sendable (any Error) -> Void
 
     init(store: PostgresJobQueue, chunk: PostgresJobQueue.Chunk, held: ChunkWorker.Held,
-         unreachable: @escaping @Sendable (any Error) -> Void) {
+         recorded: @escaping @Sendable (Int) -> Void, unreachable: @escaping @Sendable (any Error) -> Void) {
         self.store = store
         self.chunk = chunk
         self.held = held
+        self.recorded = recorded
         self.unreachable = unreachable
     }
 
@@ -104,6 +107,7 @@ final class ChunkOutcomeLog: OutcomeLog {
         do {
             if try store.record(chunk, lines: String(decoding: bytes, as: UTF8.self)) {
                 note = nil
+                recorded(bytes.reduce(0) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 })
             } else {
                 note = "the chunk was taken over by another host"
                 held.lose()

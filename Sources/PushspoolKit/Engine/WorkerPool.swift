@@ -88,6 +88,7 @@ public final class WorkerPool: Sendable {
         // Stopped while waiting for a slot, or for the provider's rate cap: no new target
         // starts after a stop (or a cancel or pause of its job).
         if isStopping() || state.limiter.map({ limiter in
+            state.waitUntilReady()
             let due = limiter.reserve()
             if due > Date().timeIntervalSince1970 { idle() }
             return !RateLimiter.wait(until: due, halted: isStopping)

@@ -102,4 +102,32 @@ struct SharedQueueTests {
         #expect(tokens.values.filter { $0 > 1 }.count <= 2 * 32, "a: \(h.log("a").suffix(4000)) b: \(h.log("b").suffix(3000))")
         #expect(statuses.values.allSatisfy { $0 == 0 }, "\(statuses)")
     }
+
+    /// One job shared by three hosts, its provider capped at 300/s: the cap holds across them
+    /// (the provider's own clock: the fake's arrival times).
+    @Test func oneCapHoldsForAJobSharedByThreeHosts() throws {
+        let h = try SharedQueueHarness(devices: 1800, chunkSize: 100, concurrency: 64, extraProvider: #", "max_per_second": 300"#)
+        // Each host's first requests wait for its OAuth token: the cap admits none meanwhile
+        // (`PushProvider.whenReady`), so they do not leave together when it comes.
+        try h.start()
+        let t0 = Date().timeIntervalSince1970
+        try h.drop(on: "a", "everyone", Self.broadcast)
+        let summary = h.waitForSummary(on: "a", "everyone")
+        h.stopAll()
+        #expect((summary?["delivered"] as? NSNumber)?.intValue == 1800, "\(summary ?? [:])")
+        let shares = try h.chunksByHost("everyone")
+        #expect(shares.count == 3, "chunks by host: \(shares)")
+        let perToken = h.fcm.state()["perToken"] as? [String: [String: Any]] ?? [:]
+        let times = perToken.values.flatMap { ($0["times"] as? [NSNumber] ?? []).map(\.doubleValue) }.sorted()
+        try #require(times.count == 1800)
+        var busiest = 0, start = 0
+        for end in times.indices {
+            while times[end] - times[start] >= 1 { start += 1 }
+            busiest = max(busiest, end - start + 1)
+        }
+        var buckets: [Int: Int] = [:]
+        for t in times { buckets[Int((t - t0) * 4), default: 0] += 1 }
+        print("one job on three hosts, max_per_second 300: busiest second \(busiest); per 250 ms: \(buckets.sorted { $0.key < $1.key }.map { "\($0.key):\($0.value)" }.joined(separator: " "))")
+        #expect(busiest <= 330, "the provider saw \(busiest) in one second")
+    }
 }

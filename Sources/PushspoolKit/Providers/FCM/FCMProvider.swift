@@ -67,6 +67,9 @@ public final class FCMProvider: PushProvider {
         }
     }
 
+
+    /// Ready once the OAuth access token is held (or its fetch failed).
+    public func whenReady(_ ready: @escaping @Sendable () -> Void) { tokens.token { _ in ready() } }
     public func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {
         if case .hub(let audience) = request.recipient, let (field, value) = audience.serviceTarget,
            case .fcm(let notification) = request.notification, !closed.load(ordering: .acquiring) {

@@ -71,6 +71,9 @@ public final class WNSProvider: PushProvider {
         }
     }
 
+
+    /// Ready once the OAuth access token is held (or its fetch failed).
+    public func whenReady(_ ready: @escaping @Sendable () -> Void) { tokens.token { _ in ready() } }
     public func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {
         guard let (device, notification) = SendOpening.device(request, provider: "wns", isShutDown: closed.load(ordering: .acquiring),
                                                               own: { if case .wns(let n) = $0 { n } else { nil } },

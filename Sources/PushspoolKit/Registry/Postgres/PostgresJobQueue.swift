@@ -233,6 +233,17 @@ public final class PostgresJobQueue: Sendable {
         public var cutDone: Bool
         public var control: ControlRequest?
         public var finished: Bool { cutDone && open == 0 && unapplied.isEmpty }
+
+        /// What the origin does next, once it wrote the completed chunks: end the job (every
+        /// chunk in), end it as cancelled or keep it paused (once no host holds a chunk of it: their
+        /// requests in flight are recorded), or wait for the next notification.
+        public enum Next: Sendable, Equatable { case done, cancelled, paused, wait }
+
+        public var next: Next {
+            if finished { return .done }
+            guard leased == 0, let control else { return .wait }
+            return control == .cancel ? .cancelled : .paused
+        }
     }
 
     public func progress(_ id: String) throws(RegistryError) -> Progress? {
@@ -276,11 +287,12 @@ public final class PostgresJobQueue: Sendable {
     // MARK: Steering
 
     /// Sets (or with nil, clears) a job's cancel or pause request and tells every host; false:
-    /// no such job in the queue, or it has ended.
+    /// no such job in the queue, it has ended, or it is cancelled (a cancel is never undone).
     public func steer(_ id: String, _ request: ControlRequest?) throws(RegistryError) -> Bool {
         try transaction { c in
             let changed = try c.query("""
-                UPDATE queue_jobs SET control = CASE WHEN control = 'cancel' THEN 'cancel' ELSE $2 END WHERE id = $1 AND ended_at IS NULL
+                UPDATE queue_jobs SET control = $2
+                WHERE id = $1 AND ended_at IS NULL AND (control IS DISTINCT FROM 'cancel' OR $2 = 'cancel')
                 """, [id, request?.rawValue]).affected == 1
             if changed { try c.query("SELECT pg_notify($1, $2)", [Self.channel, "control " + id]) }
             return changed

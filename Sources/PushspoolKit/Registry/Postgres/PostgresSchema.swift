@@ -65,7 +65,8 @@ enum PostgresSchema {
             """,
         // The shared job queue (`PostgresJobQueue`): each send job accepted by a host, its
         // chunks (keyset ranges of the audience's `devices.seq`, claimed under leases on the
-        // database's clock), their outcomes (result-log lines, a batch per row) and the hosts.
+        // database's clock), their outcomes (result-log lines, a batch per row) and the hosts;
+        // and providers' pauses and quiet times, shared by every host (`SharedProviderPauses`).
         8: """
             CREATE TABLE queue_jobs(
                 id text PRIMARY KEY,
@@ -97,11 +98,16 @@ enum PostgresSchema {
             CREATE INDEX queue_chunks_open ON queue_chunks(job, chunk) WHERE NOT done;
             CREATE INDEX queue_chunks_unapplied ON queue_chunks(job, chunk) WHERE done AND NOT applied;
             CREATE TABLE queue_outcomes(
-                job text NOT NULL,
+                job text NOT NULL REFERENCES queue_jobs(id) ON DELETE CASCADE,
                 chunk integer NOT NULL,
                 n bigint GENERATED ALWAYS AS IDENTITY,
                 lines text NOT NULL,
                 PRIMARY KEY(job, chunk, n));
+            CREATE TABLE provider_pauses(
+                name text PRIMARY KEY,
+                paused_until timestamptz,
+                reason text,
+                quiet_until timestamptz);
             CREATE TABLE queue_hosts(
                 host text PRIMARY KEY,
                 seen_at timestamptz NOT NULL,

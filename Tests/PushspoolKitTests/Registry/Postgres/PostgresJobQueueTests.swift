@@ -1,0 +1,177 @@
+import Foundation
+import Synchronization
+import Testing
+import PushspoolCore
+import PushspoolTestSupport
+@testable import PushspoolKit
+
+/// The shared queue's store against a real PostgreSQL: two stores on one database stand in for
+/// two hosts (their `host` names differ), as the hosts' `ChunkWorker`s use them.
+@Suite(.enabled(if: PostgresCluster.isAvailable, "\(PostgresCluster.unavailableReason ?? "")"))
+struct PostgresJobQueueTests {
+    /// A registry with `devices` devices tagged `all`, and two hosts' stores.
+    static func setUp(devices: Int = 25) throws -> (registry: PostgresRegistry, a: PostgresJobQueue, b: PostgresJobQueue) {
+        let uri = try RegistryFixture.postgresDatabase()
+        let registry = try PostgresRegistry(uri: uri)
+        for i in 0..<devices { _ = try registry.upsert(Registration(id: "d\(i)", platform: .fcm, handle: "t\(i)", tags: ["all"])) }
+        return (registry, PostgresJobQueue(uri: uri, host: "a/1"), PostgresJobQueue(uri: uri, host: "b/2"))
+    }
+
+    static let body = #"{"id":"j","to_tag":"all","pns":["fcm"],"message":"m"}"#
+
+    /// Cuts the whole audience the way a worker does; returns the chunks' ranges.
+    static func cutAll(_ q: PostgresJobQueue, _ registry: PostgresRegistry, size: Int) throws -> Int {
+        var cut = try #require(try q.claimCut(lease: 30))
+        var n = 0
+        while true {
+            let end = try registry.chunkEnd(platforms: [.fcm], apps: nil, tokenKind: nil, matching: .tag("all"), after: cut.after, size: size)
+            #expect(try q.addChunk(&cut, last: end, lease: 30))
+            guard end != nil else { return n }
+            n += 1
+        }
+    }
+
+    @Test func anAudienceIsCutIntoKeysetChunksOnce() throws {
+        let (registry, a, b) = try Self.setUp(devices: 25)
+        try a.publish(id: "j", body: Self.body, jobLine: #"{"type":"job"}"#, targets: 25, requests: false, devices: true)
+        try a.publish(id: "j", body: Self.body, jobLine: "changed", targets: 99, requests: false, devices: true)   // a resume: nothing changes
+        #expect(try a.job("j")?.jobLine == #"{"type":"job"}"#)
+        // One host cuts; the other finds nothing to cut while it holds the cut's lease.
+        #expect(try Self.cutAll(a, registry, size: 10) == 3)
+        #expect(try b.claimCut(lease: 30) == nil)
+        let chunks = try b.claim(count: 10, lease: 30)
+        #expect(chunks.map(\.number) == [1, 2, 3])
+        // Keyset ranges: consecutive, each (after, last], covering every device once.
+        #expect(chunks[0].after == 0)
+        for (x, y) in zip(chunks, chunks.dropFirst()) { #expect(x.last == y.after) }
+        #expect(try a.progress("j")?.cutDone == true)
+    }
+
+    @Test func twoHostsNeverClaimOneChunkAndATakeoverLocksTheOldHolderOut() throws {
+        let (registry, a, b) = try Self.setUp(devices: 40)
+        try a.publish(id: "j", body: Self.body, jobLine: "{}", targets: 40, requests: false, devices: true)
+        _ = try Self.cutAll(a, registry, size: 10)
+        let mine = try a.claim(count: 2, lease: 1)
+        let theirs = try b.claim(count: 10, lease: 30)
+        #expect(mine.count == 2 && theirs.count == 2)
+        #expect(Set(mine.map(\.number)).isDisjoint(with: theirs.map(\.number)))
+        // a records while it holds its lease; once the lease ran out, b takes the chunk and a
+        // can neither record nor complete it.
+        #expect(try a.record(mine[0], lines: "{\"type\":\"delivery\"}\n"))
+        #expect(try b.claim(count: 10, lease: 30).isEmpty)
+        Thread.sleep(forTimeInterval: 1.2)
+        let taken = try b.claim(count: 10, lease: 30)
+        #expect(Set(taken.map(\.number)) == Set(mine.map(\.number)))
+        #expect(taken.allSatisfy { $0.taken == 2 })
+        #expect(try !a.record(mine[0], lines: "{\"type\":\"delivery\"}\n"))
+        #expect(try !a.complete(mine[0]))
+        #expect(try a.renew([PostgresJobQueue.key("j", mine[0].number)], lease: 30, sent: 0, rate: 0).isEmpty)
+        // What a recorded before stays with the chunk: the new holder resends only the rest.
+        #expect(try b.lines(job: "j", chunk: mine[0].number) == ["{\"type\":\"delivery\"}\n"])
+        #expect(try b.complete(taken[0]))
+    }
+
+    @Test func theOriginSeesChunksCompleteAndTheJobEnd() throws {
+        let (registry, a, b) = try Self.setUp(devices: 20)
+        try a.publish(id: "j", body: Self.body, jobLine: "{\"type\":\"job\"}", targets: 20, requests: true, devices: true)
+        _ = try Self.cutAll(a, registry, size: 10)
+        let chunks = try b.claim(count: 10, lease: 30)
+        #expect(chunks.map(\.number) == [0, 1, 2])
+        #expect(chunks[0].requests)
+        for c in chunks {
+            #expect(try b.record(c, lines: "{\"chunk\":\(c.number)}\n"))
+            #expect(try b.complete(c))
+        }
+        var p = try #require(try a.progress("j"))
+        #expect(p.unapplied == [0, 1, 2] && p.open == 0 && !p.finished)
+        for c in p.unapplied { try a.markApplied(job: "j", chunk: c) }
+        p = try #require(try a.progress("j"))
+        #expect(p.finished)
+        try a.end("j", summaryLine: "{\"type\":\"summary\"}")
+        var text = ""
+        #expect(try b.results("j") { text += $0 })
+        #expect(text == "{\"type\":\"job\"}\n{\"chunk\":0}\n{\"chunk\":1}\n{\"chunk\":2}\n{\"type\":\"summary\"}\n")
+        #expect(try !b.results("nope") { _ in })
+    }
+
+    @Test func aCancelOrPauseStopsClaimsOnEveryHostAndACancelStays() throws {
+        let (registry, a, b) = try Self.setUp(devices: 20)
+        try a.publish(id: "j", body: Self.body, jobLine: "{}", targets: 20, requests: false, devices: true)
+        _ = try Self.cutAll(a, registry, size: 10)
+        #expect(try b.steer("j", .pause))
+        #expect(try b.controls() == ["j": .pause])
+        #expect(try a.claim(count: 10, lease: 30).isEmpty)
+        #expect(try a.steer("j", nil))
+        #expect(try a.claim(count: 1, lease: 30).count == 1)
+        #expect(try b.steer("j", .cancel))
+        #expect(try !b.steer("j", nil))            // a resume does not undo a cancel
+        #expect(try !b.steer("j", .pause))
+        #expect(try a.progress("j")?.control == .cancel)
+        #expect(try !a.steer("unknown", .cancel))
+        try a.end("j", summaryLine: "{}")
+        #expect(try !b.steer("j", .pause))         // ended: nothing to steer
+        #expect(try b.controls().isEmpty)
+    }
+
+    @Test func listenersHearChunksAsTheyComplete() throws {
+        let uri = try RegistryFixture.postgresDatabase()
+        let registry = try PostgresRegistry(uri: uri)
+        for i in 0..<10 { _ = try registry.upsert(Registration(id: "d\(i)", platform: .fcm, handle: "t\(i)", tags: ["all"])) }
+        let a = PostgresJobQueue(uri: uri, host: "a/1"), b = PostgresJobQueue(uri: uri, host: "b/2")
+        let heard = Mutex<[String]>([])
+        let stop = Atomic<Bool>(false)
+        let listener = QueueListener(uri: uri)
+        let done = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            listener.listen(timeout: 0.1, stop: { stop.load(ordering: .acquiring) }) { p in if let p { heard.withLock { $0.append(p) } } }
+            done.signal()
+        }
+        Thread.sleep(forTimeInterval: 0.3)       // listening
+        try a.publish(id: "j", body: Self.body, jobLine: "{}", targets: 10, requests: false, devices: true)
+        _ = try Self.cutAll(a, registry, size: 100)
+        let c = try #require(try b.claim(count: 1, lease: 30).first)
+        #expect(try b.complete(c))
+        #expect(pollUntil(timeout: 5) { heard.withLock { $0.contains("done j") } })
+        stop.store(true, ordering: .releasing)
+        done.wait()
+        #expect(heard.withLock { $0.first } == "ready")
+    }
+
+    /// The origin's next step from where the job stands (no database: the decision alone).
+    @Test(arguments: [
+        // unapplied, open, leased, cut, control → next
+        ([Int](), 0, 0, true, nil, PostgresJobQueue.Progress.Next.done),
+        ([3], 0, 0, true, nil, .wait),                 // a chunk not yet in the log
+        ([], 0, 0, false, nil, .wait),                 // still being cut
+        ([], 2, 1, true, nil, .wait),
+        ([], 2, 1, true, .cancel, .wait),              // a host still records its requests in flight
+        ([], 2, 0, true, .cancel, .cancelled),
+        ([], 2, 0, true, .pause, .paused),
+        ([], 0, 0, true, .cancel, .done),              // every chunk came in before the cancel was seen
+    ] as [([Int], Int, Int, Bool, ControlRequest?, PostgresJobQueue.Progress.Next)])
+    func theOriginsNextStep(_ unapplied: [Int], _ open: Int, _ leased: Int, _ cut: Bool, _ control: ControlRequest?,
+                            _ next: PostgresJobQueue.Progress.Next) {
+        let p = PostgresJobQueue.Progress(unapplied: unapplied, open: open, leased: leased, cutDone: cut, control: control)
+        #expect(p.next == next)
+    }
+
+    /// A provider paused, or told to be quiet, on one host is paused or quiet on the others, for
+    /// what is left of it (seconds on the database's clock, not an instant on a host's).
+    @Test func aProvidersPauseAndQuietReachTheOtherHosts() throws {
+        let uri = try RegistryFixture.postgresDatabase()
+        _ = try PostgresRegistry(uri: uri)     // the schema
+        let a = ProviderState(provider: ScriptedProvider(name: "fcm"), name: "fcm", sharing: SharedProviderPauses(uri: uri))
+        let b = ProviderState(provider: ScriptedProvider(name: "fcm"), name: "fcm", sharing: SharedProviderPauses(uri: uri))
+        let other = ProviderState(provider: ScriptedProvider(name: "apns"), name: "apns", sharing: SharedProviderPauses(uri: uri))
+        a.quiet(until: Date().addingTimeInterval(30))
+        a.pause("the service account's key was revoked")
+        let sharing = SharedProviderPauses(uri: uri)
+        #expect(pollUntil(timeout: 5) { ((try? sharing.current()) ?? []).count == 2 })
+        for pause in try sharing.current() {
+            for state in [b, other] where state.name == pause.provider { state.apply(pause) }
+        }
+        #expect(b.pausedReason == "the service account's key was revoked")
+        #expect(b.quietUntil.timeIntervalSinceNow > 25 && b.quietUntil.timeIntervalSinceNow <= 30)
+        #expect(other.pausedReason == nil && other.quietUntil == .distantPast)
+    }
+}
