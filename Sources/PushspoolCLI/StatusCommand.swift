@@ -42,6 +42,7 @@ enum StatusCommand {
         let status = JobStatus(spool: spool, defaultApp: runtime.config.defaultApp)
         let active = spool.jobs(in: .active).map { status.active(name: $0, now: now) }
         let registryProblem = RegistryProbe(config: runtime.config).problem()
+        let queue = Self.sharedQueue(runtime.config, registryProblem: registryProblem)
         var failures: [JSONValue] = []
         for name in recentlyFailed {
             failures.append(.object([("file", .string(name)), ("error", failureReason(spool, name).map(JSONValue.string) ?? .null)]))
@@ -63,6 +64,10 @@ enum StatusCommand {
         ])
         if showHooks, case .object(var pairs) = doc {
             pairs.append(("webhooks", .object([("pending", .int(Int64(hooks.pending))), ("failed", .int(Int64(hooks.failed)))])))
+            doc = .object(pairs)
+        }
+        if let queue, case .object(var pairs) = doc {
+            pairs.append(("queue", queue))
             doc = .object(pairs)
         }
         if args.has("json") {
@@ -108,10 +113,31 @@ enum StatusCommand {
         for f in failures {
             print("  failed \(f["file"]?.stringValue ?? "?"): \(f["error"]?.stringValue ?? "")")
         }
+        if let queue {
+            let location = queue["location"]?.stringValue ?? "?"
+            if let error = queue["error"]?.stringValue {
+                print("  shared queue in \(location): cannot be read (\(error))")
+            } else {
+                print("  shared queue in \(location):")
+                for line in QueueStatus.lines(queue) { print("    \(line)") }
+            }
+        }
         if showHooks {
             print("  webhooks: \(hooks.pending) event(s) pending, \(hooks.failed) given up (kept in webhooks/failed/)")
         }
         return .ok
+    }
+
+    /// `"queue"`: with the shared queue on, its hosts and running jobs (`QueueStatus`), or
+    /// `{"location", "error"}` when the database cannot be read (status goes on without it);
+    /// nil when the queue is off.
+    static func sharedQueue(_ config: Config, registryProblem: String?) -> JSONValue? {
+        guard let queue = EngineSetup.sharedQueue(config: config) else { return nil }
+        defer { queue.close() }
+        func failed(_ why: String) -> JSONValue { .object([("location", .string(queue.location)), ("error", .string(why))]) }
+        // Not asked when the probe just failed: a pool's connect could wait for seconds.
+        if let registryProblem { return failed("the registry is unreachable: \(registryProblem)") }
+        do { return try QueueStatus(queue: queue).json() } catch { return failed(RegistryError.detail(error)) }
     }
 
     /// Why a job in `failed/` failed: the failed result log that names its file (under its id,

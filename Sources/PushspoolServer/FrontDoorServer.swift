@@ -13,6 +13,7 @@ public final class FrontDoorServer: Sendable {
     public let health: HealthCheck
     private let listen: ListenAddress
     private let door: FrontDoor
+    private let queue: PostgresJobQueue?
 
     public struct Parts: Sendable {
         public var config: Config
@@ -45,7 +46,9 @@ public final class FrontDoorServer: Sendable {
         // Bounded below the answer's 1 s lifetime, so a database that does not answer shows at the next probe.
         health = HealthCheck(check: HealthCheck.spoolAndRegistry(
             spool: parts.spool, registry: RegistryProbe(config: parts.config, timeout: 0.5, open: parts.registry)))
-        let jobs = JobAPI(spool: parts.spool, intake: intake)
+        // With the shared queue on, jobs other hosts accepted are read and steered through it.
+        queue = EngineSetup.sharedQueue(config: parts.config, connections: 2)
+        let jobs = JobAPI(spool: parts.spool, intake: intake, queue: queue)
         let operations = OperationsAPI(health: health, metrics: metrics, spool: parts.spool,
                                        dispatcherTextfile: parts.config.metrics.textfile.map { parts.config.resolve($0).path })
         let apps = ServedApps(parts.config)
@@ -72,6 +75,7 @@ public final class FrontDoorServer: Sendable {
     @discardableResult
     public func stop(grace: Double = 10) -> Bool {
         server.stop(grace: grace)
+        defer { queue?.close() }
         return door.drain(seconds: grace)
     }
 }

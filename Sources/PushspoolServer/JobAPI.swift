@@ -9,14 +9,17 @@ import Darwin
 #endif
 
 /// The job API for services (bearer tokens): submit a job file, read its status and result log,
-/// and steer it, as `submit`, `status`, `cancel`, `pause` and `resume` do on the host.
+/// and steer it, as `submit`, `status`, `cancel`, `pause` and `resume` do on the host. With the
+/// shared queue on (`queue`), a job another host accepted is read and steered through it.
 public struct JobAPI: Sendable {
     let spool: Spool
     let intake: JobIntake
+    let queue: PostgresJobQueue?
 
-    public init(spool: Spool, intake: JobIntake) {
+    public init(spool: Spool, intake: JobIntake, queue: PostgresJobQueue? = nil) {
         self.spool = spool
         self.intake = intake
+        self.queue = queue
     }
 
     public var routes: [FrontDoor.Route] {
@@ -79,24 +82,38 @@ public struct JobAPI: Sendable {
         }
     }
 
-    /// `GET /v1/jobs/{id}`: the job's entry of `status --json`.
+    /// `GET /v1/jobs/{id}`: the job's entry of `status --json`; for a job only the shared queue
+    /// holds (another host accepted it), its queue entry (`QueueStatus.lookup`).
     func status(_ call: FrontDoor.RouteCall) {
         guard let id = Self.jobID(call) else { return }
         let status = JobStatus(spool: spool)
+        let queue = queue
         call.later {
-            status.lookup(id: id).map { .json(200, $0) } ?? .error(404, "id: no job \(id) in this spool")
+            if let local = status.lookup(id: id) { return .json(200, local) }
+            guard let queue else { return .error(404, "id: no job \(id) in this spool") }
+            do throws(RegistryError) {
+                return try QueueStatus(queue: queue).lookup(id: id).map { .json(200, $0) }
+                    ?? .error(404, "id: no job \(id) in this spool or in the shared queue")
+            } catch {
+                return Self.queueUnavailable(error)
+            }
         }
     }
 
-    /// `GET /v1/jobs/{id}/results`: the result log as it stands, streamed from the file.
+    /// `GET /v1/jobs/{id}/results`: the result log as it stands, streamed from the file; with no
+    /// log here, the log as the shared queue holds it (`PostgresJobQueue.results`).
     func results(_ call: FrontDoor.RouteCall) {
         guard let id = Self.jobID(call) else { return }
         let path = spool.resultURL(jobID: id).path
+        let queue = queue
         call.later {
             let fd = open(path, O_RDONLY | O_CLOEXEC)
             guard fd >= 0 else {
-                return errno == ENOENT ? .error(404, "id: job \(id) has no result log (yet)")
-                    : .error(503, "cannot read the result log: \(String(cString: strerror(errno)))", headers: [("Retry-After", "5")])
+                guard errno == ENOENT else {
+                    return .error(503, "cannot read the result log: \(String(cString: strerror(errno)))", headers: [("Retry-After", "5")])
+                }
+                guard let queue else { return .error(404, "id: job \(id) has no result log (yet)") }
+                return Self.queuedResults(queue, id: id, call: call)
             }
             var st = stat()
             fstat(fd, &st)
@@ -105,30 +122,68 @@ public struct JobAPI: Sendable {
         }
     }
 
+    /// The log of a job the shared queue holds, streamed through a pipe as it is read (a chunk's
+    /// lines at a time); `404` when the queue does not know the job either.
+    static func queuedResults(_ queue: PostgresJobQueue, id: String, call: FrontDoor.RouteCall) -> ServerResponse {
+        do throws(RegistryError) {
+            guard try queue.job(id) != nil else { return .error(404, "id: job \(id) has no result log here or in the shared queue") }
+        } catch {
+            return queueUnavailable(error)
+        }
+        var ends: [Int32] = [-1, -1]
+        guard pipe(&ends) == 0 else {
+            return .error(503, "cannot read the results now: \(String(cString: strerror(errno)))", headers: [("Retry-After", "5")])
+        }
+        _ = fcntl(ends[0], F_SETFD, FD_CLOEXEC)
+        _ = fcntl(ends[1], F_SETFD, FD_CLOEXEC)
+        let writer = ends[1]
+        call.holding { done in DispatchQueue.global(qos: .utility).async {
+            defer { close(writer); done() }
+            do {
+                _ = try queue.results(id) { try FileIO.writeAll(writer, Array($0.utf8)) }
+            } catch is RegistryError {
+                // The stream has begun with 200: it ends early, with a last line saying why.
+                try? FileIO.writeAll(writer, JSONValue.object([("error", .string("the results stopped: the shared queue failed"))]).encoded() + [0x0A])
+            } catch {}   // the client went away
+        } }
+        return ServerResponse(status: 200, headers: [("Content-Type", "application/x-ndjson")], body: .pipe(fd: ends[0]))
+    }
+
+    static func queueUnavailable(_ error: RegistryError) -> ServerResponse {
+        .error(503, "the shared queue cannot be read now: \(RegistryError.detail(error))", headers: [("Retry-After", "5")])
+    }
+
     /// Steering requests wait here, one at a time, never on the queue that status, results,
     /// metrics and submissions use: a burst of them delays only each other.
     static let steeringQueue = DispatchQueue(label: "pushspool.serve.steering")
 
     /// `POST /v1/jobs/{id}/cancel|pause|resume` (`kind` nil: resume): `202` once the request is
-    /// durably in `control/`, with `state`, the state the job will reach (a running dispatcher
-    /// acts on it within milliseconds; `GET /v1/jobs/{id}` shows when it has). Nothing waits
-    /// for the dispatcher.
+    /// durably in `control/` (and, with the shared queue on, in the queue, for every host
+    /// holding a share: `"shared_queue": true`), with `state`, the state the job will reach (a
+    /// running dispatcher acts on it within milliseconds; `GET /v1/jobs/{id}` shows when it has).
+    /// Nothing waits for the dispatcher. A job only the queue holds has `"folder": null`.
     func steer(_ call: FrontDoor.RouteCall, _ kind: ControlRequest?) {
         guard let id = Self.jobID(call) else { return }
-        let steering = JobSteering(spool: spool)
+        let steering = SharedSteering(spool: spool, queue: queue)
         call.on(Self.steeringQueue) {
             do throws(JobSteering.Failure) {
                 if let kind {
-                    let placed = try steering.request(kind, id: id)
+                    let steered = try steering.request(kind, id: id)
                     return .json(202, .object([("id", .string(id)), ("requested", .string(kind.rawValue)),
-                                               ("folder", .string(placed.folder.rawValue)), ("already", .bool(placed.already)),
+                                               ("folder", steered.local.map { .string($0.folder.rawValue) } ?? .null),
+                                               ("already", .bool(steered.local?.already ?? false)), ("shared_queue", .bool(steered.shared)),
                                                ("state", .string(kind == .pause ? "paused" : "cancelled"))]))
                 }
-                let done = try steering.requestResume(id: id)
+                let steered = try steering.requestResume(id: id)
+                guard let done = steered.local else {
+                    return .json(202, .object([("id", .string(id)), ("requested", "resume"), ("folder", .null), ("resumed", "requested"),
+                                               ("shared_queue", true), ("state", "running")]))
+                }
                 let state = done.folder == .active ? "running" : "waiting"
                 return .json(202, .object([("id", .string(id)), ("requested", "resume"), ("folder", .string(done.folder.rawValue)),
                                            ("resumed", .string(!done.wasPaused ? "not_paused" : done.dispatcher == nil ? "no_dispatcher" : "requested")),
-                                           ("dispatcher_pid", done.dispatcher.map { .int(Int64($0)) } ?? .null), ("state", .string(state))]))
+                                           ("dispatcher_pid", done.dispatcher.map { .int(Int64($0)) } ?? .null),
+                                           ("shared_queue", .bool(steered.shared)), ("state", .string(state))]))
             } catch {
                 switch error.kind {
                 case .unknown: return .error(404, "id: \(error.description)")

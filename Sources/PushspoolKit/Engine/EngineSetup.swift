@@ -57,9 +57,10 @@ public enum EngineSetup {
 
     /// The job queue shared by every host on a PostgreSQL registry (README "Several hosts"), for
     /// the commands that read or steer it from any host; nil with SQLite or `queue.enabled` false.
-    public static func sharedQueue(config: Config) -> PostgresJobQueue? {
+    /// `connections`: how many it opens at most (on demand).
+    public static func sharedQueue(config: Config, connections: Int = 1) -> PostgresJobQueue? {
         guard config.queue.enabled, RegistryLocation.isPostgres(config.registryPath), config.unsetSecrets["registry"] == nil else { return nil }
-        return PostgresJobQueue(uri: config.registryPath, host: SharedQueue.hostName(), maxConnections: 1)
+        return PostgresJobQueue(uri: config.registryPath, host: SharedQueue.hostName(), maxConnections: connections)
     }
 
     /// Where `max_per_second` caps are shared with the other hosts: the PostgreSQL registry,

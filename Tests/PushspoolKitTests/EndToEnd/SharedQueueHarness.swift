@@ -137,5 +137,19 @@ final class SharedQueueHarness {
         }
     }
 
+    /// When the fake last received a request (Unix seconds), from its per-token `times`.
+    func latestRequest() -> Double? {
+        (fcm.state()["perToken"] as? [String: [String: Any]] ?? [:]).values
+            .compactMap { ($0["times"] as? [Any])?.compactMap { ($0 as? NSNumber)?.doubleValue }.max() }.max()
+    }
+
+    /// How this host's `run` is named in the queue (`status`, leases): host name and pid.
+    func queueName(_ host: String) -> String? {
+        pid(host).map { "\(HostName.current)/\($0)" }
+    }
+
+    /// How the queue names a job's origin: the host and its spool (the same after a restart).
+    func originName(_ host: String) -> String { "\(HostName.current):\(dir.path(host))" }
+
     deinit { stopAll() }
 }

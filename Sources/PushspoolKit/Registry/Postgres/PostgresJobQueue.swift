@@ -414,3 +414,30 @@ public final class QueueListener: Sendable {
         connection?.close()
     }
 }
+
+extension PostgresJobQueue {
+    /// One job as the queue holds it, ended or not, for `GET /v1/jobs/{id}` on a host that did
+    /// not accept it: its origin, its chunks (done, cut so far, whether the cut is over), the
+    /// leases held on it per host, its control, and its summary line once it ended.
+    public struct JobEntry: Sendable {
+        public var job: JobSummary
+        public var cutDone: Bool
+        public var targets: Int?
+        public var summaryLine: String?
+    }
+
+    public func entry(_ id: String) throws(RegistryError) -> JobEntry? {
+        guard let row = try job(id) else { return nil }
+        return try run { c in
+            let counts = try c.query("SELECT count(*), count(*) FILTER (WHERE done) FROM queue_chunks WHERE job = $1", [id])
+            let held = try c.query("""
+                SELECT host, count(*) FROM queue_chunks WHERE job = $1 AND NOT done AND host IS NOT NULL AND lease_until > clock_timestamp()
+                GROUP BY host
+                """, [id])
+            let leases = Dictionary(uniqueKeysWithValues: (0..<held.count).map { (held.text($0, 0) ?? "", Int(held.int64($0, 1))) })
+            let job = JobSummary(id: row.id, origin: row.origin, chunks: Int(counts.int64(0, 0)), done: Int(counts.int64(0, 1)),
+                                 leases: leases, control: row.control)
+            return JobEntry(job: job, cutDone: row.cutDone, targets: row.targets, summaryLine: row.summaryLine)
+        }
+    }
+}
