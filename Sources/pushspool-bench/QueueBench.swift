@@ -61,7 +61,8 @@ struct QueueRound {
     var spoolOnly: Sent
     var takeover: Takeover
 
-    static let chunkSize = 10_000
+    /// `--chunk-size` (default the configuration's default, 10,000): the scaling and overhead jobs' chunks.
+    static let chunkSize = option("chunk-size", default: 10_000)
     static let takeoverChunk = 2_000
     static let takeoverLease = 10
 
@@ -136,7 +137,7 @@ struct DatabaseCounts {
     var commits = 0
     var walBytes = 0
     /// pg_stat_statements: calls by statement (whitespace folded), the bench's own left out.
-    var byStatement: [(calls: Int, query: String)] = []
+    var byStatement: [(calls: Int, milliseconds: Double, query: String)] = []
 
     var statements: Int { byStatement.reduce(0) { $0 + $1.calls } }
     var notifies: Int { byStatement.filter { $0.query.contains("pg_notify") }.reduce(0) { $0 + $1.calls } }
@@ -161,7 +162,7 @@ struct DatabaseCounts {
     }
 
     var listing: String {
-        byStatement.prefix(25).map { String(format: "%8d  ", $0.calls) + String($0.query.prefix(110)) }.joined(separator: "\n")
+        byStatement.prefix(25).map { String(format: "%8d %8.0f ms  ", $0.calls, $0.milliseconds) + String($0.query.prefix(100)) }.joined(separator: "\n")
             + String(format: "\n%8d  commits (pg_stat_database), %.1f MB WAL", commits, Double(walBytes) / 1_048_576)
     }
 }
@@ -493,11 +494,11 @@ final class BenchPostgres {
         var c = DatabaseCounts()
         c.walBytes = Int(Double(try query("SELECT wal_bytes FROM pg_stat_wal").first?.first ?? "") ?? 0)
         c.byStatement = try query("""
-            SELECT calls, regexp_replace(query, '\\s+', ' ', 'g') FROM pg_stat_statements
+            SELECT calls, total_exec_time, regexp_replace(query, '\\s+', ' ', 'g') FROM pg_stat_statements
             WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
               AND query NOT LIKE '%pg_stat%' AND query NOT LIKE '%queue_chunks WHERE job = %AND done GROUP BY host%'
             ORDER BY calls DESC
-            """).compactMap { r in r.count == 2 ? Int(r[0]).map { ($0, r[1]) } : nil }
+            """).compactMap { r in r.count == 3 ? Int(r[0]).map { ($0, Double(r[1]) ?? 0, r[2]) } : nil }
         return c
     }
 
