@@ -14,7 +14,8 @@ import Glibc
 ///   on host a to its summary in a's result log (the hosts are running already). nginx's access
 ///   log says what it was sent: requests and distinct device URIs (duplicates).
 /// - **Overhead**: one host, nginx answering at once (a fixed 200): the job through the queue vs
-///   the same host with `"queue": {"enabled": false}` (spool-only, the same PostgreSQL registry).
+///   the same host with `"queue": {"enabled": false}` (spool-only, the same PostgreSQL registry);
+///   and the one-host job of the scaling pair against the same host spool-only, answers 100 ms away.
 /// - **Takeover**: three hosts, lease 10 s, chunks of 2,000 (a chunk lasts a few seconds, so the
 ///   others have room when the lease runs out); host c is killed (SIGKILL) a second after it
 ///   first holds chunks; the time until every chunk it held is claimed by another host, read from
@@ -59,6 +60,8 @@ struct QueueRound {
     var threeHosts: Sent
     var queued: Sent
     var spoolOnly: Sent
+    /// The same host spool-only with answers 100 ms away: the peer of `oneHost`.
+    var spoolOnlyHeld: Sent
     var takeover: Takeover
 
     /// `--chunk-size` (default the configuration's default, 10,000): the scaling and overhead jobs' chunks.
@@ -102,6 +105,11 @@ struct QueueRound {
                 + us(median(rounds.map { $0.queued.postgresCPU / Double(devices) * 1e6 })),
              "spool-only " + us(median(rounds.map { $0.spoolOnly.hostCPU / Double(devices) * 1e6 })) + " / "
                 + us(median(rounds.map { $0.spoolOnly.postgresCPU / Double(devices) * 1e6 })), "", "every device once", yes(onceB)])
+
+        let held = median(rounds.map { $0.oneHost.rate / $0.spoolOnlyHeld.rate })
+        row(["one host, nginx answering after 100 ms, concurrency \(concurrency): through the queue vs spool-only",
+             rate(median(rounds.map(\.oneHost.rate))), "spool-only " + rate(median(rounds.map(\.spoolOnlyHeld.rate))), ratio(held), "≥ 0.9×",
+             yes(held >= 0.9)])
 
         let bound = Double(takeoverLease + 5)
         let last = median(rounds.map(\.takeover.last))
@@ -238,11 +246,14 @@ final class QueueBench {
         let takeover = #"{"enabled": true, "chunk_size": \#(QueueRound.takeoverChunk), "lease_seconds": \#(QueueRound.takeoverLease), "max_chunks": 4}"#
         for host in hosts { try host.configure("takeover", json: config(host, port: held.port, queue: takeover)) }
 
+        try hosts[0].configure("spool-only-held", json: config(hosts[0], port: held.port, queue: #"{"enabled": false}"#))
         let pairs: [(String, [QueueHost], Bool)] = [("scaling", [hosts[0]], true), ("scaling", hosts, true),
-                                                    ("queued", [hosts[0]], false), ("spool-only", [hosts[0]], false)]
+                                                    ("queued", [hosts[0]], false), ("spool-only", [hosts[0]], false),
+                                                    ("spool-only-held", [hosts[0]], true)]
         var sent: [Int: QueueRound.Sent] = [:]
-        for k in (i % 2 == 0 ? [0, 1, 2, 3] : [1, 0, 3, 2]) { sent[k] = try send(on: pairs[k].1, pairs[k].0, logged: pairs[k].2) }
-        return QueueRound(oneHost: sent[0]!, threeHosts: sent[1]!, queued: sent[2]!, spoolOnly: sent[3]!, takeover: try takeOver())
+        for k in (i % 2 == 0 ? [0, 1, 2, 3, 4] : [4, 1, 0, 3, 2]) { sent[k] = try send(on: pairs[k].1, pairs[k].0, logged: pairs[k].2) }
+        return QueueRound(oneHost: sent[0]!, threeHosts: sent[1]!, queued: sent[2]!, spoolOnly: sent[3]!, spoolOnlyHeld: sent[4]!,
+                          takeover: try takeOver())
     }
 
     /// Starts `running` with the configuration `scenario`, drops one job to the whole audience on
