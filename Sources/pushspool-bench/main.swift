@@ -1,4 +1,4 @@
-// pushspool-bench [apns|nginx|kinds|channel|webpush|registry|postgres|serve|flood|apps|webhooks|caps|clocks|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
+// pushspool-bench [apns|nginx|kinds|channel|webpush|registry|postgres|serve|flood|apps|webhooks|caps|clocks|queue|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
 //                 [--postgres URI]
 //
 // Prints one table: the median of R runs (default 3) of each figure, beside its peer measured in
@@ -31,6 +31,9 @@
 // `caps`: a capped sandbox broadcast to --devices against the same broadcast uncapped.
 // `clocks`: a local_time broadcast to --devices over 35 UTC offsets (an injected clock brings every
 // wave due at once) vs a plain broadcast to the same devices: CPU of run --once (≤ 1.15×).
+// `queue`: the job queue in PostgreSQL on a throwaway cluster the bench starts: one --devices job
+// (default 300,000 here) with nginx answering after 100 ms, 3 hosts vs 1 (≥ 2.5×); one host through
+// the queue vs spool-only against nginx's fixed 200 (≥ 0.9×); takeover after kill -9 (≤ lease + 5 s).
 // README.md next to this file explains each figure and how it is measured.
 import Foundation
 import PushspoolHTTP
@@ -46,8 +49,8 @@ func option(_ name: String, default value: Int) -> Int {
 
 let args = CommandLine.arguments
 let what = args.count >= 2 && !args[1].hasPrefix("--") ? args[1] : "all"
-guard ["apns", "nginx", "kinds", "channel", "webpush", "registry", "postgres", "serve", "flood", "apps", "webhooks", "caps", "clocks", "all"].contains(what) else {
-    print("usage: pushspool-bench [apns|nginx|kinds|channel|webpush|registry|postgres|serve|flood|apps|webhooks|caps|clocks|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
+guard ["apns", "nginx", "kinds", "channel", "webpush", "registry", "postgres", "serve", "flood", "apps", "webhooks", "caps", "clocks", "queue", "all"].contains(what) else {
+    print("usage: pushspool-bench [apns|nginx|kinds|channel|webpush|registry|postgres|serve|flood|apps|webhooks|caps|clocks|queue|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
     exit(64)
 }
 let count = option("count", default: 30_000)
@@ -152,6 +155,7 @@ do {
     if what == "caps" || what == "all" { try CapsRound.printRows(devices: devices, runs: runs) }
     if what == "webhooks" || what == "all" { try WebhookFloodBench.printRows(files: option("files", default: 100_000), runs: runs) }
     if what == "clocks" || what == "all" { try ClocksRound.printRows(devices: devices, runs: runs) }
+    if what == "queue" { try QueueRound.printRows(devices: option("devices", default: 300_000), concurrency: concurrency, runs: runs) }
     if what == "flood" || what == "all" {
         try FloodRound.printRows(files: option("files", default: 100_000), runs: runs,
                                  stopAfter: stringOption("flood-seconds").flatMap(Double.init), baseline: stringOption("baseline"))

@@ -100,7 +100,7 @@ struct QueuedSend {
             for line in batch.utf8.split(separator: UInt8(ascii: "\n")) {
                 let line = Array(line)
                 if prior.alreadyHas(line) { continue }
-                if case .delivery(let d)? = ResultRecord(line: line) { tally.add(d.status, attempts: d.attempts) }
+                if let (status, attempts) = DeliveryLine.statusAndAttempts(line) { tally.add(status, attempts: attempts) }
                 bytes += line
                 bytes.append(UInt8(ascii: "\n"))
             }

@@ -16,6 +16,8 @@ public final class PostgresRegistry: RegistryDatabase {
     public var concurrentCalls: Int { pool.maxConnections }
     /// When this process last deleted expired reservations.
     let lastPurge = Mutex<Date?>(nil)
+    /// Required tags found common (`isSparse`), and when.
+    let commonTags = Mutex<[String: Date]>([:])
     /// The app and environment of registrations that name none, and the apps there are.
     public let defaults: RegistryDefaults
 
