@@ -28,7 +28,6 @@ final class ChunkWorker: Sendable {
     private struct State {
         var held: [String: Held] = [:]
         var cutting = false
-        var stopping = false
         var started = false
         /// Jobs this host cannot send (its config lacks their app or provider), until then.
         var skip: [String: Date] = [:]
@@ -68,10 +67,11 @@ final class ChunkWorker: Sendable {
         let thread = Thread { [self] in
             defer { threads.leave() }
             listener.listen(timeout: queue.fallbackSeconds, stop: { [self] in stopFlag.load(ordering: .acquiring) }) { payload in
-                if payload == nil || payload?.hasPrefix("control ") == true { refreshRequests() }
-                if payload == nil || payload?.hasPrefix("pause ") == true { applySharedPauses() }
-                // Origins wait for chunks to complete and for steering; claims, for chunks to take.
+                // nil: a reconnect or a quiet while, when anything may have been missed.
                 let kind = payload.map { String($0.prefix { $0 != " " }) }
+                if kind == nil || kind == "control" { refreshRequests() }
+                if kind == nil || kind == "pause" { applySharedPauses() }
+                // Origins wait for chunks to complete and for steering; claims, for chunks to take.
                 if kind != "ready" { queue.wakeups.signal() }
                 if kind == nil || ["ready", "released", "control"].contains(kind!) { poke() }
             }
@@ -94,7 +94,6 @@ final class ChunkWorker: Sendable {
     func stop() {
         stopFlag.store(true, ordering: .releasing)
         state.withLock { s in
-            s.stopping = true
             s.renewer?.cancel()
             s.renewer = nil
         }
@@ -217,12 +216,11 @@ final class ChunkWorker: Sendable {
             },
                                   controls: nil, jobID: job.id)
             let label = "\(job.id) chunk \(chunk.number)"
-            let progress = ProgressCheckpoint.url(in: env.spool, jobID: "\(job.id).chunk-\(chunk.number)")
             let scope = SendRun.ChunkScope(after: chunk.after, last: chunk.last, requests: chunk.requests, label: label)
-            var run = SendRun(env: env, job: job, send: send, plan: plan, log: sink, prior: prior, stop: stop, progress: (progress, nil))
+            // No progress checkpoint: the job's origin keeps the job's.
+            var run = SendRun(env: env, job: job, send: send, plan: plan, log: sink, prior: prior, stop: stop, progress: (nil, nil))
             run.chunk = scope
             let result = run.execute()
-            try? FileManager.default.removeItem(at: progress)
             if result.interruption == nil, sink.failure == nil, !held.isLost {
                 _ = try queue.store.complete(chunk)
             } else if !held.isLost {

@@ -15,6 +15,9 @@ struct QueuedSend {
     /// The log as the run found it (a resumed run): its lines are not written twice.
     let prior: ResultLogContents
     let targets: Int?
+    /// The job's platforms, for its job line.
+    let platforms: [Platform]
+    /// Whether the job also has hub, topic or channel requests (its chunk 0).
     let requests: Bool
 
     func execute() -> SendRun.Result {
@@ -22,7 +25,7 @@ struct QueuedSend {
         let tally = SendRun.Tally(prior)
         do {
             let body = String(decoding: try held.file.read(), as: UTF8.self)
-            let jobLine = String(decoding: ResultRecord.job(held.job, file: held.name, receivedAt: held.receivedAt, pns: sendPlatforms,
+            let jobLine = String(decoding: ResultRecord.job(held.job, file: held.name, receivedAt: held.receivedAt, pns: platforms,
                                                             targets: targets ?? 0).line(), as: UTF8.self)
             try queue.store.publish(id: id, body: body, jobLine: jobLine, targets: targets, requests: requests, devices: true)
         } catch {
@@ -39,6 +42,7 @@ struct QueuedSend {
         var seen = queue.wakeups.current
         var unreachable = false
         var applied: Set<Int> = []
+        var checkpointed = false
         while true {
             if env.isStopping() { return result(tally, interruption: .stopping) }
             // A request made on this host reaches every host through the queue.
@@ -58,10 +62,14 @@ struct QueuedSend {
                     applied.insert(chunk)
                     try queue.store.markApplied(job: id, chunk: chunk)
                 }
-                let c = tally.counts.withLock { $0 }
-                ProgressCheckpoint(targets: targets, finished: c.finished, delivered: c.delivered, failed: c.failed,
-                                   unregistered: c.unregistered, capped: c.capped, updatedAt: Date())
-                    .write(to: progress)
+                // For `status`, when lines came (a wake-up for another job changes nothing).
+                if !state.unapplied.isEmpty || !checkpointed {
+                    let c = tally.counts.withLock { $0 }
+                    ProgressCheckpoint(targets: targets, finished: c.finished, delivered: c.delivered, failed: c.failed,
+                                       unregistered: c.unregistered, capped: c.capped, updatedAt: Date())
+                        .write(to: progress)
+                    checkpointed = true
+                }
                 switch state.next {
                 case .done:
                     return result(tally, interruption: nil)
@@ -84,11 +92,6 @@ struct QueuedSend {
             }
             seen = queue.wakeups.wait(after: seen, timeout: queue.fallbackSeconds)
         }
-    }
-
-    private var sendPlatforms: [Platform] {
-        if case .send(let send) = held.job.kind { return send.platforms }
-        return []
     }
 
     /// Writes one chunk's recorded lines into the result log (those a resumed run's log holds

@@ -30,7 +30,7 @@ struct SendExecutor: Sendable {
                                    retries: prior.retries, capped: prior.capped, interruption: .cancelled)
         } else if let queue = env.queue, queue.shares(send, plan: plan, targets: targets) {
             tally = QueuedSend(env: env, queue: queue, held: held, log: log, prior: prior, targets: targets,
-                               requests: !plan.hubSends.isEmpty).execute()
+                               platforms: send.platforms, requests: !plan.hubSends.isEmpty).execute()
         } else if LocalTimeRun.applies(to: send, plan: plan, apps: env.appConfigs) {
             tally = LocalTimeRun(run: run, local: send.localDelivery).execute()
         } else {

@@ -15,8 +15,9 @@ struct SendRun {
     var prior: ResultLogContents
     /// Asked before each target whether to go on.
     let stop: StopSignal
-    /// Where to keep the progress checkpoint `status` reads, and the targets planned.
-    let progress: (url: URL, targets: Int?)
+    /// Where to keep the progress checkpoint `status` reads (nil: nowhere, a chunk of the shared
+    /// queue: its origin keeps the job's), and the targets planned.
+    let progress: (url: URL?, targets: Int?)
     /// A `local_time` wave: only these zones' devices, each zone read on its own, every one
     /// checked against the log's finished targets (no resume point: waves are not one pass).
     var zones: [ZoneKey]? = nil
@@ -88,8 +89,9 @@ struct SendRun {
                                        start: LogPosition(offset: runStart, delivered: prior.delivered, failed: prior.failed,
                                                           unregistered: prior.unregistered, retries: prior.retries, capped: prior.capped))
         let location = env.registry.location
-        let checkpoints = Checkpoints(run: self, tally: tally) { tracker.map { ($0.point(current: recorder.position), location) } }
-        defer { checkpoints.stop() }
+        let checkpoints = progress.url == nil ? nil
+            : Checkpoints(run: self, tally: tally) { tracker.map { ($0.point(current: recorder.position), location) } }
+        defer { checkpoints?.stop() }
         // Writes what this thread holds (ProducerThread): the providers' output first, whose
         // answers then reach the recorder, then the recorder's lines (and the slots go free).
         let providers = env.apps.providers.map(\.provider)
@@ -318,11 +320,12 @@ struct SendRun {
     }
 
     func writeCheckpoint(_ tally: Tally, rate: Double?, resume: (ResumePoint, String)?) {
+        guard let url = progress.url else { return }
         let c = tally.counts.withLock { $0 }
         ProgressCheckpoint(targets: progress.targets, finished: c.finished,
                            delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, capped: c.capped, updatedAt: Date(),
                            rate: rate, spreadOverSeconds: send.spreadOverSeconds, resume: resume.map { (point: $0.0, registry: $0.1) })
-            .write(to: progress.url)
+            .write(to: url)
     }
 
     /// A device over its frequency cap: its `capped` line, counted like any final outcome, unsent.
