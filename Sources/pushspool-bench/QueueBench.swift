@@ -70,10 +70,13 @@ struct QueueRound {
     static let takeoverLease = 10
 
     /// `pushspool-bench queue`: R rounds, one row per figure (medians; the worst run where it counts).
+    /// `--overhead-only`: only the overhead pair against nginx's fixed 200, each round (what to
+    /// run while working on the queue's cost).
     static func printRows(devices: Int, concurrency: Int, runs: Int) throws {
         let bench = try QueueBench(devices: devices, concurrency: concurrency)
         defer { bench.close() }
         try bench.prepare()
+        if CommandLine.arguments.contains("--overhead-only") { return try printOverhead(bench, devices: devices, runs: runs) }
         var rounds: [QueueRound] = []
         for i in 0..<runs {
             FileHandle.standardError.write(Data("queue run \(i + 1)/\(runs)…\n".utf8))
@@ -137,6 +140,28 @@ struct QueueRound {
                         Double(d.calls("complete")) / Double(chunks), Double(d.calls("cut")) / Double(chunks)), "", "", ""])
             FileHandle.standardError.write(Data("statements, \(label) (\(chunks) chunks, \(devices) pushes, \(String(format: "%.1f", sent.seconds)) s):\n\(d.listing)\n".utf8))
         }
+    }
+}
+
+extension QueueRound {
+    /// The overhead pair alone, R rounds (odd ones in the other order), with PostgreSQL's
+    /// statements for the queued job on standard error.
+    static func printOverhead(_ bench: QueueBench, devices: Int, runs: Int) throws {
+        var pairs: [(queued: Sent, spoolOnly: Sent)] = []
+        for i in 0..<runs {
+            FileHandle.standardError.write(Data("queue overhead run \(i + 1)/\(runs)…\n".utf8))
+            pairs.append(try bench.overheadPair(i))
+            let q = pairs.last!.queued
+            FileHandle.standardError.write(Data("statements, queued (\(String(format: "%.1f", q.seconds)) s):\n\(q.database.listing)\n".utf8))
+        }
+        func us(_ x: Double, _ n: Int) -> String { String(format: "%.1f µs", x / Double(n) * 1e6) }
+        let cost = median(pairs.map { $0.queued.rate / $0.spoolOnly.rate })
+        row(["one host, nginx fixed 200, \(devices) devices: through the queue vs spool-only", rate(median(pairs.map(\.queued.rate))),
+             "spool-only " + rate(median(pairs.map(\.spoolOnly.rate))), String(format: "%.2f×", cost), "≥ 0.9×", cost >= 0.9 ? "yes" : "no"])
+        let once = pairs.allSatisfy { p in [p.queued, p.spoolOnly].allSatisfy { $0.delivered == devices && $0.distinct == devices && $0.lines == devices } }
+        row(["same: CPU per push, host / PostgreSQL", us(median(pairs.map(\.queued.hostCPU)), devices) + " / " + us(median(pairs.map(\.queued.postgresCPU)), devices),
+             "spool-only " + us(median(pairs.map(\.spoolOnly.hostCPU)), devices) + " / " + us(median(pairs.map(\.spoolOnly.postgresCPU)), devices),
+             "", "every device once", once ? "yes" : "no"])
     }
 }
 
@@ -254,6 +279,19 @@ final class QueueBench {
         for k in (i % 2 == 0 ? [0, 1, 2, 3, 4] : [4, 1, 0, 3, 2]) { sent[k] = try send(on: pairs[k].1, pairs[k].0, logged: pairs[k].2) }
         return QueueRound(oneHost: sent[0]!, threeHosts: sent[1]!, queued: sent[2]!, spoolOnly: sent[3]!, spoolOnlyHeld: sent[4]!,
                           takeover: try takeOver())
+    }
+
+    /// The overhead pair alone (`--overhead-only`).
+    func overheadPair(_ i: Int) throws -> (queued: QueueRound.Sent, spoolOnly: QueueRound.Sent) {
+        let scaling = #"{"enabled": true, "chunk_size": \#(QueueRound.chunkSize), "lease_seconds": 30, "max_chunks": 4}"#
+        try hosts[0].configure("queued", json: config(hosts[0], port: fixed.port, queue: scaling))
+        try hosts[0].configure("spool-only", json: config(hosts[0], port: fixed.port, queue: #"{"enabled": false}"#))
+        if i % 2 == 1 {
+            let s = try send(on: [hosts[0]], "spool-only", logged: false)
+            return (try send(on: [hosts[0]], "queued", logged: false), s)
+        }
+        let q = try send(on: [hosts[0]], "queued", logged: false)
+        return (q, try send(on: [hosts[0]], "spool-only", logged: false))
     }
 
     /// Starts `running` with the configuration `scenario`, drops one job to the whole audience on

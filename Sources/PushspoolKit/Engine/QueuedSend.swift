@@ -70,7 +70,7 @@ struct QueuedSend {
                         .write(to: progress)
                     checkpointed = true
                 }
-                switch state.next {
+                switch state.written.next {
                 case .done:
                     return result(tally, interruption: nil)
                 case .cancelled:

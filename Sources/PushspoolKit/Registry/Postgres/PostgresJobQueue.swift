@@ -245,6 +245,14 @@ public final class PostgresJobQueue: Sendable {
         /// requests in flight are recorded), or wait for the next notification.
         public enum Next: Sendable, Equatable { case done, cancelled, paused, wait }
 
+        /// Where the job stands once the origin wrote the completed chunks into its log: the
+        /// last chunk's lines end the job at once, not at the next notification.
+        public var written: Progress {
+            var p = self
+            p.unapplied = []
+            return p
+        }
+
         public var next: Next {
             if finished { return .done }
             guard leased == 0, let control else { return .wait }

@@ -155,6 +155,16 @@ struct PostgresJobQueueTests {
         #expect(p.next == next)
     }
 
+    /// Once the origin wrote the last chunk's lines, the job is done then, not at the next
+    /// notification (none comes: the origin waited for its fallback look, 5 s, at every job's end).
+    @Test func theLastChunkWrittenEndsTheJobAtOnce() {
+        let p = PostgresJobQueue.Progress(unapplied: [7], open: 0, leased: 0, cutDone: true, control: nil)
+        #expect(p.next == .wait)
+        #expect(p.written.next == .done)
+        let cutting = PostgresJobQueue.Progress(unapplied: [7], open: 0, leased: 0, cutDone: false, control: nil)
+        #expect(cutting.written.next == .wait)
+    }
+
     /// A provider paused, or told to be quiet, on one host is paused or quiet on the others, for
     /// what is left of it (seconds on the database's clock, not an instant on a host's).
     @Test func aProvidersPauseAndQuietReachTheOtherHosts() throws {
