@@ -11,17 +11,22 @@ import Synchronization
 /// that cannot renew for a whole lease (partitioned from the database) stops sending, since
 /// its chunks go on elsewhere.
 final class ChunkWorker: Sendable {
-    /// A chunk this host holds, and whether it lost it.
+    /// A chunk this host holds, whether it lost it, and whether its targets are all handed out.
     final class Held: Sendable {
         let chunk: PostgresJobQueue.Chunk
         private let lost = Atomic<Bool>(false)
+        private let reading = Atomic<Bool>(true)
         init(_ chunk: PostgresJobQueue.Chunk) { self.chunk = chunk }
         var isLost: Bool { lost.load(ordering: .acquiring) }
         func lose() { lost.store(true, ordering: .releasing) }
+        /// Still reading its devices and sending (not only waiting for answers).
+        var isReading: Bool { reading.load(ordering: .acquiring) }
+        func readAll() { reading.store(false, ordering: .releasing) }
     }
 
     private let queue: SharedQueue
     private let env: JobRunner.Environment
+    private let outcomes: OutcomeWriter
     private let control = DispatchQueue(label: "pushspool.chunks")
     private let threads = DispatchGroup()
 
@@ -51,6 +56,7 @@ final class ChunkWorker: Sendable {
     init(queue: SharedQueue, env: JobRunner.Environment) {
         self.queue = queue
         self.env = env
+        outcomes = OutcomeWriter(store: queue.store)
     }
 
     private var lease: Double { Double(queue.config.leaseSeconds) }
@@ -112,9 +118,13 @@ final class ChunkWorker: Sendable {
     private func claimMore() {
         guard !isStopping else { return }
         let now = Date()
+        // One chunk at a time is read: the next is taken when those in hand await only their
+        // answers (their tails), up to `max_chunks` held. One reader keeps every slot busy; more
+        // would only contend for the slots and hold work other hosts could take.
         let (room, skip, cutting) = state.withLock { s in
             s.skip = s.skip.filter { $0.value > now }
-            return (queue.config.maxChunks - s.held.count, Array(s.skip.keys), s.cutting)
+            let reading = s.held.values.contains { $0.isReading && !$0.isLost }
+            return (reading ? 0 : min(1, queue.config.maxChunks - s.held.count), Array(s.skip.keys), s.cutting)
         }
         do {
             let own = ownOnly.load(ordering: .acquiring)
@@ -207,7 +217,7 @@ final class ChunkWorker: Sendable {
             }
             prior.finished.seal()
             let worker = self
-            let sink = ChunkOutcomeLog(store: queue.store, chunk: chunk, held: held,
+            let sink = ChunkOutcomeLog(writer: outcomes, chunk: chunk, held: held, origin: { [queue] in queue.originLog(for: chunk.job) },
                                        recorded: { n in worker.sent.add(Int64(n), ordering: .relaxed) },
                                        unreachable: { worker.noteUnreachable($0) })
             let queue = queue
@@ -216,7 +226,10 @@ final class ChunkWorker: Sendable {
             },
                                   controls: nil, jobID: job.id)
             let label = "\(job.id) chunk \(chunk.number)"
-            let scope = SendRun.ChunkScope(after: chunk.after, last: chunk.last, requests: chunk.requests, label: label)
+            let scope = SendRun.ChunkScope(after: chunk.after, last: chunk.last, requests: chunk.requests, label: label) {
+                held.readAll()
+                worker.poke()
+            }
             // No progress checkpoint: the job's origin keeps the job's.
             var run = SendRun(env: env, job: job, send: send, plan: plan, log: sink, prior: prior, stop: stop, progress: (nil, nil))
             run.chunk = scope

@@ -48,12 +48,15 @@ final class OutcomeRecorder: Sendable {
         batches = BatchQueue(label: "pushspool.outcomes.\(label)") { batch in
             var bytes: [UInt8] = []
             bytes.reserveCapacity(batch.count * 256)
+            var counted = LogPosition(offset: 0)
             for e in batch {
                 ResultRecord.appendDelivery(platform: e.platform, provider: e.provider, app: e.app, recipient: e.recipient,
                                             outcome: e.outcome, at: e.at, to: &bytes)
                 if let gone = e.outcome.pruning(e.recipient) { pruner.remove(gone, platform: e.platform, recipient: e.recipient, result: e.outcome.result) }
+                counted.count(e.outcome)
             }
-            log.append(line: bytes)
+            counted.offset = Int64(bytes.count)
+            log.append(outcomes: bytes, counted: counted)
             let now = DispatchTime.now().uptimeNanoseconds
             let due = lookedFor.withLock { t -> Bool in
                 guard now &- t >= interval else { return false }
@@ -63,20 +66,7 @@ final class OutcomeRecorder: Sendable {
             if due, let restored = log.restoreIfDeleted() {
                 events.warning(restored, [(.job, label)])
             }
-            if log.failure == nil {
-                written.position.withLock { p in
-                    p.offset += Int64(bytes.count)
-                    for e in batch {
-                        switch e.outcome.status {
-                        case .delivered: p.delivered += 1
-                        case .failed: p.failed += 1
-                        case .unregistered: p.unregistered += 1
-                        case .capped: p.capped += 1
-                        }
-                        p.retries += max(0, e.outcome.attempts - 1)
-                    }
-                }
-            }
+            if log.failure == nil { written.position.withLock { $0.advance(by: counted) } }
             for e in batch { e.then() }
         }
     }
@@ -161,4 +151,27 @@ final class BatchQueue<Item: Sendable>: Sendable {
 
     /// Waits until everything added so far has been handled.
     func wait() { group.wait() }
+}
+
+extension LogPosition {
+    /// One more line, with this outcome.
+    mutating func count(_ outcome: TargetOutcome) {
+        switch outcome.status {
+        case .delivered: delivered += 1
+        case .failed: failed += 1
+        case .unregistered: unregistered += 1
+        case .capped: capped += 1
+        }
+        retries += max(0, outcome.attempts - 1)
+    }
+
+    /// Past `batch` too (its bytes and its outcomes).
+    mutating func advance(by batch: LogPosition) {
+        offset += batch.offset
+        delivered += batch.delivered
+        failed += batch.failed
+        unregistered += batch.unregistered
+        capped += batch.capped
+        retries += batch.retries
+    }
 }

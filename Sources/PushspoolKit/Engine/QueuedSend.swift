@@ -1,5 +1,6 @@
 import Foundation
 import PushspoolCore
+import Synchronization
 
 /// A send job shared through the queue, as the host that accepted it runs it: the job is
 /// published (once: a resumed run finds it there), every host's `ChunkWorker` sends its chunks
@@ -39,6 +40,10 @@ struct QueuedSend {
             tally.counts.withLock { ($0.finished, $0.failed) }
         }
         defer { env.activity?.end(id) }
+        // Chunks sent on this host write into the log directly (not read back from the queue).
+        let local = OriginLog(log: log, tally: tally, prior: prior)
+        queue.follow(id, local)
+        defer { queue.unfollow(id, local) }
         var seen = queue.wakeups.current
         var unreachable = false
         var applied: Set<Int> = []
@@ -58,7 +63,7 @@ struct QueuedSend {
                 unreachable = false
                 for chunk in state.unapplied {
                     // Written already, its mark lost with the database: not written twice.
-                    if !applied.contains(chunk) { try apply(chunk, tally) }
+                    if !applied.contains(chunk) { try apply(chunk, local) }
                     applied.insert(chunk)
                     try queue.store.markApplied(job: id, chunk: chunk)
                 }
@@ -75,7 +80,7 @@ struct QueuedSend {
                     return result(tally, interruption: nil)
                 case .cancelled:
                     // What the chunks let go had recorded is final too.
-                    for chunk in try queue.store.unfinishedChunks(id) where !applied.contains(chunk) { try apply(chunk, tally) }
+                    for chunk in try queue.store.unfinishedChunks(id) where !applied.contains(chunk) { try apply(chunk, local) }
                     return result(tally, interruption: .cancelled)
                 case .paused:
                     // Kept here too, so the job stays paused across restarts of this host.
@@ -94,22 +99,10 @@ struct QueuedSend {
         }
     }
 
-    /// Writes one chunk's recorded lines into the result log (those a resumed run's log holds
-    /// already, from a chunk written just before a crash, are left out).
-    private func apply(_ chunk: Int, _ tally: SendRun.Tally) throws {
-        for batch in try queue.store.lines(job: held.job.id, chunk: chunk) {
-            var bytes: [UInt8] = []
-            bytes.reserveCapacity(batch.utf8.count)
-            for line in batch.utf8.split(separator: UInt8(ascii: "\n")) {
-                let line = Array(line)
-                if prior.alreadyHas(line) { continue }
-                if let (status, attempts) = DeliveryLine.statusAndAttempts(line) { tally.add(status, attempts: attempts) }
-                bytes += line
-                bytes.append(UInt8(ascii: "\n"))
-            }
-            log.append(line: bytes)
-            if let failure = log.failure { throw RegistryError("result log: \(failure)") }
-        }
+    /// Writes one chunk's recorded lines into the result log, but for the batches a chunk sent
+    /// on this host wrote there already.
+    private func apply(_ chunk: Int, _ local: OriginLog) throws {
+        try local.apply(chunk) { written in try queue.store.lines(job: held.job.id, chunk: chunk, excluding: written) }
     }
 
     /// How the run ended, with the log's counts (the lines before it and those it wrote).
@@ -117,5 +110,69 @@ struct QueuedSend {
         let c = tally.counts.withLock { $0 }
         return SendRun.Result(delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, retries: c.retries,
                               capped: c.capped, matched: c.finished, interruption: interruption)
+    }
+}
+
+/// The result log of a queued job this process accepted, while its `QueuedSend` follows it. A
+/// chunk of the job sent on this host hands each batch it recorded in the queue straight to
+/// the log (`take`), and the origin then reads back only the batches other hosts recorded: the
+/// queue's lines are not read back by the host that wrote them. Lines a resumed run's log holds
+/// already are left out (a chunk written just before a crash).
+final class OriginLog: Sendable {
+    private let log: ResultLog
+    private let tally: SendRun.Tally
+    private let prior: ResultLogContents
+    /// The queue's rows (by chunk) this log holds already, and whether the origin still follows.
+    private let state = Mutex<(written: [Int: [Int64]], open: Bool)>(([:], true))
+
+    init(log: ResultLog, tally: SendRun.Tally, prior: ResultLogContents) {
+        self.log = log
+        self.tally = tally
+        self.prior = prior
+    }
+
+    /// A batch a chunk sent here recorded in the queue as `row` (its outcomes `counted`, when
+    /// known); false when it is not written (the origin no longer follows, or the log failed):
+    /// the origin reads it from the queue.
+    func take(chunk: Int, row: Int64, lines: [UInt8], counted: LogPosition?) -> Bool {
+        state.withLock { s in
+            guard s.open else { return false }
+            if let counted, prior.finished.count == 0 {
+                // A log with no earlier run: every line goes in as it is.
+                log.append(line: lines)
+                guard log.failure == nil else { return false }
+                tally.add(counted)
+            } else {
+                guard (try? write(lines[...])) != nil else { return false }
+            }
+            s.written[chunk, default: []].append(row)
+            return true
+        }
+    }
+
+    /// Writes what the queue holds of a completed (or, cancelled, a let-go) chunk and this log
+    /// lacks: `read` is given the rows written here already.
+    func apply(_ chunk: Int, read: ([Int64]) throws -> [String]) throws {
+        try state.withLock { s in
+            for batch in try read(s.written[chunk] ?? []) { try write(Array(batch.utf8)[...]) }
+            s.written[chunk] = nil
+        }
+    }
+
+    /// Stops taking batches (the origin's run ends; the job's last lines come after).
+    func close() { state.withLock { $0.open = false } }
+
+    private func write(_ batch: ArraySlice<UInt8>) throws {
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(batch.count)
+        for line in batch.split(separator: UInt8(ascii: "\n")) {
+            let line = Array(line)
+            if prior.alreadyHas(line) { continue }
+            if let (status, attempts) = DeliveryLine.statusAndAttempts(line) { tally.add(status, attempts: attempts) }
+            bytes += line
+            bytes.append(UInt8(ascii: "\n"))
+        }
+        log.append(line: bytes)
+        if let failure = log.failure { throw RegistryError("result log: \(failure)") }
     }
 }

@@ -33,6 +33,8 @@ struct SendRun {
         var requests: Bool
         /// How the chunk is named in progress lines.
         var label: String
+        /// Told once every target is handed out (only answers are awaited now).
+        var handedOut: @Sendable () -> Void = {}
     }
 
     final class Tally: Sendable {
@@ -47,6 +49,17 @@ struct SendRun {
                                   unregistered: prior.unregistered, retries: prior.retries, capped: prior.capped))
         }
         func add(_ o: TargetOutcome) { add(o.status, attempts: o.attempts) }
+
+        /// A batch of lines, as `OutcomeRecorder` counted them.
+        func add(_ batch: LogPosition) {
+            counts.withLock { c in
+                c.delivered += batch.delivered
+                c.failed += batch.failed
+                c.unregistered += batch.unregistered
+                c.capped += batch.capped
+                c.retries += batch.retries
+            }
+        }
 
         func add(_ status: DeliveryStatus, attempts: Int) {
             counts.withLock { c in
@@ -106,6 +119,7 @@ struct SendRun {
             if !plan.direct.isEmpty && chunk?.requests != true { sendToDevices(fanout, after: start.after, &cursor) }
             fanout.flush()
         }
+        chunk?.handedOut()
         fanout.inFlight.wait()
         pruner.finish()
         let c = tally.counts.withLock { $0 }

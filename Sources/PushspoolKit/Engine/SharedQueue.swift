@@ -42,6 +42,20 @@ final class SharedQueue: Sendable {
         return (targets ?? 0) > config.chunkSize
     }
 
+    /// The queued jobs this process accepted and follows now (`QueuedSend`), by id.
+    private let following = Mutex<[String: OriginLog]>([:])
+
+    func follow(_ id: String, _ log: OriginLog) { following.withLock { $0[id] = log } }
+
+    func unfollow(_ id: String, _ log: OriginLog) {
+        log.close()
+        following.withLock { if $0[id] === log { $0[id] = nil } }
+    }
+
+    /// Where a chunk sent here writes its recorded batches too: its job's log, when this
+    /// process is the job's origin and follows it now.
+    func originLog(for id: String) -> OriginLog? { following.withLock { $0[id] } }
+
     /// A cancel or pause request made on any host for a queued job.
     func request(for id: String) -> ControlRequest? { requests.withLock { $0[id] } }
 
@@ -79,53 +93,4 @@ final class Wakeups: @unchecked Sendable {   // the condition guards `generation
         while generation == seen, condition.wait(until: deadline) {}
         return generation
     }
-}
-
-/// A chunk's outcome lines go to the queue, a batch per row, while this host still holds the
-/// chunk; once it does not (taken over, or the database is gone), writing fails and the run
-/// stops, as on a full disk.
-final class ChunkOutcomeLog: OutcomeLog {
-    private let store: PostgresJobQueue
-    private let chunk: PostgresJobQueue.Chunk
-    private let held: ChunkWorker.Held
-    private let state = Mutex<(size: Int64, failure: String?)>((0, nil))
-    /// Told how many outcomes each write recorded (this host's rate in `status`), and when the
-    /// database cannot be reached: then every chunk of this host stops at once (their outcomes
-    /// could not be recorded either), not each one at its own next write.
-    private let recorded: @Sendable (Int) -> Void
-    private let unreachable: @Sendable (any Error) -> Void
-
-    init(store: PostgresJobQueue, chunk: PostgresJobQueue.Chunk, held: ChunkWorker.Held,
-         recorded: @escaping @Sendable (Int) -> Void, unreachable: @escaping @Sendable (any Error) -> Void) {
-        self.store = store
-        self.chunk = chunk
-        self.held = held
-        self.recorded = recorded
-        self.unreachable = unreachable
-    }
-
-    func append(line bytes: [UInt8]) {
-        guard failure == nil, !bytes.isEmpty else { return }
-        let note: String?
-        do {
-            if try store.record(chunk, lines: String(decoding: bytes, as: UTF8.self)) {
-                note = nil
-                recorded(bytes.reduce(0) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 })
-            } else {
-                note = "the chunk was taken over by another host"
-                held.lose()
-            }
-        } catch {
-            // The run stops; the chunk is let go, or its lease runs out while the database is away.
-            note = "the queue could not record outcomes: \(RegistryError.detail(error))"
-            unreachable(error)
-        }
-        state.withLock { s in
-            if let note { s.failure = s.failure ?? note } else { s.size += Int64(bytes.count) }
-        }
-    }
-
-    var failure: String? { state.withLock { $0.failure } }
-    var size: Int64 { state.withLock { $0.size } }
-    func restoreIfDeleted() -> String? { nil }
 }

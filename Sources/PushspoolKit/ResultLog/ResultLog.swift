@@ -155,8 +155,13 @@ protocol OutcomeLog: Sendable {
     var size: Int64 { get }
     /// Puts a deleted log back from what is open; what was done, to be logged (nil: nothing).
     func restoreIfDeleted() -> String?
+    /// Appends a batch of delivery lines whose outcomes `counted` sums up (its `offset`: their
+    /// bytes): a log that keeps counts takes them from there, not from the lines.
+    func append(outcomes bytes: [UInt8], counted: LogPosition)
 }
 
 extension OutcomeLog {
     func append(_ record: ResultRecord) { append(line: record.line()) }
+
+    func append(outcomes bytes: [UInt8], counted: LogPosition) { append(line: bytes) }
 }

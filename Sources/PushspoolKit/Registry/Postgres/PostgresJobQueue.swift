@@ -191,13 +191,30 @@ public final class PostgresJobQueue: Sendable {
     /// Appends one batch of a chunk's outcome lines, if this host still holds the chunk; false:
     /// it was taken over (the lines are dropped: the new holder sends those targets again).
     public func record(_ chunk: Chunk, lines: String) throws(RegistryError) -> Bool {
-        try run { c in
-            try c.query("""
+        try !record([(chunk, lines)]).isEmpty
+    }
+
+    /// Appends a batch of outcome lines for each of several chunks in one statement and one
+    /// commit, each only if this host still holds its chunk; returns the row each batch of a
+    /// chunk it held became (the others' lines are dropped: their new holders send those
+    /// targets again). A batch per chunk at most (a chunk's recorder waits for its batch).
+    public func record(_ batches: [(chunk: Chunk, lines: String)]) throws(RegistryError) -> [Chunk: Int64] {
+        guard !batches.isEmpty else { return [:] }
+        let rows = batches.indices.map { i in "($\(3 * i + 2), $\(3 * i + 3)::int, $\(3 * i + 4))" }.joined(separator: ", ")
+        var parameters: [String?] = [host]
+        for b in batches { parameters += [b.chunk.job, "\(b.chunk.number)", b.lines] }
+        let held: [String: Int64] = try run { c in
+            let r = try c.query("""
                 INSERT INTO queue_outcomes(job, chunk, lines)
-                SELECT $1, $2::int, $4 WHERE EXISTS (
-                    SELECT 1 FROM queue_chunks WHERE job = $1 AND chunk = $2::int AND host = $3 AND NOT done)
-                """, [chunk.job, "\(chunk.number)", host, lines]).affected == 1
+                SELECT v.job, v.chunk, v.lines FROM (VALUES \(rows)) AS v(job, chunk, lines)
+                WHERE EXISTS (SELECT 1 FROM queue_chunks q WHERE q.job = v.job AND q.chunk = v.chunk AND q.host = $1 AND NOT q.done)
+                RETURNING job, chunk, n
+                """, parameters)
+            return Dictionary((0..<r.count).map { (Self.key(r.text($0, 0) ?? "", Int(r.int64($0, 1))), r.int64($0, 2)) }) { a, _ in a }
         }
+        var out: [Chunk: Int64] = [:]
+        for b in batches { if let n = held[Self.key(b.chunk.job, b.chunk.number)] { out[b.chunk] = n } }
+        return out
     }
 
     /// Completes a chunk this host holds (its outcomes are all recorded) and tells the hosts.
@@ -220,10 +237,14 @@ public final class PostgresJobQueue: Sendable {
         }
     }
 
-    /// The outcome lines recorded for one chunk, in the order they were written.
-    public func lines(job: String, chunk: Int) throws(RegistryError) -> [String] {
+    /// The outcome lines recorded for one chunk, in the order they were written, but for the
+    /// rows `excluding` (batches its origin has in its log already: sent on its own host).
+    public func lines(job: String, chunk: Int, excluding: [Int64] = []) throws(RegistryError) -> [String] {
         try run { c in
-            let r = try c.query("SELECT lines FROM queue_outcomes WHERE job = $1 AND chunk = $2::int ORDER BY n", [job, "\(chunk)"])
+            let r = excluding.isEmpty
+                ? try c.query("SELECT lines FROM queue_outcomes WHERE job = $1 AND chunk = $2::int ORDER BY n", [job, "\(chunk)"])
+                : try c.query("SELECT lines FROM queue_outcomes WHERE job = $1 AND chunk = $2::int AND n <> ALL($3::bigint[]) ORDER BY n",
+                              [job, "\(chunk)", "{" + excluding.map(String.init).joined(separator: ",") + "}"])
             return (0..<r.count).map { r.text($0, 0) ?? "" }
         }
     }

@@ -3,7 +3,7 @@
 /// two hosts starting at once migrate once. A binary meeting a newer schema than it knows refuses
 /// to work on it (a newer host migrated it; this one must be upgraded too).
 enum PostgresSchema {
-    static let version = 8
+    static let version = 9
 
     /// Version n's statements, applied in order from the database's version + 1.
     static let steps: [Int: String] = [
@@ -114,6 +114,18 @@ enum PostgresSchema {
                 chunks integer NOT NULL DEFAULT 0,
                 sent bigint NOT NULL DEFAULT 0,
                 rate double precision NOT NULL DEFAULT 0);
+            """,
+        // Outcome batches cost a commit each, and were the queue's main cost: the foreign key
+        // took a row lock on the job at every INSERT (a write to `queue_jobs` each time), and
+        // pglz compressed every batch. The key goes (the queue's own code is all that writes or
+        // deletes these rows); batches are compressed with lz4 where the server has it.
+        9: """
+            ALTER TABLE queue_outcomes DROP CONSTRAINT IF EXISTS queue_outcomes_job_fkey;
+            DO $$ BEGIN
+                IF 'lz4' = ANY((SELECT enumvals FROM pg_settings WHERE name = 'default_toast_compression')::text[]) THEN
+                    ALTER TABLE queue_outcomes ALTER COLUMN lines SET COMPRESSION lz4;
+                END IF;
+            END $$;
             """,
     ]
 

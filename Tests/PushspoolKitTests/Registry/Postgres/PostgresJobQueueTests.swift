@@ -71,6 +71,26 @@ struct PostgresJobQueueTests {
         #expect(try b.complete(taken[0]))
     }
 
+    /// Several chunks' batches go in one statement; a batch of a chunk the host no longer holds
+    /// is dropped, and the rows the others became are what the origin leaves out when it reads
+    /// back (it has them in its log: sent on its own host).
+    @Test func batchesOfSeveralChunksAreRecordedTogetherAndReadBackButForTheOriginsOwn() throws {
+        let (registry, a, b) = try Self.setUp(devices: 30)
+        try a.publish(id: "j", body: Self.body, jobLine: "{}", targets: 30, requests: false, devices: true)
+        _ = try Self.cutAll(a, registry, size: 10)
+        let mine = try a.claim(count: 2, lease: 30)
+        let theirs = try #require(try b.claim(count: 1, lease: 30).first)
+        let rows = try a.record([(mine[0], "{\"n\":1}\n"), (mine[1], "{\"n\":2}\n"), (theirs, "{\"n\":3}\n")])
+        #expect(Set(rows.keys) == Set(mine))
+        let again = try a.record([(mine[0], "{\"n\":4}\n")])
+        let first = try #require(rows[mine[0]]), second = try #require(again[mine[0]])
+        #expect(second > first)
+        #expect(try b.lines(job: "j", chunk: theirs.number).isEmpty)
+        #expect(try a.lines(job: "j", chunk: mine[0].number) == ["{\"n\":1}\n", "{\"n\":4}\n"])
+        #expect(try a.lines(job: "j", chunk: mine[0].number, excluding: [first]) == ["{\"n\":4}\n"])
+        #expect(try a.lines(job: "j", chunk: mine[0].number, excluding: [first, second]).isEmpty)
+    }
+
     @Test func theOriginSeesChunksCompleteAndTheJobEnd() throws {
         let (registry, a, b) = try Self.setUp(devices: 20)
         try a.publish(id: "j", body: Self.body, jobLine: "{\"type\":\"job\"}", targets: 20, requests: true, devices: true)
