@@ -184,7 +184,7 @@ struct DatabaseCounts {
         ("cut", "SELECT max(seq) FROM"),
         ("addChunk", "UPDATE queue_jobs SET cut_after"),
         ("renew", "UPDATE queue_chunks SET lease_until"),
-        ("progress", "SELECT cut_done, control FROM queue_jobs"),
+        ("progress", "SELECT j.cut_done, j.control"),
         ("markApplied", "UPDATE queue_chunks SET applied"),
         ("release", "UPDATE queue_chunks SET host = NULL"),
     ]

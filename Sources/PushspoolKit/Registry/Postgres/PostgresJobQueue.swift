@@ -281,17 +281,22 @@ public final class PostgresJobQueue: Sendable {
         }
     }
 
+    /// Where the job stands, read in one statement (one snapshot): read apart, a chunk that
+    /// completed between reading the completed ones and counting the open ones was in neither,
+    /// and the origin ended the job without its lines.
     public func progress(_ id: String) throws(RegistryError) -> Progress? {
         try run { c in
-            let j = try c.query("SELECT cut_done, control FROM queue_jobs WHERE id = $1", [id])
-            guard j.count == 1 else { return nil }
-            let u = try c.query("SELECT chunk FROM queue_chunks WHERE job = $1 AND done AND NOT applied ORDER BY chunk", [id])
-            let o = try c.query("""
-                SELECT count(*), count(*) FILTER (WHERE host IS NOT NULL AND lease_until > clock_timestamp())
-                FROM queue_chunks WHERE job = $1 AND NOT done
+            let r = try c.query("""
+                SELECT j.cut_done, j.control,
+                       coalesce(string_agg(q.chunk::text, ',' ORDER BY q.chunk) FILTER (WHERE q.done AND NOT q.applied), ''),
+                       count(q.chunk) FILTER (WHERE NOT q.done),
+                       count(q.chunk) FILTER (WHERE NOT q.done AND q.host IS NOT NULL AND q.lease_until > clock_timestamp())
+                FROM queue_jobs j LEFT JOIN queue_chunks q ON q.job = j.id WHERE j.id = $1 GROUP BY j.id
                 """, [id])
-            return Progress(unapplied: (0..<u.count).map { Int(u.int64($0, 0)) }, open: Int(o.int64(0, 0)), leased: Int(o.int64(0, 1)),
-                            cutDone: j.text(0, 0) == "t", control: j.text(0, 1).flatMap(ControlRequest.init(rawValue:)))
+            guard r.count == 1 else { return nil }
+            return Progress(unapplied: (r.text(0, 2) ?? "").split(separator: ",").compactMap { Int($0) }, open: Int(r.int64(0, 3)),
+                            leased: Int(r.int64(0, 4)), cutDone: r.text(0, 0) == "t",
+                            control: r.text(0, 1).flatMap(ControlRequest.init(rawValue:)))
         }
     }
 
