@@ -36,6 +36,18 @@ import Testing
         #expect(problems(#"{"spool": "s"}"#).isEmpty)
     }
 
+    /// `queue`: its defaults, its keys, and a wrong value named by its field.
+    @Test func queueSettings() throws {
+        let parse = { (text: String) throws(ConfigError) -> Config in
+            try ConfigParser.parse(Array(text.utf8), source: "pushspool.json", environment: [:])
+        }
+        let defaults = try parse(#"{"spool": "s"}"#).queue
+        #expect(defaults.enabled && defaults.chunkSize == 10_000 && defaults.leaseSeconds == 30 && defaults.maxChunks == 4 && !defaults.durableOutcomes)
+        let q = try parse(#"{"spool": "s", "queue": {"durable_outcomes": true, "max_chunks": 2, "chunk_size": 500}}"#).queue
+        #expect(q.durableOutcomes && q.maxChunks == 2 && q.chunkSize == 500)
+        #expect(problems(#"{"spool": "s", "queue": {"durable_outcomes": "yes"}}"#).first?.hasPrefix("queue.durable_outcomes") == true)
+    }
+
     /// `max_jobs`: jobs one dispatcher runs at once, 1…1024, 4 when unset.
     @Test func maxJobs() throws {
         let parse = { (text: String) throws(ConfigError) -> Config in

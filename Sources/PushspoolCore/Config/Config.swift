@@ -321,6 +321,11 @@ public struct QueueConfig: Sendable, Equatable {
     public var leaseSeconds = 30
     /// `max_chunks`: the most chunks one host sends at once.
     public var maxChunks = 4
+    /// `durable_outcomes`: each batch of recorded outcomes waits until the database flushed it to
+    /// disk. Off (the default), batches are committed without that wait: a database crash (not a
+    /// restart) can lose the last fraction of a second of them, whose targets are then sent again
+    /// (duplicates, never losses); a chunk's completion is always flushed, with its lines.
+    public var durableOutcomes = false
 
     public init() {}
 }

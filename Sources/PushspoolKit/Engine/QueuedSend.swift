@@ -122,8 +122,14 @@ final class OriginLog: Sendable {
     private let log: ResultLog
     private let tally: SendRun.Tally
     private let prior: ResultLogContents
-    /// The queue's rows (by chunk) this log holds already, and whether the origin still follows.
-    private let state = Mutex<(written: [Int: [Int64]], open: Bool)>(([:], true))
+    /// What this log holds already of each chunk: the queue's rows, and where their lines went
+    /// in the file; and whether the origin still follows.
+    private struct Taken {
+        var rows: [Int: [Int64]] = [:]
+        var spans: [Int: [(offset: Int64, count: Int)]] = [:]
+        var open = true
+    }
+    private let state = Mutex(Taken())
 
     init(log: ResultLog, tally: SendRun.Tally, prior: ResultLogContents) {
         self.log = log
@@ -137,6 +143,7 @@ final class OriginLog: Sendable {
     func take(chunk: Int, row: Int64, lines: [UInt8], counted: LogPosition?) -> Bool {
         state.withLock { s in
             guard s.open else { return false }
+            let at = log.size
             if let counted, prior.finished.count == 0 {
                 // A log with no earlier run: every line goes in as it is.
                 log.append(line: lines)
@@ -145,29 +152,49 @@ final class OriginLog: Sendable {
             } else {
                 guard (try? write(lines[...])) != nil else { return false }
             }
-            s.written[chunk, default: []].append(row)
+            s.rows[chunk, default: []].append(row)
+            s.spans[chunk, default: []].append((at, Int(log.size - at)))
             return true
         }
     }
 
     /// Writes what the queue holds of a completed (or, cancelled, a let-go) chunk and this log
-    /// lacks: `read` is given the rows written here already.
+    /// lacks: `read` is given the rows written here already. When the chunk also has rows from
+    /// elsewhere, their lines for targets this log has from the chunk already are left out: rows
+    /// committed without waiting for the flush (`queue.durable_outcomes` off) can be lost in a
+    /// database crash after the origin wrote them, and their targets are then sent again.
     func apply(_ chunk: Int, read: ([Int64]) throws -> [String]) throws {
         try state.withLock { s in
-            for batch in try read(s.written[chunk] ?? []) { try write(Array(batch.utf8)[...]) }
-            s.written[chunk] = nil
+            let batches = try read(s.rows[chunk] ?? [])
+            let here = batches.isEmpty ? nil : lines(at: s.spans[chunk] ?? [])
+            for batch in batches { try write(Array(batch.utf8)[...], skipping: here) }
+            s.rows[chunk] = nil
+            s.spans[chunk] = nil
         }
     }
 
     /// Stops taking batches (the origin's run ends; the job's last lines come after).
     func close() { state.withLock { $0.open = false } }
 
-    private func write(_ batch: ArraySlice<UInt8>) throws {
+    /// The targets of the lines this log took at `spans` (nil: none).
+    private func lines(at spans: [(offset: Int64, count: Int)]) -> ResultLogContents? {
+        guard !spans.isEmpty, let file = try? FileHandle(forReadingFrom: log.url) else { return nil }
+        defer { try? file.close() }
+        var contents = ResultLogContents()
+        for span in spans {
+            guard (try? file.seek(toOffset: UInt64(span.offset))) != nil, let data = try? file.read(upToCount: span.count) else { continue }
+            for line in Array(data).split(separator: UInt8(ascii: "\n")) { contents.absorb(Array(line), count: false) }
+        }
+        contents.finished.seal()
+        return contents
+    }
+
+    private func write(_ batch: ArraySlice<UInt8>, skipping here: ResultLogContents? = nil) throws {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(batch.count)
         for line in batch.split(separator: UInt8(ascii: "\n")) {
             let line = Array(line)
-            if prior.alreadyHas(line) { continue }
+            if prior.alreadyHas(line) || here?.alreadyHas(line) == true { continue }
             if let (status, attempts) = DeliveryLine.statusAndAttempts(line) { tally.add(status, attempts: attempts) }
             bytes += line
             bytes.append(UInt8(ascii: "\n"))

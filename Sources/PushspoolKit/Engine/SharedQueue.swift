@@ -18,7 +18,7 @@ final class SharedQueue: Sendable {
         self.uri = uri
         self.registry = registry
         self.config = config
-        store = PostgresJobQueue(uri: uri, host: Self.hostName(), origin: Self.origin(spool))
+        store = PostgresJobQueue(uri: uri, host: Self.hostName(), origin: Self.origin(spool), durableOutcomes: config.durableOutcomes)
     }
 
     /// How this process is named in leases and `status`: the host's name (`HostName`) and the

@@ -60,6 +60,27 @@ import PushspoolCore
         #expect(Self.ids(in: url).count == 4)
     }
 
+    /// Rows committed without waiting for the flush can be lost in a database crash after the
+    /// origin wrote them; their targets are sent again, and the chunk's new rows then repeat
+    /// them: the log keeps each target once.
+    @Test func aTargetSentAgainAfterItsRowWasLostIsWrittenOnce() throws {
+        let dir = TempDir("pushspool-origin-log")
+        let url = dir.url.appendingPathComponent("j.jsonl")
+        let log = try ResultLog(url: url)
+        log.append(line: Array("{\"type\":\"job\",\"id\":\"j\"}\n".utf8))
+        let tally = SendRun.Tally(ResultLogContents())
+        let origin = OriginLog(log: log, tally: tally, prior: ResultLogContents())
+        let other = Self.batch([("d0", Self.delivered)])
+        #expect(origin.take(chunk: 2, row: 5, lines: other.lines, counted: other.counted))
+        let one = Self.batch([("d1", Self.delivered), ("d2", Self.delivered)])
+        #expect(origin.take(chunk: 1, row: 10, lines: one.lines, counted: one.counted))
+        let again = Self.batch([("d2", Self.delivered), ("d3", Self.failed)])
+        try origin.apply(1) { _ in [String(decoding: again.lines, as: UTF8.self)] }
+        #expect(Self.ids(in: url) == ["d0", "d1", "d2", "d3"])
+        let c = tally.counts.withLock { $0 }
+        #expect(c.delivered == 3 && c.failed == 1)
+    }
+
     /// A resumed origin's log holds lines from before its crash: a batch that repeats one of
     /// them (recorded in the queue just before the crash) leaves it out, and counts the rest.
     @Test func aResumedLogKeepsEachTargetOnce() throws {

@@ -17,21 +17,29 @@ public final class PostgresJobQueue: Sendable {
     /// restart).
     public let origin: String
 
-    public init(uri: String, host: String, origin: String? = nil, maxConnections: Int = 4) {
+    /// Where outcome batches are written (`record`): one connection (a host writes one group
+    /// at a time), committing without waiting for the flush unless `durableOutcomes`.
+    let outcomes: PostgresPool
+
+    public init(uri: String, host: String, origin: String? = nil, maxConnections: Int = 4, durableOutcomes: Bool = true) {
         location = RegistryLocation.redacted(uri)
         self.host = host
         self.origin = origin ?? host
         pool = PostgresPool(uri: uri, maxConnections: maxConnections)
+        outcomes = PostgresPool(uri: uri, maxConnections: 2, setup: durableOutcomes ? [] : ["SET synchronous_commit = off"])
     }
 
-    deinit { pool.close() }
+    deinit { close() }
 
-    public func close() { pool.close() }
+    public func close() {
+        pool.close()
+        outcomes.close()
+    }
 
     static let channel = "pushspool_queue"
 
-    func run<T>(_ body: (PostgresConnection) throws -> T) throws(RegistryError) -> T {
-        do { return try pool.withConnection(waitingAtMost: 10, body) } catch { throw RegistryError.from(error) }
+    func run<T>(on pool: PostgresPool? = nil, _ body: (PostgresConnection) throws -> T) throws(RegistryError) -> T {
+        do { return try (pool ?? self.pool).withConnection(waitingAtMost: 10, body) } catch { throw RegistryError.from(error) }
     }
 
     func transaction<T>(_ body: (PostgresConnection) throws -> T) throws(RegistryError) -> T {
@@ -203,7 +211,7 @@ public final class PostgresJobQueue: Sendable {
         let rows = batches.indices.map { i in "($\(3 * i + 2), $\(3 * i + 3)::int, $\(3 * i + 4))" }.joined(separator: ", ")
         var parameters: [String?] = [host]
         for b in batches { parameters += [b.chunk.job, "\(b.chunk.number)", b.lines] }
-        let held: [String: Int64] = try run { c in
+        let held: [String: Int64] = try run(on: outcomes) { c in
             let r = try c.query("""
                 INSERT INTO queue_outcomes(job, chunk, lines)
                 SELECT v.job, v.chunk, v.lines FROM (VALUES \(rows)) AS v(job, chunk, lines)

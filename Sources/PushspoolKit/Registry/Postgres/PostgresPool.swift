@@ -20,9 +20,13 @@ final class PostgresPool: Sendable {
         var unreachable = false
     }
 
-    init(uri: String, maxConnections: Int = 4,
+    /// Statements each new connection runs first (session settings).
+    private let setup: [String]
+
+    init(uri: String, maxConnections: Int = 4, setup: [String] = [],
          onAvailabilityChange: @escaping @Sendable (Bool, String) -> Void = { _, _ in }) {
         self.uri = uri
+        self.setup = setup
         self.maxConnections = max(1, maxConnections)
         slots = DispatchSemaphore(value: self.maxConnections)
         self.onAvailabilityChange = onAvailabilityChange
@@ -53,6 +57,7 @@ final class PostgresPool: Sendable {
             reused?.close()
             do {
                 connection = try PostgresConnection(uri: uri)
+                for statement in setup { try connection.execute(statement) }
             } catch {
                 noteReachable(false, error.message)
                 throw error

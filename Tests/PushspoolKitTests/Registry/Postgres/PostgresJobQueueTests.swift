@@ -91,6 +91,22 @@ struct PostgresJobQueueTests {
         #expect(try a.lines(job: "j", chunk: mine[0].number, excluding: [first, second]).isEmpty)
     }
 
+    /// `queue.durable_outcomes` false: outcome batches are committed without waiting for the
+    /// flush, on connections of their own; everything else, and batches when true, waits.
+    @Test(arguments: [false, true])
+    func outcomeBatchesWaitForTheFlushOnlyWhenDurable(_ durable: Bool) throws {
+        let uri = try RegistryFixture.postgresDatabase()
+        _ = try PostgresRegistry(uri: uri)
+        // The test cluster itself runs without synchronous commits: this database's sessions do.
+        let setup = try PostgresConnection(uri: uri)
+        let name = try #require(try setup.query("SELECT current_database()").text(0, 0))
+        try setup.execute("ALTER DATABASE \"\(name)\" SET synchronous_commit = on")
+        setup.close()
+        let q = PostgresJobQueue(uri: uri, host: "a/1", durableOutcomes: durable)
+        #expect(try q.run(on: q.outcomes) { try $0.query("SHOW synchronous_commit").text(0, 0) } == (durable ? "on" : "off"))
+        #expect(try q.run { try $0.query("SHOW synchronous_commit").text(0, 0) } == "on")
+    }
+
     @Test func theOriginSeesChunksCompleteAndTheJobEnd() throws {
         let (registry, a, b) = try Self.setUp(devices: 20)
         try a.publish(id: "j", body: Self.body, jobLine: "{\"type\":\"job\"}", targets: 20, requests: true, devices: true)
