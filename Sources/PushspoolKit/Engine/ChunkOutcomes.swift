@@ -101,7 +101,8 @@ final class ChunkOutcomeLog: OutcomeLog {
             if let row = try writer.record(chunk, lines: String(decoding: bytes, as: UTF8.self)) {
                 note = nil
                 _ = origin()?.take(chunk: chunk.number, row: row, lines: bytes, counted: counted)
-                recorded(bytes.reduce(0) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 })
+                recorded(counted.map { $0.delivered + $0.failed + $0.unregistered + $0.capped }
+                         ?? bytes.reduce(0) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 })
             } else {
                 note = "the chunk was taken over by another host"
                 held.lose()

@@ -155,14 +155,16 @@ final class BatchQueue<Item: Sendable>: Sendable {
 
 extension LogPosition {
     /// One more line, with this outcome.
-    mutating func count(_ outcome: TargetOutcome) {
-        switch outcome.status {
+    mutating func count(_ outcome: TargetOutcome) { count(outcome.status, attempts: outcome.attempts) }
+
+    mutating func count(_ status: DeliveryStatus, attempts: Int) {
+        switch status {
         case .delivered: delivered += 1
         case .failed: failed += 1
         case .unregistered: unregistered += 1
         case .capped: capped += 1
         }
-        retries += max(0, outcome.attempts - 1)
+        retries += max(0, attempts - 1)
     }
 
     /// Past `batch` too (its bytes and its outcomes).

@@ -62,15 +62,9 @@ struct SendRun {
         }
 
         func add(_ status: DeliveryStatus, attempts: Int) {
-            counts.withLock { c in
-                switch status {
-                case .delivered: c.delivered += 1
-                case .failed: c.failed += 1
-                case .unregistered: c.unregistered += 1
-                case .capped: c.capped += 1
-                }
-                c.retries += max(0, attempts - 1)
-            }
+            var one = LogPosition(offset: 0)
+            one.count(status, attempts: attempts)
+            add(one)
         }
     }
 
