@@ -264,10 +264,8 @@ final class QueueBench {
     /// One round: the scaling pair, the overhead pair, the takeover; odd rounds take each pair
     /// in the other order (the machine's load drifts).
     func round(_ i: Int) throws -> QueueRound {
-        let scaling = #"{"enabled": true, "chunk_size": \#(QueueRound.chunkSize), "lease_seconds": 30, "max_chunks": 4}"#
-        for host in hosts { try host.configure("scaling", json: config(host, port: held.port, queue: scaling)) }
-        try hosts[0].configure("queued", json: config(hosts[0], port: fixed.port, queue: scaling))
-        try hosts[0].configure("spool-only", json: config(hosts[0], port: fixed.port, queue: #"{"enabled": false}"#))
+        for host in hosts { try host.configure("scaling", json: config(host, port: held.port, queue: Self.scaling)) }
+        try configureOverhead()
         let takeover = #"{"enabled": true, "chunk_size": \#(QueueRound.takeoverChunk), "lease_seconds": \#(QueueRound.takeoverLease), "max_chunks": 4}"#
         for host in hosts { try host.configure("takeover", json: config(host, port: held.port, queue: takeover)) }
 
@@ -281,11 +279,18 @@ final class QueueBench {
                           takeover: try takeOver())
     }
 
+    /// The queue settings of the scaling and overhead jobs.
+    static let scaling = #"{"enabled": true, "chunk_size": \#(QueueRound.chunkSize), "lease_seconds": 30, "max_chunks": 4}"#
+
+    /// Host a through the queue and spool-only, both against nginx's fixed 200.
+    private func configureOverhead() throws {
+        try hosts[0].configure("queued", json: config(hosts[0], port: fixed.port, queue: Self.scaling))
+        try hosts[0].configure("spool-only", json: config(hosts[0], port: fixed.port, queue: #"{"enabled": false}"#))
+    }
+
     /// The overhead pair alone (`--overhead-only`).
     func overheadPair(_ i: Int) throws -> (queued: QueueRound.Sent, spoolOnly: QueueRound.Sent) {
-        let scaling = #"{"enabled": true, "chunk_size": \#(QueueRound.chunkSize), "lease_seconds": 30, "max_chunks": 4}"#
-        try hosts[0].configure("queued", json: config(hosts[0], port: fixed.port, queue: scaling))
-        try hosts[0].configure("spool-only", json: config(hosts[0], port: fixed.port, queue: #"{"enabled": false}"#))
+        try configureOverhead()
         if i % 2 == 1 {
             let s = try send(on: [hosts[0]], "spool-only", logged: false)
             return (try send(on: [hosts[0]], "queued", logged: false), s)

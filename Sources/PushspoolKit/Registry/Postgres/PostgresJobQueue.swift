@@ -17,8 +17,9 @@ public final class PostgresJobQueue: Sendable {
     /// restart).
     public let origin: String
 
-    /// Where outcome batches are written (`record`): one connection (a host writes one group
-    /// at a time), committing without waiting for the flush unless `durableOutcomes`.
+    /// Where outcome batches are written (`record`): a connection of their own (a host's
+    /// `OutcomeWriter` writes one group at a time), committing without waiting for the flush
+    /// unless `durableOutcomes`.
     let outcomes: PostgresPool
 
     public init(uri: String, host: String, origin: String? = nil, maxConnections: Int = 4, durableOutcomes: Bool = true) {
@@ -26,7 +27,7 @@ public final class PostgresJobQueue: Sendable {
         self.host = host
         self.origin = origin ?? host
         pool = PostgresPool(uri: uri, maxConnections: maxConnections)
-        outcomes = PostgresPool(uri: uri, maxConnections: 2, setup: durableOutcomes ? [] : ["SET synchronous_commit = off"])
+        outcomes = PostgresPool(uri: uri, maxConnections: 1, setup: durableOutcomes ? [] : ["SET synchronous_commit = off"])
     }
 
     deinit { close() }
