@@ -95,7 +95,7 @@ struct QueuedSend {
                 }
                 unreachable = true
             }
-            seen = queue.wakeups.wait(after: seen, timeout: queue.fallbackSeconds)
+            seen = queue.wakeups.wait(after: seen, timeout: queue.fallbackSeconds, stopping: env.isStopping)
         }
     }
 

@@ -431,9 +431,14 @@ public final class QueueListener: Sendable {
 
     /// Calls `heard` with each notification's payload (and with nil after each `timeout` of
     /// silence, or while the database cannot be reached) until `stop` says so.
+    /// `stop` is asked at least this often (seconds), so a stopping host does not wait out a
+    /// quiet `timeout`.
+    static let stopCheck = 0.25
+
     public func listen(timeout: Double, stop: @Sendable () -> Bool, _ heard: @Sendable (String?) -> Void) {
         var connection: PostgresConnection?
         var backoff = 0.25
+        var quietSince = Date()
         while !stop() {
             do {
                 if connection == nil {
@@ -442,15 +447,22 @@ public final class QueueListener: Sendable {
                     connection = c
                     backoff = 0.25
                     heard(nil)    // reconnected: anything said meanwhile was missed
+                    quietSince = Date()
                 }
-                let payloads = try connection!.notifications(timeout: timeout)
-                if payloads.isEmpty { heard(nil) }
-                for p in payloads { heard(p) }
+                let payloads = try connection!.notifications(timeout: min(timeout, Self.stopCheck))
+                if payloads.isEmpty {
+                    guard Date().timeIntervalSince(quietSince) >= timeout else { continue }
+                    heard(nil)
+                } else {
+                    for p in payloads { heard(p) }
+                }
+                quietSince = Date()
             } catch {
                 connection?.close()
                 connection = nil
                 heard(nil)
-                Thread.sleep(forTimeInterval: min(backoff, timeout))
+                let until = Date().addingTimeInterval(min(backoff, timeout))
+                while !stop(), Date() < until { Thread.sleep(forTimeInterval: min(Self.stopCheck, until.timeIntervalSinceNow)) }
                 backoff = min(backoff * 2, 5)
             }
         }
