@@ -19,9 +19,10 @@ final class ChunkWorker: Sendable {
         init(_ chunk: PostgresJobQueue.Chunk) { self.chunk = chunk }
         var isLost: Bool { lost.load(ordering: .acquiring) }
         func lose() { lost.store(true, ordering: .releasing) }
-        /// Still reading its devices and sending (not only waiting for answers).
+        /// Still reading its devices (the next chunk is taken once the last of them are read).
         var isReading: Bool { reading.load(ordering: .acquiring) }
-        func readAll() { reading.store(false, ordering: .releasing) }
+        /// True the first time: the chunk's devices are all read.
+        func readAll() -> Bool { reading.exchange(false, ordering: .acquiringAndReleasing) }
     }
 
     private let queue: SharedQueue
@@ -118,9 +119,10 @@ final class ChunkWorker: Sendable {
     private func claimMore() {
         guard !isStopping else { return }
         let now = Date()
-        // One chunk at a time is read: the next is taken when those in hand await only their
-        // answers (their tails), up to `max_chunks` held. One reader keeps every slot busy; more
-        // would only contend for the slots and hold work other hosts could take.
+        // One chunk at a time is read: the next is taken once the one being read has read its
+        // last page (its last devices go out while the next is claimed and read, so the slots
+        // never drain between chunks), up to `max_chunks` held. One reader keeps every slot
+        // busy; more would only contend for the slots and hold work other hosts could take.
         let (room, skip, cutting) = state.withLock { s in
             s.skip = s.skip.filter { $0.value > now }
             let reading = s.held.values.contains { $0.isReading && !$0.isLost }
@@ -227,8 +229,7 @@ final class ChunkWorker: Sendable {
                                   controls: nil, jobID: job.id)
             let label = "\(job.id) chunk \(chunk.number)"
             let scope = SendRun.ChunkScope(after: chunk.after, last: chunk.last, requests: chunk.requests, label: label) {
-                held.readAll()
-                worker.poke()
+                if held.readAll() { worker.poke() }
             }
             // No progress checkpoint: the job's origin keeps the job's.
             var run = SendRun(env: env, job: job, send: send, plan: plan, log: sink, prior: prior, stop: stop, progress: (nil, nil))

@@ -33,8 +33,9 @@ struct SendRun {
         var requests: Bool
         /// How the chunk is named in progress lines.
         var label: String
-        /// Told once every target is handed out (only answers are awaited now).
-        var handedOut: @Sendable () -> Void = {}
+        /// Told once its last devices are read (only they are left to hand out, then answers
+        /// awaited), and again once every target is handed out: the next chunk starts meanwhile.
+        var lastRead: @Sendable () -> Void = {}
     }
 
     final class Tally: Sendable {
@@ -113,7 +114,7 @@ struct SendRun {
             if !plan.direct.isEmpty && chunk?.requests != true { sendToDevices(fanout, after: start.after, &cursor) }
             fanout.flush()
         }
-        chunk?.handedOut()
+        chunk?.lastRead()
         fanout.inFlight.wait()
         pruner.finish()
         let c = tally.counts.withLock { $0 }
@@ -213,7 +214,7 @@ struct SendRun {
                 }
             } else {
                 try env.registry.forEach(platforms: Set(plan.direct), apps: plan.directApps, tokenKind: tokenKind,
-                                         matching: send.audience.tagExpression, after: after, each)
+                                         matching: send.audience.tagExpression, after: after, through: last, lastPage: { chunk?.lastRead() }, each)
             }
             if let gate, going, !held.isEmpty { going = release(gate) }
             if going { _ = offerReserved() }

@@ -48,8 +48,10 @@ public protocol DeviceRegistry: APNsChannelStore {
     /// `seq`), those after `after` only; `body` gets each with its key (a place to resume from).
     /// `apps`: those of these apps only (nil: every app). `tokenKind`: APNs devices of this token
     /// kind only (a send's push type; nil: every kind); other platforms' devices are not affected.
+    /// `through`: keys up to this one only (a chunk of the shared queue); `lastPage` runs once the
+    /// page holding the last of them is read, before `body` gets its devices.
     func forEach(platforms: Set<Platform>, apps: Set<String>?, tokenKind: APNsTokenKind?, matching: TagExpression?, pageSize: Int,
-                 after: Int64, _ body: (Device, Int64) throws -> Bool) throws
+                 after: Int64, through: Int64, lastPage: () -> Void, _ body: (Device, Int64) throws -> Bool) throws
     func count(platforms: Set<Platform>, apps: Set<String>?, tokenKind: APNsTokenKind?, matching: TagExpression?) throws(RegistryError) -> Int
     /// `forEach` over the devices of one app with one registered `tz` (nil: those with none):
     /// a `local_time` wave reads its zones one by one, each through an index where the backend
@@ -168,12 +170,14 @@ extension DeviceRegistry {
         }
     }
     public func forEach(platforms: Set<Platform>, apps: Set<String>? = nil, tokenKind: APNsTokenKind? = nil, matching: TagExpression?,
-                        after: Int64, _ body: (Device, Int64) throws -> Bool) throws {
-        try forEach(platforms: platforms, apps: apps, tokenKind: tokenKind, matching: matching, pageSize: 1000, after: after, body)
+                        after: Int64, through: Int64 = .max, lastPage: () -> Void = {}, _ body: (Device, Int64) throws -> Bool) throws {
+        try forEach(platforms: platforms, apps: apps, tokenKind: tokenKind, matching: matching, pageSize: 1000, after: after,
+                    through: through, lastPage: lastPage, body)
     }
-    public func forEach(platforms: Set<Platform>, apps: Set<String>? = nil, matching: TagExpression?, pageSize: Int, after: Int64,
-                        _ body: (Device, Int64) throws -> Bool) throws {
-        try forEach(platforms: platforms, apps: apps, tokenKind: nil, matching: matching, pageSize: pageSize, after: after, body)
+    public func forEach(platforms: Set<Platform>, apps: Set<String>? = nil, tokenKind: APNsTokenKind? = nil, matching: TagExpression?,
+                        pageSize: Int, after: Int64, _ body: (Device, Int64) throws -> Bool) throws {
+        try forEach(platforms: platforms, apps: apps, tokenKind: tokenKind, matching: matching, pageSize: pageSize, after: after,
+                    through: .max, lastPage: {}, body)
     }
     public func count(platforms: Set<Platform>, apps: Set<String>? = nil, matching: TagExpression?) throws(RegistryError) -> Int {
         try count(platforms: platforms, apps: apps, tokenKind: nil, matching: matching)
@@ -211,6 +215,28 @@ public struct RegistryImportReport: Sendable {
     mutating func refuse(_ message: String) {
         refusedCount += 1
         if refused.count < Self.keptRefusals { refused.append(message) }
+    }
+}
+
+/// The keyset page loop both registries stream devices with: `fetch(after)` reads the page of
+/// at most `limit` rows after a key, in key order; pages follow until one is short or reaches
+/// `through`, and `body` gets the rows up to `through` (false from it stops the loop).
+/// `lastPage` runs once the last page is read, before its rows go to `body`.
+enum KeysetPages {
+    static func run<Row>(after start: Int64, through: Int64, limit: Int, lastPage: () -> Void, key: (Row) -> Int64,
+                         fetch: (Int64) throws -> [Row], _ body: (Row) throws -> Bool) throws {
+        var after = start
+        while true {
+            let page = try fetch(after)
+            let final = page.count < limit || page.last.map { key($0) >= through } ?? true
+            if final { lastPage() }
+            for row in page {
+                if key(row) > through { return }
+                if try !body(row) { return }
+            }
+            guard !final, let last = page.last else { return }
+            after = key(last)
+        }
     }
 }
 

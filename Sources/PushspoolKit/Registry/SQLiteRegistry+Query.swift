@@ -9,9 +9,10 @@ extension SQLiteRegistry {
     /// during a stream; each page sees the registry as of its own query. `body` returns false to
     /// stop early.
     public func forEach(platforms: Set<Platform>, apps: Set<String>?, tokenKind: APNsTokenKind?, matching: TagExpression?, pageSize: Int,
-                        after start: Int64, _ body: (Device, Int64) throws -> Bool) throws {
-        guard !platforms.isEmpty, apps?.isEmpty != true else { return }
-        try forEach(AudienceQuery(platforms: platforms, apps: apps, tokenKind: tokenKind, expression: matching), pageSize: pageSize, after: start, body)
+                        after start: Int64, through: Int64, lastPage: () -> Void, _ body: (Device, Int64) throws -> Bool) throws {
+        guard !platforms.isEmpty, apps?.isEmpty != true else { return lastPage() }
+        try forEach(AudienceQuery(platforms: platforms, apps: apps, tokenKind: tokenKind, expression: matching), pageSize: pageSize,
+                    after: start, through: through, lastPage: lastPage, body)
     }
 
     /// One zone's devices, through `devices_by_tz` (`prepareZoneReads`).
@@ -24,7 +25,7 @@ extension SQLiteRegistry {
         for platform in platforms.sorted() where !stopped {
             var query = AudienceQuery(platforms: [platform], apps: nil, tokenKind: tokenKind, expression: matching)
             query.restrict(to: zone)
-            try forEach(query, pageSize: pageSize, after: start) { device, key in
+            try forEach(query, pageSize: pageSize, after: start, through: .max, lastPage: {}) { device, key in
                 let more = try body(device, key)
                 stopped = !more
                 return more
@@ -32,12 +33,12 @@ extension SQLiteRegistry {
         }
     }
 
-    private func forEach(_ query: AudienceQuery, pageSize: Int, after start: Int64, _ body: (Device, Int64) throws -> Bool) throws {
+    private func forEach(_ query: AudienceQuery, pageSize: Int, after start: Int64, through: Int64, lastPage: () -> Void,
+                         _ body: (Device, Int64) throws -> Bool) throws {
         let limit = max(1, pageSize)
         let sql = query.pageSQL
-        var after = start
         var languages: [String: LanguageTag] = [:]   // a campaign has a handful among a million rows
-        while true {
+        try KeysetPages.run(after: start, through: through, limit: limit, lastPage: lastPage, key: { $0.rowid }, fetch: { after in
             let (page, seen): ([Row], [String: LanguageTag]) = try locked { db in
                 let stmt = try db.statement(sql, fixed: false)
                 try stmt.bind(query.pageParameters(after: after, limit: limit))
@@ -49,10 +50,8 @@ extension SQLiteRegistry {
                 return (rows, known)
             }
             languages = seen
-            for row in page where try !body(row.device, row.rowid) { return }
-            guard page.count == limit, let last = page.last else { return }
-            after = last.rowid
-        }
+            return page
+        }) { try body($0.device, $0.rowid) }
     }
 
     /// How many devices of `platforms` match `matching` (nil = all).

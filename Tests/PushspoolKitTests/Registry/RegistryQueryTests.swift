@@ -56,6 +56,39 @@ import PushspoolCore
         #expect(try registry.count(platforms: platforms, matching: e) == expected.count)
     }
 
+    /// A chunk of the shared queue reads the devices of its key range only, and hears of its
+    /// last page before that page's devices are handed out (the next chunk starts then).
+    @Test(arguments: RegistryBackend.allCases) func aKeyRangeReadsItsDevicesAndToldOfItsLastPage(backend: RegistryBackend) throws {
+        let (_, registry) = try fixtureRegistry(backend)
+        var keys: [Int64] = []
+        try registry.forEach(platforms: Self.all, matching: nil, after: 0) { _, key in keys.append(key); return true }
+        func read(after: Int64, through: Int64) throws -> [String] {
+            var seen: [String] = []
+            try registry.forEach(platforms: Self.all, apps: nil, tokenKind: nil, matching: nil, pageSize: 2, after: after, through: through,
+                                 lastPage: { seen.append("last") }) { device, _ in seen.append(device.id); return true }
+            return seen
+        }
+        // Ends on a full page: no page after it is read.
+        #expect(try read(after: keys[0], through: keys[4]) == ["d2", "d3", "last", "d4", "d5"])
+        // Ends inside a page, and the range's end is not past the audience's.
+        #expect(try read(after: 0, through: keys[2]) == ["d1", "d2", "last", "d3"])
+        // Unbounded: a full page may not be the last; the empty one after it says so.
+        #expect(try read(after: keys[3], through: .max) == ["d5", "d6", "last"])
+        #expect(try read(after: keys[5], through: .max) == ["last"])
+    }
+
+    /// The page loop itself: a stop from the body reads no further page.
+    @Test func keysetPagesStopWhenTheBodyStops() throws {
+        var fetched: [Int64] = []
+        var lastPages = 0
+        try KeysetPages.run(after: 0, through: 100, limit: 3, lastPage: { lastPages += 1 }, key: { $0 }, fetch: { after in
+            fetched.append(after)
+            return Array((after + 1)...(after + 3))
+        }) { $0 < 5 }
+        #expect(fetched == [0, 3])
+        #expect(lastPages == 0)
+    }
+
     @Test(arguments: RegistryBackend.allCases) func noPlatformsSelectsNothing(backend: RegistryBackend) throws {
         let (_, registry) = try fixtureRegistry(backend)
         var called = false

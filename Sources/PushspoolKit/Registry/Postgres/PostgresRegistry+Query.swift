@@ -8,11 +8,12 @@ extension PostgresRegistry {
     /// memory however large the audience). No connection is held while `body` runs; each page
     /// sees the registry as of its own query.
     public func forEach(platforms: Set<Platform>, apps: Set<String>?, tokenKind: APNsTokenKind?, matching: TagExpression?, pageSize: Int,
-                        after start: Int64, _ body: (Device, Int64) throws -> Bool) throws {
-        guard !platforms.isEmpty, apps?.isEmpty != true else { return }
+                        after start: Int64, through: Int64, lastPage: () -> Void, _ body: (Device, Int64) throws -> Bool) throws {
+        guard !platforms.isEmpty, apps?.isEmpty != true else { return lastPage() }
         var query = PostgresAudienceQuery(platforms: platforms, apps: apps, tokenKind: tokenKind, expression: matching)
         query.sparse = try isSparse(matching, limit: max(1, pageSize))
-        try forEach(query, pageSize: pageSize, after: start, body)
+        if through < .max { query.through = through }
+        try forEach(query, pageSize: pageSize, after: start, through: through, lastPage: lastPage, body)
     }
 
     /// One zone's devices (a `local_time` wave reads its zones one by one).
@@ -22,27 +23,25 @@ extension PostgresRegistry {
         var query = PostgresAudienceQuery(platforms: platforms, apps: [zone.app], tokenKind: tokenKind, expression: matching)
         query.sparse = try isSparse(matching, limit: max(1, pageSize))
         query.restrict(toZone: zone.tz)
-        try forEach(query, pageSize: pageSize, after: start, body)
+        try forEach(query, pageSize: pageSize, after: start, through: .max, lastPage: {}, body)
     }
 
-    private func forEach(_ query: PostgresAudienceQuery, pageSize: Int, after start: Int64, _ body: (Device, Int64) throws -> Bool) throws {
+    private func forEach(_ query: PostgresAudienceQuery, pageSize: Int, after start: Int64, through: Int64, lastPage: () -> Void,
+                         _ body: (Device, Int64) throws -> Bool) throws {
         let limit = max(1, pageSize)
-        var after = start
         var languages: [String: LanguageTag] = [:]
-        while true {
-            let (page, last, seen): ([(Device, Int64)], Int64, [String: LanguageTag]) = try run { c in
+        try KeysetPages.run(after: start, through: through, limit: limit, lastPage: lastPage, key: { $0.1 }, fetch: { after in
+            let (devices, seen): ([(Device, Int64)], [String: LanguageTag]) = try run { c in
                 let rows = try c.queryOnce(query.pageSQL, query.pageParameters(after: after, limit: limit))
                 var known = languages
                 var devices: [(Device, Int64)] = []
                 devices.reserveCapacity(rows.count)
                 for i in 0..<rows.count { devices.append((try Self.device(from: rows, row: i, languages: &known), rows.int64(i, 0))) }
-                return (devices, rows.count > 0 ? rows.int64(rows.count - 1, 0) : after, known)
+                return (devices, known)
             }
             languages = seen
-            for (device, key) in page where try !body(device, key) { return }
-            guard page.count == limit else { return }
-            after = last
-        }
+            return devices
+        }) { try body($0.0, $0.1) }
     }
 
     /// Whether the audience requires a tag that few devices carry (at most 20 pages' worth). Then
@@ -111,6 +110,8 @@ struct PostgresAudienceQuery {
     /// Few devices match: pages ordered by `seq + 0`, which keeps the planner off the ordered
     /// primary-key scan and on the tags' index (see `PostgresRegistry.isSparse`).
     var sparse = false
+    /// Pages end at this key (a chunk's last device): no page reads past it.
+    var through: Int64?
 
     init(platforms: Set<Platform>, apps: Set<String>? = nil, tokenKind: APNsTokenKind? = nil, expression: TagExpression?) {
         if platforms.count < Platform.allCases.count {
@@ -181,11 +182,11 @@ struct PostgresAudienceQuery {
     func pageSQL(columns: String) -> String {
         let n = parameters.count
         return "SELECT \(columns) FROM devices d WHERE "
-            + (conditions + ["d.seq > $\(n + 1)::bigint"]).joined(separator: " AND ")
+            + (conditions + ["d.seq > $\(n + 1)::bigint"] + (through == nil ? [] : ["d.seq <= $\(n + 3)::bigint"])).joined(separator: " AND ")
             + (sparse ? " ORDER BY d.seq + 0" : " ORDER BY d.seq") + " LIMIT $\(n + 2)::bigint"
     }
 
     func pageParameters(after: Int64, limit: Int) -> [String?] {
-        parameters + ["\(after)", "\(limit)"]
+        parameters + ["\(after)", "\(limit)"] + (through.map { ["\($0)"] } ?? [])
     }
 }
