@@ -13,11 +13,11 @@ import Synchronization
 final class OutcomeWriter: Sendable {
     private final class Batch: Sendable {
         let chunk: PostgresJobQueue.Chunk
-        let lines: String
+        let lines: [UInt8]
         /// Signalled once: with its result, or to write the next group itself.
         let woken = DispatchSemaphore(value: 0)
         let result = Mutex<Result<Int64?, RegistryError>?>(nil)
-        init(_ chunk: PostgresJobQueue.Chunk, _ lines: String) {
+        init(_ chunk: PostgresJobQueue.Chunk, _ lines: [UInt8]) {
             self.chunk = chunk
             self.lines = lines
         }
@@ -31,7 +31,7 @@ final class OutcomeWriter: Sendable {
     /// Appends one batch of a chunk's lines once the current write is done, with whatever other
     /// chunks' batches wait then; the row it became, or nil: this host no longer holds the
     /// chunk (lines dropped).
-    func record(_ chunk: PostgresJobQueue.Chunk, lines: String) throws(RegistryError) -> Int64? {
+    func record(_ chunk: PostgresJobQueue.Chunk, lines: [UInt8]) throws(RegistryError) -> Int64? {
         let batch = Batch(chunk, lines)
         let leads = pending.withLock { p -> Bool in
             p.batches.append(batch)
@@ -98,7 +98,7 @@ final class ChunkOutcomeLog: OutcomeLog {
         guard failure == nil, !bytes.isEmpty else { return }
         let note: String?
         do {
-            if let row = try writer.record(chunk, lines: String(decoding: bytes, as: UTF8.self)) {
+            if let row = try writer.record(chunk, lines: bytes) {
                 note = nil
                 _ = origin()?.take(chunk: chunk.number, row: row, lines: bytes, counted: counted)
                 recorded(counted.map { $0.delivered + $0.failed + $0.unregistered + $0.capped }

@@ -23,7 +23,7 @@ struct OutcomeWriterTests {
         DispatchQueue.concurrentPerform(iterations: mine.count) { i in
             for k in 0..<40 {
                 do {
-                    guard let row = try writer.record(mine[i], lines: "{\"k\":\(k)}\n") else {
+                    guard let row = try writer.record(mine[i], lines: Array("{\"k\":\(k)}\n".utf8)) else {
                         failures.add(1, ordering: .relaxed)
                         return
                     }
@@ -40,7 +40,7 @@ struct OutcomeWriterTests {
             let written = rows.withLock { $0[chunk.number] ?? [] }
             #expect(written == written.sorted() && Set(written).count == 40)
         }
-        #expect(try writer.record(theirs, lines: "{\"k\":0}\n") == nil)
+        #expect(try writer.record(theirs, lines: Array("{\"k\":0}\n".utf8)) == nil)
         #expect(try a.lines(job: "j", chunk: theirs.number).isEmpty)
     }
 }

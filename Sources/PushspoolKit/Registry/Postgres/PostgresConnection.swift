@@ -94,19 +94,31 @@ final class PostgresConnection: @unchecked Sendable {
     /// Runs a fixed statement, prepared on first use on this connection.
     @discardableResult
     func query(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> PostgresRows {
-        let c = try handle()
-        let name: String
-        if let known = prepared[sql] {
-            name = known
-        } else {
-            name = "p\(prepared.count + 1)"
-            _ = try check(PQprepare(c, name, sql, Int32(parameters.count), nil), c)
-            prepared[sql] = name
-        }
+        let (c, name) = try preparing(sql, count: parameters.count)
         let result = withParameters(parameters) { values in
             PQexecPrepared(c, name, Int32(parameters.count), values, nil, nil, 0)
         }
         return try check(result, c)
+    }
+
+    /// `query`, with parameters that may be raw bytes (a large `text` value sent as it is).
+    @discardableResult
+    func query(_ sql: String, values: [PostgresValue]) throws(PostgresError) -> PostgresRows {
+        let (c, name) = try preparing(sql, count: values.count)
+        let result = withValues(values) { pointers, lengths, formats in
+            PQexecPrepared(c, name, Int32(values.count), pointers, lengths, formats, 0)
+        }
+        return try check(result, c)
+    }
+
+    /// The connection and the name `sql` is prepared under, prepared now if it is new.
+    private func preparing(_ sql: String, count: Int) throws(PostgresError) -> (OpaquePointer, String) {
+        let c = try handle()
+        if let known = prepared[sql] { return (c, known) }
+        let name = "p\(prepared.count + 1)"
+        _ = try check(PQprepare(c, name, sql, Int32(count), nil), c)
+        prepared[sql] = name
+        return (c, name)
     }
 
     /// Runs a statement whose text varies (an audience's compiled tag expression): planned for
@@ -264,6 +276,51 @@ func withCStrings<T>(_ strings: [String], _ body: (UnsafePointer<UnsafePointer<C
     defer { copies.forEach { free($0) } }
     let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } } + [nil]
     return pointers.withUnsafeBufferPointer { body($0.baseAddress!) }
+}
+
+/// A parameter of `PostgresConnection.query(_:values:)`.
+enum PostgresValue: Sendable {
+    /// Text the server parses (nil: NULL).
+    case text(String?)
+    /// Bytes sent as they are, in binary format: for a `text` parameter, its UTF-8. A batch of
+    /// outcome lines goes this way: no copy into a String and a C string, no length scan.
+    case bytes([UInt8])
+}
+
+/// Values as libpq takes them (pointers, lengths, formats), alive while `body` runs: text as C
+/// strings, bytes in place.
+private func withValues<T>(_ values: [PostgresValue],
+                           _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T) -> T {
+    var pointers = [UnsafePointer<CChar>?](repeating: nil, count: values.count)
+    var lengths = [Int32](repeating: 0, count: values.count)
+    var formats = [Int32](repeating: 0, count: values.count)
+    var copies: [UnsafeMutablePointer<CChar>] = []
+    defer { copies.forEach { free($0) } }
+    func pinned(from i: Int) -> T {
+        guard i < values.count else {
+            return pointers.withUnsafeBufferPointer { p in
+                lengths.withUnsafeBufferPointer { l in formats.withUnsafeBufferPointer { f in body(p.baseAddress, l.baseAddress, f.baseAddress) } }
+            }
+        }
+        switch values[i] {
+        case .text(let text):
+            if let text, let copy = strdup(text) {
+                copies.append(copy)
+                pointers[i] = UnsafePointer(copy)
+            }
+            return pinned(from: i + 1)
+        case .bytes(let bytes):
+            // A NULL pointer would be SQL NULL: an empty value points at a C string's terminator.
+            guard !bytes.isEmpty else { return "".withCString { empty in pointers[i] = empty; return pinned(from: i + 1) } }
+            lengths[i] = Int32(bytes.count)
+            formats[i] = 1
+            return bytes.withUnsafeBytes { raw in
+                pointers[i] = raw.baseAddress!.assumingMemoryBound(to: CChar.self)
+                return pinned(from: i + 1)
+            }
+        }
+    }
+    return pinned(from: 0)
 }
 
 /// Parameter values as C strings (nil → SQL NULL), alive while `body` runs.

@@ -200,25 +200,26 @@ public final class PostgresJobQueue: Sendable {
     /// Appends one batch of a chunk's outcome lines, if this host still holds the chunk; false:
     /// it was taken over (the lines are dropped: the new holder sends those targets again).
     public func record(_ chunk: Chunk, lines: String) throws(RegistryError) -> Bool {
-        try !record([(chunk, lines)]).isEmpty
+        try !record([(chunk, Array(lines.utf8))]).isEmpty
     }
 
     /// Appends a batch of outcome lines for each of several chunks in one statement and one
     /// commit, each only if this host still holds its chunk; returns the row each batch of a
     /// chunk it held became (the others' lines are dropped: their new holders send those
     /// targets again). A batch per chunk at most (a chunk's recorder waits for its batch).
-    public func record(_ batches: [(chunk: Chunk, lines: String)]) throws(RegistryError) -> [Chunk: Int64] {
+    /// The lines go as they are (UTF-8, one per outcome, each ending in a newline).
+    public func record(_ batches: [(chunk: Chunk, lines: [UInt8])]) throws(RegistryError) -> [Chunk: Int64] {
         guard !batches.isEmpty else { return [:] }
-        let rows = batches.indices.map { i in "($\(3 * i + 2), $\(3 * i + 3)::int, $\(3 * i + 4))" }.joined(separator: ", ")
-        var parameters: [String?] = [host]
-        for b in batches { parameters += [b.chunk.job, "\(b.chunk.number)", b.lines] }
+        let rows = batches.indices.map { i in "($\(3 * i + 2), $\(3 * i + 3)::int, $\(3 * i + 4)::text)" }.joined(separator: ", ")
+        var parameters: [PostgresValue] = [.text(host)]
+        for b in batches { parameters += [.text(b.chunk.job), .text("\(b.chunk.number)"), .bytes(b.lines)] }
         let held: [String: Int64] = try run(on: outcomes) { c in
             let r = try c.query("""
                 INSERT INTO queue_outcomes(job, chunk, lines)
                 SELECT v.job, v.chunk, v.lines FROM (VALUES \(rows)) AS v(job, chunk, lines)
                 WHERE EXISTS (SELECT 1 FROM queue_chunks q WHERE q.job = v.job AND q.chunk = v.chunk AND q.host = $1 AND NOT q.done)
                 RETURNING job, chunk, n
-                """, parameters)
+                """, values: parameters)
             return Dictionary((0..<r.count).map { (Self.key(r.text($0, 0) ?? "", Int(r.int64($0, 1))), r.int64($0, 2)) }) { a, _ in a }
         }
         var out: [Chunk: Int64] = [:]

@@ -80,15 +80,19 @@ struct PostgresJobQueueTests {
         _ = try Self.cutAll(a, registry, size: 10)
         let mine = try a.claim(count: 2, lease: 30)
         let theirs = try #require(try b.claim(count: 1, lease: 30).first)
-        let rows = try a.record([(mine[0], "{\"n\":1}\n"), (mine[1], "{\"n\":2}\n"), (theirs, "{\"n\":3}\n")])
+        let rows = try a.record([(mine[0], Array("{\"n\":1}\n".utf8)), (mine[1], Array("{\"n\":2}\n".utf8)), (theirs, Array("{\"n\":3}\n".utf8))])
         #expect(Set(rows.keys) == Set(mine))
-        let again = try a.record([(mine[0], "{\"n\":4}\n")])
+        let again = try a.record([(mine[0], Array("{\"n\":4}\n".utf8))])
         let first = try #require(rows[mine[0]]), second = try #require(again[mine[0]])
         #expect(second > first)
         #expect(try b.lines(job: "j", chunk: theirs.number).isEmpty)
         #expect(try a.lines(job: "j", chunk: mine[0].number) == ["{\"n\":1}\n", "{\"n\":4}\n"])
         #expect(try a.lines(job: "j", chunk: mine[0].number, excluding: [first]) == ["{\"n\":4}\n"])
         #expect(try a.lines(job: "j", chunk: mine[0].number, excluding: [first, second]).isEmpty)
+        // The lines go as bytes: text beyond ASCII comes back as it was.
+        let accented = "{\"message\":\"From bob: héllo 🎉\"}\n"
+        #expect(try a.record(mine[1], lines: accented))
+        #expect(try a.lines(job: "j", chunk: mine[1].number).last == accented)
     }
 
     /// `queue.durable_outcomes` false: outcome batches are committed without waiting for the
