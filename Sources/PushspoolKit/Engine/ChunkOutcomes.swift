@@ -70,6 +70,8 @@ final class ChunkOutcomeLog: OutcomeLog {
     private let chunk: PostgresJobQueue.Chunk
     private let held: ChunkWorker.Held
     private let state = Mutex<(size: Int64, failure: String?)>((0, nil))
+    /// Whether `failure` is set: asked before every target, an atomic load until it is.
+    private let failed = Atomic<Bool>(false)
     /// Told how many outcomes each write recorded (this host's rate in `status`), and when the
     /// database cannot be reached: then every chunk of this host stops at once (their outcomes
     /// could not be recorded either), not each one at its own next write.
@@ -113,11 +115,16 @@ final class ChunkOutcomeLog: OutcomeLog {
             unreachable(error)
         }
         state.withLock { s in
-            if let note { s.failure = s.failure ?? note } else { s.size += Int64(bytes.count) }
+            if let note {
+                s.failure = s.failure ?? note
+                failed.store(true, ordering: .releasing)
+            } else {
+                s.size += Int64(bytes.count)
+            }
         }
     }
 
-    var failure: String? { state.withLock { $0.failure } }
+    var failure: String? { failed.load(ordering: .acquiring) ? state.withLock { $0.failure } : nil }
     var size: Int64 { state.withLock { $0.size } }
     func restoreIfDeleted() -> String? { nil }
 }

@@ -56,12 +56,22 @@ final class SharedQueue: Sendable {
     /// process is the job's origin and follows it now.
     func originLog(for id: String) -> OriginLog? { following.withLock { $0[id] } }
 
+    /// Whether any job has such a request: a chunk asks before every target, and while none
+    /// is pending that is an atomic load, not a lock and a lookup.
+    private let anyRequest = Atomic<Bool>(false)
+
     /// A cancel or pause request made on any host for a queued job.
-    func request(for id: String) -> ControlRequest? { requests.withLock { $0[id] } }
+    func request(for id: String) -> ControlRequest? {
+        guard anyRequest.load(ordering: .acquiring) else { return nil }
+        return requests.withLock { $0[id] }
+    }
 
     func refreshRequests() {
         guard let fresh = try? store.controls() else { return }
-        requests.withLock { $0 = fresh }
+        requests.withLock { r in
+            r = fresh
+            anyRequest.store(!fresh.isEmpty, ordering: .releasing)
+        }
     }
 }
 
