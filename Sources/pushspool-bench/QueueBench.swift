@@ -151,7 +151,8 @@ extension QueueRound {
         for i in 0..<runs {
             FileHandle.standardError.write(Data("queue overhead run \(i + 1)/\(runs)…\n".utf8))
             pairs.append(try bench.overheadPair(i))
-            let q = pairs.last!.queued
+            let (q, s) = pairs.last!
+            FileHandle.standardError.write(Data(String(format: "run %d: %.0f/s vs spool-only %.0f/s: %.3f×\n", i + 1, q.rate, s.rate, q.rate / s.rate).utf8))
             FileHandle.standardError.write(Data("statements, queued (\(String(format: "%.1f", q.seconds)) s):\n\(q.database.listing)\n".utf8))
         }
         func us(_ x: Double, _ n: Int) -> String { String(format: "%.1f µs", x / Double(n) * 1e6) }
