@@ -21,7 +21,13 @@ enum ResultsCommand {
             return .ok
         }
         guard let queue = EngineSetup.sharedQueue(config: runtime.config) else {
-            throw CLIError(.usage, "results: no result log for job \(id) in \(runtime.spool.url(.results).path)")
+            let missing = "results: no result log for job \(id) in \(runtime.spool.url(.results).path)"
+            // The registry's variable is not set here: the shared queue, where another host's
+            // job would be, could not be asked. Say so, not only that no log is here.
+            if let unset = runtime.config.unsetSecrets["registry"] {
+                throw CLIError(.config, missing + ", and the shared queue was not asked: registry: \(unset)")
+            }
+            throw CLIError(.usage, missing)
         }
         defer { queue.close() }
         let found: Bool

@@ -27,6 +27,19 @@ import Testing
         }
     }
 
+    /// `results` on a host whose registry variable is not set: no log here, and it says the
+    /// shared queue (where another host's job is) was not asked, and why.
+    @Test func resultsSaysWhyTheSharedQueueWasNotAsked() throws {
+        let dir = TempDir("pushspool-ctx-results")
+        dir.write("pushspool.json", #"{"spool": "spool"}"#)
+        try initSpool(["--spool", dir.path("spool"), "--config", dir.path("pushspool.json")], cwd: dir.url)
+        dir.write("pushspool.json", #"{"spool": "spool", "registry": "env:PUSHSPOOL_UNSET_REGISTRY"}"#)
+        let r = try runPushspool(["results", "spring-sale", "--spool", dir.path("spool"), "--config", dir.path("pushspool.json")],
+                                 cwd: dir.url, timeout: 30)
+        #expect(r.status == 78, "\(r.stderr)")
+        #expect(r.stderr.hasSuffix("and the shared queue was not asked: registry: env:PUSHSPOOL_UNSET_REGISTRY not set\n"), "\(r.stderr)")
+    }
+
     @Test func detailDropsTheStorageLayersPrefixOnly() {
         #expect(RegistryError.detail(RegistryError("registry: disk I/O error")) == "disk I/O error")
         #expect(RegistryError.detail(RegistryError("platform: unknown")) == "platform: unknown")
