@@ -11,9 +11,7 @@ import PushspoolTestSupport
 @Suite(.enabled(if: PostgresCluster.isAvailable, "\(PostgresCluster.unavailableReason ?? "")"))
 struct OutcomeWriterTests {
     @Test func batchesOfChunksWrittenAtOnceAreEachRecordedOnceInOrder() throws {
-        let (registry, a, b) = try PostgresJobQueueTests.setUp(devices: 50)
-        try a.publish(id: "j", body: PostgresJobQueueTests.body, jobLine: "{}", targets: 50, requests: false, devices: true)
-        _ = try PostgresJobQueueTests.cutAll(a, registry, size: 10)
+        let (_, a, b) = try PostgresJobQueueTests.published(devices: 50)
         let mine = try a.claim(count: 4, lease: 30)
         let theirs = try #require(try b.claim(count: 1, lease: 30).first)
         #expect(mine.count == 4)

@@ -28,7 +28,7 @@ struct PostgresError: Error, Sendable, CustomStringConvertible {
     }
 }
 
-/// One libpq connection: text parameters only (values never spliced into SQL text), statements
+/// One libpq connection: parameters as text or raw bytes (values never spliced into SQL text), statements
 /// prepared once per connection, COPY FROM STDIN. Not thread-safe: `PostgresPool` lends it to
 /// one thread at a time.
 final class PostgresConnection: @unchecked Sendable {
@@ -94,31 +94,25 @@ final class PostgresConnection: @unchecked Sendable {
     /// Runs a fixed statement, prepared on first use on this connection.
     @discardableResult
     func query(_ sql: String, _ parameters: [String?] = []) throws(PostgresError) -> PostgresRows {
-        let (c, name) = try preparing(sql, count: parameters.count)
-        let result = withParameters(parameters) { values in
-            PQexecPrepared(c, name, Int32(parameters.count), values, nil, nil, 0)
-        }
-        return try check(result, c)
+        try query(sql, values: parameters.map(PostgresValue.text))
     }
 
     /// `query`, with parameters that may be raw bytes (a large `text` value sent as it is).
     @discardableResult
     func query(_ sql: String, values: [PostgresValue]) throws(PostgresError) -> PostgresRows {
-        let (c, name) = try preparing(sql, count: values.count)
+        let c = try handle()
+        let name: String
+        if let known = prepared[sql] {
+            name = known
+        } else {
+            name = "p\(prepared.count + 1)"
+            _ = try check(PQprepare(c, name, sql, Int32(values.count), nil), c)
+            prepared[sql] = name
+        }
         let result = withValues(values) { pointers, lengths, formats in
             PQexecPrepared(c, name, Int32(values.count), pointers, lengths, formats, 0)
         }
         return try check(result, c)
-    }
-
-    /// The connection and the name `sql` is prepared under, prepared now if it is new.
-    private func preparing(_ sql: String, count: Int) throws(PostgresError) -> (OpaquePointer, String) {
-        let c = try handle()
-        if let known = prepared[sql] { return (c, known) }
-        let name = "p\(prepared.count + 1)"
-        _ = try check(PQprepare(c, name, sql, Int32(count), nil), c)
-        prepared[sql] = name
-        return (c, name)
     }
 
     /// Runs a statement whose text varies (an audience's compiled tag expression): planned for
@@ -126,8 +120,8 @@ final class PostgresConnection: @unchecked Sendable {
     @discardableResult
     func queryOnce(_ sql: String, _ parameters: [String?]) throws(PostgresError) -> PostgresRows {
         let c = try handle()
-        let result = withParameters(parameters) { values in
-            PQexecParams(c, sql, Int32(parameters.count), nil, values, nil, nil, 0)
+        let result = withValues(parameters.map(PostgresValue.text)) { pointers, lengths, formats in
+            PQexecParams(c, sql, Int32(parameters.count), nil, pointers, lengths, formats, 0)
         }
         return try check(result, c)
     }
@@ -288,7 +282,7 @@ enum PostgresValue: Sendable {
 }
 
 /// Values as libpq takes them (pointers, lengths, formats), alive while `body` runs: text as C
-/// strings, bytes in place.
+/// strings (nil: SQL NULL), bytes in place.
 private func withValues<T>(_ values: [PostgresValue],
                            _ body: (UnsafePointer<UnsafePointer<CChar>?>?, UnsafePointer<Int32>?, UnsafePointer<Int32>?) -> T) -> T {
     var pointers = [UnsafePointer<CChar>?](repeating: nil, count: values.count)
@@ -321,12 +315,4 @@ private func withValues<T>(_ values: [PostgresValue],
         }
     }
     return pinned(from: 0)
-}
-
-/// Parameter values as C strings (nil → SQL NULL), alive while `body` runs.
-private func withParameters<T>(_ values: [String?], _ body: (UnsafePointer<UnsafePointer<CChar>?>?) -> T) -> T {
-    let copies: [UnsafeMutablePointer<CChar>?] = values.map { $0.map { strdup($0) } ?? nil }
-    defer { copies.forEach { free($0) } }
-    let pointers: [UnsafePointer<CChar>?] = copies.map { $0.map { UnsafePointer($0) } }
-    return pointers.withUnsafeBufferPointer { body($0.baseAddress) }
 }

@@ -251,10 +251,8 @@ public final class PostgresJobQueue: Sendable {
     /// rows `excluding` (batches its origin has in its log already: sent on its own host).
     public func lines(job: String, chunk: Int, excluding: [Int64] = []) throws(RegistryError) -> [String] {
         try run { c in
-            let r = excluding.isEmpty
-                ? try c.query("SELECT lines FROM queue_outcomes WHERE job = $1 AND chunk = $2::int ORDER BY n", [job, "\(chunk)"])
-                : try c.query("SELECT lines FROM queue_outcomes WHERE job = $1 AND chunk = $2::int AND n <> ALL($3::bigint[]) ORDER BY n",
-                              [job, "\(chunk)", "{" + excluding.map(String.init).joined(separator: ",") + "}"])
+            let r = try c.query("SELECT lines FROM queue_outcomes WHERE job = $1 AND chunk = $2::int AND n <> ALL($3::bigint[]) ORDER BY n",
+                                [job, "\(chunk)", "{" + excluding.map(String.init).joined(separator: ",") + "}"])
             return (0..<r.count).map { r.text($0, 0) ?? "" }
         }
     }

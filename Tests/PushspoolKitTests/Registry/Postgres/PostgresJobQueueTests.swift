@@ -19,6 +19,14 @@ struct PostgresJobQueueTests {
 
     static let body = #"{"id":"j","to_tag":"all","pns":["fcm"],"message":"m"}"#
 
+    /// `setUp`, job `j` (to every device) published by host a and cut into chunks of 10.
+    static func published(devices: Int) throws -> (registry: PostgresRegistry, a: PostgresJobQueue, b: PostgresJobQueue) {
+        let (registry, a, b) = try setUp(devices: devices)
+        try a.publish(id: "j", body: body, jobLine: "{}", targets: devices, requests: false, devices: true)
+        _ = try cutAll(a, registry, size: 10)
+        return (registry, a, b)
+    }
+
     /// Cuts the whole audience the way a worker does; returns the chunks' ranges.
     static func cutAll(_ q: PostgresJobQueue, _ registry: PostgresRegistry, size: Int) throws -> Int {
         var cut = try #require(try q.claimCut(lease: 30))
@@ -48,9 +56,7 @@ struct PostgresJobQueueTests {
     }
 
     @Test func twoHostsNeverClaimOneChunkAndATakeoverLocksTheOldHolderOut() throws {
-        let (registry, a, b) = try Self.setUp(devices: 40)
-        try a.publish(id: "j", body: Self.body, jobLine: "{}", targets: 40, requests: false, devices: true)
-        _ = try Self.cutAll(a, registry, size: 10)
+        let (_, a, b) = try Self.published(devices: 40)
         let mine = try a.claim(count: 2, lease: 1)
         let theirs = try b.claim(count: 10, lease: 30)
         #expect(mine.count == 2 && theirs.count == 2)
@@ -75,9 +81,7 @@ struct PostgresJobQueueTests {
     /// is dropped, and the rows the others became are what the origin leaves out when it reads
     /// back (it has them in its log: sent on its own host).
     @Test func batchesOfSeveralChunksAreRecordedTogetherAndReadBackButForTheOriginsOwn() throws {
-        let (registry, a, b) = try Self.setUp(devices: 30)
-        try a.publish(id: "j", body: Self.body, jobLine: "{}", targets: 30, requests: false, devices: true)
-        _ = try Self.cutAll(a, registry, size: 10)
+        let (_, a, b) = try Self.published(devices: 30)
         let mine = try a.claim(count: 2, lease: 30)
         let theirs = try #require(try b.claim(count: 1, lease: 30).first)
         let rows = try a.record([(mine[0], Array("{\"n\":1}\n".utf8)), (mine[1], Array("{\"n\":2}\n".utf8)), (theirs, Array("{\"n\":3}\n".utf8))])
@@ -135,9 +139,7 @@ struct PostgresJobQueueTests {
     }
 
     @Test func aCancelOrPauseStopsClaimsOnEveryHostAndACancelStays() throws {
-        let (registry, a, b) = try Self.setUp(devices: 20)
-        try a.publish(id: "j", body: Self.body, jobLine: "{}", targets: 20, requests: false, devices: true)
-        _ = try Self.cutAll(a, registry, size: 10)
+        let (_, a, b) = try Self.published(devices: 20)
         #expect(try b.steer("j", .pause))
         #expect(try b.controls() == ["j": .pause])
         #expect(try a.claim(count: 10, lease: 30).isEmpty)
