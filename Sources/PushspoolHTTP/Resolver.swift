@@ -28,6 +28,9 @@ enum Resolver {
     static func resolve(_ host: String, port: Int, until deadline: Double) throws(HTTPTransportError) -> Addresses {
         // An address literal needs no resolver: no thread.
         if TLSSocket.isIPAddress(host) { return try lookup(host, port).get() }
+        // No time left: no lookup is started (one that happened to finish before the check
+        // would otherwise be used or not by the scheduler's whim).
+        guard deadline > monotonicNow() else { throw HTTPTransportError("resolving \(host) timed out") }
         let pending = Pending()
         let thread = Thread {
             pending.result.withLock { $0 = lookup(host, port) }
