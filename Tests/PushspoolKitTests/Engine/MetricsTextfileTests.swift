@@ -50,7 +50,13 @@ import Glibc
         try second?.write("x 2\n")
         #expect(MetricsTextfile.dispatcherFiles(configured: configured) == [configured, dir.path("pushspool.run-1.prom")])
         second = nil      // that process ended: its slot is free for the next one
-        let third = try MetricsTextfile(configured: configured, role: .run, instance: "i")
+        // A process another test spawns at that moment can hold a copy of the lock's descriptor
+        // until its exec closes it (O_CLOEXEC): the slot is free once that copy is gone.
+        var third = try MetricsTextfile(configured: configured, role: .run, instance: "i")
+        for _ in 0..<100 where third.process != "run-1" {
+            usleep(10_000)
+            third = try MetricsTextfile(configured: configured, role: .run, instance: "i")
+        }
         #expect(third.path == dir.path("pushspool.run-1.prom"))
         #expect(third.process == "run-1")
     }
