@@ -1,7 +1,8 @@
 // Shared plumbing for the fake provider servers (Node built-ins only).
 // Every fake: listens on 127.0.0.1 with an ephemeral port, prints one line `{"port": N}` on stdout
 // when ready, and rewrites its stats JSON file (`--state FILE`) after every request, so a test can
-// read what the fake received once the binary under test has exited.
+// read what the fake received once the binary under test has exited (a fake that writes it at most
+// every N ms answers `sync N` on stdin with a fresh write: FakeServer.syncedState).
 'use strict';
 const fs = require('fs');
 const path = require('path');
@@ -28,8 +29,12 @@ function tlsOptions() {
   };
 }
 
+// The state last written, and how to write it again: `sync N` on stdin (see `announce`).
+let written = null;
+
 function stateWriter(file) {
   return function write(state) {
+    written = { state, write };
     if (!file) return;
     // Synchronous and atomic: the test may read the file right after the client exits.
     const tmp = file + '.tmp';
@@ -54,7 +59,19 @@ function announce(server) {
   process.on('SIGINT', stop);
   // Never outlive the test that started us.
   process.stdin.on('end', stop);
-  process.stdin.resume();
+  // `sync N` on stdin: write the state now, with `sync: N`. A fake that writes at most every
+  // 100 ms still holds its first state file when a quick client has come and gone; a state that
+  // carries the test's N was written after the test asked, so it counts everything before.
+  let pending = '';
+  process.stdin.on('data', (data) => {
+    pending += data;
+    let end;
+    while ((end = pending.indexOf('\n')) >= 0) {
+      const m = /^sync (\d+)$/.exec(pending.slice(0, end));
+      pending = pending.slice(end + 1);
+      if (m && written) { written.state.sync = Number(m[1]); written.write(written.state); }
+    }
+  });
 }
 
 function b64urlDecode(s) {

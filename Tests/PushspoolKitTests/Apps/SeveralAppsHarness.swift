@@ -86,9 +86,10 @@ final class SeveralAppsHarness {
         try #require(r.status == 0, "\(r.stderr)")
     }
 
-    /// A fake's stats once every connection is closed (the run is over).
+    /// A fake's stats once every connection is closed (the run is over). Asked of the fake, not
+    /// read from its file alone: its first file also says no session is open.
     func settled(_ fake: FakeServer) -> [String: Any] {
-        eventually("the fake's connections to close", timeout: 20, poll: 0.05, { fake.state() },
+        eventually("the fake's connections to close", timeout: 20, poll: 0.05, { fake.syncedState() },
                    until: { ($0["openSessions"] as? Int ?? 1) == 0 })
     }
 

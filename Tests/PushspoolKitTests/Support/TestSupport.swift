@@ -226,6 +226,20 @@ final class FakeServer {
         return obj
     }
 
+    private var syncs = 0
+
+    /// The fake's stats written after this call (`sync N` on its stdin; see common.js): everything
+    /// the fake had seen when asked is in them, whether or not its own timer has written it yet.
+    /// Needs a fake that wrote its state once already.
+    func syncedState() -> [String: Any] {
+        syncs += 1
+        let n = syncs
+        try? stdinPipe.fileHandleForWriting.write(contentsOf: Data("sync \(n)\n".utf8))
+        var seen: [String: Any] = [:]
+        let answered = pollUntil(timeout: 10, poll: 0.01) { seen = state(); return seen["sync"] as? Int == n }
+        return answered ? seen : ["unanswered": "sync \(n)", "last file": seen]
+    }
+
     /// Stops the server now (its port is free again once this returns).
     func stop() {
         try? stdinPipe.fileHandleForWriting.close()
