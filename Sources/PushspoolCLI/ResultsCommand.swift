@@ -37,7 +37,9 @@ enum ResultsCommand {
             throw CLIError(.ioError, "results: the shared queue in \(queue.location): \(RegistryError.detail(error))")
         }
         if !found {
-            throw CLIError(.usage, "results: no job \(id) in \(runtime.spool.url(.results).path) or in the shared queue in \(queue.location)")
+            let days = runtime.config.queue.keepDays
+            let kept = days > 0 ? " (it deletes jobs \(days) day\(days == 1 ? "" : "s") after they end: queue.keep_days)" : ""
+            throw CLIError(.usage, "results: no job \(id) in \(runtime.spool.url(.results).path) or in the shared queue in \(queue.location)\(kept)")
         }
         return .ok
     }

@@ -43,9 +43,11 @@ import Testing
         }
         let defaults = try parse(#"{"spool": "s"}"#).queue
         #expect(defaults.enabled && defaults.chunkSize == 10_000 && defaults.leaseSeconds == 30 && defaults.maxChunks == 4 && !defaults.durableOutcomes)
-        let q = try parse(#"{"spool": "s", "queue": {"durable_outcomes": true, "max_chunks": 2, "chunk_size": 500}}"#).queue
-        #expect(q.durableOutcomes && q.maxChunks == 2 && q.chunkSize == 500)
+        #expect(defaults.keepDays == 30)
+        let q = try parse(#"{"spool": "s", "queue": {"durable_outcomes": true, "max_chunks": 2, "chunk_size": 500, "keep_days": 0}}"#).queue
+        #expect(q.durableOutcomes && q.maxChunks == 2 && q.chunkSize == 500 && q.keepDays == 0)
         #expect(problems(#"{"spool": "s", "queue": {"durable_outcomes": "yes"}}"#).first?.hasPrefix("queue.durable_outcomes") == true)
+        #expect(problems(#"{"spool": "s", "queue": {"keep_days": 1.5}}"#) == ["queue.keep_days: must be an integer in 0…36500"])
     }
 
     /// `max_jobs`: jobs one dispatcher runs at once, 1…1024, 4 when unset.

@@ -326,6 +326,10 @@ public struct QueueConfig: Sendable, Equatable {
     /// restart) can lose the last fraction of a second of them, whose targets are then sent again
     /// (duplicates, never losses); a chunk's completion is always flushed, with its lines.
     public var durableOutcomes = false
+    /// `keep_days`: how long the queue keeps an ended job's rows (its chunks and outcome lines,
+    /// for `results` on any host) before the hosts delete them; 0 keeps them for good. The
+    /// origin's result log is not affected.
+    public var keepDays = 30
 
     public init() {}
 }

@@ -143,12 +143,13 @@ public enum ConfigParser {
                 problem("owner_lease_seconds", "removed — several hosts share work through the PostgreSQL queue (README: Several hosts); remove the key")
             }
             if let n = int(top["local_time_grace_minutes"], "local_time_grace_minutes", range: 0...1440) { c.localTimeGraceMinutes = n }
-            if let q = object(top["queue"], "queue", allowed: ["enabled", "chunk_size", "lease_seconds", "max_chunks", "durable_outcomes"]) {
+            if let q = object(top["queue"], "queue", allowed: ["enabled", "chunk_size", "lease_seconds", "max_chunks", "durable_outcomes", "keep_days"]) {
                 if let b = bool(q["enabled"], "queue.enabled") { c.queue.enabled = b }
                 if let n = int(q["chunk_size"], "queue.chunk_size", range: 1...1_000_000) { c.queue.chunkSize = n }
                 if let n = int(q["lease_seconds"], "queue.lease_seconds", range: 3...3600) { c.queue.leaseSeconds = n }
                 if let n = int(q["max_chunks"], "queue.max_chunks", range: 1...256) { c.queue.maxChunks = n }
                 if let b = bool(q["durable_outcomes"], "queue.durable_outcomes") { c.queue.durableOutcomes = b }
+                if let n = int(q["keep_days"], "queue.keep_days", range: 0...36_500) { c.queue.keepDays = n }
             }
             if let r = object(top["retry"], "retry", allowed: ["max_attempts", "base_delay_ms", "max_delay_ms"]) {
                 if let n = int(r["max_attempts"], "retry.max_attempts", range: 1...100) { c.retry.maxAttempts = n }

@@ -41,6 +41,8 @@ final class ChunkWorker: Sendable {
         var rate = RateEstimator(window: 10, minimumSpan: 1)
         var renewer: (any DispatchSourceTimer)?
         var unreachableSince: Date?
+        /// When this host next deletes the rows of jobs that ended more than `keep_days` ago.
+        var nextPurge = Date.distantPast
     }
     private let state = Mutex(State())
     private let stopFlag = Atomic<Bool>(false)
@@ -95,6 +97,7 @@ final class ChunkWorker: Sendable {
         }
         queue.refreshRequests()
         poke()
+        purgeIfDue(Date())
     }
 
     /// Stops claiming; chunks in hand stop producing, finish what is in flight and are let go.
@@ -289,6 +292,30 @@ final class ChunkWorker: Sendable {
             noteUnreachable(error)
         }
         poke()
+        purgeIfDue(now)
+    }
+
+    // MARK: Retention
+
+    /// At start and then hourly, deletes the queue's rows of jobs that ended more than
+    /// `queue.keep_days` ago, on a thread of its own (a campaign's millions of lines take a while).
+    private func purgeIfDue(_ now: Date) {
+        let days = queue.config.keepDays
+        guard days > 0, !isStopping, state.withLock({ s -> Bool in
+            guard s.nextPurge <= now else { return false }
+            s.nextPurge = now.addingTimeInterval(3600)
+            return true
+        }) else { return }
+        spawn("pushspool queue retention") { [self] in
+            do {
+                let jobs = try queue.store.purge(endedBefore: Double(days) * 86_400, stop: { [self] in isStopping })
+                if jobs > 0 {
+                    env.log.info("deleted from the shared queue \(jobs) job\(jobs == 1 ? "" : "s") that ended more than \(days) day\(days == 1 ? "" : "s") ago (queue.keep_days)")
+                }
+            } catch {
+                env.log.warning("could not delete old jobs from the shared queue: \(RegistryError.detail(error)); again in an hour")
+            }
+        }
     }
 
     private func noteUnreachable(_ error: any Error) {

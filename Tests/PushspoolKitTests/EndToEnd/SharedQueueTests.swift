@@ -152,4 +152,34 @@ struct SharedQueueTests {
         #expect(shares.count == 2, "chunks by host: \(shares)")     // a and b, never c
         #expect(h.perToken().values.allSatisfy { $0 == 1 })
     }
+    /// `queue.keep_days`: a host deletes the queue's rows of jobs that ended longer ago than kept
+    /// when it starts (and hourly after), and says so; a newer job keeps its rows, and the
+    /// origin's result log of the old one stays.
+    @Test func aHostDeletesTheRowsOfJobsThatEndedLongerAgoThanKept() throws {
+        let h = try SharedQueueHarness(hosts: ["a"], devices: 300, chunkSize: 100, delayMS: 0)
+        let rows = { (job: String) throws -> [String?] in
+            try ["queue_jobs WHERE id", "queue_chunks WHERE job", "queue_outcomes WHERE job"].map {
+                try h.query("SELECT count(*) FROM \($0) = $1", [job]).first?.first ?? nil
+            }
+        }
+        for id in ["old", "new"] {
+            try h.drop(on: "a", id, Self.broadcast.replacingOccurrences(of: "everyone", with: id))
+            let run = try h.cli("a", ["run", "--once", "--log-format", "logfmt"])
+            #expect(run.status == 0, "\(run.stderr)")
+            #expect(!run.stderr.contains("deleted from the shared queue"), "\(run.stderr)")
+            let kept = try rows(id)
+            #expect(kept[0] == "1" && kept[1] == "3" && Int(kept[2] ?? "0") ?? 0 > 0, "\(id): \(kept)")
+        }
+        _ = try h.query("UPDATE queue_jobs SET ended_at = ended_at - interval '31 days' WHERE id = 'old'")
+        let run = try h.cli("a", ["run", "--once", "--log-format", "logfmt"])
+        #expect(run.status == 0, "\(run.stderr)")
+        #expect(run.stderr.contains("deleted from the shared queue 1 job that ended more than 30 days ago (queue.keep_days)"), "\(run.stderr)")
+        #expect(try rows("old") == ["0", "0", "0"])
+        #expect(try rows("new")[0...1] == ["1", "3"])
+        #expect(h.dir.jsonLines("a/results/old.jsonl").last?["type"] as? String == "summary")
+        // A job neither here nor in the queue: the answer says how long the queue keeps them.
+        let missing = try h.cli("a", ["results", "elsewhere"])
+        #expect(missing.status == 64)
+        #expect(missing.stderr.hasSuffix(" (it deletes jobs 30 days after they end: queue.keep_days)\n"), "\(missing.stderr)")
+    }
 }

@@ -99,6 +99,46 @@ struct PostgresJobQueueTests {
         #expect(try a.lines(job: "j", chunk: mine[1].number).last == accented)
     }
 
+    /// `queue.keep_days`: a job that ended longer ago than kept goes with its chunks and every
+    /// outcome line, a few chunks per statement; a job that ended since and one still running
+    /// keep theirs, and a second pass finds nothing.
+    @Test func jobsEndedLongerAgoThanKeptGoWithTheirChunksAndLines() throws {
+        let (registry, a, b) = try Self.published(devices: 45)   // j: chunks 1…5
+        try a.publish(id: "k", body: Self.body, jobLine: "{}", targets: 45, requests: true, devices: true)
+        _ = try Self.cutAll(a, registry, size: 10)
+        for chunk in try b.claim(count: 20, lease: 30) {
+            #expect(try b.record(chunk, lines: "{\"chunk\":\(chunk.number)}\n"))
+            #expect(try b.record(chunk, lines: "{\"again\":\(chunk.number)}\n"))
+            #expect(try b.complete(chunk))
+        }
+        try a.end("j", summaryLine: "{}")
+        try a.end("k", summaryLine: "{}")
+        try a.publish(id: "r", body: Self.body, jobLine: "{}", targets: 45, requests: false, devices: true)
+        _ = try Self.cutAll(a, registry, size: 10)
+        try a.run { c in try c.query("UPDATE queue_jobs SET ended_at = ended_at - interval '31 days' WHERE id = 'j'") }
+        let rows = { (job: String) throws -> [Int64] in
+            try a.run { c in
+                try ["queue_jobs WHERE id", "queue_chunks WHERE job", "queue_outcomes WHERE job"].map {
+                    try c.query("SELECT count(*) FROM \($0) = $1", [job]).int64(0, 0)
+                }
+            }
+        }
+        #expect(try rows("j") == [1, 5, 10])
+        #expect(try rows("k") == [1, 6, 12])
+
+        #expect(try a.purge(endedBefore: 30 * 86_400, chunksPerStatement: 2) == 1)
+        #expect(try rows("j") == [0, 0, 0])
+        #expect(try !b.results("j") { _ in })
+        #expect(try rows("k") == [1, 6, 12])
+        #expect(try rows("r") == [1, 5, 0])
+        #expect(try b.purge(endedBefore: 30 * 86_400) == 0)
+        // Kept for a second instead: k, ended, goes too; r, running, stays.
+        Thread.sleep(forTimeInterval: 1.1)
+        #expect(try b.purge(endedBefore: 1) == 1)
+        #expect(try rows("k") == [0, 0, 0])
+        #expect(try rows("r") == [1, 5, 0])
+    }
+
     /// `queue.durable_outcomes` false: outcome batches are committed without waiting for the
     /// flush, on connections of their own; everything else, and batches when true, waits.
     @Test(arguments: [false, true])
