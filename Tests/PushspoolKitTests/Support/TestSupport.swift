@@ -189,10 +189,11 @@ final class FakeServer {
     let stateFile: URL
     private let stdinPipe = Pipe()
 
-    init(_ script: String, args: [String: String] = [:], dir: TempDir) throws {
+    /// `launcher`: what runs node (`NetworkNamespace.exec`: in a network namespace).
+    init(_ script: String, args: [String: String] = [:], dir: TempDir, launcher: [String] = []) throws {
         stateFile = dir.url.appendingPathComponent("\(script)-\(UUID().uuidString.prefix(6))-state.json")
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        var argv = ["node", Paths.fakes.appendingPathComponent("\(script).js").path, "--state", stateFile.path]
+        var argv = launcher + ["node", Paths.fakes.appendingPathComponent("\(script).js").path, "--state", stateFile.path]
         for (k, v) in args.sorted(by: { $0.key < $1.key }) { argv += ["--\(k)", v] }
         process.arguments = argv
         let out = Pipe()

@@ -36,11 +36,15 @@ final class PostgresConnection: @unchecked Sendable {
     /// SQL text → prepared statement name, for this connection's life.
     private var prepared: [String: String] = [:]
 
-    /// `uri`: `postgresql://user@host:5432/db?…` or any libpq connection string. A connect
-    /// timeout of 10 s and the application name apply unless the URI sets its own.
+    /// `uri`: `postgresql://user@host:5432/db?…` or any libpq connection string. These apply
+    /// unless the URI sets its own: a connect timeout of 10 s, the application name, and over
+    /// TCP, a connection that goes 10 s without an acknowledgement is dropped (`tcp_user_timeout`,
+    /// with keepalives after 5 s idle): cut off from the database by the network, a statement
+    /// fails within seconds instead of waiting for the system's retransmissions (15 minutes),
+    /// so a host lets its chunks go, stops when told and reconnects once the network is back.
     init(uri: String) throws(PostgresError) {
-        let keys = ["connect_timeout", "application_name", "dbname"]
-        let values = ["10", "pushspool", uri]
+        let keys = ["connect_timeout", "application_name", "tcp_user_timeout", "keepalives_idle", "keepalives_interval", "dbname"]
+        let values = ["10", "pushspool", "10000", "5", "2", uri]
         let handle: OpaquePointer? = withCStrings(keys) { k in
             withCStrings(values) { v in PQconnectdbParams(k, v, 1) }
         }
