@@ -298,7 +298,9 @@ final class ChunkWorker: Sendable {
     // MARK: Retention
 
     /// At start and then hourly, deletes the queue's rows of jobs that ended more than
-    /// `queue.keep_days` ago, on a thread of its own (a campaign's millions of lines take a while).
+    /// `queue.keep_days` ago, on a thread of its own (about a second per million lines). Only a
+    /// stop (SIGTERM) cuts it short: `run --once` waits for it after its own jobs, so hosts run
+    /// from cron delete old jobs whole too.
     private func purgeIfDue(_ now: Date) {
         let days = queue.config.keepDays
         guard days > 0, !isStopping, state.withLock({ s -> Bool in
@@ -308,7 +310,7 @@ final class ChunkWorker: Sendable {
         }) else { return }
         spawn("pushspool queue retention") { [self] in
             do {
-                let jobs = try queue.store.purge(endedBefore: Double(days) * 86_400, stop: { [self] in isStopping })
+                let jobs = try queue.store.purge(endedBefore: Double(days) * 86_400, stop: { [env] in env.isStopping() })
                 if jobs > 0 {
                     env.log.info("deleted from the shared queue \(jobs) job\(jobs == 1 ? "" : "s") that ended more than \(days) day\(days == 1 ? "" : "s") ago (queue.keep_days)")
                 }

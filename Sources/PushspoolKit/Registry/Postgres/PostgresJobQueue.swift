@@ -336,16 +336,18 @@ public final class PostgresJobQueue: Sendable {
 
     /// Deletes what the queue holds of jobs that ended more than `age` seconds ago
     /// (`queue.keep_days`; their origins wrote their result logs long since): their chunks and
-    /// outcome lines, `chunksPerStatement` chunks per statement so that no transaction holds a
-    /// large campaign's millions of lines, then the jobs. Any number of hosts may run it at
+    /// outcome lines, `chunksPerStatement` chunks per statement, each on a connection taken
+    /// for it, so that no transaction holds a large campaign's millions of lines and claims
+    /// never wait for a free connection long; then the jobs. Any number of hosts may run it at
     /// once: chunks another host is deleting are skipped. At least one statement runs; `stop`
     /// is asked between the others. Returns the jobs deleted.
     @discardableResult
     public func purge(endedBefore age: Double, chunksPerStatement: Int = 20, stop: () -> Bool = { false }) throws(RegistryError) -> Int {
         let parameters = ["\(age)", "\(chunksPerStatement)"]
-        return try run { c in
-            repeat {
-                let r = try c.query("""
+        var deleted: Int64
+        repeat {
+            deleted = try run { c in
+                try c.query("""
                     WITH gone AS (
                         DELETE FROM queue_chunks WHERE (job, chunk) IN (
                             SELECT q.job, q.chunk FROM queue_chunks q JOIN queue_jobs j ON j.id = q.job
@@ -354,12 +356,13 @@ public final class PostgresJobQueue: Sendable {
                         RETURNING job, chunk),
                     lines AS (DELETE FROM queue_outcomes o USING gone WHERE o.job = gone.job AND o.chunk = gone.chunk RETURNING 1)
                     SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM lines)
-                    """, parameters)
-                guard r.int64(0, 0) > 0 else { break }
-            } while !stop()
-            // Jobs with no chunk left (another host may still be deleting some: the next pass
-            // takes those jobs), with any line left of them.
-            return Int(try c.query("""
+                    """, parameters).int64(0, 0)
+            }
+        } while deleted > 0 && !stop()
+        // Jobs with no chunk left (another host may still be deleting some: the next pass
+        // takes those jobs), with any line left of them.
+        return try run { c in
+            Int(try c.query("""
                 WITH jobs AS (
                     DELETE FROM queue_jobs j WHERE j.ended_at < clock_timestamp() - make_interval(secs => $1::float8)
                         AND NOT EXISTS (SELECT 1 FROM queue_chunks q WHERE q.job = j.id)
