@@ -51,7 +51,8 @@ function stateWriter(file) {
 function announce(server) {
   // `--port N`: a fixed port (a test restarting a server on the port its client knows).
   const fixed = Number(args().port || 0);
-  server.listen(fixed, '127.0.0.1', () => {
+  // `--host ADDRESS`: another address than 127.0.0.1 (pg-proxy in a test's network namespace).
+  server.listen(fixed, args().host || '127.0.0.1', () => {
     process.stdout.write(JSON.stringify({ port: server.address().port }) + '\n');
   });
   const stop = () => { server.close(); process.exit(0); };

@@ -4,7 +4,7 @@
 // whose end taken down drops every packet: a partition, not a refusal.
 'use strict';
 const net = require('net');
-const { args } = require('./common');
+const { args, announce } = require('./common');
 
 const a = args();
 const server = net.createServer((client) => {
@@ -14,9 +14,4 @@ const server = net.createServer((client) => {
   const end = () => { client.destroy(); upstream.destroy(); };
   for (const s of [client, upstream]) { s.on('error', end); s.on('close', end); }
 });
-server.listen(Number(a.port || 0), a.host || '127.0.0.1', () => {
-  process.stdout.write(JSON.stringify({ port: server.address().port }) + '\n');
-});
-// Never outlive the test that started us.
-process.stdin.on('end', () => process.exit(0));
-process.stdin.resume();
+announce(server);

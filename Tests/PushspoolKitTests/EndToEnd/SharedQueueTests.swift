@@ -152,6 +152,7 @@ struct SharedQueueTests {
         #expect(shares.count == 2, "chunks by host: \(shares)")     // a and b, never c
         #expect(h.perToken().values.allSatisfy { $0 == 1 })
     }
+
     /// `queue.keep_days`: a host deletes the queue's rows of jobs that ended longer ago than kept
     /// when it starts (and hourly after), and says so; a newer job keeps its rows, and the
     /// origin's result log of the old one stays.

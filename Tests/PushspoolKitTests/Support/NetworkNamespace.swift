@@ -9,8 +9,8 @@ import Testing
 /// comes). Deleted, with the pair, when dropped.
 final class NetworkNamespace {
     let name: String
-    /// The namespace's address, and this side's.
-    let inside: String, outside: String
+    /// The namespace's address (this side's is the one before it).
+    let inside: String
     private let hostEnd: String, innerEnd: String
 
     private static let ip = ["/usr/sbin/ip", "/sbin/ip", "/usr/bin/ip", "/bin/ip"].first { FileManager.default.isExecutableFile(atPath: $0) }
@@ -47,7 +47,7 @@ final class NetworkNamespace {
         innerEnd = "psi\(id)"
         // 198.18.0.0/15 is kept for benchmark networks (RFC 2544): no real network uses it.
         let net = "198.\(18 + getpid() % 2).\(getpid() / 2 % 256)", low = 4 * (n % 64)
-        outside = "\(net).\(low + 1)"
+        let outside = "\(net).\(low + 1)"
         inside = "\(net).\(low + 2)"
         try Self.run(Self.ip!, ["link", "add", hostEnd, "type", "veth", "peer", "name", innerEnd])
         try Self.run(Self.ip!, ["link", "set", innerEnd, "netns", name])

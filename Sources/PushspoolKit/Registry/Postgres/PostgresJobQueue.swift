@@ -354,8 +354,8 @@ public final class PostgresJobQueue: Sendable {
                             WHERE j.ended_at < clock_timestamp() - make_interval(secs => $1::float8)
                             LIMIT $2::int FOR UPDATE OF q SKIP LOCKED)
                         RETURNING job, chunk),
-                    lines AS (DELETE FROM queue_outcomes o USING gone WHERE o.job = gone.job AND o.chunk = gone.chunk RETURNING 1)
-                    SELECT (SELECT count(*) FROM gone), (SELECT count(*) FROM lines)
+                    lines AS (DELETE FROM queue_outcomes o USING gone WHERE o.job = gone.job AND o.chunk = gone.chunk)
+                    SELECT count(*) FROM gone
                     """, parameters).int64(0, 0)
             }
         } while deleted > 0 && !stop()
@@ -367,7 +367,7 @@ public final class PostgresJobQueue: Sendable {
                     DELETE FROM queue_jobs j WHERE j.ended_at < clock_timestamp() - make_interval(secs => $1::float8)
                         AND NOT EXISTS (SELECT 1 FROM queue_chunks q WHERE q.job = j.id)
                     RETURNING id),
-                lines AS (DELETE FROM queue_outcomes o USING jobs WHERE o.job = jobs.id RETURNING 1)
+                lines AS (DELETE FROM queue_outcomes o USING jobs WHERE o.job = jobs.id)
                 SELECT count(*) FROM jobs
                 """, [parameters[0]]).int64(0, 0))
         }
