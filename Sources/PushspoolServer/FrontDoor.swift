@@ -17,6 +17,9 @@ public final class FrontDoor: Sendable {
         case user
         /// Services, `Authorization: Bearer` from `http.tokens_file`.
         case service
+        /// Either: a bearer token is checked as a service's, anything else as an app user's
+        /// (`GET /v1/notifications/{id}`, read by apps and by their backends).
+        case userOrService
     }
 
     public struct Route: Sendable {
@@ -182,7 +185,9 @@ public final class FrontDoor: Sendable {
         switch access {
         case .open:
             then(.allowed(nil))
-        case .user:
+        case .userOrService where AuthorizationHeader.isBearer(request.header("Authorization")):
+            authenticate(.service, request, then: then)
+        case .user, .userOrService:
             let challenge = "Basic realm=\"pushspool\", charset=\"UTF-8\""
             guard let authenticator else {
                 return then(.refused(.error(401, "this server has no app users (http.users_file is not set)", headers: [("WWW-Authenticate", challenge)])))

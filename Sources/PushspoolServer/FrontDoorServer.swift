@@ -24,9 +24,12 @@ public final class FrontDoorServer: Sendable {
         public var log: Log
         /// PEM key and certificate when `http.tls` names them.
         public var tls: (key: String, cert: String)?
+        /// Secure content, events and funnels (`NotificationAPI`); nil: those routes are not served.
+        public var desk: (any NotificationDesk)?
 
         public init(config: Config, spool: Spool, registry: any DeviceRegistry, registrations: RegistrationService,
-                    authenticator: (any RequestAuthenticator)?, log: Log, tls: (key: String, cert: String)? = nil) {
+                    authenticator: (any RequestAuthenticator)?, log: Log, tls: (key: String, cert: String)? = nil,
+                    desk: (any NotificationDesk)? = nil) {
             self.config = config
             self.spool = spool
             self.registry = registry
@@ -34,6 +37,7 @@ public final class FrontDoorServer: Sendable {
             self.authenticator = authenticator
             self.log = log
             self.tls = tls
+            self.desk = desk
         }
     }
 
@@ -48,13 +52,14 @@ public final class FrontDoorServer: Sendable {
             spool: parts.spool, registry: RegistryProbe(config: parts.config, timeout: 0.5, open: parts.registry)))
         // With the shared queue on, jobs other hosts accepted are read and steered through it.
         queue = EngineSetup.sharedQueue(config: parts.config, connections: 2)
-        let jobs = JobAPI(spool: parts.spool, intake: intake, queue: queue)
+        let jobs = JobAPI(spool: parts.spool, intake: intake, queue: queue, desk: parts.desk)
         let operations = OperationsAPI(health: health, metrics: metrics, spool: parts.spool,
                                        dispatcherTextfile: parts.config.metrics.textfile.map { parts.config.resolve($0).path })
         let apps = ServedApps(parts.config)
         let devices = DeviceAPI(registrations: parts.registrations, registry: parts.registry, apps: apps)
         let tutorial = TutorialAPI(registrations: parts.registrations, jobs: jobs, http: http, apps: apps)
-        door = FrontDoor(routes: tutorial.routes + jobs.routes + devices.routes + operations.routes,
+        let notifications = parts.desk.map { NotificationAPI(desk: $0, apps: apps).routes } ?? []
+        door = FrontDoor(routes: tutorial.routes + notifications + jobs.routes + devices.routes + operations.routes,
                              authenticator: parts.authenticator, metrics: metrics, log: parts.log,
                              registryConnections: parts.registry.concurrentCalls,
                              trustedProxies: http.trustedProxies)

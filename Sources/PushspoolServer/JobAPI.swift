@@ -15,11 +15,14 @@ public struct JobAPI: Sendable {
     let spool: Spool
     let intake: JobIntake
     let queue: PostgresJobQueue?
+    /// Where the funnel of `GET /v1/jobs/{id}` comes from; nil: no `"funnel"`.
+    let desk: (any NotificationDesk)?
 
-    public init(spool: Spool, intake: JobIntake, queue: PostgresJobQueue? = nil) {
+    public init(spool: Spool, intake: JobIntake, queue: PostgresJobQueue? = nil, desk: (any NotificationDesk)? = nil) {
         self.spool = spool
         self.intake = intake
         self.queue = queue
+        self.desk = desk
     }
 
     public var routes: [FrontDoor.Route] {
@@ -87,17 +90,40 @@ public struct JobAPI: Sendable {
     func status(_ call: FrontDoor.RouteCall) {
         guard let id = Self.jobID(call) else { return }
         let status = JobStatus(spool: spool)
-        let queue = queue
+        let (queue, desk) = (queue, desk)
         call.later {
-            if let local = status.lookup(id: id) { return .json(200, local) }
-            guard let queue else { return .error(404, "id: no job \(id) in this spool") }
-            do throws(RegistryError) {
-                return try QueueStatus(queue: queue).lookup(id: id).map { .json(200, $0) }
-                    ?? .error(404, "id: no job \(id) in this spool or in the shared queue")
-            } catch {
-                return Self.queueUnavailable(error)
+            let entry: JSONValue
+            if let local = status.lookup(id: id) {
+                entry = local
+            } else {
+                guard let queue else { return .error(404, "id: no job \(id) in this spool") }
+                do throws(RegistryError) {
+                    guard let shared = try QueueStatus(queue: queue).lookup(id: id) else {
+                        return .error(404, "id: no job \(id) in this spool or in the shared queue")
+                    }
+                    entry = shared
+                } catch {
+                    return Self.queueUnavailable(error)
+                }
             }
+            guard let desk else { return .json(200, entry) }
+            return .json(200, Self.withFunnel(entry, id: id, desk: desk))
         }
+    }
+
+    /// The status entry with `"funnel"` (the desk's; events keep counting after the job ended).
+    /// A registry that cannot be read leaves the funnel `null` with `funnel_error`: the job's own
+    /// status is still worth answering.
+    static func withFunnel(_ entry: JSONValue, id: String, desk: any NotificationDesk) -> JSONValue {
+        guard case .object(var pairs) = entry else { return entry }
+        pairs.removeAll { $0.0 == "funnel" || $0.0 == "funnel_error" }
+        do throws(RegistryError) {
+            pairs.append(("funnel", try desk.funnel(job: id).map(FunnelJSON.value) ?? .null))
+        } catch {
+            pairs.append(("funnel", .null))
+            pairs.append(("funnel_error", .string("the registry cannot be read now: \(RegistryError.detail(error))")))
+        }
+        return .object(pairs)
     }
 
     /// `GET /v1/jobs/{id}/results`: the result log as it stands, streamed from the file; with no

@@ -45,6 +45,14 @@ enum AuthorizationHeader {
         return .ok(Array(token.utf8))
     }
 
+    /// Whether the header names the Bearer scheme (any case), whatever follows: such a request is a
+    /// service's on a route open to users and services alike.
+    static func isBearer(_ header: String?) -> Bool {
+        guard let header else { return false }
+        let scheme = header.trimmingCharacters(in: .whitespaces).prefix { $0 != " " && $0 != "\t" }
+        return scheme.lowercased() == "bearer"
+    }
+
     /// What follows `scheme` (any case) and the spaces after it; nil for another scheme, nothing
     /// after it, a header over `maxLength`, or spaces inside the credentials.
     private static func credentials(_ header: String, scheme: String) -> Substring? {

@@ -19,6 +19,8 @@ final class RawHTTPClient {
     private var fd: Int32 = -1
     private var pending: [UInt8] = []
     let port: Int
+    /// The status line and headers of the last answer, as sent (for comparing answers byte for byte).
+    private(set) var lastHead = ""
 
     /// `from`: the local address to connect from (another loopback address, 127.0.0.2, is
     /// another client to the server).
@@ -100,6 +102,7 @@ final class RawHTTPClient {
         while true {
             if let end = find([13, 10, 13, 10]) {
                 let head = String(decoding: pending[0..<end], as: UTF8.self)
+                lastHead = head
                 pending.removeFirst(end + 4)
                 var lines = head.components(separatedBy: "\r\n")
                 let statusLine = lines.removeFirst().split(separator: " ")

@@ -1,0 +1,74 @@
+import Foundation
+import Testing
+@testable import PushspoolKit
+@testable import PushspoolServer
+import PushspoolCore
+
+/// The notification routes' small parts as tables: the id rule, the funnel's JSON and rates, the
+/// funnel added to a job's status, and which credential a "Basic or bearer" route checks.
+@Suite struct NotificationPartsTests {
+    @Test("the id rule", arguments: [
+        ("n-alice-0123456789abcdef", true), ("0123456789abcdef", true), ("0123456789abcde", false),
+        (String(repeating: "A", count: 128), true), (String(repeating: "A", count: 129), false),
+        ("QmFzZTY0dXJsX3NhZmUtaWQ", true), ("with space 0123456789", false), ("dot.ted.0123456789ab", false),
+        ("slash/0123456789abcdef", false), ("plus+0123456789abcdef", false), ("caf\u{E9}-0123456789abcdef", false),
+        ("nul\u{0}-0123456789abcdef", false), ("", false),
+    ])
+    func idShape(_ id: String, _ ok: Bool) {
+        #expect((NotificationIDShape.problem(id) == nil) == ok)
+    }
+
+    @Test func oneEventIsTheTypeAndAnOptionalTime() throws {
+        let e = try EventReports.single(id: "n-alice-0123456789abcdef", body: Array(#"{"type":"opened","at":"2027-01-15T09:00:00+01:00"}"#.utf8)).get()
+        #expect(e == NotificationEvent(id: "n-alice-0123456789abcdef", type: .opened, at: Date(timeIntervalSince1970: 1_800_000_000)))
+        let bare = try EventReports.single(id: "n-alice-0123456789abcdef", body: Array(#"{"type":"dismissed","at":null}"#.utf8)).get()
+        #expect(bare.at == nil && bare.type == .dismissed)
+    }
+
+    @Test func aBatchKeepsItsOrder() throws {
+        let body = #"[{"id":"bbbbbbbbbbbbbbbb","type":"opened"},{"at":"2027-01-15T08:00:00Z","type":"received","id":"aaaaaaaaaaaaaaaa"}]"#
+        let events = try EventReports.batch(Array(body.utf8)).get()
+        #expect(events == [NotificationEvent(id: "bbbbbbbbbbbbbbbb", type: .opened, at: nil),
+                           NotificationEvent(id: "aaaaaaaaaaaaaaaa", type: .received, at: Date(timeIntervalSince1970: 1_800_000_000))])
+    }
+
+    @Test func theFunnelsJSON() {
+        var f = Funnel(job: "j")
+        f.total.targets = 1000; f.total.sent = 1000; f.total.delivered = 1000; f.total.received = 600; f.total.opened = 200
+        var ios = Funnel.Counts()
+        ios.targets = 3; ios.sent = 3; ios.delivered = 2; ios.received = 1
+        f.byPlatform = [.web: Funnel.Counts(), .apns: ios]
+        f.byApp = ["default": f.total]
+        let text = FunnelJSON.value(f).encodedString
+        #expect(text.hasPrefix(#"{"targets":1000,"sent":1000,"delivered":1000,"received":600,"opened":200,"dismissed":0,"#
+                               + #""rates":{"sent":1,"delivered":1,"received":0.6,"opened":0.2,"dismissed":0},"apps":{"default":{"targets":1000,"#), "\(text)")
+        // Platforms in their order; a stage nothing reached divides by nothing: null, not 0 or NaN.
+        #expect(text.contains(#""platforms":{"apns":{"targets":3,"sent":3,"delivered":2,"received":1,"opened":0,"dismissed":0,"#
+                              + #""rates":{"sent":1,"delivered":0.6667,"received":0.5,"opened":0,"dismissed":0}},"web":{"targets":0"#), "\(text)")
+        #expect(text.contains(#""rates":{"sent":null,"delivered":null,"received":null,"opened":null,"dismissed":null}"#), "\(text)")
+    }
+
+    @Test func aJobsStatusCarriesItsFunnel() {
+        let desk = ScriptedNotificationDesk()
+        var f = Funnel(job: "j1")
+        f.total.targets = 2
+        desk.setFunnel(f)
+        let entry = JSONValue.object([("id", "j1"), ("state", "done"), ("funnel", "stale")])
+        let with = JobAPI.withFunnel(entry, id: "j1", desk: desk)
+        #expect(with["funnel"]?["targets"] == .int(2))
+        if case .object(let pairs) = with { #expect(pairs.map(\.0) == ["id", "state", "funnel"]) }
+        #expect(JobAPI.withFunnel(.object([("id", "j2")]), id: "j2", desk: desk)["funnel"] == .null)
+        desk.failFunnels()
+        let failed = JobAPI.withFunnel(entry, id: "j1", desk: desk)
+        #expect(failed["funnel"] == .null && failed["state"] == "done")
+        #expect(failed["funnel_error"]?.stringValue?.contains("the registry is down") == true)
+    }
+
+    @Test("Basic or bearer: the scheme decides which check", arguments: [
+        ("Bearer abc", true), ("bearer abc", true), ("  BEARER abc", true), ("Bearer", true), ("Basic YTpi", false), (nil, false),
+        ("", false), ("Bearerabc", false),
+    ] as [(String?, Bool)])
+    func bearerScheme(_ header: String?, _ bearer: Bool) {
+        #expect(AuthorizationHeader.isBearer(header) == bearer)
+    }
+}
