@@ -89,6 +89,16 @@ public struct SendJob: Sendable, Equatable {
     public var localDelivery: LocalDelivery?
     /// `quiet_hours`: this job's, over its apps' (`apps.<app>.quiet_hours`).
     public var quietHours: QuietHours?
+    /// `secure`: each target gets a notification id instead of the text, which its app fetches
+    /// with its user's credentials (§ The app talks back). Always tracked.
+    public var secure = false
+    /// `placeholder` (secure jobs only): the visible alert an APNs Notification Service
+    /// Extension replaces with the fetched text.
+    public var placeholder: String?
+    /// `track`: each push carries a notification id that apps report events against.
+    public var track = false
+    /// `secure_ttl_seconds`: how long the content can be fetched (`contentLifetime`).
+    public var secureTTLSeconds: Int?
 
     public init(audience: Audience, platforms: [Platform], message: Message, notBefore: Date? = nil,
                 localized: [LanguageTag: LocalizedText] = [:], spreadOverSeconds: Int? = nil) {
@@ -99,6 +109,17 @@ public struct SendJob: Sendable, Equatable {
         self.localized = localized
         self.spreadOverSeconds = spreadOverSeconds
     }
+
+    /// How long a secure job's content is kept: `secure_ttl_seconds`, else its `ttl_seconds`
+    /// (when not 0: a push the service may not keep is no reason to drop what it points to),
+    /// else 7 days.
+    public var contentLifetime: Int {
+        if let secureTTLSeconds { return secureTTLSeconds }
+        if let ttl = message.ttlSeconds, ttl > 0 { return ttl }
+        return Self.defaultContentLifetime
+    }
+
+    public static let defaultContentLifetime = 7 * 24 * 3600
 
     /// The message in `language` (a key of `localized`), or the job's own message for nil.
     public func message(in language: LanguageTag?) -> Message {

@@ -28,7 +28,10 @@ public final class Metrics: Sendable {
         var retries: [String: Int] = [:]
         var jobs: [String: Int] = [:]
         var durations: [(provider: String, histogram: Histogram)] = []
+        /// Events apps reported (§ The app talks back), by app, platform and type.
+        var notificationEvents: [NotificationEventLabels: Int] = [:]
     }
+    struct NotificationEventLabels: Hashable { var app: String, platform: String, type: String }
     private let state = Mutex(State())
     /// The webhooks' counters and gauges (README "Webhooks").
     public let webhooks = WebhookMetrics()
@@ -46,6 +49,11 @@ public final class Metrics: Sendable {
                 s.deliveries.append((labels, 1))
             }
         }
+    }
+
+    /// One event an app reported, counted once (a repeated report is not).
+    public func notificationEvent(app: String, platform: String, type: String) {
+        state.withLock { $0.notificationEvents[NotificationEventLabels(app: app, platform: platform, type: type), default: 0] += 1 }
     }
 
     public func retry(provider: String) {
@@ -116,6 +124,10 @@ public final class Metrics: Sendable {
             sample("pushspool_provider_request_duration_seconds_bucket", [("provider", provider), ("le", "+Inf")], String(h.count))
             sample("pushspool_provider_request_duration_seconds_sum", [("provider", provider)], Self.number(h.sum))
             sample("pushspool_provider_request_duration_seconds_count", [("provider", provider)], String(h.count))
+        }
+        family("pushspool_notification_events_total", "counter", "Events apps reported of tracked notifications, by app, platform and type.")
+        for (k, v) in s.notificationEvents.sorted(by: { ($0.key.app, $0.key.platform, $0.key.type) < ($1.key.app, $1.key.platform, $1.key.type) }) {
+            sample("pushspool_notification_events_total", [("app", k.app), ("platform", k.platform), ("type", k.type)], String(v))
         }
         out += webhooks.render()
         return out

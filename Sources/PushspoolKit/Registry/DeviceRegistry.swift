@@ -91,7 +91,7 @@ public protocol RegistryImporter: AnyObject, Sendable {
 }
 
 /// A whole registry backend, as the CLI opens it: the registry proper, job claims and import.
-public typealias RegistryDatabase = DeviceRegistry & JobClaims & RegistryImporter & FrequencyCapCounts
+public typealias RegistryDatabase = DeviceRegistry & JobClaims & RegistryImporter & FrequencyCapCounts & NotificationStore
 
 /// An installation id handed out before its device registered.
 public struct IDReservation: Sendable, Equatable {

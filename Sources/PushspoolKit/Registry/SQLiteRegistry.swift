@@ -34,8 +34,9 @@ public final class SQLiteRegistry: RegistryDatabase {
     /// apps); a handle is unique per app and platform. 6: `devices.token_kind` (which of Apple's
     /// tokens an APNs handle is) and `apns_channels`, each app's broadcast channels. 7:
     /// `devices.tz` (an IANA zone name, for `local_time` jobs; NULL: the app's `default_tz`),
-    /// added with no row rewritten. 8: `cap_counts`, the frequency cap counts.
-    static let schemaVersion = 8
+    /// added with no row rewritten. 8: `cap_counts`, the frequency cap counts. 9: tracked jobs, their
+    /// secure content and the events apps report (`NotificationStore`).
+    static let schemaVersion = 9
     static let tables = """
         CREATE TABLE devices(
             rowid INTEGER PRIMARY KEY,
@@ -181,6 +182,7 @@ public final class SQLiteRegistry: RegistryDatabase {
             if version < 6 { try db.execute(tokenKindsAndChannels) }
             if version < 7 { try db.execute("ALTER TABLE devices ADD COLUMN tz TEXT") }
             if version < 8 { try db.execute(capCountsTable) }
+            if version < 9 { try db.execute(notificationTables) }
             if version < schemaVersion {
                 try db.execute("PRAGMA user_version = \(schemaVersion)")
             }

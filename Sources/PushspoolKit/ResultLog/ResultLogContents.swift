@@ -17,6 +17,8 @@ public struct ResultLogContents: Sendable {
     /// that ended (sent or skipped), which a restart neither sends again nor skips.
     public var wavesPlannedAt: String?
     public var wavesEnded: Set<String> = []
+    /// The counts per app and platform (a whole log read only: a resume point keeps totals).
+    public var byRoute = DeliveryTally()
 
     public init() {}
 
@@ -110,6 +112,7 @@ public struct ResultLogContents: Sendable {
             case .failed: failed += 1
             case .capped: capped += 1
             }
+            byRoute.count(d)
             retries += max(0, d.attempts - 1)
         case .wave(let w)?:
             if w.status == "planned" { wavesPlannedAt = wavesPlannedAt ?? w.at } else { wavesEnded.insert(w.at) }

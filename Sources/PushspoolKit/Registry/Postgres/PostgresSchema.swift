@@ -3,7 +3,7 @@
 /// two hosts starting at once migrate once. A binary meeting a newer schema than it knows refuses
 /// to work on it (a newer host migrated it; this one must be upgraded too).
 enum PostgresSchema {
-    static let version = 10
+    static let version = 11
 
     /// Version n's statements, applied in order from the database's version + 1.
     static let steps: [Int: String] = [
@@ -130,6 +130,9 @@ enum PostgresSchema {
         // A batch compresses to a few kB; kept in its row (compressed, moved out only when it
         // does not fit a page) it is one heap write, not a TOAST table's row and index entry too.
         10: "ALTER TABLE queue_outcomes ALTER COLUMN lines SET STORAGE MAIN;",
+        // Tracked jobs (one row per job, never per device), a secure job's content until it
+        // expires, the notification ids' MAC key and the events apps report (`NotificationStore`).
+        11: PostgresRegistry.notificationTables,
     ]
 
     /// Version 3 (§ Several apps): every device gets the default app and (read on APNs rows
