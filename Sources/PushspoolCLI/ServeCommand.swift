@@ -101,7 +101,7 @@ enum ServeCommand {
 
     private static func writeMetrics(_ server: FrontDoorServer, to textfile: MetricsTextfile, log: Log) {
         do {
-            try textfile.write(server.metrics.render())
+            try textfile.write(server.renderMetrics())
         } catch {
             log.warning("metrics: \(error)")
         }

@@ -11,6 +11,8 @@ public final class FrontDoorServer: Sendable {
     public let intake: JobIntake
     public let metrics: HTTPMetrics
     public let health: HealthCheck
+    /// The events apps reported through this server (`pushspool_notification_events_total`).
+    public let events: Metrics
     private let listen: ListenAddress
     private let door: FrontDoor
     private let queue: PostgresJobQueue?
@@ -24,7 +26,8 @@ public final class FrontDoorServer: Sendable {
         public var log: Log
         /// PEM key and certificate when `http.tls` names them.
         public var tls: (key: String, cert: String)?
-        /// Secure content, events and funnels (`NotificationAPI`); nil: those routes are not served.
+        /// Secure content, events and funnels (`NotificationAPI`); nil: the registry's own
+        /// (`NotificationDesks`), when it is one that keeps notifications.
         public var desk: (any NotificationDesk)?
 
         public init(config: Config, spool: Spool, registry: any DeviceRegistry, registrations: RegistrationService,
@@ -51,14 +54,21 @@ public final class FrontDoorServer: Sendable {
         health = HealthCheck(check: HealthCheck.spoolAndRegistry(
             spool: parts.spool, registry: RegistryProbe(config: parts.config, timeout: 0.5, open: parts.registry)))
         // With the shared queue on, jobs other hosts accepted are read and steered through it.
-        queue = EngineSetup.sharedQueue(config: parts.config, connections: 2)
-        let jobs = JobAPI(spool: parts.spool, intake: intake, queue: queue, desk: parts.desk)
+        let queue = EngineSetup.sharedQueue(config: parts.config, connections: 2)
+        self.queue = queue
+        // With PostgreSQL, the desk reads the MAC key and the notifications every host shares.
+        let events = Metrics()
+        self.events = events
+        let desk = parts.desk ?? (parts.registry as? any RegistryDatabase).map {
+            NotificationDesks.desk(registry: $0, spool: parts.spool, queue: queue, metrics: events)
+        }
+        let jobs = JobAPI(spool: parts.spool, intake: intake, queue: queue, desk: desk)
         let operations = OperationsAPI(health: health, metrics: metrics, spool: parts.spool,
-                                       dispatcherTextfile: parts.config.metrics.textfile.map { parts.config.resolve($0).path })
+                                       dispatcherTextfile: parts.config.metrics.textfile.map { parts.config.resolve($0).path }, events: events)
         let apps = ServedApps(parts.config)
         let devices = DeviceAPI(registrations: parts.registrations, registry: parts.registry, apps: apps)
         let tutorial = TutorialAPI(registrations: parts.registrations, jobs: jobs, http: http, apps: apps)
-        let notifications = parts.desk.map { NotificationAPI(desk: $0, apps: apps).routes } ?? []
+        let notifications = desk.map { NotificationAPI(desk: $0, apps: apps).routes } ?? []
         door = FrontDoor(routes: tutorial.routes + notifications + jobs.routes + devices.routes + operations.routes,
                              authenticator: parts.authenticator, metrics: metrics, log: parts.log,
                              registryConnections: parts.registry.concurrentCalls,
@@ -68,7 +78,15 @@ public final class FrontDoorServer: Sendable {
         limits.maxConnections = http.maxConnections
         limits.maxConnectionsPerAddress = http.maxConnectionsPerAddress
         limits.requestTimeoutSeconds = Double(http.requestTimeoutSeconds)
+        // A full batch of events (1,000 of about 110 bytes at most) is over the 64 KiB every other route keeps.
+        if desk != nil { limits.largerBodies = ["/v1/events": NotificationAPI.maxBatchBody] }
         server = HTTPServer(limits: limits, tls: parts.tls, handler: door.handle, completed: door.completed)
+    }
+
+    /// serve's own metrics (its textfile, and the first part of `GET /metrics`): the HTTP
+    /// families, then the events apps reported here.
+    public func renderMetrics() -> String {
+        metrics.render() + OperationsAPI.eventFamily(events)
     }
 
     /// Starts listening; returns the address bound (its port when `http.listen` asked for 0).

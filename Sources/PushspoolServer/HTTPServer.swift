@@ -34,6 +34,14 @@ public final class HTTPServer: @unchecked Sendable {
     // and `daemon` in `stop`; the rest is immutable, atomic or guarded by `inFlight` and `pending`.
     public struct Limits: Sendable {
         public var maxBody = 64 << 10
+        /// Paths (as sent, without the query) that take larger bodies than `maxBody`: a batch of
+        /// 1,000 events to `/v1/events` is about 100 KiB. Only these paths; every other keeps `maxBody`.
+        public var largerBodies: [String: Int] = [:]
+
+        /// The body limit of a request to `url`.
+        func maxBody(for url: String) -> Int {
+            largerBodies.isEmpty ? maxBody : largerBodies[String(url.prefix { $0 != "?" })] ?? maxBody
+        }
         /// The request target (path and query). Longer ones get `414` from here; past the
         /// library's own buffer (`memory`), the library answers `414`/`431` itself.
         public var maxURI = 4 << 10
@@ -168,8 +176,8 @@ public final class HTTPServer: @unchecked Sendable {
         } else if url.utf8.count > limits.maxURI {
             exchange.early = .error(414, "the request target is longer than \(limits.maxURI) bytes")
         } else if let length = cmhd_header(connection, "Content-Length").map({ String(cString: $0) }),
-                  let n = Int(length), n > limits.maxBody {
-            exchange.early = .error(413, "the body is larger than \(limits.maxBody) bytes")
+                  let n = Int(length), n > exchange.maxBody {
+            exchange.early = .error(413, "the body is larger than \(exchange.maxBody) bytes")
         } else if lines.reduce(0, { $0 + $1.name.utf8.count + $1.value.utf8.count + 4 }) > limits.maxHeaders {
             exchange.early = .error(431, "the request headers are larger than \(limits.maxHeaders) bytes")
         }
@@ -239,6 +247,8 @@ public final class HTTPExchange: @unchecked Sendable {
     fileprivate let started = DispatchTime.now().uptimeNanoseconds
     fileprivate var body: [UInt8] = []
     fileprivate var bodyTooLarge = false
+    /// This request's body limit (`Limits.maxBody(for:)`).
+    fileprivate let maxBody: Int
     fileprivate var early: ServerResponse?
     /// The request headers as the library parsed them, read once in `begin`.
     fileprivate var headerLines: [(name: String, value: String)] = []
@@ -258,6 +268,7 @@ public final class HTTPExchange: @unchecked Sendable {
         self.connection = connection
         self.method = method
         self.url = url
+        maxBody = server.limits.maxBody(for: url)
     }
 
     /// Gives the answer. The first call counts; later ones are ignored (also those that come
@@ -389,7 +400,7 @@ enum HTTPServerCallbacks {
         if uploadSize.pointee > 0 {
             let n = uploadSize.pointee
             if exchange.early == nil, !exchange.bodyTooLarge, let upload {
-                if exchange.body.count + n > server.limits.maxBody {
+                if exchange.body.count + n > exchange.maxBody {
                     exchange.bodyTooLarge = true
                     exchange.body = []
                 } else {
@@ -402,7 +413,7 @@ enum HTTPServerCallbacks {
         if exchange.early != nil { return MHD_Result.YES }
         if exchange.bodyTooLarge {
             exchange.route = "refused"
-            exchange.early = .error(413, "the body is larger than \(server.limits.maxBody) bytes")
+            exchange.early = .error(413, "the body is larger than \(exchange.maxBody) bytes")
             return exchange.queue(exchange.early!, on: connection)
         }
         if !exchange.leaveOnAnswer { server.dispatch(exchange, connection) }

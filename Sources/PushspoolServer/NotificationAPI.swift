@@ -23,6 +23,10 @@ public struct NotificationAPI: Sendable {
         self.now = now
     }
 
+    /// The body `POST /v1/events` may have (`HTTPServer.Limits.largerBodies`): 1,000 events with
+    /// an `at` with milliseconds and an offset each, and room for spaces.
+    public static let maxBatchBody = 256 << 10
+
     public var routes: [FrontDoor.Route] {
         let tutorial: [(String, String, @Sendable (FrontDoor.RouteCall, String) -> Void)] = [
             ("GET", "notifications/{id}", fetchTutorial), ("POST", "notifications/{id}/events", report),

@@ -9,12 +9,24 @@ public struct OperationsAPI: Sendable {
     let spool: Spool
     /// The dispatcher's metrics file (`metrics.textfile`), served along with serve's own.
     let dispatcherTextfile: String?
+    /// The events apps reported through this server (the desk counts them).
+    let events: Metrics?
 
-    public init(health: HealthCheck, metrics: HTTPMetrics, spool: Spool, dispatcherTextfile: String?) {
+    public init(health: HealthCheck, metrics: HTTPMetrics, spool: Spool, dispatcherTextfile: String?, events: Metrics? = nil) {
         self.health = health
         self.metrics = metrics
         self.spool = spool
         self.dispatcherTextfile = dispatcherTextfile
+        self.events = events
+    }
+
+    /// `pushspool_notification_events_total` alone, out of the engine's rendering (serve has no
+    /// deliveries or queue of its own to count).
+    static func eventFamily(_ events: Metrics) -> String {
+        let name = "pushspool_notification_events_total"
+        return events.render(Metrics.Gauges()).split(separator: "\n").filter {
+            $0.hasPrefix(name) || $0.hasPrefix("# HELP \(name) ") || $0.hasPrefix("# TYPE \(name) ")
+        }.map { $0 + "\n" }.joined()
     }
 
     public var routes: [FrontDoor.Route] {
@@ -39,12 +51,15 @@ public struct OperationsAPI: Sendable {
     /// deliveries, retries, jobs and queue gauges); without it, the queue gauges from here.
     func render() -> String {
         var text = metrics.render()
-        // Every dispatcher's file (each labels its samples with its `process`), merged family by family.
+        // Every dispatcher's file (each labels its samples with its `process`), merged family by
+        // family, with the events reported here in theirs.
         let files = dispatcherTextfile.map(MetricsTextfile.dispatcherFiles) ?? []
         let texts = files.compactMap { try? String(contentsOfFile: $0, encoding: .utf8) }.filter { !$0.isEmpty }
+        let own = events.map(Self.eventFamily) ?? ""
         if !texts.isEmpty {
-            text += Metrics.merge(texts)
+            text += Metrics.merge(texts + [own])
         } else {
+            text += own
             text += "# HELP pushspool_queue_jobs Job files in each spool folder.\n# TYPE pushspool_queue_jobs gauge\n"
             for folder in [Spool.Folder.incoming, .active, .done, .failed] {
                 text += "pushspool_queue_jobs{folder=\"\(folder.rawValue)\"} \(spool.count(folder))\n"
