@@ -122,11 +122,12 @@ enum SubmitCommand {
                 let which = config.appsSection == nil ? "" : "app \(app): "
                 print("\(path): \(which)\(platform.rawValue) via \(route): \(TerminalText.escaped(who))")
             }
-            for language in [nil] + send.localized.keys.sorted() {
+            // A secure push carries no text: one shape for every language, and no text shown here.
+            for language in [nil] + (send.secure ? [] : send.localized.keys.sorted()) {
                 let text = language.map { send.message(in: $0) } ?? send.message
                 let payload: String
                 do {
-                    payload = preview(try PayloadRenderer.render(text, for: platform))
+                    payload = preview(try PayloadRenderer.render(text, for: platform, tracking: send.tracking))
                 } catch {
                     payload = "cannot render: \(error.description)"
                 }

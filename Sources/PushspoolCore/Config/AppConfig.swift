@@ -14,6 +14,8 @@ public struct AppConfig: Sendable, Equatable {
     public var defaultTZ: String?
     /// `quiet_hours`: its devices' pushes wait for the end of them (a job's own replace them).
     public var quietHours: QuietHours?
+    /// `track`: every job of this app is tracked (its pushes carry notification ids).
+    public var track = false
 
     /// The zone a device of this app lives in: its own `tz`, else the app's `default_tz`, else UTC.
     public func zone(of deviceTZ: String?) -> String { deviceTZ ?? defaultTZ ?? "UTC" }

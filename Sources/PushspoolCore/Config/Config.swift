@@ -37,6 +37,8 @@ public struct Config: Sendable {
     public var http: HTTPConfig?
     /// `queue`: how hosts on one PostgreSQL registry share send jobs (README "Several hosts").
     public var queue = QueueConfig()
+    /// `receipts`: how long the events apps report are kept.
+    public var receipts = ReceiptsConfig()
     /// `webhooks`: where signed events about jobs and devices are posted (README "Webhooks").
     public var webhooks: [WebhookConfig] = []
     /// `local_time_grace_minutes`: a `local_time` wave found late by less than this (the
@@ -329,6 +331,14 @@ public struct QueueConfig: Sendable, Equatable {
     /// `keep_days`: how long the queue keeps an ended job's rows (its chunks and outcome lines,
     /// for `results` on any host) before the hosts delete them; 0 keeps them for good. The
     /// origin's result log is not affected.
+    public var keepDays = 30
+
+    public init() {}
+}
+
+/// `receipts` (§ The app talks back): the events apps report of tracked notifications.
+public struct ReceiptsConfig: Sendable, Equatable {
+    /// `keep_days`: a job's events are deleted this many days after the job ended.
     public var keepDays = 30
 
     public init() {}

@@ -134,7 +134,7 @@ public enum ConfigParser {
             guard case .object = json else { problem("config", "must be a JSON object"); return c }
             let top = object(json, "", allowed: ["spool", "registry", "concurrency", "retry", "routes", "providers", "tls", "metrics",
                                                  "owner_lease_seconds", "http", "max_jobs", "apps", "default_app",
-                                                 "webhooks", "local_time_grace_minutes", "queue"]) ?? [:]
+                                                 "webhooks", "local_time_grace_minutes", "queue", "receipts"]) ?? [:]
             if let s = string(top["spool"], "spool") { c.spool = s }
             c.registry = string(top["registry"], "registry")
             if let n = int(top["concurrency"], "concurrency", range: 1...100_000) { c.concurrency = n }
@@ -150,6 +150,9 @@ public enum ConfigParser {
                 if let n = int(q["max_chunks"], "queue.max_chunks", range: 1...256) { c.queue.maxChunks = n }
                 if let b = bool(q["durable_outcomes"], "queue.durable_outcomes") { c.queue.durableOutcomes = b }
                 if let n = int(q["keep_days"], "queue.keep_days", range: 0...36_500) { c.queue.keepDays = n }
+            }
+            if let r = object(top["receipts"], "receipts", allowed: ["keep_days"]) {
+                if let n = int(r["keep_days"], "receipts.keep_days", range: 1...36_500) { c.receipts.keepDays = n }
             }
             if let r = object(top["retry"], "retry", allowed: ["max_attempts", "base_delay_ms", "max_delay_ms"]) {
                 if let n = int(r["max_attempts"], "retry.max_attempts", range: 1...100) { c.retry.maxAttempts = n }
@@ -224,7 +227,8 @@ public enum ConfigParser {
             for (id, value) in entries {
                 let key = "apps.\(Self.fieldName(id))"
                 if let why = AppConfig.idProblem(id) { problem(key, why); continue }
-                guard let a = object(value, key, allowed: ["routes", "apns_topic", "max_per_second", "frequency_cap", "default_tz", "quiet_hours"]) else {
+                guard let a = object(value, key, allowed: ["routes", "apns_topic", "max_per_second", "frequency_cap", "default_tz", "quiet_hours",
+                                                             "track"]) else {
                     if value == .null { problem(key, "must be an object") }
                     continue
                 }
@@ -232,6 +236,7 @@ public enum ConfigParser {
                 app.apnsTopic = string(a["apns_topic"], "\(key).apns_topic")
                 if let limit = a["max_per_second"] { app.maxPerSecond = rate(limit, "\(key).max_per_second") }
                 if let cap = a["frequency_cap"] { app.frequencyCap = frequencyCap(cap, "\(key).frequency_cap") }
+                if let track = bool(a["track"], "\(key).track") { app.track = track }
                 if let zone = string(a["default_tz"], "\(key).default_tz") {
                     if let why = ZoneName.problem(zone) { problem("\(key).default_tz", why) } else { app.defaultTZ = zone }
                 }

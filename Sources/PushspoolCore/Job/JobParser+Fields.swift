@@ -4,7 +4,7 @@ enum Fields {
     static let send: Set<String> = Set([
         "id", "kind", "to_tag", "tags", "broadcast", "pns", "message", "from", "title", "badge", "sound",
         "data", "ttl_seconds", "priority", "collapse_id", "payload", "not_before", "localized",
-        "spread_over_seconds", "app", "capped",
+        "spread_over_seconds", "app", "capped", "secure", "placeholder", "track", "secure_ttl_seconds",
     ]).union(JobParser.nativeFields).union(JobParser.clockFields).union(JobParser.serviceAudiences)
     static let register: Set<String> = ["id", "kind", "platform", "handle", "tags", "lang", "app", "environment", "token_kind", "tz"]
     static let unregister: Set<String> = ["id", "kind", "handle", "app"]

@@ -11,6 +11,8 @@ extension JobParser {
         var written: Set<String>
         /// The service audience written and well-formed (`fcm_topic`, …), if any.
         var serviceAudience: String?
+        /// A secure job: its text, title and the like are fetched, never pushed.
+        var secure = false
     }
 
     static func checkKinds(_ c: KindContext, problems: inout Problems) {
@@ -30,6 +32,8 @@ extension JobParser {
         case .liveactivity:
             if !c.written.contains("live_activity") { problems.add("live_activity", "required with \(named)") }
             if pns.contains(where: { $0 != .apns }) { problems.add("pns", "a Live Activity exists on APNs only: pns must be \"apns\"") }
+        case .background where c.secure:
+            break   // only the id goes (at priority 5); what the push would not carry is fetched
         case .background, .widgets:
             let why = type == .background
                 ? "a background push has no alert, sound or badge: put what the app reads in data"

@@ -27,6 +27,7 @@ extension JobParser {
         var serviceField: String?
         var apps = AppSelection.defaultApp
         var capped = false
+        var tracking = TrackingFields()
         for (key, value) in pairs {
             switch key {
             case "kind":
@@ -109,6 +110,8 @@ extension JobParser {
                 if case .bool(let b) = value { capped = b } else { problems.add("capped", "must be true or false") }
             case "local_time", "local_date", "quiet_hours":
                 clocks.take(key, value)
+            case "secure", "placeholder", "track", "secure_ttl_seconds":
+                tracking.take(key, value, problems: &problems)
             default:
                 Fields.misplaced(key, kind: "send", problems: &problems)
             }
@@ -134,8 +137,9 @@ extension JobParser {
         if capped, let service = serviceField {
             problems.add("capped", "not allowed with \(service) (the service resolves the audience: there is no device to count)")
         }
+        tracking.check(message: message, serviceAudience: serviceField, written: Set(pairs.map(\.0)), problems: &problems)
         checkKinds(KindContext(message: message, pns: pns, written: Set(pairs.map(\.0)),
-                               serviceAudience: audiences.count == 1 ? serviceField : nil), problems: &problems)
+                               serviceAudience: audiences.count == 1 ? serviceField : nil, secure: tracking.secure), problems: &problems)
         if local != nil, audiences.count == 1, let field = audiences[0].audience?.serviceTarget?.field {
             problems.add("local_time", "not with fcm_\(field) (FCM resolves that audience itself, so no device's clock can be known)")
         }
@@ -146,11 +150,12 @@ extension JobParser {
         send.apps = apps
         send.capped = capped
         (send.localDelivery, send.quietHours) = (local, quiet)
+        (send.secure, send.placeholder, send.track, send.secureTTLSeconds) = (tracking.secure, tracking.placeholder, tracking.track, tracking.ttl)
         // Every text the job can send is rendered once here, so size limits are found now.
         for language in [nil] + send.localized.keys.sorted() {
             for platform in pns {
                 do {
-                    _ = try PayloadRenderer.render(send.message(in: language), for: platform)
+                    _ = try PayloadRenderer.render(send.message(in: language), for: platform, tracking: send.tracking)
                 } catch {
                     problems.add(language.map { "localized.\($0).\(error.field)" } ?? error.field, error.message)
                 }

@@ -192,7 +192,7 @@ final class ChunkWorker: Sendable {
         do {
             let job = try JobParser.parse(Array(row.body.utf8), fileName: id + ".json")
             guard case .send(let send) = job.kind else { return nil }
-            switch SendPlan.make(send, apps: env.apps) {
+            switch SendPlan.prepare(job, send, env: env) {
             case .success(let plan): return (job, send, plan)
             case .failure(let why): problem = why.description
             }

@@ -40,6 +40,7 @@ public final class Dispatcher: Sendable {
         var orphans: [String] = []
         /// When `tmp/` was last swept of files older than `staleTemporaryAge`.
         var lastTmpSweep = Date.distantPast
+        var lastNotificationSweep = Date.distantPast
         var onceMode = false
         /// `run --once` waits out the settle time of files still being written until then, and
         /// then takes them as they are.
@@ -203,6 +204,7 @@ public final class Dispatcher: Sendable {
                 if !s.onceMode { s.sleeping.merge(sleepers) { $1 } }
             }
             sweepTemporaries(now: now)
+            sweepNotifications(now: now)
         }
         wakeDueSleepers()
         listIncoming(now: now)
@@ -301,6 +303,18 @@ public final class Dispatcher: Sendable {
         guard due else { return }
         let removed = spool.removeTemporaries(olderThan: now.addingTimeInterval(-Self.staleTemporaryAge))
         if removed > 0 { log.info("removed \(removed) file\(removed == 1 ? "" : "s") older than 36 h from \(spool.url(.tmp).path) (writers' leftovers)") }
+    }
+
+    /// Expired secure content and old events (`NotificationSweep`), at most once a minute.
+    private func sweepNotifications(now: Date) {
+        let due = state.withLock { s -> Bool in
+            guard now.timeIntervalSince(s.lastNotificationSweep) >= NotificationSweep.interval else { return false }
+            s.lastNotificationSweep = now
+            return true
+        }
+        guard due else { return }
+        let env = runner.env
+        NotificationSweep(registry: env.registry, spool: env.spool, keepDays: env.receiptsKeepDays, log: env.log).run(now: now)
     }
 
     private func finishIfIdle() {

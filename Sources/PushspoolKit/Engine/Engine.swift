@@ -114,6 +114,7 @@ public final class Engine: Sendable {
                                                  clock: clock,
                                                  localTimeGrace: Double(config.localTimeGraceMinutes) * 60, appConfigs: config.apps)
         env.queue = shared
+        env.receiptsKeepDays = config.receipts.keepDays
         runner = JobRunner(env)
         worker = shared.map { ChunkWorker(queue: $0, env: env) }
         let monitor = RunMonitor(activity: activity, metrics: metrics, spool: spool, providers: apps.providers,

@@ -16,6 +16,12 @@ struct JobCompletion: Sendable {
         default:
             log.append(ResultRecord.summary(id: id, outcome: outcome, durationMS: ms))
         }
+        // A tracked job's events are kept `receipts.keep_days` from now (no row: not tracked).
+        if case .send = held.job.kind {
+            do { try env.registry.endTrackedJob(id: id, at: Date()) } catch {
+                env.log.warning("the registry did not record its end for its receipts: \(RegistryError.detail(error))", [(.job, id)])
+            }
+        }
         // A job shared through the queue ends there too (`pushspool results` on any host).
         if let queue = env.queue, case .send = held.job.kind {
             let summary = String(decoding: ResultRecord.Summary(id: id, outcome: outcome, durationMS: ms).line(), as: UTF8.self)

@@ -45,6 +45,8 @@ final class JobRunner: Sendable {
         do { job = try JobParser.parse(bytes, fileName: name) } catch {
             return quarantine.invalid(name, bytes: bytes, error: error, fallbackID: fallbackID, file: file)
         }
+        // A secure job's text stays its owner's, however its file was dropped (0600).
+        if case .send(let send) = job.kind, send.secure { chmod(activePath, 0o600) }
         working.begin(name, id: job.id)
         defer { working.end(name) }
         let kind = switch job.kind { case .send: "send"; case .register: "register"; case .unregister: "unregister" }
@@ -65,8 +67,9 @@ final class JobRunner: Sendable {
         if let early = decision.onArrival() { return end(early, held, opened: nil) }
         // Prepare everything that can fail for the whole job before anything is sent.
         if case .send(let send) = job.kind {
-            switch SendPlan.make(send, apps: env.apps) {
+            switch SendPlan.prepare(job, send, env: env) {
             case .success(let made): plan = made
+            case .failure(let problem) where problem.retry: return held.report(.interrupted(.registry(problem.description)))
             case .failure(let problem): return quarantine.quarantine(held.name, id: job.id, error: problem.description, pns: send.platforms, file: held.file)
             }
             do throws(RegistryError) {

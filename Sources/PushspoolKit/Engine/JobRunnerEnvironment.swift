@@ -25,6 +25,8 @@ extension JobRunner {
         var appConfigs: [String: AppConfig] = [:]
         /// The job queue shared with the other hosts on a PostgreSQL registry; nil: none.
         var queue: SharedQueue? = nil
+        /// `receipts.keep_days`: how long a tracked job's events are kept after it ended.
+        var receiptsKeepDays = 30
 
         /// The default app's provider state per platform.
         var routes: [Platform: ProviderState] { apps.routes }

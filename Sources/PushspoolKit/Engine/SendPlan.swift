@@ -1,10 +1,15 @@
+import Foundation
 import PushspoolCore
 
 /// Everything about a send job that is decided once, before anything is sent: the payload
 /// rendered per platform and language, which platforms go to direct providers (the registry
 /// resolves the audience) and the hub sends (the hub resolves it: one per platform and text).
 struct SendPlan: Sendable {
-    struct Problem: Error, CustomStringConvertible { var description: String }
+    struct Problem: Error, CustomStringConvertible {
+        var description: String
+        /// The registry could not be reached: the job waits and is tried again, not failed.
+        var retry = false
+    }
 
     /// One platform's notification in the job's default text and in each `localized` language.
     struct Rendition: Sendable {
@@ -35,6 +40,11 @@ struct SendPlan: Sendable {
     var direct: [Platform] = []
     var directByApp: [String: Set<Platform>] = [:]
     var hubSends: [HubSend] = []
+    /// A tracked job's ids (`secure`, `track`, an app's `track`): each device's push is stamped
+    /// with its own as it is sent; nil: untracked.
+    var tagger: NotificationTagger?
+    /// How the renditions carry ids (each has its id's place when not `.off`).
+    var tracking = NotificationTracking.off
 
     /// Every app of the config sends the job's direct platforms directly (a job for `"*"`, or any
     /// job of a config with one app): the registry's stream then needs no `app` condition (a
@@ -58,8 +68,10 @@ struct SendPlan: Sendable {
 
     /// Every app the job names (`app`: one, several, `*`; absent: the default app) with its own
     /// routes: a platform one app sends directly and another through its hub is both.
-    static func make(_ send: SendJob, apps: AppRoutes) -> Result<SendPlan, Problem> {
+    static func make(_ send: SendJob, apps: AppRoutes, tracking: NotificationTracking? = nil) -> Result<SendPlan, Problem> {
         var plan = SendPlan()
+        let tracking = tracking ?? send.tracking
+        plan.tracking = tracking
         let ids: [String]
         switch send.apps.resolve(known: Set(apps.apps.keys), defaultApp: apps.defaultApp) {
         case .success(let resolved): ids = resolved
@@ -69,9 +81,12 @@ struct SendPlan: Sendable {
         for platform in send.platforms {
             var rendition: Rendition
             do {
-                rendition = Rendition(standard: try PayloadRenderer.render(send.message, for: platform))
-                for language in languages {
-                    rendition.byLanguage[language] = try PayloadRenderer.render(send.message(in: language), for: platform)
+                rendition = Rendition(standard: try PayloadRenderer.render(send.message, for: platform, tracking: tracking))
+                // A secure push carries no text: one rendition serves every language.
+                if case .secure = tracking {} else {
+                    for language in languages {
+                        rendition.byLanguage[language] = try PayloadRenderer.render(send.message(in: language), for: platform, tracking: tracking)
+                    }
                 }
             } catch {
                 return .failure(Problem(description: error.description))
@@ -104,6 +119,29 @@ struct SendPlan: Sendable {
         // Each device's own clock needs each device: a hub resolves its audience itself.
         if send.localDelivery != nil, let hub = plan.hubSends.first {
             return .failure(Problem(description: "local_time: \(hub.platform.rawValue) goes to provider \(hub.state.name), which resolves its own audience, so no device's clock can be known (send local_time jobs to platforms sent directly)"))
+        }
+        return .success(plan)
+    }
+
+    /// The plan of a job about to send (`make`), tracked when the job or one of its apps says
+    /// so: the job is then recorded in the registry and its hub sends carry their ids.
+    static func prepare(_ job: Job, _ send: SendJob, env: JobRunner.Environment, now: Date = Date()) -> Result<SendPlan, Problem> {
+        let ids: [String]
+        switch send.apps.resolve(known: Set(env.apps.apps.keys), defaultApp: env.apps.defaultApp) {
+        case .success(let resolved): ids = resolved
+        case .failure(let problem): return .failure(Problem(description: problem.description))
+        }
+        let tracking = NotificationTagger.tracking(send, apps: ids, configs: env.appConfigs)
+        guard case .success(var plan) = make(send, apps: env.apps, tracking: tracking) else { return make(send, apps: env.apps) }
+        guard tracking != .off else { return .success(plan) }
+        do {
+            let tagger = try NotificationTagger.make(job, send, apps: ids, registry: env.registry, now: now)
+            plan.tagger = tagger
+            for i in plan.hubSends.indices {
+                plan.hubSends[i].notification = plan.hubSends[i].notification.stamped(tagger.hubID(plan.hubSends[i].platform))
+            }
+        } catch {
+            return .failure(Problem(description: "registry: the job's notification ids could not be set up: \(error.message)", retry: true))
         }
         return .success(plan)
     }

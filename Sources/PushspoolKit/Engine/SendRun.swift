@@ -258,11 +258,12 @@ struct SendRun {
                 return false
             }
         }
-        guard let notification = plan.renditions[device.platform]?.notification(for: device.lang),
+        guard var notification = plan.renditions[device.platform]?.notification(for: device.lang),
               let route = env.apps.apps[device.app], let state = route.routes[device.platform] else {
             fanout.tracker?.passed(key: key)
             return true
         }
+        if let tagger = plan.tagger { notification = tagger.stamp(notification, for: device, key: key) }
         // The app's own rate cap (`apps.<id>.max_per_second`), on top of its provider's.
         if let limiter = route.limiter {
             let due = limiter.reserve()

@@ -35,8 +35,9 @@ public protocol NotificationStore: AnyObject, Sendable {
     func hasEvent(job: Int64, device: Int64, platform: Platform, type: String) throws(RegistryError) -> Bool
     /// The job's events counted by app, platform and type (by the database: `GROUP BY`).
     func eventCounts(job: Int64) throws(RegistryError) -> [EventCount]
-    /// Erases the content of secure jobs whose `expires_at` is past; returns their job ids.
-    func eraseExpiredContent(now: Date) throws(RegistryError) -> [String]
+    /// Erases the content of secure jobs whose `expires_at` is past; returns their job ids and
+    /// file names.
+    func eraseExpiredContent(now: Date) throws(RegistryError) -> [(id: String, file: String?)]
     /// Deletes the events of jobs that ended before `endedBefore` (and those jobs' rows, once their
     /// content is gone too). Returns how many events were deleted.
     @discardableResult
@@ -61,9 +62,11 @@ public struct TrackedJob: Sendable, Equatable {
     public var endedAt: Date?
     /// The result log's delivery counts when the job ended.
     public var deliveries: DeliveryTally?
+    /// The job file's name (a secure job's copy in `done/` goes when its content does).
+    public var file: String?
 
     public init(number: Int64 = 0, id: String, secure: Bool, content: SecureJobContent?, audience: String?, apps: [String],
-                platforms: [Platform], sentAt: Date, expiresAt: Date?, endedAt: Date? = nil, deliveries: DeliveryTally? = nil) {
+                platforms: [Platform], sentAt: Date, expiresAt: Date?, endedAt: Date? = nil, deliveries: DeliveryTally? = nil, file: String? = nil) {
         self.number = number
         self.id = id
         self.secure = secure
@@ -75,6 +78,7 @@ public struct TrackedJob: Sendable, Equatable {
         self.expiresAt = expiresAt
         self.endedAt = endedAt
         self.deliveries = deliveries
+        self.file = file
     }
 
     /// Whether a secure job's content has been erased (or its time is up, not yet swept).

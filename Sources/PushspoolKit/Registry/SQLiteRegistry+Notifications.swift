@@ -20,7 +20,8 @@ extension SQLiteRegistry {
             sent_at REAL NOT NULL,
             expires_at REAL,
             ended_at REAL,
-            deliveries TEXT);
+            deliveries TEXT,
+            file TEXT);
         CREATE INDEX notification_jobs_expiring ON notification_jobs(expires_at) WHERE content IS NOT NULL;
         CREATE TABLE notification_events(
             job INTEGER NOT NULL,
@@ -32,7 +33,7 @@ extension SQLiteRegistry {
             PRIMARY KEY(job, device, platform, type)) WITHOUT ROWID;
         """
 
-    static let trackedJobColumns = "number, id, secure, content, audience, apps, platforms, sent_at, expires_at, ended_at, deliveries"
+    static let trackedJobColumns = "number, id, secure, content, audience, apps, platforms, sent_at, expires_at, ended_at, deliveries, file"
 
     public func notificationKey() throws(RegistryError) -> [UInt8] {
         try locked { db in
@@ -55,12 +56,12 @@ extension SQLiteRegistry {
         try locked { db in
             try db.transaction {
                 try db.statement("""
-                    INSERT OR IGNORE INTO notification_jobs(id, secure, content, audience, apps, platforms, sent_at, expires_at)
-                    VALUES(?, ?, ?, ?, ?, ?, ?, ?)
+                    INSERT OR IGNORE INTO notification_jobs(id, secure, content, audience, apps, platforms, sent_at, expires_at, file)
+                    VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)
                     """).run([.text(job.id), .integer(job.secure ? 1 : 0), job.content.map { .text($0.json.encodedString) } ?? .null,
                               job.audience.map { .text($0) } ?? .null, .text(TrackedJob.appList(job.apps)),
                               .text(TrackedJob.platformList(job.platforms)), .real(job.sentAt.timeIntervalSince1970),
-                              job.expiresAt.map { .real($0.timeIntervalSince1970) } ?? .null])
+                              job.expiresAt.map { .real($0.timeIntervalSince1970) } ?? .null, job.file.map { .text($0) } ?? .null])
                 let read = try db.statement("SELECT number FROM notification_jobs WHERE id = ?")
                 try read.bind([.text(job.id)])
                 defer { read.reset() }
@@ -90,7 +91,7 @@ extension SQLiteRegistry {
                               content: json(3).flatMap(SecureJobContent.init(json:)), audience: stmt.isNull(4) ? nil : stmt.text(4),
                               apps: TrackedJob.apps(stmt.text(5)), platforms: TrackedJob.platforms(stmt.text(6)),
                               sentAt: date(7) ?? Date(timeIntervalSince1970: 0), expiresAt: date(8), endedAt: date(9),
-                              deliveries: json(10).flatMap(DeliveryTally.init(json:)))
+                              deliveries: json(10).flatMap(DeliveryTally.init(json:)), file: stmt.isNull(11) ? nil : stmt.text(11))
         }
     }
 
@@ -154,13 +155,13 @@ extension SQLiteRegistry {
         }
     }
 
-    public func eraseExpiredContent(now: Date) throws(RegistryError) -> [String] {
+    public func eraseExpiredContent(now: Date) throws(RegistryError) -> [(id: String, file: String?)] {
         try locked { db in
             try db.transaction {
-                let read = try db.statement("SELECT id FROM notification_jobs WHERE content IS NOT NULL AND expires_at <= ?")
+                let read = try db.statement("SELECT id, file FROM notification_jobs WHERE content IS NOT NULL AND expires_at <= ?")
                 try read.bind([.real(now.timeIntervalSince1970)])
-                var ids: [String] = []
-                while try read.step() { ids.append(read.text(0)) }
+                var ids: [(id: String, file: String?)] = []
+                while try read.step() { ids.append((read.text(0), read.isNull(1) ? nil : read.text(1))) }
                 read.reset()
                 try db.statement("UPDATE notification_jobs SET content = NULL WHERE content IS NOT NULL AND expires_at <= ?")
                     .run([.real(now.timeIntervalSince1970)])

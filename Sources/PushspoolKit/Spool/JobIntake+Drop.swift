@@ -43,7 +43,8 @@ extension JobIntake {
             var descriptors: [(Int, Int32)] = []
             for (i, job) in jobs.enumerated() {
                 let tmp = spool.url(.tmp, ".\(job.name).\(getpid()).\(first + i).tmp").path
-                let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o640)
+                // A secure job's file holds its text: its owner's alone (§ The app talks back).
+                let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, JobParser.isSecure(job.bytes) ? 0o600 : 0o640)
                 guard fd >= 0 else {
                     outcomes[i] = .failed("cannot write into tmp/: \(String(cString: strerror(errno)))")
                     continue

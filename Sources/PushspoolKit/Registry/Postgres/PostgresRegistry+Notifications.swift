@@ -19,7 +19,8 @@ extension PostgresRegistry {
             sent_at double precision NOT NULL,
             expires_at double precision,
             ended_at double precision,
-            deliveries text);
+            deliveries text,
+            file text);
         CREATE INDEX notification_jobs_expiring ON notification_jobs(expires_at) WHERE content IS NOT NULL;
         CREATE TABLE notification_events(
             job bigint NOT NULL,
@@ -31,7 +32,7 @@ extension PostgresRegistry {
             PRIMARY KEY(job, device, platform, type));
         """
 
-    static let trackedJobColumns = "number, id, secure, content, audience, apps, platforms, sent_at, expires_at, ended_at, deliveries"
+    static let trackedJobColumns = "number, id, secure, content, audience, apps, platforms, sent_at, expires_at, ended_at, deliveries, file"
 
     public func notificationKey() throws(RegistryError) -> [UInt8] {
         try run { c in
@@ -49,11 +50,11 @@ extension PostgresRegistry {
     public func trackJob(_ job: TrackedJob) throws(RegistryError) -> Int64 {
         try run { c in
             try c.query("""
-                INSERT INTO notification_jobs(id, secure, content, audience, apps, platforms, sent_at, expires_at)
-                VALUES($1, $2::boolean, $3, $4, $5, $6, $7::float8, $8::float8) ON CONFLICT (id) DO NOTHING
+                INSERT INTO notification_jobs(id, secure, content, audience, apps, platforms, sent_at, expires_at, file)
+                VALUES($1, $2::boolean, $3, $4, $5, $6, $7::float8, $8::float8, $9) ON CONFLICT (id) DO NOTHING
                 """, [job.id, job.secure ? "t" : "f", job.content?.json.encodedString, job.audience, TrackedJob.appList(job.apps),
                       TrackedJob.platformList(job.platforms), "\(job.sentAt.timeIntervalSince1970)",
-                      job.expiresAt.map { "\($0.timeIntervalSince1970)" }])
+                      job.expiresAt.map { "\($0.timeIntervalSince1970)" }, job.file])
             let rows = try c.query("SELECT number FROM notification_jobs WHERE id = $1", [job.id])
             guard rows.count == 1 else { throw RegistryError("registry: tracked job \(job.id) was not recorded") }
             return rows.int64(0, 0)
@@ -78,7 +79,7 @@ extension PostgresRegistry {
                               content: json(3).flatMap(SecureJobContent.init(json:)), audience: rows.text(0, 4),
                               apps: TrackedJob.apps(rows.text(0, 5) ?? ""), platforms: TrackedJob.platforms(rows.text(0, 6) ?? ""),
                               sentAt: date(7) ?? Date(timeIntervalSince1970: 0), expiresAt: date(8), endedAt: date(9),
-                              deliveries: json(10).flatMap(DeliveryTally.init(json:)))
+                              deliveries: json(10).flatMap(DeliveryTally.init(json:)), file: rows.text(0, 11))
         }
     }
 
@@ -147,12 +148,12 @@ extension PostgresRegistry {
         }
     }
 
-    public func eraseExpiredContent(now: Date) throws(RegistryError) -> [String] {
+    public func eraseExpiredContent(now: Date) throws(RegistryError) -> [(id: String, file: String?)] {
         try run { c in
             let rows = try c.query("""
-                UPDATE notification_jobs SET content = NULL WHERE content IS NOT NULL AND expires_at <= $1::float8 RETURNING id
+                UPDATE notification_jobs SET content = NULL WHERE content IS NOT NULL AND expires_at <= $1::float8 RETURNING id, file
                 """, ["\(now.timeIntervalSince1970)"])
-            return (0..<rows.count).compactMap { rows.text($0, 0) }
+            return (0..<rows.count).map { (rows.text($0, 0) ?? "", rows.text($0, 1)) }
         }
     }
 
