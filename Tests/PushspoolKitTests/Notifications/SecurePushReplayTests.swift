@@ -131,7 +131,7 @@ struct SecurePushReplayTests {
         let funnel = try #require((a.json as? [String: Any])?["funnel"] as? [String: Any], "\(a.text)")
         #expect([funnel.int("targets"), funnel.int("sent"), funnel.int("delivered"), funnel.int("received"), funnel.int("opened")] == [4, 4, 4, 4, 1],
                 "\(funnel)")
-        #expect(funnel.dict("platforms")?.dict("fcm")?.int("opened") == 1 && funnel.dict("apps")?.dict("default")?.int("received") == 4, "\(funnel)")
+        #expect(funnel.dict("by_platform")?.dict("fcm")?.int("opened") == 1 && funnel.dict("by_app")?.dict("default")?.int("received") == 4, "\(funnel)")
         a = try c.request("GET", "/metrics", headers: [("Authorization", FrontDoorFiles.bearer)])
         #expect(a.text.contains(#"pushspool_notification_events_total{app="default",platform="fcm",type="received"} 2"#), "\(a.text)")
         #expect(a.text.contains(#"pushspool_notification_events_total{app="default",platform="fcm",type="opened"} 1"#), "\(a.text)")
