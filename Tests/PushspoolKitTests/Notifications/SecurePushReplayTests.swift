@@ -126,12 +126,24 @@ struct SecurePushReplayTests {
                               body: #"{"type":"opened"}"#)
             #expect(a.status == 200, "\(a.text)")
         }
-        // The funnel: 4 targets, 4 sent and delivered, 4 fetched (received), 1 opened.
+        // The bank's backend forwards what its SDK saw: the iPhone's open counts, the Windows
+        // receipt was counted by the fetch, an id never sent is not found, an `at` from before the
+        // job is refused; one status each, in order.
+        let future = "2999-01-01T00:00:00Z"
+        a = try c.request("POST", "/v1/events", headers: [("Authorization", FrontDoorFiles.bearer)], body: """
+            [{"id":"\(s.iPhoneID)","type":"opened"},{"id":"\(s.windowsID)","type":"received"},
+             {"id":"\(String(s.iPhoneID.dropLast(2)) + "AA")","type":"opened"},{"id":"\(s.windowsID)","type":"dismissed","at":"2020-01-01T00:00:00Z"},
+             {"id":"\(s.windowsID)","type":"opened","at":"\(future)"}]
+            """)
+        let statuses = (a.json as? [[String: String]])?.map { $0["status"] ?? "" }
+        #expect(a.status == 200 && statuses == ["recorded", "duplicate", "not_found", "invalid", "invalid"], "\(a.text)")
+        // The funnel: 4 targets, 4 sent and delivered, 4 fetched (received), 2 opened.
         a = try c.request("GET", "/v1/jobs/statement-1", headers: [("Authorization", FrontDoorFiles.bearer)])
         let funnel = try #require((a.json as? [String: Any])?["funnel"] as? [String: Any], "\(a.text)")
-        #expect([funnel.int("targets"), funnel.int("sent"), funnel.int("delivered"), funnel.int("received"), funnel.int("opened")] == [4, 4, 4, 4, 1],
+        #expect([funnel.int("targets"), funnel.int("sent"), funnel.int("delivered"), funnel.int("received"), funnel.int("opened")] == [4, 4, 4, 4, 2],
                 "\(funnel)")
-        #expect(funnel.dict("by_platform")?.dict("fcm")?.int("opened") == 1 && funnel.dict("by_app")?.dict("default")?.int("received") == 4, "\(funnel)")
+        #expect(funnel.dict("by_platform")?.dict("fcm")?.int("opened") == 1 && funnel.dict("by_platform")?.dict("apns")?.int("opened") == 1
+                && funnel.dict("by_app")?.dict("default")?.int("received") == 4, "\(funnel)")
         a = try c.request("GET", "/metrics", headers: [("Authorization", FrontDoorFiles.bearer)])
         #expect(a.text.contains(#"pushspool_notification_events_total{app="default",platform="fcm",type="received"} 2"#), "\(a.text)")
         #expect(a.text.contains(#"pushspool_notification_events_total{app="default",platform="fcm",type="opened"} 1"#), "\(a.text)")
