@@ -22,9 +22,11 @@ struct APNsSecurePushTests {
         #expect(state["deliveredByPushType"] as? [String: Int] == ["background": 2, "alert": 1])
         let ids = state["secureIds"] as? [String] ?? []
         #expect(ids.count == 3 && Set(ids).count == 3)
+        // Bob got only the background shape: at priority 5.
         let headers = state["lastHeaders"] as? [String: [String: Any]] ?? [:]
-        let alices = (headers[APNsSpool.token("0000", 1)]?["payload"] as? [String: Any])
-        #expect((alices?["aps"] as? [String: Any])?["mutable-content"] as? Int == 1, "alice's last push is the NSE one")
+        let bobs = headers[APNsSpool.token("0000", 2)]
+        #expect(bobs?["pushType"] as? String == "background" && bobs?["priority"] as? String == "5")
+        #expect((bobs?["payload"] as? [String: Any])?.keys.sorted() == ["aps", "secureId"])
 
         let registry = try SQLiteRegistry(path: s.dir.path("spool/registry.sqlite"))
         defer { registry.close() }

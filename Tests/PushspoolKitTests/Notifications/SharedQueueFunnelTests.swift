@@ -14,10 +14,18 @@ struct SharedQueueFunnelTests {
         try h.start()
         try h.drop(on: "a", "camp", #"{"id":"camp","to_tag":"all","pns":["fcm"],"message":"spring sale","track":true}"#)
         let summary = h.waitForSummary(on: "a", "camp")
-        #expect(h.stopAll().values.allSatisfy { $0 == 0 })
         try #require((summary?["delivered"] as? NSNumber)?.intValue == 1000, "\(summary ?? [:])")
         // Each push: the text and its own id in data.notification_id.
         let perToken = h.fcm.state()["perToken"] as? [String: [String: Any]] ?? [:]
+        // Then a secure job, dropped on the other host.
+        try h.drop(on: "b", "sec", #"{"id":"sec","to_tag":"all","pns":["fcm"],"message":"the vault code is 4711","secure":true}"#)
+        let secure = h.waitForSummary(on: "b", "sec")
+        #expect(h.stopAll().values.allSatisfy { $0 == 0 })
+        #expect((secure?["delivered"] as? NSNumber)?.intValue == 1000, "\(secure ?? [:])")
+        let secured = h.fcm.state()["perToken"] as? [String: [String: Any]] ?? [:]
+        #expect((0..<1000).allSatisfy { i in
+            ((secured["tok-\(i)"]?["message"] as? [String: Any])?["data"] as? [String: String])?.keys.sorted() == ["secureId"]
+        })
         var ids: [String] = []
         for i in 0..<1000 {
             let data = (perToken["tok-\(i)"]?["message"] as? [String: Any])?["data"] as? [String: String]
@@ -64,5 +72,17 @@ struct SharedQueueFunnelTests {
             #expect(s.stdout.contains("targets 1000 → sent 1000 (100%) → delivered 1000 (100%) → received 600 (60%) → opened 200 (33.3%)"),
                     "host \(host): \(s.stdout)\(s.stderr)")
         }
+
+        // The secure job's text: in the registry (once) and the queue's copy of the job until it
+        // expires; then in neither, nor in any file of either host's spool.
+        func queued() throws -> String { try h.query("SELECT body FROM queue_jobs WHERE id = 'sec'").first?.first.flatMap { $0 } ?? "" }
+        #expect(try queued().contains("4711"))
+        let erased = try registry.eraseExpiredContent(now: Date().addingTimeInterval(8 * 24 * 3600))
+        #expect(erased.map(\.id) == ["sec"])
+        #expect(try !queued().contains("4711") && queued().contains("\"secure\""))
+        #expect(try h.query("SELECT count(*) FROM notification_jobs WHERE content LIKE '%4711%'").first?.first == "0")
+        let spools = ["a", "b"].map { h.dir.url.appendingPathComponent($0) }
+        let holding = spools.flatMap { SecureJobRunTests.files(holding: ["4711"], under: $0) }
+        #expect(holding == [h.dir.url.appendingPathComponent("b/done/sec.json").path], "only the 0600 job file until the sweep: \(holding)")
     }
 }
