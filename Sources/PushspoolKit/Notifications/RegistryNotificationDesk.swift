@@ -122,7 +122,10 @@ public final class RegistryNotificationDesk: NotificationDesk {
                                   app: checked.app, at: now),
                       StoredEvent(job: job.number, device: checked.eventKey, platform: checked.id.platform,
                                   type: NotificationEventType.received.rawValue, app: checked.app, at: now)]
-        let inserted = (try? store.recordEvents(events)) ?? [false, false]
+        // Fetched before: nothing to write (a read, no write lock), and nothing counts again.
+        let before = (try? store.hasEvent(job: job.number, device: checked.eventKey, platform: checked.id.platform,
+                                          type: StoredEvent.fetched)) ?? false
+        let inserted = before ? [false, false] : (try? store.recordEvents(events)) ?? [false, false]
         if inserted.count == 2, inserted[1] {
             metrics?.notificationEvent(app: checked.app, platform: checked.id.platform.rawValue, type: NotificationEventType.received.rawValue)
         }
