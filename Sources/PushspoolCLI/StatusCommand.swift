@@ -131,10 +131,16 @@ enum StatusCommand {
 
     /// `status ID`: the job's entry (as `GET /v1/jobs/{id}` gives it) and its funnel.
     static func job(_ id: String, runtime: Runtime, json: Bool) throws(CLIError) -> ExitCode {
-        if let problem = Identifier.jobIDProblem(id) { throw CLIError(.usage, "status: job id \(problem)") }
+        // A word that is no job id is most likely a misplaced spool or a switch without its dashes.
+        if Identifier.jobIDProblem(id) != nil {
+            throw CLIError(.usage, "status: unexpected argument \"\(id)\" (status takes one job id; a spool is --spool DIR)")
+        }
         let entry = JobStatus(spool: runtime.spool, defaultApp: runtime.config.defaultApp).lookup(id: id)
         let funnel = try FunnelReport.funnel(id, runtime: runtime, command: "status")
-        guard entry != nil || funnel != nil else { throw CLIError(.usage, "status: no job \(id) in \(runtime.spool.root.path) or the registry") }
+        guard entry != nil || funnel != nil else {
+            let option = Spelling.closest(to: id, among: ["json"]).map { " (did you mean --\($0)?)" } ?? ""
+            throw CLIError(.usage, "status: no job \(id) in \(runtime.spool.root.path) or the registry\(option)")
+        }
         var fields: [(String, JSONValue)] = []
         if case .object(let pairs)? = entry { fields = pairs } else { fields = [("id", .string(id))] }
         fields.append(("funnel", funnel?.json ?? .null))

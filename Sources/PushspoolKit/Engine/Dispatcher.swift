@@ -20,6 +20,9 @@ public final class Dispatcher: Sendable {
     private let maxJobs: Int
     private let control = DispatchQueue(label: "pushspool.dispatcher")
     private let idle = DispatchSemaphore(value: 0)
+    /// A notification sweep under way: waited for before the dispatcher returns (its registry
+    /// is closed after that).
+    private let sweeps = DispatchGroup()
     /// This dispatcher's heartbeat record, for `status` and `resume`.
     private let presence: DispatcherPresence
 
@@ -41,6 +44,7 @@ public final class Dispatcher: Sendable {
         /// When `tmp/` was last swept of files older than `staleTemporaryAge`.
         var lastTmpSweep = Date.distantPast
         var lastNotificationSweep = Date.distantPast
+        var sweepingNotifications = false
         var onceMode = false
         /// `run --once` waits out the settle time of files still being written until then, and
         /// then takes them as they are.
@@ -124,6 +128,7 @@ public final class Dispatcher: Sendable {
         let controlWatcher = watchControls()
         requestScan()
         idle.wait()
+        sweeps.wait()
         controlWatcher?.stop()
     }
 
@@ -139,6 +144,7 @@ public final class Dispatcher: Sendable {
         tick.resume()
         requestScan()
         idle.wait()
+        sweeps.wait()
         tick.cancel()
         watcher.stop()
         controlWatcher?.stop()
@@ -305,16 +311,21 @@ public final class Dispatcher: Sendable {
         if removed > 0 { log.info("removed \(removed) file\(removed == 1 ? "" : "s") older than 36 h from \(spool.url(.tmp).path) (writers' leftovers)") }
     }
 
-    /// Expired secure content and old events (`NotificationSweep`), at most once a minute.
+    /// Expired secure content and old events (`NotificationSweep`), at most once a minute, off
+    /// the scanning queue: a registry another process holds busy delays the sweep, not the jobs.
     private func sweepNotifications(now: Date) {
         let due = state.withLock { s -> Bool in
-            guard now.timeIntervalSince(s.lastNotificationSweep) >= NotificationSweep.interval else { return false }
+            guard now.timeIntervalSince(s.lastNotificationSweep) >= NotificationSweep.interval, !s.sweepingNotifications else { return false }
             s.lastNotificationSweep = now
+            s.sweepingNotifications = true
             return true
         }
         guard due else { return }
         let env = runner.env
-        NotificationSweep(registry: env.registry, spool: env.spool, keepDays: env.receiptsKeepDays, log: env.log).run(now: now)
+        DispatchQueue.global(qos: .utility).async(group: sweeps) { [self] in
+            NotificationSweep(registry: env.registry, spool: env.spool, keepDays: env.receiptsKeepDays, log: env.log).run(now: now)
+            state.withLock { $0.sweepingNotifications = false }
+        }
     }
 
     private func finishIfIdle() {

@@ -8,8 +8,10 @@ import Synchronization
 /// An id is checked in one pass that does the same work for every id of the right length,
 /// whatever it turns out to be: its job and its device are looked up, its MAC is computed and
 /// compared in constant time, ownership is tested, and only then are the results combined. An
-/// id of the wrong shape is checked as a stand-in id (job 0, device 0), so it too is looked up
-/// and MACed. Nothing answers earlier for a miss than for a hit.
+/// id of the wrong shape is checked as a stand-in device id (job 0, device 1), so it too is looked
+/// up and MACed. Nothing answers earlier for a miss than for a hit. (A hub id, device key 0, is
+/// checked against the caller's devices instead of one device: its work differs from a device
+/// id's, but that tells nothing the id's own bytes do not.)
 public final class RegistryNotificationDesk: NotificationDesk {
     let store: any NotificationStore
     let registry: any DeviceRegistry
@@ -55,7 +57,7 @@ public final class RegistryNotificationDesk: NotificationDesk {
     func check(_ text: String, user: String?, jobs: inout [Int64: TrackedJob?]) throws(RegistryError) -> Checked? {
         let keyed = try keyed()
         let parsed = NotificationID.parse(text)
-        let id = parsed ?? NotificationID(job: 0, device: 0, platform: .apns, mac: [UInt8](repeating: 0, count: NotificationID.macBytes))
+        let id = parsed ?? NotificationID(job: 0, device: 1, platform: .apns, mac: [UInt8](repeating: 0, count: NotificationID.macBytes))
         let job: TrackedJob?
         if let known = jobs[id.job] {
             job = known
@@ -120,7 +122,10 @@ public final class RegistryNotificationDesk: NotificationDesk {
                                   app: checked.app, at: now),
                       StoredEvent(job: job.number, device: checked.eventKey, platform: checked.id.platform,
                                   type: NotificationEventType.received.rawValue, app: checked.app, at: now)]
-        let inserted = (try? store.recordEvents(events)) ?? [false, false]
+        // Fetched before: nothing to write (a read, no write lock), and nothing counts again.
+        let before = (try? store.hasEvent(job: job.number, device: checked.eventKey, platform: checked.id.platform,
+                                          type: StoredEvent.fetched)) ?? false
+        let inserted = before ? [false, false] : (try? store.recordEvents(events)) ?? [false, false]
         if inserted.count == 2, inserted[1] {
             metrics?.notificationEvent(app: checked.app, platform: checked.id.platform.rawValue, type: NotificationEventType.received.rawValue)
         }

@@ -155,9 +155,24 @@ extension SQLiteRegistry {
         }
     }
 
+    /// Reads first, without the write lock (WAL readers never wait): a sweep with nothing to
+    /// erase never waits for another process's write.
     public func eraseExpiredContent(now: Date) throws(RegistryError) -> [(id: String, file: String?)] {
         try locked { db in
-            try db.transaction {
+            let due = try db.statement("SELECT 1 FROM notification_jobs WHERE content IS NOT NULL AND expires_at <= ? LIMIT 1")
+            try due.bind([.real(now.timeIntervalSince1970)])
+            let any = try due.step()
+            due.reset()
+            guard any else { return [] }
+            // Erased from the file, not only unlinked: the freed bytes are zeroed (secure_delete),
+            // and the log's frames that still held them are checkpointed away (best effort: a
+            // reader of another process may hold them a little longer).
+            try db.execute("PRAGMA secure_delete = ON")
+            defer {
+                try? db.execute("PRAGMA secure_delete = OFF")
+                try? db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            }
+            return try db.transaction {
                 let read = try db.statement("SELECT id, file FROM notification_jobs WHERE content IS NOT NULL AND expires_at <= ?")
                 try read.bind([.real(now.timeIntervalSince1970)])
                 var ids: [(id: String, file: String?)] = []
@@ -173,8 +188,13 @@ extension SQLiteRegistry {
     @discardableResult
     public func purgeEvents(endedBefore: Date) throws(RegistryError) -> Int {
         try locked { db in
-            try db.transaction {
-                let before = SQLiteValue.real(endedBefore.timeIntervalSince1970)
+            let before = SQLiteValue.real(endedBefore.timeIntervalSince1970)
+            let due = try db.statement("SELECT 1 FROM notification_jobs WHERE ended_at < ? LIMIT 1")
+            try due.bind([before])
+            let any = try due.step()
+            due.reset()
+            guard any else { return 0 }
+            return try db.transaction {
                 try db.statement("""
                     DELETE FROM notification_events WHERE job IN (SELECT number FROM notification_jobs WHERE ended_at < ?)
                     """).run([before])

@@ -102,8 +102,30 @@ import PushspoolCore
         #expect(desk.fetch(id: ids["d0"]!, user: "u0", now: now) == .gone)
         registry.close()
         let after = Self.files(holding: ["balance is 12", "solde 12"], under: dir.url.appendingPathComponent("spool"))
-            .filter { !$0.hasSuffix("-wal") }
         #expect(after.isEmpty, "\(after)")
+    }
+
+    /// A dispatcher's own sweep (any `run`, at most once a minute) erases expired content and the
+    /// job's file: the next `run --once` after `secure_ttl_seconds` leaves no trace of the text.
+    @Test func theNextRunErasesExpiredContent() throws {
+        let dir = TempDir("secure-expiry")
+        dir.write("pushspool.json", #"{"spool": "spool"}"#)
+        let common = ["--spool", dir.path("spool"), "--config", dir.path("pushspool.json")]
+        try initSpool(common)
+        var r = try runPushspool(["register", "--platform", "fcm", "--handle", "tok-1", "--tag", "username:u1", "--id", "d1"] + common, cwd: dir.url)
+        #expect(r.status == 0, "\(r.stderr)")
+        dir.write("spool/incoming/short.json", #"{"id":"short","to_tag":"username:u1","pns":"fcm","message":"pin 9931","secure":true,"secure_ttl_seconds":1}"#)
+        r = try runPushspool(["run", "--once"] + common, cwd: dir.url)
+        #expect(r.status == 0 && FileManager.default.fileExists(atPath: dir.path("spool/done/short.json")), "\(r.stderr)")
+        let sentAt = Date()
+        Thread.sleep(until: sentAt.addingTimeInterval(1.2))
+        r = try runPushspool(["run", "--once"] + common, cwd: dir.url)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: dir.path("spool/done/short.json")))
+        let registry = try SQLiteRegistry(path: dir.path("spool/registry.sqlite"))
+        #expect(try registry.trackedJob(id: "short")?.content == nil)
+        registry.close()
+        #expect(Self.files(holding: ["pin 9931"], under: dir.url.appendingPathComponent("spool")).isEmpty, "not in the registry's file or its log either")
     }
 
     /// Every file under `root` whose bytes contain one of `needles`.
