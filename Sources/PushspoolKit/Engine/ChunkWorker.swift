@@ -207,7 +207,11 @@ final class ChunkWorker: Sendable {
     private func runChunk(_ held: Held) {
         let chunk = held.chunk
         defer {
-            state.withLock { s in s.held[PostgresJobQueue.key(chunk.job, chunk.number)] = nil }
+            // Only this claim's entry: the chunk, lost, may have been claimed again meanwhile.
+            state.withLock { s in
+                let key = PostgresJobQueue.key(chunk.job, chunk.number)
+                if s.held[key] === held { s.held[key] = nil }
+            }
             poke()
         }
         do {
@@ -215,7 +219,8 @@ final class ChunkWorker: Sendable {
                 try? queue.store.release(chunk)
                 return
             }
-            // Outcomes it recorded before it was taken over (or let go): those targets are final.
+            if let previous = chunk.tookOverFrom { takeOver(chunk, from: previous) }
+            // Outcomes recorded before it was taken over (or let go): those targets are final.
             var prior = ResultLogContents()
             for batch in try queue.store.lines(job: chunk.job, chunk: chunk.number) {
                 for line in batch.utf8.split(separator: UInt8(ascii: "\n")) { prior.absorb(Array(line)) }
@@ -246,6 +251,14 @@ final class ChunkWorker: Sendable {
         } catch {
             env.log.error("chunk \(chunk.number): \(RegistryError.detail(error)); left for its lease to run out", [(.job, chunk.job)])
         }
+    }
+
+    /// A chunk whose holder's lease ran out is taken over here (`ChunkLease.tookOver`): the
+    /// claim took it, and the lapsed holder can record nothing more (its lines are refused under
+    /// the row's lock), so the outcomes recorded so far are final and the rest of its targets
+    /// are sent from here. Said in the log: a take-over means a host stalled or was cut off.
+    private func takeOver(_ chunk: PostgresJobQueue.Chunk, from previous: String) {
+        env.log.info("took over chunk \(chunk.number) from \(previous), whose lease ran out", [(.job, chunk.job)])
     }
 
     /// Reads the cancel and pause requests again. A queued job this host accepted and keeps
