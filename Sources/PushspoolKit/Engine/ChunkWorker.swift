@@ -29,6 +29,7 @@ final class ChunkWorker: Sendable {
     private let env: JobRunner.Environment
     private let outcomes: OutcomeWriter
     private let control = DispatchQueue(label: "pushspool.chunks")
+    private let listener: QueueListener
     private let threads = DispatchGroup()
 
     private struct State {
@@ -60,6 +61,7 @@ final class ChunkWorker: Sendable {
         self.queue = queue
         self.env = env
         outcomes = OutcomeWriter(store: queue.store)
+        listener = QueueListener(uri: queue.uri)
     }
 
     private var lease: Double { Double(queue.config.leaseSeconds) }
@@ -71,11 +73,10 @@ final class ChunkWorker: Sendable {
             return !s.started
         }
         guard first else { return }
-        let listener = QueueListener(uri: queue.uri)
         threads.enter()
         let thread = Thread { [self] in
             defer { threads.leave() }
-            listener.listen(timeout: queue.fallbackSeconds, stop: { [self] in stopFlag.load(ordering: .acquiring) }) { payload in
+            listener.listen(timeout: queue.fallbackSeconds) { payload in
                 // nil: a reconnect or a quiet while, when anything may have been missed.
                 let kind = payload.map { String($0.prefix { $0 != " " }) }
                 if kind == nil || kind == "control" { refreshRequests() }
@@ -107,6 +108,9 @@ final class ChunkWorker: Sendable {
             s.renewer?.cancel()
             s.renewer = nil
         }
+        // Wakes the listener and the origins following their jobs (`QueuedSend`) at once.
+        listener.stop()
+        queue.wakeups.signal()
     }
 
     /// Waits for every chunk thread (and the listener) after `stop()`.

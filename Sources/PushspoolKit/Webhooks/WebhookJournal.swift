@@ -124,8 +124,10 @@ public final class WebhookJournal: @unchecked Sendable {
                 cond.broadcast()
                 cond.unlock()
                 log.error(problem)
-                usleep(200_000)
                 cond.lock()
+                // Again in a moment, or at once when a stop asks for a last try.
+                let again = Date().addingTimeInterval(0.2)
+                while !stopping, Date() < again { _ = cond.wait(until: again) }
                 continue
             }
             failure = nil

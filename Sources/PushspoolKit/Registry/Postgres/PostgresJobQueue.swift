@@ -509,22 +509,25 @@ public final class PostgresJobQueue: Sendable {
 }
 
 /// Waits for the queue's notifications on a connection of its own (`LISTEN pushspool_queue`),
-/// reconnecting with backoff when the database goes away.
+/// reconnecting with backoff when the database goes away. It sleeps in `poll(2)` on the
+/// connection's socket and on its `stop()`: a notification or a stop wakes it at once, nothing
+/// else does until the quiet `timeout`.
 public final class QueueListener: Sendable {
     private let uri: String
+    private let stopped = StopEvent()
     public init(uri: String) { self.uri = uri }
 
-    /// Calls `heard` with each notification's payload (and with nil after each `timeout` of
-    /// silence, or while the database cannot be reached) until `stop` says so.
-    /// `stop` is asked at least this often (seconds), so a stopping host does not wait out a
-    /// quiet `timeout`.
-    static let stopCheck = 0.25
+    /// Ends `listen` at once (from any thread).
+    public func stop() { stopped.set() }
 
-    public func listen(timeout: Double, stop: @Sendable () -> Bool, _ heard: @Sendable (String?) -> Void) {
+    /// Calls `heard` with each notification's payload (and with nil after each `timeout` of
+    /// silence, or while the database cannot be reached) until `stop()`, or until `stop` says
+    /// so when it is next asked (after a notification or a quiet `timeout`).
+    public func listen(timeout: Double, stop: @Sendable () -> Bool = { false }, _ heard: @Sendable (String?) -> Void) {
         var connection: PostgresConnection?
         var backoff = 0.25
         var quietSince = Date()
-        while !stop() {
+        while !stop(), !stopped.isSet {
             do {
                 if connection == nil {
                     let c = try PostgresConnection(uri: uri)
@@ -534,7 +537,8 @@ public final class QueueListener: Sendable {
                     heard(nil)    // reconnected: anything said meanwhile was missed
                     quietSince = Date()
                 }
-                let payloads = try connection!.notifications(timeout: min(timeout, Self.stopCheck))
+                let payloads = try connection!.notifications(timeout: timeout - Date().timeIntervalSince(quietSince), stop: stopped)
+                if stopped.isSet { break }
                 if payloads.isEmpty {
                     guard Date().timeIntervalSince(quietSince) >= timeout else { continue }
                     heard(nil)
@@ -546,8 +550,7 @@ public final class QueueListener: Sendable {
                 connection?.close()
                 connection = nil
                 heard(nil)
-                let until = Date().addingTimeInterval(min(backoff, timeout))
-                while !stop(), Date() < until { Thread.sleep(forTimeInterval: min(Self.stopCheck, until.timeIntervalSinceNow)) }
+                stopped.wait(seconds: min(backoff, timeout))
                 backoff = min(backoff * 2, 5)
             }
         }
