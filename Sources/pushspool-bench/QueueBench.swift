@@ -180,7 +180,7 @@ struct DatabaseCounts {
     static let roles: [(String, String)] = [
         ("claim", "UPDATE queue_chunks q SET host"),
         ("record", "INSERT INTO queue_outcomes"),
-        ("complete", "UPDATE queue_chunks SET done = $4, lease_until = $5"),
+        ("complete", "UPDATE queue_chunks SET done = $5, lease_until = $6"),
         ("lines", "SELECT lines FROM queue_outcomes"),
         ("cut", "SELECT max(seq) FROM"),
         ("addChunk", "UPDATE queue_jobs SET cut_after"),

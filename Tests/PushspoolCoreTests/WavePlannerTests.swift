@@ -57,6 +57,31 @@ import PushspoolCore
                 == Self.utc("2026-03-08T13:00:00Z"))
     }
 
+    /// The engine's plan (`LocalTimeRun`) is this one: each group under its own quiet hours, a
+    /// wave with the keys of every group in it, and a job without `local_time` planned at its
+    /// anchor (05:00Z: 07:00 in Paris, 10:30 in Kolkata).
+    @Test(arguments: [
+        // local_time 09:00 on 2026-06-01: Paris's two keys share 07:00Z (its night quiet hours do
+        // not hold 09:00); Kolkata's 09:00 is inside 08:00–11:00 and waits for 11:00, 05:30Z.
+        (LocalDelivery(time: LocalTime("09:00")!, date: LocalDate("2026-06-01")),
+         [("2026-06-01T05:30:00Z", ["Asia/Kolkata"], ["b/kolkata"], 4), ("2026-06-01T07:00:00Z", ["Europe/Paris"], ["a/paris", "b/paris"], 5)]),
+        // No local_time: every group at the anchor, except Kolkata, then inside its quiet hours.
+        (nil,
+         [("2026-06-01T05:00:00Z", ["Europe/Paris"], ["a/paris", "b/paris"], 5), ("2026-06-01T05:30:00Z", ["Asia/Kolkata"], ["b/kolkata"], 4)]),
+    ] as [(LocalDelivery?, [(String, [String], [String], Int)])])
+    func groupsUnderTheirOwnQuietHours(local: LocalDelivery?, expected: [(String, [String], [String], Int)]) {
+        let night = QuietHours(start: LocalTime("22:00")!, end: LocalTime("06:00")!)
+        let morning = QuietHours(start: LocalTime("08:00")!, end: LocalTime("11:00")!)
+        let groups = [ZoneGroup(key: "a/paris", zone: "Europe/Paris", quiet: nil, devices: 2),
+                      ZoneGroup(key: "b/paris", zone: "Europe/Paris", quiet: night, devices: 3),
+                      ZoneGroup(key: "b/kolkata", zone: "Asia/Kolkata", quiet: morning, devices: 4),
+                      ZoneGroup(key: "a/empty", zone: "UTC", quiet: nil, devices: 0)]
+        let waves = WavePlanner.plan(groups, local: local, anchor: Self.utc("2026-06-01T05:00:00Z"))
+        let iso = ISO8601DateFormatter()
+        #expect(waves.map { [iso.string(from: $0.wave.at)] + $0.wave.zones + $0.keys + ["\($0.wave.devices)"] }
+                == expected.map { [$0.0] + $0.1 + $0.2 + ["\($0.3)"] })
+    }
+
     @Test func graceIsStrictlyLessThanTheLimit() {
         let due = Self.utc("2026-06-01T09:00:00Z")
         #expect(WavePlanner.isWithinGrace(due: due, now: due.addingTimeInterval(3599), grace: 3600))

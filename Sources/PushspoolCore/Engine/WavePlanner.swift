@@ -17,6 +17,35 @@ public struct Wave: Sendable, Equatable {
     }
 }
 
+/// Devices the planner places together: those of one `key` (for the engine an app and a
+/// registered zone; for `plan(zones:)` the zone's name) in one effective zone, under the quiet
+/// hours that apply to them (nil: none, or an urgent push that ignores them).
+public struct ZoneGroup<Key: Sendable>: Sendable {
+    public var key: Key
+    /// The IANA name its devices' clocks follow (an unknown name is UTC).
+    public var zone: String
+    public var quiet: QuietHours?
+    public var devices: Int
+
+    public init(key: Key, zone: String, quiet: QuietHours?, devices: Int) {
+        self.key = key
+        self.zone = zone
+        self.quiet = quiet
+        self.devices = devices
+    }
+}
+
+/// A wave and the keys of the groups it sends to (the engine restricts the wave's run to them).
+public struct KeyedWave<Key: Sendable>: Sendable {
+    public var wave: Wave
+    public var keys: [Key]
+
+    public init(wave: Wave, keys: [Key]) {
+        self.wave = wave
+        self.keys = keys
+    }
+}
+
 /// Plans a `local_time` job's waves: each zone's instant for the local wall time, zones with the
 /// same instant in one wave. Pure: the zone data is Foundation's (`TimeZone`, the system tzdata).
 ///
@@ -85,13 +114,31 @@ public enum WavePlanner {
     /// The waves for devices counted per effective zone (`zones`: IANA name → devices), soonest
     /// first; a zone whose time falls in `quiet` waits for their end (a wave of its own).
     public static func plan(zones: [String: Int], time: LocalTime, date: LocalDate?, anchor: Date, quiet: QuietHours? = nil) -> [Wave] {
-        var byInstant: [Date: (zones: [String], devices: Int)] = [:]
-        for (name, devices) in zones where devices > 0 {
-            guard let at = instant(for: name, time: time, date: date, anchor: anchor, quiet: quiet) else { continue }
-            byInstant[at, default: ([], 0)].zones.append(name)
-            byInstant[at, default: ([], 0)].devices += devices
+        plan(zones.map { ZoneGroup(key: $0.key, zone: $0.key, quiet: quiet, devices: $0.value) },
+             local: LocalDelivery(time: time, date: date), anchor: anchor).map(\.wave)
+    }
+
+    /// The waves for `groups`, soonest first, each with the keys of the groups it sends to: a
+    /// group's instant is when its zone's clock reads `local`'s time (on its date, else next
+    /// after `anchor`), or, for a job without `local_time` (nil), `anchor` itself; either is
+    /// deferred past the group's quiet hours. Groups with one instant share a wave; a group with
+    /// no device, or whose time its zone never reads, has none.
+    public static func plan<Key: Sendable>(_ groups: [ZoneGroup<Key>], local: LocalDelivery?, anchor: Date) -> [KeyedWave<Key>] {
+        var byInstant: [Date: (keys: [Key], zones: Set<String>, devices: Int)] = [:]
+        for group in groups where group.devices > 0 {
+            let at: Date
+            if let local {
+                guard let due = instant(for: group.zone, time: local.time, date: local.date, anchor: anchor, quiet: group.quiet) else { continue }
+                at = due
+            } else {
+                at = deferred(anchor, by: group.quiet, in: ZoneName.timeZone(group.zone) ?? TimeZone(identifier: "UTC")!)
+            }
+            byInstant[at, default: ([], [], 0)].keys.append(group.key)
+            byInstant[at, default: ([], [], 0)].zones.insert(group.zone)
+            byInstant[at, default: ([], [], 0)].devices += group.devices
         }
-        return byInstant.map { Wave(at: $0.key, zones: $0.value.zones.sorted(), devices: $0.value.devices) }.sorted { $0.at < $1.at }
+        return byInstant.map { at, wave in KeyedWave(wave: Wave(at: at, zones: wave.zones.sorted(), devices: wave.devices), keys: wave.keys) }
+            .sorted { $0.wave.at < $1.wave.at }
     }
 
     /// Whether a wave due at `due` still goes out at `now`: on time or less than `grace` late.

@@ -29,6 +29,7 @@ final class ChunkWorker: Sendable {
     private let env: JobRunner.Environment
     private let outcomes: OutcomeWriter
     private let control = DispatchQueue(label: "pushspool.chunks")
+    private let listener: QueueListener
     private let threads = DispatchGroup()
 
     private struct State {
@@ -60,6 +61,7 @@ final class ChunkWorker: Sendable {
         self.queue = queue
         self.env = env
         outcomes = OutcomeWriter(store: queue.store)
+        listener = QueueListener(uri: queue.uri)
     }
 
     private var lease: Double { Double(queue.config.leaseSeconds) }
@@ -71,11 +73,10 @@ final class ChunkWorker: Sendable {
             return !s.started
         }
         guard first else { return }
-        let listener = QueueListener(uri: queue.uri)
         threads.enter()
         let thread = Thread { [self] in
             defer { threads.leave() }
-            listener.listen(timeout: queue.fallbackSeconds, stop: { [self] in stopFlag.load(ordering: .acquiring) }) { payload in
+            listener.listen(timeout: queue.fallbackSeconds) { payload in
                 // nil: a reconnect or a quiet while, when anything may have been missed.
                 let kind = payload.map { String($0.prefix { $0 != " " }) }
                 if kind == nil || kind == "control" { refreshRequests() }
@@ -107,6 +108,9 @@ final class ChunkWorker: Sendable {
             s.renewer?.cancel()
             s.renewer = nil
         }
+        // Wakes the listener and the origins following their jobs (`QueuedSend`) at once.
+        listener.stop()
+        queue.wakeups.signal()
     }
 
     /// Waits for every chunk thread (and the listener) after `stop()`.
@@ -207,7 +211,11 @@ final class ChunkWorker: Sendable {
     private func runChunk(_ held: Held) {
         let chunk = held.chunk
         defer {
-            state.withLock { s in s.held[PostgresJobQueue.key(chunk.job, chunk.number)] = nil }
+            // Only this claim's entry: the chunk, lost, may have been claimed again meanwhile.
+            state.withLock { s in
+                let key = PostgresJobQueue.key(chunk.job, chunk.number)
+                if s.held[key] === held { s.held[key] = nil }
+            }
             poke()
         }
         do {
@@ -215,7 +223,8 @@ final class ChunkWorker: Sendable {
                 try? queue.store.release(chunk)
                 return
             }
-            // Outcomes it recorded before it was taken over (or let go): those targets are final.
+            if let previous = chunk.tookOverFrom { takeOver(chunk, from: previous) }
+            // Outcomes recorded before it was taken over (or let go): those targets are final.
             var prior = ResultLogContents()
             for batch in try queue.store.lines(job: chunk.job, chunk: chunk.number) {
                 for line in batch.utf8.split(separator: UInt8(ascii: "\n")) { prior.absorb(Array(line)) }
@@ -246,6 +255,14 @@ final class ChunkWorker: Sendable {
         } catch {
             env.log.error("chunk \(chunk.number): \(RegistryError.detail(error)); left for its lease to run out", [(.job, chunk.job)])
         }
+    }
+
+    /// A chunk whose holder's lease ran out is taken over here (`ChunkLease.tookOver`): the
+    /// claim took it, and the lapsed holder can record nothing more (its lines are refused under
+    /// the row's lock), so the outcomes recorded so far are final and the rest of its targets
+    /// are sent from here. Said in the log: a take-over means a host stalled or was cut off.
+    private func takeOver(_ chunk: PostgresJobQueue.Chunk, from previous: String) {
+        env.log.info("took over chunk \(chunk.number) from \(previous), whose lease ran out", [(.job, chunk.job)])
     }
 
     /// Reads the cancel and pause requests again. A queued job this host accepted and keeps

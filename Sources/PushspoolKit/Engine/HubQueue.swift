@@ -92,15 +92,10 @@ public final class HubQueue: Sendable {
         let name = Self.fileName(id)
         state.withLock { $0.held[name, default: 0] += 1 }
         do {
-            let tmp = pendingDir.deletingLastPathComponent().appendingPathComponent(".\(name).\(UUID().uuidString.prefix(8))")
             let record = JSONValue.object([("id", .string(id)), ("platform", .string(platform.rawValue))]).encoded()
-            try FileIO.writeDurably(record, to: tmp, mode: 0o600)
-            guard rename(tmp.path, pendingDir.appendingPathComponent(name).path) == 0 else {
-                let why = String(cString: strerror(errno))
-                unlink(tmp.path)
-                throw FileIO.Failure(description: "rename into hub/pending/: \(why)")
-            }
-            try FileIO.syncDirectory(pendingDir)
+            let mark = pendingDir.appendingPathComponent(name)
+            // The temporary beside pending/, not in it: the scan of pending/ never sees it.
+            try DurableFile().write(record, to: mark, temporary: DurableFile.temporary(for: mark, in: pendingDir.deletingLastPathComponent()), mode: 0o600)
         } catch {
             release(id)
             throw error

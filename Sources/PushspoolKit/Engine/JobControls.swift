@@ -109,12 +109,10 @@ public final class JobControls: Sendable {
     private func write(_ kind: String, id: String, now: Date) throws {
         let line = #"{"request":"\#(kind)","id":"\#(id)","requested_at":"\#(Timestamp.rfc3339(now))"}"# + "\n"
         let target = directory.appendingPathComponent("\(id).\(kind)")
-        let tmp = directory.appendingPathComponent(".\(id).\(kind).\(getpid()).tmp")
-        try FileIO.writeDurably(Array(line.utf8), to: tmp, mode: 0o660)
-        guard rename(tmp.path, target.path) == 0 else {
-            let why = String(cString: strerror(errno))
-            unlink(tmp.path)
-            throw SpoolError("cannot write \(target.path): \(why)")
+        do {
+            try DurableFile().write(Array(line.utf8), to: target, temporary: DurableFile.temporary(for: target), mode: 0o660, syncFolder: false)
+        } catch {
+            throw SpoolError("cannot write \(target.path): \(error)")
         }
     }
 }

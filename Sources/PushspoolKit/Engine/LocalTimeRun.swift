@@ -35,13 +35,6 @@ struct LocalTimeRun {
         [.critical, .timeSensitive].contains(send.message.native.interruptionLevel)
     }
 
-    struct PlannedWave {
-        var at: Date
-        var keys: [ZoneKey] = []
-        var zones: Set<String> = []
-        var devices = 0
-    }
-
     func execute() -> SendRun.Result {
         let env = run.env, clock = env.clock
         var result = SendRun.Result(delivered: run.prior.delivered, failed: run.prior.failed, unregistered: run.prior.unregistered,
@@ -54,15 +47,16 @@ struct LocalTimeRun {
             anchor = RFC3339.date(from: text) ?? clock.now()
             run.log.append(ResultRecord.wave(.init(status: "planned", at: text)))
         }
-        let waves: [PlannedWave]
+        let waves: [KeyedWave<ZoneKey>]
         do { waves = try plan(anchor: anchor) } catch {
             env.log.error("counting its audience per time zone failed: \(RegistryError.detail(error))", [(.job, run.job.id)])
             result.interruption = .registry(RegistryError.detail(error))
             return result
         }
-        result.matched = waves.reduce(0) { $0 + $1.devices }
+        result.matched = waves.reduce(0) { $0 + $1.wave.devices }
         var prior = run.prior
-        for wave in waves {
+        for planned in waves {
+            let wave = planned.wave
             let text = Timestamp.rfc3339(wave.at)
             if prior.wavesEnded.contains(text) { continue }
             let now = clock.now()
@@ -70,7 +64,7 @@ struct LocalTimeRun {
                 result.interruption = run.stop.reason ?? .nextWave(at: wave.at, text: text, devices: wave.devices)
                 return result
             }
-            let zones = wave.zones.sorted()
+            let zones = wave.zones
             guard local == nil || WavePlanner.isWithinGrace(due: wave.at, now: now, grace: env.localTimeGrace) else {
                 let late = Int(now.timeIntervalSince(wave.at) / 60)
                 run.log.append(ResultRecord.wave(.init(status: "skipped", at: text, zones: zones, devices: wave.devices,
@@ -80,7 +74,7 @@ struct LocalTimeRun {
             }
             var waveRun = run
             waveRun.prior = prior
-            waveRun.zones = wave.keys
+            waveRun.zones = planned.keys
             let sent = waveRun.execute()
             (result.delivered, result.failed, result.unregistered, result.retries) = (sent.delivered, sent.failed, sent.unregistered, sent.retries)
             if let why = sent.interruption {
@@ -94,29 +88,19 @@ struct LocalTimeRun {
         return result
     }
 
-    /// The job's waves, soonest first: the audience counted per app and `tz` by the registry,
-    /// each pair's effective zone (its `tz`, else its app's `default_tz`, else UTC) at its instant.
-    func plan(anchor: Date) throws(RegistryError) -> [PlannedWave] {
+    /// The job's waves, soonest first (`WavePlanner`): the audience counted per app and `tz` by
+    /// the registry, each pair in its effective zone (its `tz`, else its app's `default_tz`,
+    /// else UTC) under the quiet hours that apply to it.
+    func plan(anchor: Date) throws(RegistryError) -> [KeyedWave<ZoneKey>] {
         let env = run.env, send = run.send
         let counts = try env.registry.zoneCounts(platforms: Set(run.plan.direct), apps: run.plan.directApps,
                                                  tokenKind: send.message.native.tokenKind, matching: send.audience.tagExpression)
         let urgent = Self.ignoresQuietHours(send)
-        var byInstant: [Date: PlannedWave] = [:]
-        for c in counts {
+        let groups = counts.map { c in
             let app = env.appConfigs[c.app]
-            let zone = app?.zone(of: c.tz) ?? c.tz ?? "UTC"
-            let quiet = urgent ? nil : send.quietHours ?? app?.quietHours
-            let at: Date
-            if let local {
-                guard let due = WavePlanner.instant(for: zone, time: local.time, date: local.date, anchor: anchor, quiet: quiet) else { continue }
-                at = due
-            } else {
-                at = WavePlanner.deferred(anchor, by: quiet, in: ZoneName.timeZone(zone) ?? TimeZone(identifier: "UTC")!)
-            }
-            byInstant[at, default: PlannedWave(at: at)].keys.append(c.key)
-            byInstant[at, default: PlannedWave(at: at)].zones.insert(zone)
-            byInstant[at, default: PlannedWave(at: at)].devices += c.devices
+            return ZoneGroup(key: c.key, zone: app?.zone(of: c.tz) ?? c.tz ?? "UTC", quiet: urgent ? nil : send.quietHours ?? app?.quietHours,
+                             devices: c.devices)
         }
-        return byInstant.values.sorted { $0.at < $1.at }
+        return WavePlanner.plan(groups, local: local, anchor: anchor)
     }
 }

@@ -137,12 +137,10 @@ public final class Metrics: Sendable {
     /// collector never reads half a file.
     public static func write(_ text: String, to path: String) throws {
         let url = URL(fileURLWithPath: path)
-        let tmp = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(getpid()).tmp")
-        try FileIO.writeDurably(Array(text.utf8), to: tmp, mode: 0o644)
-        guard rename(tmp.path, path) == 0 else {
-            let why = String(cString: strerror(errno))
-            unlink(tmp.path)
-            throw SpoolError("cannot write \(path): \(why)")
+        do {
+            try DurableFile().write(Array(text.utf8), to: url, temporary: DurableFile.temporary(for: url), mode: 0o644, syncFolder: false)
+        } catch {
+            throw SpoolError("cannot write \(path): \(error)")
         }
     }
 

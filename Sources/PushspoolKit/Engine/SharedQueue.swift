@@ -94,15 +94,15 @@ final class Wakeups: @unchecked Sendable {   // the condition guards `generation
         condition.unlock()
     }
 
-    /// Waits until a wake-up after `seen`, `timeout` seconds, or `stopping` (asked every
-    /// quarter second); returns the generation then.
+    /// Waits until a wake-up after `seen`, or `timeout` seconds; `stopping` is asked before it
+    /// sleeps (a stop is a wake-up: `ChunkWorker.stop` signals). Returns the generation then.
     @discardableResult
     func wait(after seen: Int, timeout: Double, stopping: () -> Bool = { false }) -> Int {
         let deadline = Date().addingTimeInterval(timeout)
         condition.lock()
         defer { condition.unlock() }
         while generation == seen, Date() < deadline, !stopping() {
-            _ = condition.wait(until: min(deadline, Date().addingTimeInterval(QueueListener.stopCheck)))
+            _ = condition.wait(until: deadline)
         }
         return generation
     }

@@ -22,100 +22,57 @@ extension JobIntake {
     /// the caller is told it failed and its retry finds the job by its id.
     struct Drop: Sendable {
         let spool: Spool
-        /// `FileIO.syncDirectory`; a seam for tests.
-        var syncDirectory: @Sendable (URL) throws -> Void = { try FileIO.syncDirectory($0) }
+        /// The durable write, whose folder fsync is a seam for tests.
+        let file: DurableFile
 
         /// Temporary names unique across every drop of the process.
         private static let sequence = Atomic<Int>(0)
 
         init(spool: Spool, syncDirectory: (@Sendable (URL) throws -> Void)? = nil) {
             self.spool = spool
-            if let syncDirectory { self.syncDirectory = syncDirectory }
+            file = DurableFile(syncDirectory: syncDirectory)
         }
 
         /// Writes `jobs` as `incoming/<name>`; one outcome each, in order.
         func write(_ jobs: [(bytes: [UInt8], name: String)]) -> [Outcome] {
             let first = Self.sequence.wrappingAdd(jobs.count, ordering: .relaxed).oldValue
-            var outcomes = [Outcome?](repeating: nil, count: jobs.count)
-            var temporaries = [String?](repeating: nil, count: jobs.count)
-            var identities = [(dev: UInt64, ino: UInt64)?](repeating: nil, count: jobs.count)
-            // 1. Every file written and closed…
-            var descriptors: [(Int, Int32)] = []
-            for (i, job) in jobs.enumerated() {
-                let tmp = spool.url(.tmp, ".\(job.name).\(getpid()).\(first + i).tmp").path
+            // 1–3. Each job written to a temporary of its own, fsynced (writeback started for
+            // the group at once), renamed into incoming/ never over a waiting job…
+            let items = jobs.enumerated().map { i, job in
                 // A secure job's file holds its text: its owner's alone (§ The app talks back).
-                let fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, JobParser.isSecure(job.bytes) ? 0o600 : 0o640)
-                guard fd >= 0 else {
-                    outcomes[i] = .failed("cannot write into tmp/: \(String(cString: strerror(errno)))")
-                    continue
-                }
-                temporaries[i] = tmp
-                var st = stat()
-                if fstat(fd, &st) == 0 { identities[i] = (UInt64(st.st_dev), UInt64(st.st_ino)) }
-                do {
-                    try FileIO.writeAll(fd, job.bytes)
-                    descriptors.append((i, fd))
-                } catch {
-                    close(fd)
-                    outcomes[i] = .failed("cannot write into tmp/: \(error)")
-                }
+                DurableFile.Item(bytes: job.bytes, temporary: spool.url(.tmp, ".\(job.name).\(getpid()).\(first + i).tmp"),
+                                 destination: spool.url(.incoming, job.name), mode: JobParser.isSecure(job.bytes) ? 0o600 : nil)
             }
-            // 2. …their writeback started together (Linux), so the first fsync's journal commit
-            // carries the others' block allocations and their own fsyncs find little left to do…
-            #if os(Linux)
-            for (_, fd) in descriptors { _ = sync_file_range(fd, 0, 0, UInt32(SYNC_FILE_RANGE_WRITE)) }
-            #endif
-            // …then fsynced.
-            for (i, fd) in descriptors {
-                if fsync(fd) != 0 { outcomes[i] = .failed("cannot write into tmp/: fsync: \(String(cString: strerror(errno)))") }
-                close(fd)
-            }
-            // 3. Renamed into incoming/, never over a waiting job.
-            var renamed: [Int] = []
-            for i in jobs.indices where outcomes[i] == nil {
-                guard let tmp = temporaries[i] else { continue }
-                if csystem_rename_noreplace(tmp, spool.url(.incoming, jobs[i].name).path) == 0 {
-                    renamed.append(i)
-                } else {
-                    outcomes[i] = errno == EEXIST ? .exists : .failed("cannot move the job into incoming/: \(String(cString: strerror(errno)))")
+            let group = file.write(items, mode: 0o640, placement: .neverReplacing)
+            // 4. …and one fsync of incoming/ makes every rename of the group durable.
+            return group.files.enumerated().map { i, placed in
+                switch placed {
+                case .renamed(let identity):
+                    guard let why = group.folderFailure else { return .queued }
+                    let what = takeBack(jobs[i].name, to: items[i].temporary.path, identity: identity)
+                    return .failed("cannot make incoming/ durable: \(why); \(what)")
+                case .exists: return .exists
+                case .failed(.write(let why)): return .failed("cannot write into tmp/: \(why)")
+                case .failed(.rename(let why)): return .failed("cannot move the job into incoming/: \(why)")
                 }
             }
-            // 4. One fsync of incoming/ makes every rename of the group durable.
-            if !renamed.isEmpty {
-                do {
-                    try syncDirectory(spool.url(.incoming))
-                    for i in renamed {
-                        outcomes[i] = .queued
-                        temporaries[i] = nil
-                    }
-                } catch {
-                    for i in renamed {
-                        let (what, ours) = takeBack(jobs[i].name, to: temporaries[i]!, identity: identities[i])
-                        outcomes[i] = .failed("cannot make incoming/ durable: \(error); \(what)")
-                        if !ours { temporaries[i] = nil }
-                    }
-                }
-            }
-            // 5. What is left in tmp/ under this drop's own names is this drop's: removed.
-            for tmp in temporaries.compactMap({ $0 }) { unlink(tmp) }
-            return outcomes.map { $0 ?? .failed("not written") }
         }
 
-        /// Takes a job that is not durable back out of `incoming/` (see the type's comment):
-        /// what became of it, and whether `tmp` now holds this drop's own file (to remove).
-        private func takeBack(_ name: String, to tmp: String, identity: (dev: UInt64, ino: UInt64)?) -> (String, ours: Bool) {
+        /// Takes a job that is not durable back out of `incoming/` (see the type's comment) to
+        /// its temporary name, and removes it there only when it is this drop's own file: what
+        /// became of it.
+        private func takeBack(_ name: String, to tmp: String, identity: DurableFile.Identity?) -> String {
             let incoming = spool.url(.incoming, name).path
             guard csystem_rename_noreplace(incoming, tmp) == 0 else {
-                let why = errno == ENOENT ? "a dispatcher had already taken it" : "it could not be taken back: \(String(cString: strerror(errno)))"
-                return (why, false)
+                return errno == ENOENT ? "a dispatcher had already taken it" : "it could not be taken back: \(String(cString: strerror(errno)))"
             }
-            var st = stat()
-            if let identity, stat(tmp, &st) == 0, UInt64(st.st_dev) == identity.dev, UInt64(st.st_ino) == identity.ino {
-                return ("nothing was queued", true)
+            if let identity, identity.matches(tmp) {
+                unlink(tmp)
+                return "nothing was queued"
             }
             // Another writer's job of the same name: back where it was.
-            if csystem_rename_noreplace(tmp, incoming) == 0 { return ("a dispatcher had already taken it", false) }
-            return ("another writer's job of that name could not be put back and is kept in \(tmp)", false)
+            if csystem_rename_noreplace(tmp, incoming) == 0 { return "a dispatcher had already taken it" }
+            return "another writer's job of that name could not be put back and is kept in \(tmp)"
         }
     }
 }

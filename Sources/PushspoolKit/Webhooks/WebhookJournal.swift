@@ -103,12 +103,7 @@ public final class WebhookJournal: @unchecked Sendable {
             for e in batch { line(e, into: &bytes) }
             var problem: String?
             do {
-                let tmp = tmpDir.appendingPathComponent(name)
-                try FileIO.writeDurably(bytes, to: tmp, mode: 0o640)
-                guard rename(tmp.path, pendingDir.appendingPathComponent(name).path) == 0 else {
-                    throw WebhookJournalError(message: "rename into webhooks/pending/: \(String(cString: strerror(errno)))")
-                }
-                try FileIO.syncDirectory(pendingDir)
+                try DurableFile().write(bytes, to: pendingDir.appendingPathComponent(name), temporary: tmpDir.appendingPathComponent(name), mode: 0o640)
             } catch {
                 problem = "cannot write webhook events to \(pendingDir.path): \(error)"
             }
@@ -129,8 +124,10 @@ public final class WebhookJournal: @unchecked Sendable {
                 cond.broadcast()
                 cond.unlock()
                 log.error(problem)
-                usleep(200_000)
                 cond.lock()
+                // Again in a moment, or at once when a stop asks for a last try.
+                let again = Date().addingTimeInterval(0.2)
+                while !stopping, Date() < again { _ = cond.wait(until: again) }
                 continue
             }
             failure = nil

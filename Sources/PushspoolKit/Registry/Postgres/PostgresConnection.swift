@@ -183,14 +183,15 @@ final class PostgresConnection: @unchecked Sendable {
     }
 
     /// Waits up to `timeout` seconds for notifications on channels this connection `LISTEN`s
-    /// to; returns their payloads (empty: none came). Throws when the connection was lost.
-    func notifications(timeout: Double) throws(PostgresError) -> [String] {
+    /// to, or until `stop` is set; returns their payloads (empty: none came). Throws when the
+    /// connection was lost.
+    func notifications(timeout: Double, stop: StopEvent? = nil) throws(PostgresError) -> [String] {
         let c = try handle()
         var payloads = drainNotifications(c)
         if !payloads.isEmpty { return payloads }
-        var fds = pollfd(fd: PQsocket(c), events: Int16(POLLIN), revents: 0)
-        let ready = poll(&fds, 1, Int32(max(0, timeout) * 1000))
-        if ready > 0 {
+        var fds = [pollfd(fd: PQsocket(c), events: Int16(POLLIN), revents: 0), pollfd(fd: stop?.fd ?? -1, events: Int16(POLLIN), revents: 0)]
+        let ready = poll(&fds, 2, Int32(max(0, min(timeout, 86_400)) * 1000))
+        if ready > 0, fds[0].revents != 0 {
             guard PQconsumeInput(c) == 1 else {
                 throw PostgresError(Self.trimmed(PQerrorMessage(c)), connectionLost: PQstatus(c) != CONNECTION_OK)
             }

@@ -150,35 +150,62 @@ public final class PostgresJobQueue: Sendable {
         public var after: Int64
         public var last: Int64
         public var requests: Bool
-        /// How many times it was claimed (more than once: taken over, or resumed).
+        /// How many times it was claimed (more than once: taken over, or resumed). With the
+        /// host, it names this claim: the chunk's holder (`holder`).
         public var taken: Int
+        /// The holder whose lapsed lease this claim took over (`ChunkLease.Effect.tookOver`);
+        /// nil: the chunk was open (new, or let go).
+        public var tookOverFrom: String?
+
+        public init(job: String, number: Int, after: Int64, last: Int64, requests: Bool, taken: Int, tookOverFrom: String? = nil) {
+            self.job = job
+            self.number = number
+            self.after = after
+            self.last = last
+            self.requests = requests
+            self.taken = taken
+            self.tookOverFrom = tookOverFrom
+        }
     }
 
-    /// Claims up to `count` chunks no host holds (or whose holder's lease ran out), oldest job first,
-    /// of jobs neither paused nor cancelled; `ownOnly`: only of jobs this origin published.
+    /// A chunk's holder as `ChunkLease` names it: a host's claim of it (the claim's number).
+    static func holder(host: String, taken: Int) -> String { "\(host)#\(taken)" }
+
+    /// Claims up to `count` chunks no host holds, or takes over chunks whose holder's lease ran
+    /// out (`ChunkLease`: open or lapsed, never a live lease), oldest job first, of jobs neither
+    /// paused nor cancelled; `ownOnly`: only of jobs this origin published. Each row is locked
+    /// while it is claimed: a lapsed holder's batch (`record`) either went in before the
+    /// take-over, where its new holder reads it, or finds the new holder and is refused.
     public func claim(count: Int, lease: Double, excluding skipped: [String] = [], ownOnly: Bool = false) throws(RegistryError) -> [Chunk] {
         guard count > 0 else { return [] }
         return try run { c in
             let r = try c.query("""
                 WITH picked AS (
-                    SELECT q.job, q.chunk FROM queue_chunks q JOIN queue_jobs j ON j.id = q.job
+                    SELECT q.job, q.chunk, q.host AS previous, q.taken AS previous_taken FROM queue_chunks q JOIN queue_jobs j ON j.id = q.job
                     WHERE NOT q.done AND (q.lease_until IS NULL OR q.lease_until < clock_timestamp()) AND j.control IS NULL
                       AND NOT (q.job = ANY($4::text[])) AND ($5::text IS NULL OR j.origin = $5)
                     ORDER BY j.created_at, q.chunk
                     FOR UPDATE OF q SKIP LOCKED LIMIT $2::int)
                 UPDATE queue_chunks q SET host = $1, lease_until = clock_timestamp() + make_interval(secs => $3::float8), taken = q.taken + 1
                 FROM picked WHERE q.job = picked.job AND q.chunk = picked.chunk
-                RETURNING q.job, q.chunk, q.after_key, q.last_key, q.requests, q.taken
+                RETURNING q.job, q.chunk, q.after_key, q.last_key, q.requests, q.taken, picked.previous, picked.previous_taken
                 """, [host, "\(count)", "\(lease)", PostgresRegistry.arrayLiteral(skipped), ownOnly ? origin : nil])
             return (0..<r.count).map { i in
-                Chunk(job: r.text(i, 0) ?? "", number: Int(r.int64(i, 1)), after: r.int64(i, 2), last: r.int64(i, 3),
-                      requests: r.text(i, 4) == "t", taken: Int(r.int64(i, 5)))
+                let taken = Int(r.int64(i, 5))
+                // What the row was before this claim: open, or a lapsed holder's (a live lease is never picked).
+                let before = ChunkLease<String>(done: false, holder: r.text(i, 6).map { Self.holder(host: $0, taken: Int(r.int64(i, 7))) },
+                                                leaseRuns: false)
+                var tookOverFrom: String?
+                if case .tookOver(let previous) = before.on(.claim(as: Self.holder(host: host, taken: taken))).effect { tookOverFrom = previous }
+                return Chunk(job: r.text(i, 0) ?? "", number: Int(r.int64(i, 1)), after: r.int64(i, 2), last: r.int64(i, 3),
+                             requests: r.text(i, 4) == "t", taken: taken, tookOverFrom: tookOverFrom)
             }
         }
     }
 
     /// Renews the leases of the chunks this host is sending (`keys`, `key(job, chunk)`), and
-    /// says which it still holds (one it does not was taken over: its lease had run out).
+    /// says which it still holds: a lease that ran out is not renewed (`ChunkLease`: a lapsed
+    /// holder can do nothing more; another host may have taken the chunk over).
     /// `sent`, `rate`: for `status`.
     public func renew(_ keys: [String], lease: Double, sent: Int64, rate: Double) throws(RegistryError) -> Set<String> {
         let holding = keys.count
@@ -189,7 +216,8 @@ public final class PostgresJobQueue: Sendable {
                 """, [host, "\(holding)", "\(sent)", "\(rate)"])
             let r = try c.query("""
                 UPDATE queue_chunks SET lease_until = clock_timestamp() + make_interval(secs => $2::float8)
-                WHERE host = $1 AND NOT done AND job || chr(31) || chunk = ANY($3::text[]) RETURNING job, chunk
+                WHERE host = $1 AND NOT done AND lease_until > clock_timestamp() AND job || chr(31) || chunk = ANY($3::text[])
+                RETURNING job, chunk
                 """, [host, "\(lease)", PostgresRegistry.arrayLiteral(keys)])
             return Set((0..<r.count).map { Self.key(r.text($0, 0) ?? "", Int(r.int64($0, 1))) })
         }
@@ -197,27 +225,39 @@ public final class PostgresJobQueue: Sendable {
 
     static func key(_ job: String, _ chunk: Int) -> String { "\(job)\u{1F}\(chunk)" }
 
-    /// Appends one batch of a chunk's outcome lines, if this host still holds the chunk; false:
-    /// it was taken over (the lines are dropped: the new holder sends those targets again).
+    /// Appends one batch of a chunk's outcome lines, if this claim's lease on the chunk still
+    /// runs; false: it lapsed or was taken over (the lines are dropped: the chunk's next holder
+    /// sends those targets again).
     public func record(_ chunk: Chunk, lines: String) throws(RegistryError) -> Bool {
         try !record([(chunk, Array(lines.utf8))]).isEmpty
     }
 
     /// Appends a batch of outcome lines for each of several chunks in one statement and one
-    /// commit, each only if this host still holds its chunk; returns the row each batch of a
-    /// chunk it held became (the others' lines are dropped: their new holders send those
-    /// targets again). A batch per chunk at most (a chunk's recorder waits for its batch).
-    /// The lines go as they are (UTF-8, one per outcome, each ending in a newline).
+    /// commit, each only where this claim still holds its chunk under a live lease
+    /// (`ChunkLease`'s `record`); returns the row each such batch became (the others' lines are
+    /// dropped: their next holders send those targets again). A batch per chunk at most (a
+    /// chunk's recorder waits for its batch). The lines go as they are (UTF-8, one per outcome,
+    /// each ending in a newline).
+    ///
+    /// The holder and its lease are checked in the statement that writes, on each chunk's row
+    /// locked (`FOR SHARE`): a claim taking the chunk over waits for this batch to commit and
+    /// then reads it back as final, or has the row first, and then this check sees the new
+    /// holder (or the lapsed lease) and the batch is refused. Either way no target is logged
+    /// and counted twice.
     public func record(_ batches: [(chunk: Chunk, lines: [UInt8])]) throws(RegistryError) -> [Chunk: Int64] {
         guard !batches.isEmpty else { return [:] }
-        let rows = batches.indices.map { i in "($\(3 * i + 2), $\(3 * i + 3)::int, $\(3 * i + 4)::text)" }.joined(separator: ", ")
+        let rows = batches.indices.map { i in "($\(4 * i + 2), $\(4 * i + 3)::int, $\(4 * i + 4)::int, $\(4 * i + 5)::text)" }.joined(separator: ", ")
         var parameters: [PostgresValue] = [.text(host)]
-        for b in batches { parameters += [.text(b.chunk.job), .text("\(b.chunk.number)"), .bytes(b.lines)] }
+        for b in batches { parameters += [.text(b.chunk.job), .text("\(b.chunk.number)"), .text("\(b.chunk.taken)"), .bytes(b.lines)] }
         let held: [String: Int64] = try run(on: outcomes) { c in
             let r = try c.query("""
+                WITH v(job, chunk, taken, lines) AS (VALUES \(rows)),
+                held AS (
+                    SELECT q.job, q.chunk FROM queue_chunks q JOIN v ON q.job = v.job AND q.chunk = v.chunk
+                    WHERE q.host = $1 AND q.taken = v.taken AND NOT q.done AND q.lease_until > clock_timestamp()
+                    FOR SHARE OF q)
                 INSERT INTO queue_outcomes(job, chunk, lines)
-                SELECT v.job, v.chunk, v.lines FROM (VALUES \(rows)) AS v(job, chunk, lines)
-                WHERE EXISTS (SELECT 1 FROM queue_chunks q WHERE q.job = v.job AND q.chunk = v.chunk AND q.host = $1 AND NOT q.done)
+                SELECT v.job, v.chunk, v.lines FROM v JOIN held ON held.job = v.job AND held.chunk = v.chunk
                 RETURNING job, chunk, n
                 """, values: parameters)
             return Dictionary((0..<r.count).map { (Self.key(r.text($0, 0) ?? "", Int(r.int64($0, 1))), r.int64($0, 2)) }) { a, _ in a }
@@ -227,22 +267,27 @@ public final class PostgresJobQueue: Sendable {
         return out
     }
 
-    /// Completes a chunk this host holds (its outcomes are all recorded) and tells the hosts.
+    /// Completes a chunk this claim holds under a live lease (its outcomes are all recorded)
+    /// and tells the hosts; false: its lease lapsed or was taken over (`ChunkLease`).
     public func complete(_ chunk: Chunk) throws(RegistryError) -> Bool {
         try transaction { c in
             let done = try c.query("""
-                UPDATE queue_chunks SET done = true, lease_until = NULL WHERE job = $1 AND chunk = $2::int AND host = $3 AND NOT done
-                """, [chunk.job, "\(chunk.number)", host]).affected == 1
+                UPDATE queue_chunks SET done = true, lease_until = NULL
+                WHERE job = $1 AND chunk = $2::int AND host = $3 AND taken = $4::int AND NOT done AND lease_until > clock_timestamp()
+                """, [chunk.job, "\(chunk.number)", host, "\(chunk.taken)"]).affected == 1
             if done { try c.query("SELECT pg_notify($1, $2)", [Self.channel, "done " + chunk.job]) }
             return done
         }
     }
 
-    /// Lets go of a chunk left unfinished (a stop, a pause, a cancel): any host may take it at once.
+    /// Lets go of a chunk left unfinished (a stop, a pause, a cancel): any host may take it at
+    /// once. Only under a live lease (`ChunkLease`): a lapsed one is anyone's already.
     public func release(_ chunk: Chunk) throws(RegistryError) {
         try transaction { c in
-            try c.query("UPDATE queue_chunks SET host = NULL, lease_until = NULL WHERE job = $1 AND chunk = $2::int AND host = $3 AND NOT done",
-                        [chunk.job, "\(chunk.number)", host])
+            try c.query("""
+                UPDATE queue_chunks SET host = NULL, lease_until = NULL
+                WHERE job = $1 AND chunk = $2::int AND host = $3 AND taken = $4::int AND NOT done AND lease_until > clock_timestamp()
+                """, [chunk.job, "\(chunk.number)", host, "\(chunk.taken)"])
             try c.query("SELECT pg_notify($1, $2)", [Self.channel, "released " + chunk.job])
         }
     }
@@ -464,22 +509,25 @@ public final class PostgresJobQueue: Sendable {
 }
 
 /// Waits for the queue's notifications on a connection of its own (`LISTEN pushspool_queue`),
-/// reconnecting with backoff when the database goes away.
+/// reconnecting with backoff when the database goes away. It sleeps in `poll(2)` on the
+/// connection's socket and on its `stop()`: a notification or a stop wakes it at once, nothing
+/// else does until the quiet `timeout`.
 public final class QueueListener: Sendable {
     private let uri: String
+    private let stopped = StopEvent()
     public init(uri: String) { self.uri = uri }
 
-    /// Calls `heard` with each notification's payload (and with nil after each `timeout` of
-    /// silence, or while the database cannot be reached) until `stop` says so.
-    /// `stop` is asked at least this often (seconds), so a stopping host does not wait out a
-    /// quiet `timeout`.
-    static let stopCheck = 0.25
+    /// Ends `listen` at once (from any thread).
+    public func stop() { stopped.set() }
 
-    public func listen(timeout: Double, stop: @Sendable () -> Bool, _ heard: @Sendable (String?) -> Void) {
+    /// Calls `heard` with each notification's payload (and with nil after each `timeout` of
+    /// silence, or while the database cannot be reached) until `stop()`, or until `stop` says
+    /// so when it is next asked (after a notification or a quiet `timeout`).
+    public func listen(timeout: Double, stop: @Sendable () -> Bool = { false }, _ heard: @Sendable (String?) -> Void) {
         var connection: PostgresConnection?
         var backoff = 0.25
         var quietSince = Date()
-        while !stop() {
+        while !stop(), !stopped.isSet {
             do {
                 if connection == nil {
                     let c = try PostgresConnection(uri: uri)
@@ -489,7 +537,8 @@ public final class QueueListener: Sendable {
                     heard(nil)    // reconnected: anything said meanwhile was missed
                     quietSince = Date()
                 }
-                let payloads = try connection!.notifications(timeout: min(timeout, Self.stopCheck))
+                let payloads = try connection!.notifications(timeout: timeout - Date().timeIntervalSince(quietSince), stop: stopped)
+                if stopped.isSet { break }
                 if payloads.isEmpty {
                     guard Date().timeIntervalSince(quietSince) >= timeout else { continue }
                     heard(nil)
@@ -501,8 +550,7 @@ public final class QueueListener: Sendable {
                 connection?.close()
                 connection = nil
                 heard(nil)
-                let until = Date().addingTimeInterval(min(backoff, timeout))
-                while !stop(), Date() < until { Thread.sleep(forTimeInterval: min(Self.stopCheck, until.timeIntervalSinceNow)) }
+                stopped.wait(seconds: min(backoff, timeout))
                 backoff = min(backoff * 2, 5)
             }
         }
