@@ -15,6 +15,18 @@ enum NotificationAnswers {
 
     static let gone = ServerResponse.error(410, "id: this notification's content has expired and was erased", headers: [noStore])
 
+    /// The registry could not answer now: `503` with `Retry-After`, as the registration routes
+    /// answer the same outages (`RegistrationAnswers`). Not a `404`: an app told "no such
+    /// notification" drops it, while this one is still there to fetch or report.
+    static func unavailable(_ kind: RegistryError.Kind, nothingRecorded: Bool = false) -> ServerResponse {
+        let retry = nothingRecorded ? "; nothing was recorded, report again" : "; try again"
+        return switch kind {
+        case .busy: .error(503, "the registry is busy\(retry)", headers: [noStore, ("Retry-After", "5")])
+        case .unavailable: .error(503, "the registry is unreachable\(retry)", headers: [noStore, ("Retry-After", "10")])
+        case .refused: .error(503, "the registry could not be read\(retry)", headers: [noStore, ("Retry-After", "10")])
+        }
+    }
+
     /// `GET /api/notifications/{id}`: the tutorial's `{"Id", "Payload", "Read"}`, in its order and case.
     static func tutorial(_ fetched: NotificationFetch) -> ServerResponse {
         switch fetched {
@@ -22,6 +34,7 @@ enum NotificationAnswers {
             .json(200, .object([("Id", .string(c.id)), ("Payload", .string(c.message)), ("Read", .bool(read))]), headers: [noStore])
         case .notFound: notFound
         case .gone: gone
+        case .unavailable(let kind): unavailable(kind)
         }
     }
 
@@ -38,6 +51,7 @@ enum NotificationAnswers {
             ]), headers: [noStore])
         case .notFound: notFound
         case .gone: gone
+        case .unavailable(let kind): unavailable(kind)
         }
     }
 
@@ -48,6 +62,7 @@ enum NotificationAnswers {
         case .recorded, .duplicate: .json(200, item(event, status))
         case .notFound: notFound
         case .invalid(let field, let why): .error(400, "\(field): \(why)")
+        case .unavailable(let kind): unavailable(kind, nothingRecorded: true)
         }
     }
 
@@ -57,6 +72,9 @@ enum NotificationAnswers {
             // The desk broke its contract: say so rather than pair answers with the wrong events.
             return .error(500, "events: the registry answered \(statuses.count) statuses for \(events.count) events")
         }
+        // An outage leaves nothing of the batch recorded: the whole batch is answered `503`, so
+        // the backend sends it again as it is (each (id, type) counts once).
+        for case .unavailable(let kind) in statuses { return unavailable(kind, nothingRecorded: true) }
         return .json(200, .array(zip(events, statuses).enumerated().map { i, pair in item(pair.0, pair.1, index: i) }))
     }
 
@@ -70,6 +88,9 @@ enum NotificationAnswers {
         case .invalid(let field, let why):
             pairs.append(("status", "invalid"))
             pairs.append(("error", .string("\(index.map { "[\($0)]." } ?? "")\(field): \(why)")))
+        case .unavailable:
+            // Never written: `batch` answers an outage as a whole (`503`).
+            pairs.append(("status", "unavailable"))
         }
         return .object(pairs)
     }

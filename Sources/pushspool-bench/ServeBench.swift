@@ -249,6 +249,11 @@ struct ServeRound {
             try (lines.joined(separator: "\n") + "\n").write(to: file, atomically: true, encoding: .utf8)
             let imported = try measure(bin, ["import", file.path, "--config", cfg])
             guard imported.status == 0 else { throw BenchError(description: "import failed: \(imported.stderr)") }
+            try self.init(dir: dir, config: cfg)
+        }
+
+        /// `pushspool serve --config config` started in `dir`, once it says where it listens.
+        init(dir: URL, config cfg: String) throws {
             process = Process()
             process.executableURL = BenchPaths.binary
             process.arguments = ["serve", "--config", cfg]

@@ -1,4 +1,4 @@
-// pushspool-bench [apns|nginx|kinds|channel|webpush|registry|postgres|serve|flood|apps|webhooks|caps|clocks|queue|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
+// pushspool-bench [apns|nginx|kinds|channel|webpush|registry|postgres|serve|flood|apps|webhooks|caps|clocks|queue|secure|receipts|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
 //                 [--postgres URI]
 //
 // Prints one table: the median of R runs (default 3) of each figure, beside its peer measured in
@@ -34,6 +34,10 @@
 // `queue`: the job queue in PostgreSQL on a throwaway cluster the bench starts: one --devices job
 // (default 300,000 here) with nginx answering after 100 ms, 3 hosts vs 1 (≥ 2.5×); one host through
 // the queue vs spool-only against nginx's fixed 200 (≥ 0.9×); takeover after kill -9 (≤ lease + 5 s).
+// `secure`: a secure sandbox broadcast to --devices vs the same broadcast plain (≤ 1.1×); serve answering
+// GET /api/notifications/{id} (≥ 5,000/s) and POST /v1/events in batches of 1,000 (≥ 20,000 events/s)
+// over the ids of a secure job to --fetch-devices (default 100,000) devices of one user; serve's peak RSS (≤ 64 MB).
+// `receipts`: that serve half alone.
 // README.md next to this file explains each figure and how it is measured.
 import Foundation
 import PushspoolHTTP
@@ -49,8 +53,8 @@ func option(_ name: String, default value: Int) -> Int {
 
 let args = CommandLine.arguments
 let what = args.count >= 2 && !args[1].hasPrefix("--") ? args[1] : "all"
-guard ["apns", "nginx", "kinds", "channel", "webpush", "registry", "postgres", "serve", "flood", "apps", "webhooks", "caps", "clocks", "queue", "all"].contains(what) else {
-    print("usage: pushspool-bench [apns|nginx|kinds|channel|webpush|registry|postgres|serve|flood|apps|webhooks|caps|clocks|queue|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
+guard ["apns", "nginx", "kinds", "channel", "webpush", "registry", "postgres", "serve", "flood", "apps", "webhooks", "caps", "clocks", "queue", "secure", "receipts", "all"].contains(what) else {
+    print("usage: pushspool-bench [apns|nginx|kinds|channel|webpush|registry|postgres|serve|flood|apps|webhooks|caps|clocks|queue|secure|receipts|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
     exit(64)
 }
 let count = option("count", default: 30_000)
@@ -153,6 +157,14 @@ do {
                                 concurrency: option("concurrency", default: 1000), runs: runs)
     }
     if what == "caps" || what == "all" { try CapsRound.printRows(devices: devices, runs: runs) }
+    if what == "secure" || what == "all" {
+        try SecureRound.printRows(devices: devices, fetchDevices: option("fetch-devices", default: 100_000),
+                                  seconds: option("seconds", default: 5), runs: runs)
+    }
+    if what == "receipts" {
+        // The serve half of `secure` alone.
+        try ReceiptsServe.printRows(devices: option("fetch-devices", default: 100_000), seconds: option("seconds", default: 5))
+    }
     if what == "webhooks" || what == "all" { try WebhookFloodBench.printRows(files: option("files", default: 100_000), runs: runs) }
     if what == "clocks" || what == "all" { try ClocksRound.printRows(devices: devices, runs: runs) }
     if what == "queue" { try QueueRound.printRows(devices: option("devices", default: 300_000), concurrency: concurrency, runs: runs) }

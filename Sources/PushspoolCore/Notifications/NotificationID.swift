@@ -47,6 +47,16 @@ public struct NotificationID: Sendable, Hashable {
         return out
     }
 
+    /// The header (`headerBytes`: version, job number, device key, platform code) written to the
+    /// start of `out`, for a caller that builds the MAC input without an array of its own.
+    public static func writeHeader(job: Int64, device: Int64, platform: Platform, into out: UnsafeMutableRawBufferPointer) {
+        precondition(out.count >= headerBytes)
+        out[0] = version
+        out.storeBytes(of: UInt64(bitPattern: job).bigEndian, toByteOffset: 1, as: UInt64.self)
+        out.storeBytes(of: UInt64(bitPattern: device).bigEndian, toByteOffset: 9, as: UInt64.self)
+        out[17] = platformCode(platform)
+    }
+
     /// Version, job number, device key, platform code.
     static func header(job: Int64, device: Int64, platform: Platform) -> [UInt8] {
         var out: [UInt8] = [version]

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// How a job's pushes carry notification ids (§ The app talks back).
 public enum NotificationTracking: Sendable, Equatable {
@@ -154,21 +157,34 @@ extension RenderedNotification {
 enum IDSlot {
     static let bytes = Array(PayloadRenderer.idSlot.utf8)
 
-    /// `bytes` with every occurrence of the slot replaced by `id` (of the slot's length).
+    /// `bytes` with every occurrence of the slot replaced by `id` (of the slot's length): one
+    /// array made and filled, the slot found by its first byte and compared in place (this runs
+    /// once per device of a tracked job).
     static func put(_ id: [UInt8], into bytes: [UInt8]) -> [UInt8] {
         let slot = Self.bytes
-        var out = bytes
-        var i = 0
-        let last = out.count - slot.count
-        while i <= last {
-            if out[i] == slot[0] && out[i + slot.count - 1] == slot[slot.count - 1], out[i..<(i + slot.count)].elementsEqual(slot) {
-                out.replaceSubrange(i..<(i + slot.count), with: id)
-                i += slot.count
-            } else {
-                i += 1
+        let n = slot.count
+        guard id.count == n, bytes.count >= n else { return bytes }
+        return [UInt8](unsafeUninitializedCapacity: bytes.count) { out, count in
+            bytes.withUnsafeBufferPointer { src in
+                slot.withUnsafeBufferPointer { s in
+                    id.withUnsafeBufferPointer { idBytes in
+                        _ = out.initialize(from: src)
+                        var i = 0
+                        let last = src.count - n
+                        while i <= last {
+                            if src[i] == s[0] && src[i + n - 1] == s[n - 1]
+                                && memcmp(src.baseAddress! + i, s.baseAddress!, n) == 0 {
+                                UnsafeMutableBufferPointer(rebasing: out[i..<(i + n)]).update(fromContentsOf: idBytes)
+                                i += n
+                            } else {
+                                i += 1
+                            }
+                        }
+                    }
+                }
             }
+            count = bytes.count
         }
-        return out
     }
 }
 

@@ -53,17 +53,25 @@ public struct APNsNotification: Sendable, Equatable {
 
 public struct FCMNotification: Sendable, Equatable {
     /// The FCM v1 `message` object without a target (`token`/`topic`/`condition`).
-    public let message: JSONValue
+    public var message: JSONValue {
+        id.map { rendered.replacingString(PayloadRenderer.idSlot, with: String(decoding: $0, as: UTF8.self)) } ?? rendered
+    }
     /// `message` as JSON, written once: a campaign sends the same message to every device.
-    public let encodedMessage: [UInt8]
+    public var encodedMessage: [UInt8] { id.map { IDSlot.put($0, into: encoded) } ?? encoded }
+    /// As rendered once for the job (a tracked one with `PayloadRenderer.idSlot` where ids go).
+    private let rendered: JSONValue
+    private let encoded: [UInt8]
     /// Its members but a `token`, each with a leading comma: what follows the token in `body`.
     private let membersAfterToken: [UInt8]
+    /// A tracked push's id (`stamped`), put in its place only where the message is read: a
+    /// campaign stamps every device, and each provider reads one encoding of the message.
+    private let id: [UInt8]?
 
     public static let maxMessageBytes = 4096
 
     public init(message: JSONValue) {
-        self.message = message
-        encodedMessage = message.encoded()
+        rendered = message
+        encoded = message.encoded()
         var members: [UInt8] = []
         if case .object(let pairs) = message {
             for (k, v) in pairs where k != "token" {
@@ -74,18 +82,24 @@ public struct FCMNotification: Sendable, Equatable {
             }
         }
         membersAfterToken = members
+        id = nil
     }
 
-    private init(message: JSONValue, encodedMessage: [UInt8], membersAfterToken: [UInt8]) {
-        self.message = message
-        self.encodedMessage = encodedMessage
-        self.membersAfterToken = membersAfterToken
+    private init(_ template: FCMNotification, id: [UInt8]) {
+        rendered = template.rendered
+        encoded = template.encoded
+        membersAfterToken = template.membersAfterToken
+        self.id = id
     }
 
-    /// This message with `id` in its id's place: its encodings patched in place, not written again.
+    /// Equal when they send the same message (a stamped one and one rendered with that id alike).
+    public static func == (a: FCMNotification, b: FCMNotification) -> Bool {
+        a.encodedMessage == b.encodedMessage && a.message == b.message
+    }
+
+    /// This message with `id` in its id's place (the encodings share the job's bytes until read).
     func stamped(_ id: [UInt8]) -> FCMNotification {
-        FCMNotification(message: message.replacingString(PayloadRenderer.idSlot, with: String(decoding: id, as: UTF8.self)),
-                        encodedMessage: IDSlot.put(id, into: encodedMessage), membersAfterToken: IDSlot.put(id, into: membersAfterToken))
+        FCMNotification(self, id: id)
     }
 
     /// `{"message":{"token":…, …}}`: the request body for one device. The token goes first.
@@ -93,14 +107,14 @@ public struct FCMNotification: Sendable, Equatable {
 
     /// `{"message":{"<target>":…, …}}` with `target` one of `token`, `topic`, `condition`.
     public func body(target: String, _ value: String) -> [UInt8] {
-        guard case .object = message else { return [] }
+        guard case .object = rendered else { return [] }
         var out: [UInt8] = []
         out.reserveCapacity(membersAfterToken.count + value.utf8.count + 32)
         out.append(contentsOf: #"{"message":{""#.utf8)
         out.append(contentsOf: target.utf8)
         out.append(contentsOf: #"":"#.utf8)
         JSONValue.writeString(value, into: &out)
-        out.append(contentsOf: membersAfterToken)
+        out.append(contentsOf: id.map { IDSlot.put($0, into: membersAfterToken) } ?? membersAfterToken)
         out.append(UInt8(ascii: "}"))
         out.append(UInt8(ascii: "}"))
         return out

@@ -7,9 +7,12 @@ import PushspoolCore
 /// much of its MAC was right.
 public struct NotificationMAC: Sendable {
     private let key: [UInt8]
+    /// The key set up once for every id (nil only if libcrypto refused: the one-shot `HMAC()` then).
+    private let keyed: KeyedHMAC?
 
     public init(key: [UInt8]) {
         self.key = key
+        keyed = KeyedHMAC(key: key)
     }
 
     /// The id of job `job`'s push to the device with registry key `device` (0: a hub send).
@@ -18,17 +21,16 @@ public struct NotificationMAC: Sendable {
                        mac: mac(job: job, device: device, platform: platform, installationID: installationID))
     }
 
-    /// The id's text bytes, as a push carries it (`id(…).utf8`, with less copying: one per device).
-    /// Two allocations an id: the MAC input, reused for the id's bytes, and its text.
+    /// The id's text bytes, as a push carries it (`id(…).utf8`, made per device as it is sent):
+    /// the MAC input is laid out in a stack buffer, MACed there by the keyed context, and the
+    /// id's 46 characters written into the one array returned.
     public func idBytes(job: Int64, device: Int64, platform: Platform, installationID: String) -> [UInt8] {
-        var bytes = NotificationID.macInput(job: job, device: device, platform: platform, installationID: installationID)
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Int(EVP_MAX_MD_SIZE)) { out in
-            var n: UInt32 = 0
-            _ = HMAC(EVP_sha256(), key, Int32(key.count), bytes, bytes.count, out.baseAddress, &n)
-            bytes.removeLast(bytes.count - NotificationID.headerBytes)
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: out[0..<NotificationID.macBytes]))
+        withMAC(job: job, device: device, platform: platform, installationID: installationID) { id in
+            var out: [UInt8] = []
+            out.reserveCapacity(NotificationID.textLength)
+            Base64URLDecoding.encode(id, appendingTo: &out)
+            return out
         }
-        return Base64URLDecoding.encodedBytes(bytes)
     }
 
     /// Whether `id`'s MAC is the one its header and `installationID` give: always the same work.
@@ -38,8 +40,37 @@ public struct NotificationMAC: Sendable {
     }
 
     private func mac(job: Int64, device: Int64, platform: Platform, installationID: String) -> [UInt8] {
-        let input = NotificationID.macInput(job: job, device: device, platform: platform, installationID: installationID)
-        return Array(HMAC256.mac(key: key, message: input).prefix(NotificationID.macBytes))
+        withMAC(job: job, device: device, platform: platform, installationID: installationID) { id in
+            Array(id[NotificationID.headerBytes...])
+        }
+    }
+
+    /// `body` given the id's bytes (header ‖ truncated MAC, `NotificationID.byteCount`), in a
+    /// temporary buffer that also held the MAC input.
+    private func withMAC<T>(job: Int64, device: Int64, platform: Platform, installationID: String,
+                            _ body: (UnsafeRawBufferPointer) -> T) -> T {
+        let header = NotificationID.headerBytes
+        let inputCount = header + installationID.utf8.count
+        return withUnsafeTemporaryAllocation(byteCount: inputCount + Int(EVP_MAX_MD_SIZE), alignment: 8) { buffer in
+            NotificationID.writeHeader(job: job, device: device, platform: platform, into: buffer)
+            var written = header
+            for byte in installationID.utf8 {
+                buffer[written] = byte
+                written += 1
+            }
+            let input = UnsafeRawBufferPointer(rebasing: buffer[0..<inputCount])
+            let out = UnsafeMutableRawBufferPointer(rebasing: buffer[inputCount...])
+            if keyed?.mac(input, into: out) != true {
+                var n: UInt32 = 0
+                _ = HMAC(EVP_sha256(), key, Int32(key.count), input.baseAddress, input.count,
+                         out.baseAddress?.assumingMemoryBound(to: UInt8.self), &n)
+            }
+            // The id: the header (already in place) and the MAC's first 16 bytes after it. Copied
+            // forwards: the two ranges overlap when the installation id is short, and the MAC lies
+            // after where it goes.
+            for i in 0..<NotificationID.macBytes { buffer[header + i] = buffer[inputCount + i] }
+            return body(UnsafeRawBufferPointer(rebasing: buffer[0..<NotificationID.byteCount]))
+        }
     }
 
     /// 32 bytes from the system's random source (getrandom), for a new registry.

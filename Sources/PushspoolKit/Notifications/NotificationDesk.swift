@@ -21,7 +21,8 @@ public protocol NotificationDesk: AnyObject, Sendable {
     /// from the job's `localized`, the `From` prefix), and whether it was fetched before.
     func fetch(id: String, user: String?, now: Date) -> NotificationFetch
     /// Records `events` (at most `NotificationEvent.maxBatch`), answering one status per event,
-    /// in order. A batch over the limit is refused whole by the caller before it gets here.
+    /// in order. A batch over the limit is refused whole by the caller before it gets here. When
+    /// the registry fails, nothing of the batch is recorded and every event is `.unavailable`.
     func record(_ events: [NotificationEvent], user: String?, now: Date) -> [NotificationEventStatus]
     /// The funnel of job `job` (nil: no such job known here or in the shared registry).
     func funnel(job: String) throws(RegistryError) -> Funnel?
@@ -34,6 +35,9 @@ public enum NotificationFetch: Sendable, Equatable {
     case notFound
     /// Its content was erased after `secure_ttl_seconds`.
     case gone
+    /// The registry could not be read or written now (busy past its wait, or unreachable): no
+    /// verdict on the id, and nothing counted; asking again later is safe.
+    case unavailable(RegistryError.Kind)
 }
 
 /// A secure notification's content as one device would have shown it.
@@ -98,6 +102,9 @@ public enum NotificationEventStatus: Sendable, Equatable {
     case notFound
     /// Refused, naming the field (an `at` in the future or older than the job).
     case invalid(field: String, why: String)
+    /// The registry could not be read or written now: nothing of the batch was recorded, and
+    /// reporting it again later is safe (each (id, type) counts once).
+    case unavailable(RegistryError.Kind)
 }
 
 /// targets → sent → delivered (the provider accepted) → received (the device said so) → opened.

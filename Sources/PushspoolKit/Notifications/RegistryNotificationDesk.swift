@@ -113,8 +113,18 @@ public final class RegistryNotificationDesk: NotificationDesk {
     // MARK: NotificationDesk
 
     public func fetch(id: String, user: String?, now: Date) -> NotificationFetch {
+        do throws(RegistryError) {
+            return try fetching(id: id, user: user, now: now)
+        } catch {
+            // A registry outage is no verdict on the id: not a miss (the app would drop a real
+            // notification), and no content served without its `received` counted.
+            return .unavailable(error.kind)
+        }
+    }
+
+    private func fetching(id: String, user: String?, now: Date) throws(RegistryError) -> NotificationFetch {
         var jobs: [Int64: TrackedJob?] = [:]
-        guard let checked = try? check(id, user: user, jobs: &jobs), checked.job.secure else { return .notFound }
+        guard let checked = try check(id, user: user, jobs: &jobs), checked.job.secure else { return .notFound }
         let job = checked.job
         guard !job.isExpired(at: now), let content = job.content else { return .gone }
         let shown = content.shown(in: checked.device?.lang)
@@ -123,9 +133,9 @@ public final class RegistryNotificationDesk: NotificationDesk {
                       StoredEvent(job: job.number, device: checked.eventKey, platform: checked.id.platform,
                                   type: NotificationEventType.received.rawValue, app: checked.app, at: now)]
         // Fetched before: nothing to write (a read, no write lock), and nothing counts again.
-        let before = (try? store.hasEvent(job: job.number, device: checked.eventKey, platform: checked.id.platform,
-                                          type: StoredEvent.fetched)) ?? false
-        let inserted = before ? [false, false] : (try? store.recordEvents(events)) ?? [false, false]
+        let before = try store.hasEvent(job: job.number, device: checked.eventKey, platform: checked.id.platform,
+                                        type: StoredEvent.fetched)
+        let inserted = before ? [false, false] : try store.recordEvents(events)
         if inserted.count == 2, inserted[1] {
             metrics?.notificationEvent(app: checked.app, platform: checked.id.platform.rawValue, type: NotificationEventType.received.rawValue)
         }
@@ -137,11 +147,20 @@ public final class RegistryNotificationDesk: NotificationDesk {
     }
 
     public func record(_ events: [NotificationEvent], user: String?, now: Date) -> [NotificationEventStatus] {
+        do throws(RegistryError) {
+            return try recording(events, user: user, now: now)
+        } catch {
+            // Nothing of the batch was recorded: all of it may be reported again (counted once).
+            return [NotificationEventStatus](repeating: .unavailable(error.kind), count: events.count)
+        }
+    }
+
+    private func recording(_ events: [NotificationEvent], user: String?, now: Date) throws(RegistryError) -> [NotificationEventStatus] {
         var jobs: [Int64: TrackedJob?] = [:]
         var statuses = [NotificationEventStatus](repeating: .notFound, count: events.count)
         var pending: [(index: Int, event: StoredEvent)] = []
         for (i, event) in events.enumerated() {
-            guard let checked = try? check(event.id, user: user, jobs: &jobs), !checked.job.isExpired(at: now) else { continue }
+            guard let checked = try check(event.id, user: user, jobs: &jobs), !checked.job.isExpired(at: now) else { continue }
             let at = event.at ?? now
             if at > now.addingTimeInterval(Self.clockSkew) {
                 statuses[i] = .invalid(field: "at", why: "is in the future")
@@ -155,11 +174,7 @@ public final class RegistryNotificationDesk: NotificationDesk {
                                            type: event.type.rawValue, app: checked.app, at: at)))
         }
         guard !pending.isEmpty else { return statuses }
-        guard let inserted = try? store.recordEvents(pending.map(\.event)) else {
-            // Nothing recorded: the caller answers unavailable for the batch.
-            for p in pending { statuses[p.index] = .invalid(field: "", why: "the registry is unavailable; report again later") }
-            return statuses
-        }
+        let inserted = try store.recordEvents(pending.map(\.event))
         for (p, fresh) in zip(pending, inserted) {
             statuses[p.index] = fresh ? .recorded : .duplicate
             if fresh { metrics?.notificationEvent(app: p.event.app, platform: p.event.platform.rawValue, type: p.event.type) }

@@ -37,7 +37,13 @@ extension SQLiteRegistry {
 
     public func notificationKey() throws(RegistryError) -> [UInt8] {
         try locked { db in
-            try db.transaction {
+            // Read first, outside a transaction: a key made before needs no write lock, so a desk
+            // opened while another process holds it (a long import) still checks ids.
+            let first = try db.statement("SELECT secret FROM notification_keys WHERE name = 'id'")
+            defer { first.reset() }
+            if try first.step(), let key = NotificationMAC.key(hex: first.text(0)) { return key }
+            first.reset()
+            return try db.transaction {
                 let read = try db.statement("SELECT secret FROM notification_keys WHERE name = 'id'")
                 defer { read.reset() }
                 if try read.step(), let key = NotificationMAC.key(hex: read.text(0)) { return key }

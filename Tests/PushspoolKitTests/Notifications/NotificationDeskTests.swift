@@ -128,6 +128,38 @@ import PushspoolCore
         #expect(text.contains(#"pushspool_notification_events_total{app="default",platform="apns",type="dismissed"} 1"#))
     }
 
+    /// Another process holding SQLite's write lock past the wait: a fetch and every event are
+    /// `unavailable` (no miss, no content served without its `received`, nothing recorded);
+    /// once the lock is released the same calls count as if the outage had never been.
+    @Test func aBusyRegistryIsUnavailableNotAMiss() throws {
+        let (dir, registry) = try RegistryFixture.make()
+        defer { registry.close() }
+        let sent = try Self.send(registry)
+        let desk = RegistryNotificationDesk(registry: registry)
+        let now = Self.sentAt.addingTimeInterval(10)
+        let alices = sent.id("alice-phone"), bobs = sent.id("bob-phone")
+        try registry.locked { db in try db.execute("PRAGMA busy_timeout = 50") }
+        let holder = try SQLiteDatabase(path: dir.path("registry.sqlite"))
+        defer { holder.close() }
+        try holder.execute("BEGIN IMMEDIATE")
+        #expect(desk.fetch(id: alices, user: "alice", now: now) == .unavailable(.busy))
+        #expect(desk.record([NotificationEvent(id: bobs, type: .opened, at: nil)], user: "bob", now: now) == [.unavailable(.busy)])
+        #expect(desk.record([NotificationEvent(id: bobs, type: .received, at: nil), NotificationEvent(id: alices, type: .opened, at: nil)],
+                            user: nil, now: now) == [.unavailable(.busy), .unavailable(.busy)])
+        let unknown = sent.mac.id(job: sent.job.number, device: 999_999, platform: .apns, installationID: "nobody").text
+        #expect(desk.fetch(id: unknown, user: "alice", now: now) == .notFound, "a miss needs no write: still the one answer")
+        try holder.execute("COMMIT")
+        guard case .content(let c, let read) = desk.fetch(id: alices, user: "alice", now: now) else {
+            Issue.record("alice's id was not found once the lock was released")
+            return
+        }
+        #expect(c.message == "From bank: solde bas" && read == false, "the busy fetch counted nothing")
+        #expect(desk.record([NotificationEvent(id: bobs, type: .opened, at: nil), NotificationEvent(id: alices, type: .opened, at: nil)],
+                            user: nil, now: now) == [.recorded, .recorded])
+        let funnel = try #require(try desk.funnel(job: sent.job.id))
+        #expect(funnel.total.received == 1 && funnel.total.opened == 2)
+    }
+
     /// 1000 devices; 600 report received (some twice or three times), 200 opened: 1000/1000/1000/600/200,
     /// from the desk, after reopening the registry, and from a second desk on the same database.
     @Test(arguments: RegistryBackend.allCases) func funnelOfAThousand(backend: RegistryBackend) throws {

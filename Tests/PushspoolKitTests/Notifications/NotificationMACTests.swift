@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import Synchronization
 import PushspoolCore
 @testable import PushspoolKit
 
@@ -27,6 +28,36 @@ import PushspoolCore
         // RFC 4231 test case 2, through the same HMAC.
         let rfc = HMAC256.mac(key: Array("Jefe".utf8), message: Array("what do ya want for nothing?".utf8))
         #expect(NotificationMAC.hex(rfc) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+    }
+
+    /// The context keyed once and reused (`KeyedHMAC`) gives the one-shot HMAC's bytes for every
+    /// message, from many threads at once (each takes its own copy), for every installation id
+    /// length (one shorter than the MAC moves the MAC over where it was read from), the empty one
+    /// of a hub id too; and RFC 4231's case 2 through it.
+    @Test func theKeyedContextMatchesOneShotHMACFromManyThreads() throws {
+        let mac = NotificationMAC(key: Self.key)
+        let keyed = try #require(KeyedHMAC(key: Array("Jefe".utf8)))
+        var out = [UInt8](repeating: 0, count: 32)
+        let message = Array("what do ya want for nothing?".utf8)
+        let ok = message.withUnsafeBytes { m in out.withUnsafeMutableBytes { keyed.mac(m, into: $0) } }
+        #expect(ok && NotificationMAC.hex(out) == "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843")
+        let mismatches = Mutex(0)
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for i in 0..<500 {
+                let installation = String(repeating: "x", count: i % 40) + "\(thread)"
+                let platform = Platform.allCases[i % Platform.allCases.count]
+                let input = NotificationID.macInput(job: Int64(thread + 1), device: Int64(i), platform: platform, installationID: installation)
+                let expected = Array(HMAC256.mac(key: Self.key, message: input).prefix(16))
+                let id = mac.id(job: Int64(thread + 1), device: Int64(i), platform: platform, installationID: installation)
+                let bytes = mac.idBytes(job: Int64(thread + 1), device: Int64(i), platform: platform, installationID: installation)
+                if id.mac != expected || bytes != id.utf8 || NotificationID.parse(String(decoding: bytes, as: UTF8.self)) != id {
+                    mismatches.withLock { $0 += 1 }
+                }
+            }
+        }
+        #expect(mismatches.withLock { $0 } == 0)
+        let hub = mac.id(job: 3, device: 0, platform: .wns, installationID: "")
+        #expect(hub.mac == Array(HMAC256.mac(key: Self.key, message: NotificationID.macInput(job: 3, device: 0, platform: .wns, installationID: "")).prefix(16)))
     }
 
     @Test func keysAreRandomAndStoredAsHex() {

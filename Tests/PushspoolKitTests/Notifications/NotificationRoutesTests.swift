@@ -180,6 +180,42 @@ import PushspoolCore
         #expect(d.desk.calls.isEmpty)
     }
 
+    /// A real desk over a SQLite registry whose write lock another process holds past the wait:
+    /// `503` with `Retry-After` (as the registration routes answer an outage), never the `404`
+    /// that would tell an app its notification does not exist; a batch is refused whole.
+    @Test func aBusyRegistryAnswers503WithRetryAfterNot404() throws {
+        let (dir, registry) = try RegistryFixture.make()
+        defer { registry.close() }
+        let sent = try NotificationDeskTests.send(registry)
+        let auth = AuthHarness(users: [AuthFixtures.alice, AuthFixtures.bob2b])
+        let api = NotificationAPI(desk: RegistryNotificationDesk(registry: registry), now: { NotificationDeskTests.sentAt.addingTimeInterval(60) })
+        let door = FrontDoor(routes: api.routes, authenticator: try auth.make(), metrics: HTTPMetrics(), log: Log(handler: CollectingLogHandler()))
+        let server = HTTPServer(handler: door.handle, completed: door.completed)
+        defer { server.stop() }
+        let c = try RawHTTPClient(port: Int(try server.start(ListenAddress(host: "127.0.0.1", port: 0)).port))
+        let alices = sent.id("alice-phone")
+        try registry.locked { db in try db.execute("PRAGMA busy_timeout = 50") }
+        let holder = try SQLiteDatabase(path: dir.path("registry.sqlite"))
+        defer { holder.close() }
+        try holder.execute("BEGIN IMMEDIATE")
+        var a = try c.request("GET", "/api/notifications/\(alices)", headers: Self.alice)
+        #expect(a.status == 503 && a.header("Retry-After") == "5" && a.header("Cache-Control") == "no-store", "\(a.status) \(a.text)")
+        #expect(Self.error(a) == "the registry is busy; try again")
+        a = try c.request("GET", "/v1/notifications/\(alices)", headers: Self.service)
+        #expect(a.status == 503 && a.header("Retry-After") == "5")
+        a = try c.request("POST", "/api/notifications/\(alices)/events", headers: Self.alice, body: #"{"type":"opened"}"#)
+        #expect(a.status == 503 && a.header("Retry-After") == "5", "\(a.status) \(a.text)")
+        a = try c.request("POST", "/v1/events", headers: Self.service,
+                          body: #"[{"id":"\#(alices)","type":"opened"},{"id":"\#(sent.id("bob-phone"))","type":"received"}]"#)
+        #expect(a.status == 503 && a.header("Retry-After") == "5", "\(a.status) \(a.text)")
+        #expect(Self.error(a) == "the registry is busy; nothing was recorded, report again")
+        try holder.execute("COMMIT")
+        a = try c.request("GET", "/api/notifications/\(alices)", headers: Self.alice)
+        #expect(a.status == 200 && a.text.hasSuffix(#""Read":false}"#), "\(a.text)")
+        a = try c.request("POST", "/v1/events", headers: Self.service, body: #"[{"id":"\#(alices)","type":"opened"}]"#)
+        #expect((a.json as? [[String: String]])?.first?["status"] == "recorded", "\(a.text)")
+    }
+
     @Test func aServiceForwardsEventsInBatchesAnsweredInOrder() throws {
         let d = try Door()
         let c = try d.client()
