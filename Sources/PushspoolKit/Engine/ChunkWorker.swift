@@ -29,6 +29,9 @@ final class ChunkWorker: Sendable {
     private let env: JobRunner.Environment
     private let outcomes: OutcomeWriter
     private let control = DispatchQueue(label: "pushspool.chunks")
+    /// The renewal timer's own queue: a lease that lapses can record nothing more
+    /// (`ChunkLease`), so a renewal never waits behind claims and cuts on `control`.
+    private let leases = DispatchQueue(label: "pushspool.chunk-leases")
     private let listener: QueueListener
     private let threads = DispatchGroup()
 
@@ -90,7 +93,7 @@ final class ChunkWorker: Sendable {
         thread.start()
         let every = lease / 3
         state.withLock { s in
-            let timer = DispatchSource.makeTimerSource(queue: control)
+            let timer = DispatchSource.makeTimerSource(queue: leases)
             timer.schedule(deadline: .now() + every, repeating: every, leeway: .milliseconds(100))
             timer.setEventHandler { [weak self] in self?.renew() }
             timer.resume()

@@ -174,8 +174,8 @@ public final class PostgresJobQueue: Sendable {
     /// Claims up to `count` chunks no host holds, or takes over chunks whose holder's lease ran
     /// out (`ChunkLease`: open or lapsed, never a live lease), oldest job first, of jobs neither
     /// paused nor cancelled; `ownOnly`: only of jobs this origin published. Each row is locked
-    /// while it is claimed: a lapsed holder's batch (`record`) either went in before the
-    /// take-over, where its new holder reads it, or finds the new holder and is refused.
+    /// `FOR UPDATE` while it is claimed: a lapsed holder's batch (`record`) either went in
+    /// before the take-over, where its new holder reads it, or finds the new holder and is refused.
     public func claim(count: Int, lease: Double, excluding skipped: [String] = [], ownOnly: Bool = false) throws(RegistryError) -> [Chunk] {
         guard count > 0 else { return [] }
         return try run { c in
@@ -240,10 +240,12 @@ public final class PostgresJobQueue: Sendable {
     /// each ending in a newline).
     ///
     /// The holder and its lease are checked in the statement that writes, on each chunk's row
-    /// locked (`FOR SHARE`): a claim taking the chunk over waits for this batch to commit and
-    /// then reads it back as final, or has the row first, and then this check sees the new
-    /// holder (or the lapsed lease) and the batch is refused. Either way no target is logged
-    /// and counted twice.
+    /// locked (`FOR KEY SHARE`, which a claim's `FOR UPDATE` waits for or skips): a claim
+    /// taking the chunk over waits for this batch to commit and then reads it back as final, or
+    /// has the row first, and then this check sees the new holder (or the lapsed lease) and
+    /// the batch is refused. Either way no target is logged and counted twice. The lock does
+    /// not hold up this host's own renewals (plain updates of non-key columns), so a batch of
+    /// several chunks and a renewal of the same chunks never deadlock.
     public func record(_ batches: [(chunk: Chunk, lines: [UInt8])]) throws(RegistryError) -> [Chunk: Int64] {
         guard !batches.isEmpty else { return [:] }
         let rows = batches.indices.map { i in "($\(4 * i + 2), $\(4 * i + 3)::int, $\(4 * i + 4)::int, $\(4 * i + 5)::text)" }.joined(separator: ", ")
@@ -255,7 +257,7 @@ public final class PostgresJobQueue: Sendable {
                 held AS (
                     SELECT q.job, q.chunk FROM queue_chunks q JOIN v ON q.job = v.job AND q.chunk = v.chunk
                     WHERE q.host = $1 AND q.taken = v.taken AND NOT q.done AND q.lease_until > clock_timestamp()
-                    FOR SHARE OF q)
+                    FOR KEY SHARE OF q)
                 INSERT INTO queue_outcomes(job, chunk, lines)
                 SELECT v.job, v.chunk, v.lines FROM v JOIN held ON held.job = v.job AND held.chunk = v.chunk
                 RETURNING job, chunk, n

@@ -64,8 +64,9 @@ struct StaleHolderTests {
     @Test func aBatchRacingATakeOverWaitsForTheRowAndIsRefused() throws {
         let (a, b, sql, uri) = try Self.published()
         let mine = try #require(try a.claim(count: 1, lease: 30).first)
-        // b's claim, held open: the row as it becomes b's.
+        // b's claim, held open: the row locked as the claim locks it, and become b's.
         try sql.execute("BEGIN")
+        _ = try sql.query("SELECT 1 FROM queue_chunks WHERE job = 'j' AND chunk = $1::int FOR UPDATE", ["\(mine.number)"])
         _ = try sql.query("""
             UPDATE queue_chunks SET host = 'b/2', taken = taken + 1, lease_until = clock_timestamp() + interval '30 seconds'
             WHERE job = 'j' AND chunk = $1::int
