@@ -41,7 +41,12 @@ public struct DashboardAPI: Sendable {
                 call.respond(.json(200, .object([("user", .string(session.user)), ("csrf", .string(session.csrf))])))
             },
             .init("GET", "/ui/api/jobs", .operator) { call in call.later { data.campaigns(call.request.query) } },
-            .init("POST", "/ui/api/jobs", .operator, jobs.submit),
+            .init("POST", "/ui/api/jobs", .operator) { call in
+                // The compose page's own checks first (they need the config; parsing and rendering
+                // only, as the job API's own parse here), then the job API's path.
+                if let refusal = data.refusal(call.request.body) { return call.respond(refusal) }
+                jobs.submit(call)
+            },
             .init("GET", "/ui/api/jobs/{id}", .operator) { call in
                 guard let id = JobAPI.jobID(call) else { return }
                 call.later { data.campaign(id: id) }

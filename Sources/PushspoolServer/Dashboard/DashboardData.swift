@@ -239,6 +239,27 @@ struct DashboardData: Sendable {
         ]))
     }
 
+    /// `POST /ui/api/jobs`: what the compose page would have shown beside its fields, refused
+    /// before the job API queues anything (that API knows no config, so it cannot see an unknown
+    /// app, and a payload too large for a platform is otherwise found only when sending). nil:
+    /// on to `POST /v1/jobs`'s path, which reports the job file's own problems.
+    func refusal(_ body: [UInt8]) -> ServerResponse? {
+        guard let job = try? JobParser.parse(body, fileName: "compose.json"), case .send(let send) = job.kind else { return nil }
+        var problems: [(String, String)] = []
+        if case .failure(let problem) = send.apps.resolve(known: Set(config.apps.keys), defaultApp: config.defaultApp) {
+            problems.append((problem.field, problem.message))
+        }
+        for platform in send.platforms {
+            for language in [nil] + (send.secure ? [] : send.localized.keys.sorted()) {
+                do { _ = try PayloadRenderer.render(language.map { send.message(in: $0) } ?? send.message, for: platform, tracking: send.tracking) } catch {
+                    problems.append(("message", "\(platform.rawValue): \(error.description)"))
+                }
+            }
+        }
+        guard let first = problems.first else { return nil }
+        return .json(400, .object([("error", .string("\(first.0): \(first.1)")), ("problems", Self.problems(problems))]))
+    }
+
     static func problems(_ list: [(String, String)]) -> JSONValue {
         .array(list.map { .object([("field", .string($0.0)), ("message", .string($0.1))]) })
     }
