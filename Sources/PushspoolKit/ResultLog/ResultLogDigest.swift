@@ -12,8 +12,10 @@ import Darwin
 /// reason, and a `local_time` job's waves. Read incrementally: each call reads only what was
 /// appended since the last (a million-line log is read once, not every two seconds).
 public struct ResultLogDigest: Sendable {
+    /// Outcomes that did not deliver: `failed`, or `unregistered` (the device is gone).
     public struct FailureKey: Sendable, Hashable {
         public var platform: String
+        public var status: String
         public var code: String
         public var reason: String
     }
@@ -32,7 +34,7 @@ public struct ResultLogDigest: Sendable {
     var offset: Int64 = 0
     var inode: UInt64 = 0
 
-    /// Failure reasons are cut to this length, so a provider's long answers group and stay small.
+    /// Reasons are cut to this length, so a provider's long answers group and stay small.
     static let reasonLength = 160
     /// At most this many distinct failure groups are kept (the rest are counted as `other`).
     static let maxGroups = 200
@@ -80,11 +82,13 @@ public struct ResultLogDigest: Sendable {
             let second = d.at.flatMap(Timestamp.parse).map { Int($0.timeIntervalSince1970) } ?? 0
             switch d.status {
             case .delivered: seconds[second, default: Second()].delivered += 1
-            case .unregistered: seconds[second, default: Second()].unregistered += 1
-            case .failed:
-                seconds[second, default: Second()].failed += 1
-                var key = FailureKey(platform: d.platform.rawValue, code: d.code ?? "", reason: String((d.reason ?? "").prefix(Self.reasonLength)))
-                if failures[key] == nil && failures.count >= Self.maxGroups { key = FailureKey(platform: key.platform, code: "other", reason: "") }
+            case .unregistered, .failed:
+                if d.status == .failed { seconds[second, default: Second()].failed += 1 } else { seconds[second, default: Second()].unregistered += 1 }
+                var key = FailureKey(platform: d.platform.rawValue, status: d.status.rawValue, code: d.code ?? "",
+                                     reason: String((d.reason ?? "").prefix(Self.reasonLength)))
+                if failures[key] == nil && failures.count >= Self.maxGroups {
+                    key = FailureKey(platform: key.platform, status: key.status, code: "other", reason: "")
+                }
                 failures[key, default: 0] += 1
             case .capped: break
             }

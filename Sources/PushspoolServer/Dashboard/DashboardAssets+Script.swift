@@ -163,8 +163,16 @@ extension DashboardAssets {
   }
   function campaignView(id) {
     const head = h("div");
-    const actions = h("div", { class: "actions" });
     const confirmBox = h("div");
+    const buttons = {
+      pause: h("button", { type: "button", id: "pause", disabled: true, on: { click: () => confirmStep("pause", "Pause") } }, "Pause"),
+      resume: h("button", { type: "button", id: "resume", disabled: true, on: { click: () => confirmStep("resume", "Resume") } }, "Resume"),
+      cancel: h("button", { type: "button", id: "cancel", class: "danger", disabled: true,
+        on: { click: () => confirmStep("cancel", "Cancel (what is not sent yet never will be)") } }, "Cancel"),
+    };
+    const actions = h("div", { class: "actions" }, buttons.pause, buttons.resume, buttons.cancel,
+      h("a", { href: `/ui/api/jobs/${encodeURIComponent(id)}/results`, download: `${id}.ndjson`, text: "Result log (NDJSON)" }),
+      h("a", { href: `/ui/api/jobs/${encodeURIComponent(id)}/results.csv`, download: `${id}.csv`, text: "Result log (CSV)" }));
     const message = h("div", { id: "action-message", "aria-live": "polite" });
     const body = h("div");
     let last = null;
@@ -188,13 +196,11 @@ extension DashboardAssets {
       last = json;
       const s = json.status, job = json.job || {};
       replace(head, h("h1", null, id, " ", stateBadge(s.state)), h("div", { id: "job-progress" }, progress(s)));
+      // The buttons stay the same elements (a keyboard's focus stays on them); only whether they apply changes.
       const ended = ["done", "cancelled", "failed"].includes(s.state);
-      replace(actions,
-        h("button", { type: "button", id: "pause", disabled: ended || s.state === "paused", on: { click: () => confirmStep("pause", "Pause") } }, "Pause"),
-        h("button", { type: "button", id: "resume", disabled: ended || s.state !== "paused", on: { click: () => confirmStep("resume", "Resume") } }, "Resume"),
-        h("button", { type: "button", id: "cancel", class: "danger", disabled: ended, on: { click: () => confirmStep("cancel", "Cancel (what is not sent yet never will be)") } }, "Cancel"),
-        h("a", { href: `/ui/api/jobs/${encodeURIComponent(id)}/results`, download: `${id}.ndjson`, text: "Result log (NDJSON)" }),
-        h("a", { href: `/ui/api/jobs/${encodeURIComponent(id)}/results.csv`, download: `${id}.csv`, text: "Result log (CSV)" }));
+      buttons.pause.disabled = ended || s.state === "paused";
+      buttons.resume.disabled = ended || s.state !== "paused";
+      buttons.cancel.disabled = ended;
       const counts = kv([["Delivered", num(s.delivered)], ["Failed", num(s.failed)], ["Unregistered", s.unregistered === undefined ? undefined : num(s.unregistered)],
         ["Capped", s.capped === undefined ? undefined : num(s.capped)], ["Rate", s.rate_per_s === null || s.rate_per_s === undefined ? "—" : num(s.rate_per_s) + "/s"],
         ["ETA", duration(s.eta_s)], ["Matched", s.matched === undefined ? undefined : num(s.matched)], ["Not sent", s.not_sent === undefined ? undefined : num(s.not_sent)],
@@ -214,8 +220,8 @@ extension DashboardAssets {
         h("p", { class: "muted", id: "funnel-numbers", text: `targets ${f.targets} · sent ${f.sent} · delivered ${f.delivered} · received ${f.received} · opened ${f.opened}` }),
         funnelTable("Per platform", f.platforms), funnelTable("Per app", f.apps))
         : h("p", { class: "muted", text: s.funnel_error || "No funnel for this job (none recorded)." });
-      const failures = table([{ title: "Platform" }, { title: "Code" }, { title: "Reason" }, { title: "Count", num: true }, { title: "Meaning" }, { title: "What to do" }],
-        json.failures.map(x => ({ cells: [x.platform, x.code, x.reason, num(x.count), x.meaning, x.action] })), { id: "failures" });
+      const failures = table([{ title: "Platform" }, { title: "Outcome" }, { title: "Code" }, { title: "Reason" }, { title: "Count", num: true }, { title: "Meaning" }, { title: "What to do" }],
+        json.failures.map(x => ({ cells: [x.platform, x.status, x.code, x.reason, num(x.count), x.meaning, x.action] })), { id: "failures" });
       const waves = (json.waves || []).filter(w => w.status !== "planned");
       const next = s.next_wave;
       const timeline = (waves.length || next) ? h("ul", { class: "timeline", id: "waves" },
@@ -226,7 +232,7 @@ extension DashboardAssets {
         h("div", { class: "card" }, h("h2", { text: "Funnel" }), funnel),
         h("div", { class: "card" }, h("h2", { text: "Sends over time" }), window.PushspoolCharts.series(json.series, "Sends per second over time"),
           h("div", { class: "legend" }, h("span", null, h("span", { class: "swatch delivered" }), "delivered"), h("span", null, h("span", { class: "swatch failed" }), "failed or unregistered"))),
-        h("div", { class: "card" }, h("h2", { text: "Failures by reason" }), failures),
+        h("div", { class: "card" }, h("h2", { text: "Not delivered, by reason" }), failures),
         timeline ? h("div", { class: "card" }, h("h2", { text: "Waves (local time)" }), timeline) : null);
       live();
     }

@@ -59,7 +59,7 @@ pre.payload { background: #0f1720; color: #e6edf3; padding: .6rem; border-radius
 .kv { display: grid; grid-template-columns: max-content 1fr; gap: .2rem .9rem; }
 .kv dt { color: var(--muted); } .kv dd { margin: 0; overflow-wrap: anywhere; }
 .bar { display: inline-block; height: .7rem; background: var(--accent); border-radius: 2px; vertical-align: middle; }
-svg.chart { width: 100%; height: auto; display: block; }
+svg.chart { width: 100%; max-width: 900px; height: auto; display: block; }
 svg.chart text { font-size: 11px; fill: var(--muted); }
 .legend { font-size: .85rem; display: flex; gap: 1rem; flex-wrap: wrap; }
 .swatch { display: inline-block; width: .8rem; height: .8rem; margin-right: .3rem; vertical-align: -1px; }

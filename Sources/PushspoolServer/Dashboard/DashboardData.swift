@@ -19,7 +19,7 @@ struct DashboardData: Sendable {
     let spool: Spool
     let registry: any DeviceRegistry
     let queue: PostgresJobQueue?
-    let desk: (any NotificationDesk)?
+    let desk: FunnelCache?
     let operations: OperationsAPI
     let index: CampaignIndex
     let digests: ResultLogDigests
@@ -31,7 +31,8 @@ struct DashboardData: Sendable {
         self.spool = spool
         self.registry = registry
         self.queue = queue
-        self.desk = desk
+        // Polled by every open page: a job's funnel is worked out once a second at most.
+        self.desk = desk.map { FunnelCache(desk: $0) }
         self.operations = operations
         index = CampaignIndex(spool: spool, defaultApp: config.defaultApp)
         digests = ResultLogDigests(spool: spool)
@@ -83,12 +84,20 @@ struct DashboardData: Sendable {
     /// asks for (never a secure job's text), failures by reason with what they mean, outcomes
     /// over time and its waves.
     func campaign(id: String) -> ServerResponse {
-        let answer = JobAPI.statusAnswer(id: id, status: JobStatus(spool: spool), queue: queue, desk: desk)
-        guard answer.status == 200, case .bytes(let bytes) = answer.body, let status = try? JSONParser.parse(bytes) else { return answer }
+        let job = index.job(id: id)
+        let answer = JobAPI.statusAnswer(id: id, status: JobStatus(spool: spool), queue: queue, desk: nil)
+        guard answer.status == 200, case .bytes(let bytes) = answer.body, var status = try? JSONParser.parse(bytes) else { return answer }
+        if let desk {
+            // An ended job that apps cannot report on keeps its funnel: read again once a minute, not at every poll.
+            let ended = ["done", "cancelled", "failed"].contains(status["state"]?.stringValue ?? "")
+            var reported = true
+            if case .send(let send)? = job?.kind { reported = send.tracking != .off || config.apps.values.contains { $0.track } }
+            status = JobAPI.withFunnel(status, id: id, desk: ended && !reported ? desk.reader(lifetime: 60) : desk)
+        }
         let digest = digests.digest(id: id)
         let failures: [JSONValue] = digest.failures.sorted { $0.value != $1.value ? $0.value > $1.value : $0.key.reason < $1.key.reason }.map { key, n in
             let guide = FailureGuide.entry(platform: key.platform, code: key.code, reason: key.reason)
-            return .object([("platform", .string(key.platform)), ("code", .string(key.code)), ("reason", .string(key.reason)),
+            return .object([("platform", .string(key.platform)), ("status", .string(key.status)), ("code", .string(key.code)), ("reason", .string(key.reason)),
                             ("count", .int(Int64(n))), ("meaning", .string(guide.meaning)), ("action", .string(guide.action))])
         }
         let series = digest.series()
@@ -97,7 +106,7 @@ struct DashboardData: Sendable {
                      ("devices", .int(Int64(w.devices))), ("reason", w.reason.map(JSONValue.string) ?? .null)])
         }
         return .json(200, .object([
-            ("status", status), ("job", describe(id: id)), ("failures", .array(failures)),
+            ("status", status), ("job", describe(job)), ("failures", .array(failures)),
             ("series", .object([
                 ("start", .int(Int64(series.start))), ("step_s", .int(Int64(series.step))),
                 ("delivered", .array(series.buckets.map { .int(Int64($0.delivered)) })),
@@ -108,8 +117,7 @@ struct DashboardData: Sendable {
     }
 
     /// What the job file asks for; a secure job's text is never included.
-    private func describe(id: String) -> JSONValue {
-        let job = index.job(id: id)
+    private func describe(_ job: Job?) -> JSONValue {
         guard let job else { return .null }
         guard case .send(let send) = job.kind else { return .object([("kind", .string(Self.kind(job)))]) }
         var pairs: [(String, JSONValue)] = [

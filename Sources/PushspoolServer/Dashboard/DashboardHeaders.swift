@@ -9,7 +9,9 @@ enum DashboardHeaders {
         // For browsers that predate frame-ancestors.
         ("X-Frame-Options", "DENY"),
         ("X-Content-Type-Options", "nosniff"),
-        ("Referrer-Policy", "no-referrer"),
+        // Not no-referrer: with it a browser sends `Origin: null` on the login form, which the
+        // login-CSRF check must refuse. same-origin tells other sites nothing.
+        ("Referrer-Policy", "same-origin"),
         ("Cache-Control", "no-store"),
     ]
 }
