@@ -187,7 +187,8 @@ try:
           f"the page's counts are the result log's summary ({counts} vs {end})")
     check(end["delivered"] + end["failed"] + end["unregistered"] == 20000, f"20,000 outcomes ({end})")
     reasons = driver.find_element(By.ID, "failures").text
-    check(end["unregistered"] > 0 and "INVALID_ARGUMENT" in reasons and "malformed" in reasons and "UNREGISTERED" in reasons,
+    check(end["failed"] == 10 and end["unregistered"] == 20 and "SENDER_ID_MISMATCH" in reasons and "another Firebase project" in reasons
+          and "INVALID_ARGUMENT" in reasons and "malformed" in reasons and "UNREGISTERED" in reasons,
           f"what was not delivered, by reason, with what it means: {reasons[:300]!r}")
     clean(driver, "the campaign page")
 

@@ -98,7 +98,10 @@ public struct DashboardAPI: Sendable {
             return call.respond(Self.loginPage(status: 401, message: "No operators are configured."))
         }
         let remote = ForwardedFor.client(remote: request.remote, header: request.header("X-Forwarded-For"), trusted: trustedProxies)
-        let (sessions, secure) = (sessions, secureCookies)
+        // Behind a trusted proxy that terminates TLS (`X-Forwarded-Proto: https`), the browser
+        // speaks HTTPS too: the cookie is never to travel in clear.
+        let behindTLS = ForwardedFor.isTrusted(request.remote, trustedProxies) && request.header("X-Forwarded-Proto")?.lowercased() == "https"
+        let (sessions, secure) = (sessions, secureCookies || behindTLS)
         authenticator.operatorLogin(user: user, password: Array(password.utf8), remote: remote) { decision in
             switch decision {
             case .allowed(let principal):
@@ -123,7 +126,9 @@ public struct DashboardAPI: Sendable {
     /// `POST /ui/logout`: the session ends on the server (its cookie is worthless from now on).
     func logout(_ call: FrontDoor.RouteCall) {
         if let cookie = OperatorSessions.cookie(in: call.request.header("Cookie")) { sessions.end(cookie: cookie) }
-        call.respond(.json(200, .object([("logged_out", true)]), headers: [("Set-Cookie", OperatorSessions.clearCookie(secure: secureCookies))]))
+        let behindTLS = ForwardedFor.isTrusted(call.request.remote, trustedProxies) && call.request.header("X-Forwarded-Proto")?.lowercased() == "https"
+        call.respond(.json(200, .object([("logged_out", true)]),
+                           headers: [("Set-Cookie", OperatorSessions.clearCookie(secure: secureCookies || behindTLS))]))
     }
 
     /// Whether `origin` (`http://host:port`) names the host the request was sent to.

@@ -32,7 +32,11 @@ struct DashboardData: Sendable {
         self.registry = registry
         self.queue = queue
         // Polled by every open page: a job's funnel is worked out once a second at most.
-        self.desk = desk.map { FunnelCache(desk: $0) }
+        self.desk = desk.map { desk in
+            FunnelCache(desk: desk) { job in
+                ((try? FileManager.default.attributesOfItem(atPath: spool.resultURL(jobID: job).path)[.size]) as? NSNumber)?.int64Value ?? -1
+            }
+        }
         self.operations = operations
         index = CampaignIndex(spool: spool, defaultApp: config.defaultApp)
         digests = ResultLogDigests(spool: spool)

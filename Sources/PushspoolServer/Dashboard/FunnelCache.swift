@@ -3,23 +3,32 @@ import Foundation
 import PushspoolCore
 import Synchronization
 
-/// The desk as the dashboard asks it: a job's funnel is worked out at most once per `seconds`
-/// however many pages poll it (a running job's funnel reads its result log; so does an ended
-/// job's that is not tracked), and every other call goes straight to the desk. The numbers are
-/// the desk's own, at most `seconds` old (`reader(lifetime:)`: another age for one caller).
+/// The desk as the dashboard asks it. A job's funnel is the desk's own answer, reused while the
+/// job's result log has not changed (and for `lifetime` at most: events arrive without it
+/// changing), and while a job runs at most once a second and never more often than
+/// `costFactor` times what it took (a running job's funnel reads its log, so polling a big one
+/// costs a server at most a fifth of a core). Every other call goes straight to the desk.
 final class FunnelCache: NotificationDesk {
+    private struct Entry {
+        var at: Double
+        var cost: Double
+        var logSize: Int64
+        var funnel: Funnel?
+    }
+
     let desk: any NotificationDesk
-    let seconds: Double
-    private let cached = Mutex<[String: (at: Double, cost: Double, funnel: Funnel?)]>([:])
-    /// An answer that took `cost` seconds is reused for `costFactor` times that at least, so that
-    /// polling one job costs a server at most a fifth of a core whatever its log's size.
-    static let costFactor = 5.0
+    let lifetime: Double
+    /// The size of a job's result log now (-1: none).
+    private let logSize: @Sendable (String) -> Int64
+    private let cached = Mutex<[String: Entry]>([:])
     /// One computation at a time: pages asking together wait for it instead of repeating it.
     private let computing = Mutex(())
+    static let costFactor = 5.0
 
-    init(desk: any NotificationDesk, seconds: Double = 1) {
+    init(desk: any NotificationDesk, lifetime: Double = 1, logSize: @escaping @Sendable (String) -> Int64) {
         self.desk = desk
-        self.seconds = seconds
+        self.lifetime = lifetime
+        self.logSize = logSize
     }
 
     func fetch(id: String, user: String?, now: Date) -> NotificationFetch { desk.fetch(id: id, user: user, now: now) }
@@ -28,10 +37,10 @@ final class FunnelCache: NotificationDesk {
         desk.record(events, user: user, now: now)
     }
 
-    func funnel(job: String) throws(RegistryError) -> Funnel? { try funnel(job: job, lifetime: seconds) }
+    func funnel(job: String) throws(RegistryError) -> Funnel? { try funnel(job: job, lifetime: lifetime) }
 
-    /// The same cache, read with answers up to `lifetime` seconds old: for an ended job no app
-    /// reports on (not tracked, not secure), whose funnel can no longer change.
+    /// The same cache read with answers up to `lifetime` seconds old while the log is unchanged:
+    /// for an ended job no app reports on (not tracked, not secure).
     func reader(lifetime: Double) -> any NotificationDesk { Reader(cache: self, lifetime: lifetime) }
 
     private final class Reader: NotificationDesk {
@@ -46,20 +55,29 @@ final class FunnelCache: NotificationDesk {
         func funnel(job: String) throws(RegistryError) -> Funnel? { try cache.funnel(job: job, lifetime: lifetime) }
     }
 
-    func funnel(job: String, lifetime seconds: Double) throws(RegistryError) -> Funnel? {
+    func funnel(job: String, lifetime: Double) throws(RegistryError) -> Funnel? {
         func fresh() -> Funnel?? {
             let now = Date().timeIntervalSince1970
-            return cached.withLock { c in c[job].flatMap { now - $0.at < max(seconds, $0.cost * Self.costFactor) ? .some($0.funnel) : nil } }
+            let size = logSize(job)
+            return cached.withLock { c -> Funnel?? in
+                guard let e = c[job] else { return nil }
+                let age = now - e.at
+                if e.logSize == size && age < lifetime { return .some(e.funnel) }
+                // The log grew (the job runs): asked again once the throttle allows.
+                if e.logSize != size && size > e.logSize && age < max(self.lifetime, e.cost * Self.costFactor) { return .some(e.funnel) }
+                return nil
+            }
         }
         if let hit = fresh() { return hit }
         return try computing.withLock { _ throws(RegistryError) -> Funnel? in
             if let hit = fresh() { return hit }
+            let size = logSize(job)
             let started = Date().timeIntervalSince1970
             let funnel = try desk.funnel(job: job)
             let now = Date().timeIntervalSince1970
             cached.withLock { c in
                 if c.count > 256 { c = c.filter { now - $0.value.at < 60 } }
-                c[job] = (now, now - started, funnel)
+                c[job] = Entry(at: now, cost: now - started, logSize: size, funnel: funnel)
             }
             return funnel
         }

@@ -61,6 +61,17 @@ import Testing
         #expect(try c.request("GET", "/ui/", headers: [("Cookie", cookie)]).status == 303)
     }
 
+    @Test func behindATrustedTLSProxyTheCookieIsSecure() throws {
+        let form = [("Content-Type", "application/x-www-form-urlencoded"), ("X-Forwarded-Proto", "https")]
+        // From a proxy serve does not trust, the header means nothing.
+        var f = try Self.door()
+        var a = try f.serve.client().request("POST", "/ui/login", headers: form, body: "user=olivia&password=s3cret")
+        #expect(a.status == 303 && a.header("Set-Cookie")?.contains("Secure") == false)
+        f = try SandboxFrontDoor(httpExtra: #", "operators_file": "operators.htpasswd", "trusted_proxies": ["127.0.0.1"]"#)
+        a = try f.serve.client().request("POST", "/ui/login", headers: form, body: "user=olivia&password=s3cret")
+        #expect(a.status == 303 && a.header("Set-Cookie")?.hasSuffix("; Secure") == true, "\(a.header("Set-Cookie") ?? "-")")
+    }
+
     @Test func appUsersAndServiceTokensAreRefusedEverywhereUnderUI() throws {
         let f = try Self.door()
         let c = try f.serve.client()
