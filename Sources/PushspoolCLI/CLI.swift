@@ -186,15 +186,18 @@ public enum CLI {
               refused (upgrade this host), as `run` refuses it.
             """, positionals: .subcommand("migrate"), run: RegistryMigrateCommand.run),
         "status": Command(help: """
-            usage: pushspool status [--json] [--spool DIR]
+            usage: pushspool status [ID] [--json] [--spool DIR] [--config FILE]
               Queue depth per folder (with the oldest job's age), active jobs with progress,
-              paused providers and recent failures.
-            """, switches: ["json"], run: StatusCommand.run),
+              paused providers and recent failures. With ID: that job's state and, for a job that
+              sent anything, its funnel (targets → sent → delivered → received → opened, per app
+              and platform; received and opened as the apps report them).
+            """, switches: ["json"], positionals: .upTo(1, "one job id"), run: StatusCommand.run),
         "results": Command(help: """
-            usage: pushspool results ID [--spool DIR] [--config FILE]
+            usage: pushspool results ID [--funnel [--json]] [--spool DIR] [--config FILE]
               Print a job's result log (JSON Lines): this spool's results/ID.jsonl, else, with a
               PostgreSQL registry, the log as the shared queue holds it, from any host.
-            """, positionals: .upTo(1, "one job id"), run: ResultsCommand.run),
+              --funnel: the job's funnel instead (text, or one JSON object with --json).
+            """, switches: ["funnel", "json"], positionals: .upTo(1, "one job id"), run: ResultsCommand.run),
         "cancel": Command(help: """
             usage: pushspool cancel ID [--spool DIR]
               Cancel a job waiting in incoming/ (even one waiting for its not_before) or running.

@@ -12,6 +12,14 @@ enum ResultsCommand {
         }
         if let problem = Identifier.jobIDProblem(id) { throw CLIError(.usage, "results: job id \(problem)") }
         let runtime = try Runtime(args)
+        if args.has("funnel") {
+            guard let funnel = try FunnelReport.funnel(id, runtime: runtime, command: "results") else {
+                throw CLIError(.usage, "results: no job \(id) here, in the registry or in the shared queue")
+            }
+            if args.has("json") { print(funnel.json.encodedString) } else { funnel.lines.forEach { print($0) } }
+            return .ok
+        }
+        if args.has("json") { throw CLIError(.usage, "results: --json goes with --funnel (the result log is JSON Lines already)") }
         let local = runtime.spool.resultURL(jobID: id)
         if let handle = FileHandle(forReadingAtPath: local.path) {
             defer { try? handle.close() }

@@ -7,6 +7,7 @@ enum StatusCommand {
     /// which providers were paused, and the latest failures.
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
         let runtime = try Runtime(args, createSpool: false)
+        if let id = args.positionals.first { return try job(id, runtime: runtime, json: args.has("json")) }
         let spool = runtime.spool
         let controls = JobControls(directory: spool.url(.control))
         let now = Date()
@@ -125,6 +126,27 @@ enum StatusCommand {
         if showHooks {
             print("  webhooks: \(hooks.pending) event(s) pending, \(hooks.failed) given up (kept in webhooks/failed/)")
         }
+        return .ok
+    }
+
+    /// `status ID`: the job's entry (as `GET /v1/jobs/{id}` gives it) and its funnel.
+    static func job(_ id: String, runtime: Runtime, json: Bool) throws(CLIError) -> ExitCode {
+        if let problem = Identifier.jobIDProblem(id) { throw CLIError(.usage, "status: job id \(problem)") }
+        let entry = JobStatus(spool: runtime.spool, defaultApp: runtime.config.defaultApp).lookup(id: id)
+        let funnel = try FunnelReport.funnel(id, runtime: runtime, command: "status")
+        guard entry != nil || funnel != nil else { throw CLIError(.usage, "status: no job \(id) in \(runtime.spool.root.path) or the registry") }
+        var fields: [(String, JSONValue)] = []
+        if case .object(let pairs)? = entry { fields = pairs } else { fields = [("id", .string(id))] }
+        fields.append(("funnel", funnel?.json ?? .null))
+        if json {
+            print(JSONValue.object(fields).encodedString)
+            return .ok
+        }
+        var line = "job \(id): \(entry?["state"]?.stringValue ?? "ended elsewhere")"
+        if case .int(let delivered)? = entry?["delivered"] { line += ", \(delivered) delivered" }
+        if case .int(let failed)? = entry?["failed"], failed > 0 { line += ", \(failed) failed" }
+        print(line)
+        funnel?.lines.forEach { print("  " + $0) }
         return .ok
     }
 

@@ -122,7 +122,7 @@ public struct JobAPI: Sendable {
         guard case .object(var pairs) = entry else { return entry }
         pairs.removeAll { $0.0 == "funnel" || $0.0 == "funnel_error" }
         do throws(RegistryError) {
-            pairs.append(("funnel", try desk.funnel(job: id).map(FunnelJSON.value) ?? .null))
+            pairs.append(("funnel", try desk.funnel(job: id).map(\.json) ?? .null))
         } catch {
             pairs.append(("funnel", .null))
             pairs.append(("funnel_error", .string("the registry cannot be read now: \(RegistryError.detail(error))")))

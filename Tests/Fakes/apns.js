@@ -7,6 +7,9 @@
 // (.voip, .push-type.liveactivity, …), background is priority 5, the size is within 4096 bytes
 // (5120 for voip), and the payload has the shape the push type needs (content-available,
 // content-changed, ActivityKit's keys): a shape the device would drop is answered 400 PayloadShape.
+// A secure push (one with "secureId", the Secure Push tutorial's shape) must be either a background
+// push at priority 5 with content-available: 1 and nothing that alerts, or an alert with
+// mutable-content: 1 (for a Notification Service Extension); stats.secureIds lists the ids delivered.
 // stats.deliveredByPushType counts the 200s per apns-push-type. Broadcast channels (iOS 18): see
 // channelAnswer below.
 //   503f… 503 ServiceUnavailable once, then 200          500f… 500 InternalServerError once, then 200
@@ -64,7 +67,7 @@ const writeState = stateWriter(a.state);
 const stats = {
   requests: 0, answered: 0, byStatus: {}, byReason: {}, tlsConnections: 0, sessions: 0, closedSessions: 0, openSessions: 0,
   nonH2Rejected: 0, goawaysSent: 0, refusedAfterGoaway: 0, refused: 0, resets: 0, jwts: 0, badJWTs: 0, tokensDelivered: 0, duplicateDeliveries: 0,
-  maxStreamsOpen: 0, maxOpenSessions: 0, streamsPerSession: [], perToken: {}, lastHeaders: {}, problems: [], deliveredByPushType: {},
+  maxStreamsOpen: 0, maxOpenSessions: 0, streamsPerSession: [], perToken: {}, lastHeaders: {}, problems: [], deliveredByPushType: {}, secureIds: [],
   arrivals: { first: null, last: null, perSecond: {} },
   deliveredByTopic: {}, jwtsByKey: {}, requestsByKey: {},
 };
@@ -117,10 +120,21 @@ const pushTypes = new Set(Object.keys(topicSuffix));
 
 // What the device would drop (Apple answers 200 and the notification goes nowhere: "Unable to
 // decode content state"), answered here as 400 PayloadShape so that a test sees it; null when fine.
-function shapeProblem(pushType, p) {
+function shapeProblem(pushType, p, priority) {
   const aps = p.aps;
   if (typeof aps !== 'object' || aps === null || Array.isArray(aps)) return 'aps is not an object';
   const alerting = aps.alert !== undefined || aps.sound !== undefined || aps.badge !== undefined;
+  if (p.secureId !== undefined) {
+    if (typeof p.secureId !== 'string' || !/^[A-Za-z0-9_-]{22,}$/.test(p.secureId)) return 'secureId is not an id';
+    if (pushType === 'background') {
+      if (priority !== '5') return 'secure background push not at priority 5';
+      if (aps['content-available'] !== 1 || alerting || aps['mutable-content'] !== undefined) return 'secure background push without content-available: 1 alone';
+    } else if (pushType === 'alert') {
+      if (aps['mutable-content'] !== 1 || typeof aps.alert !== 'object' || aps.alert === null || typeof aps.alert.body !== 'string') return 'secure alert without mutable-content: 1 and an alert body';
+    } else {
+      return 'secureId in a ' + pushType + ' push';
+    }
+  }
   switch (pushType) {
     case 'background':
       if (aps['content-available'] !== 1) return 'background without content-available: 1';
@@ -173,7 +187,7 @@ function validate(h, token, body) {
   if (body.length > (pushType === 'voip' ? 5120 : 4096)) return [413, 'PayloadTooLarge'];
   let payload;
   try { payload = JSON.parse(body); if (typeof payload !== 'object' || !payload.aps) return [400, 'BadPayload']; } catch (e) { return [400, 'BadPayload']; }
-  const shape = shapeProblem(pushType, payload);
+  const shape = shapeProblem(pushType, payload, prio);
   if (shape) { problem('shape: ' + shape); return [400, 'PayloadShape']; }
   if (authReason) return [403, authReason];
   return null;
@@ -316,6 +330,7 @@ function answer(stream, h, body) {
     }
     const type = h['apns-push-type'] || 'alert';
     stats.deliveredByPushType[type] = (stats.deliveredByPushType[type] || 0) + 1;
+    try { const p = JSON.parse(body.toString()); if (typeof p.secureId === 'string' && stats.secureIds.length < trackLimit) stats.secureIds.push(p.secureId); } catch (e) {}
     stream.respond({ ':status': 200, 'apns-id': apnsID }, { endStream: true });
   }
   touch();

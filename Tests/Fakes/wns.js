@@ -167,7 +167,9 @@ function handleChannel(req, res, body, name) {
   c.attempts++;
   c.times.push(Date.now() / 1000);
   Object.assign(c, { type, ttl: req.headers['x-wns-ttl'] || null, tag: tag || null, template, texts,
-    contentType: req.headers['content-type'], bytes: body.length });
+    contentType: req.headers['content-type'], bytes: body.length,
+    // A raw push's body as the app's background task reads it (RawNotification.Content).
+    raw: type === 'wns/raw' ? body.toString('utf8') : null });
   const reply = (status, headers) => { c.statuses.push(status); answer(res, status, headers); };
   if (name.startsWith('gone')) return reply(410, { 'x-wns-status': 'dropped' });
   if (name.startsWith('missing')) return reply(404, {});

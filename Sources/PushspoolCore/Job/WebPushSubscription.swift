@@ -109,7 +109,10 @@ public struct WebPushSubscription: Sendable, Equatable {
 public enum Base64URLDecoding {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
 
-    public static func encode(_ bytes: [UInt8]) -> String {
+    public static func encode(_ bytes: [UInt8]) -> String { String(decoding: encodedBytes(bytes), as: UTF8.self) }
+
+    /// `encode` as the text's UTF-8, without making a String (a notification id per device).
+    public static func encodedBytes(_ bytes: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity((bytes.count * 4 + 2) / 3)
         var i = 0
@@ -126,7 +129,7 @@ public enum Base64URLDecoding {
             let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
             out += [alphabet[Int(n >> 18 & 63)], alphabet[Int(n >> 12 & 63)], alphabet[Int(n >> 6 & 63)]]
         }
-        return String(decoding: out, as: UTF8.self)
+        return out
     }
 
     public static func decode(_ text: String) -> [UInt8]? {

@@ -60,10 +60,21 @@ public struct NotificationID: Sendable, Hashable {
     }
 
     /// The text form: 46 characters of base64url.
-    public var text: String {
+    public var text: String { String(decoding: utf8, as: UTF8.self) }
+
+    /// The text form's bytes, as a payload carries them.
+    public var utf8: [UInt8] {
         var bytes = Self.header(job: job, device: device, platform: platform)
         bytes.append(contentsOf: mac.prefix(Self.macBytes))
-        return Base64URLDecoding.encode(bytes)
+        return Base64URLDecoding.encodedBytes(bytes)
+    }
+
+    /// The text form's bytes of the id whose MAC input (`macInput`) is `input` and whose MAC is
+    /// `mac`: the header is the input's first bytes (a send makes one id per device: one array).
+    public static func utf8(macInput input: [UInt8], mac: some Collection<UInt8>) -> [UInt8] {
+        var bytes = Array(input.prefix(headerBytes))
+        bytes.append(contentsOf: mac.prefix(macBytes))
+        return Base64URLDecoding.encodedBytes(bytes)
     }
 
     /// Reads an id's shape: exactly `textLength` characters of the base64url alphabet (no padding,

@@ -130,35 +130,45 @@ extension PayloadRenderer {
 extension RenderedNotification {
     /// This notification with `id` in its id's place (`PayloadRenderer.idSlot`), for one device
     /// (or one hub send). The slot and the id are the same length: every other byte stays put.
-    public func stamped(_ id: String) -> RenderedNotification {
-        let slot = Array(PayloadRenderer.idSlot.utf8), value = Array(id.utf8)
-        func put(_ bytes: [UInt8]) -> [UInt8] {
-            guard value.count == slot.count else { return bytes }
-            var out = bytes
-            var i = 0
-            while i + slot.count <= out.count {
-                if out[i] == slot[0], out[i..<(i + slot.count)].elementsEqual(slot) {
-                    out.replaceSubrange(i..<(i + slot.count), with: value)
-                    i += slot.count
-                } else {
-                    i += 1
-                }
-            }
-            return out
-        }
+    public func stamped(_ id: String) -> RenderedNotification { stamped(utf8: Array(id.utf8)) }
+
+    public func stamped(utf8 id: [UInt8]) -> RenderedNotification {
+        guard id.count == IDSlot.bytes.count else { return self }
         switch self {
         case .apns(var a):
-            a.payload = put(a.payload)
+            a.payload = IDSlot.put(id, into: a.payload)
             return .apns(a)
         case .web(var w):
-            w.payload = put(w.payload)
-            w.declarativePayload = w.declarativePayload.map(put)
+            w.payload = IDSlot.put(id, into: w.payload)
+            w.declarativePayload = w.declarativePayload.map { IDSlot.put(id, into: $0) }
             return .web(w)
         case .wns(let w):
-            return .wns(WNSNotification(body: put(w.body), type: w.type, ttlSeconds: w.ttlSeconds, tag: w.tag))
+            return .wns(WNSNotification(body: IDSlot.put(id, into: w.body), type: w.type, ttlSeconds: w.ttlSeconds, tag: w.tag))
         case .fcm(let f):
-            return .fcm(FCMNotification(message: f.message.replacingString(PayloadRenderer.idSlot, with: id)))
+            return .fcm(f.stamped(id))
         }
+    }
+}
+
+/// Where a tracked rendering's id goes, and putting one there.
+enum IDSlot {
+    static let bytes = Array(PayloadRenderer.idSlot.utf8)
+
+    /// `bytes` with every occurrence of the slot replaced by `id` (of the slot's length).
+    static func put(_ id: [UInt8], into bytes: [UInt8]) -> [UInt8] {
+        let slot = Self.bytes
+        var out = bytes
+        var i = 0
+        let last = out.count - slot.count
+        while i <= last {
+            if out[i] == slot[0] && out[i + slot.count - 1] == slot[slot.count - 1], out[i..<(i + slot.count)].elementsEqual(slot) {
+                out.replaceSubrange(i..<(i + slot.count), with: id)
+                i += slot.count
+            } else {
+                i += 1
+            }
+        }
+        return out
     }
 }
 

@@ -76,6 +76,18 @@ public struct FCMNotification: Sendable, Equatable {
         membersAfterToken = members
     }
 
+    private init(message: JSONValue, encodedMessage: [UInt8], membersAfterToken: [UInt8]) {
+        self.message = message
+        self.encodedMessage = encodedMessage
+        self.membersAfterToken = membersAfterToken
+    }
+
+    /// This message with `id` in its id's place: its encodings patched in place, not written again.
+    func stamped(_ id: [UInt8]) -> FCMNotification {
+        FCMNotification(message: message.replacingString(PayloadRenderer.idSlot, with: String(decoding: id, as: UTF8.self)),
+                        encodedMessage: IDSlot.put(id, into: encodedMessage), membersAfterToken: IDSlot.put(id, into: membersAfterToken))
+    }
+
     /// `{"message":{"token":…, …}}`: the request body for one device. The token goes first.
     public func body(token: String) -> [UInt8] { body(target: "token", token) }
 

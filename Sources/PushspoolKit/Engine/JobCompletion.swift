@@ -16,8 +16,9 @@ struct JobCompletion: Sendable {
         default:
             log.append(ResultRecord.summary(id: id, outcome: outcome, durationMS: ms))
         }
-        // A tracked job's events are kept `receipts.keep_days` from now (no row: not tracked).
-        if case .send = held.job.kind {
+        // A tracked job's events are kept `receipts.keep_days` from now.
+        if case .send(let send) = held.job.kind,
+           NotificationTagger.tracking(send, apps: apps(of: held.job), configs: env.appConfigs) != .off {
             do { try env.registry.endTrackedJob(id: id, at: Date()) } catch {
                 env.log.warning("the registry did not record its end for its receipts: \(RegistryError.detail(error))", [(.job, id)])
             }

@@ -103,9 +103,11 @@ struct SendPlan: Sendable {
                     if !plan.direct.contains(platform) { plan.direct.append(platform) }
                     continue
                 }
-                // The hub picks no text per device: one send per text, each to exactly its devices.
-                for language in [nil] + languages.sorted() {
-                    let audience = send.audience.narrowed(to: language, among: languages)
+                // The hub picks no text per device: one send per text, each to exactly its devices
+                // (a secure push has no text: one send, whose content each device fetches).
+                let texts: Set<LanguageTag> = if case .secure = tracking { [] } else { languages }
+                for language in [nil] + texts.sorted() {
+                    let audience = send.audience.narrowed(to: language, among: texts)
                     if let problem = state.provider.audienceProblem(audience) {
                         let which = languages.isEmpty ? "" : " (narrowed by language for localized texts: \(audience.hubTags ?? ""))"
                         return .failure(Problem(description: "tags: \(problem)\(which)"))

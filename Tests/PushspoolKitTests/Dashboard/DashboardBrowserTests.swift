@@ -7,7 +7,8 @@ import Testing
 /// every page at 1440 and 390 px go to `.build/dashboard-screenshots/`; with
 /// `PUSHSPOOL_DOC_SCREENSHOTS=1` the README's two are written into the DocC catalog's Resources.
 @Suite(.serialized) struct DashboardBrowserTests {
-    /// Why the browser test cannot run here, or nil (CI installs all three: .ci/run).
+    /// Why the browser test cannot run here, or nil (CI installs all three: .ci/run, which also
+    /// makes their absence a failure).
     static var missing: String? {
         for tool in ["/usr/bin/chromium", "/usr/bin/chromedriver"] where !FileManager.default.isExecutableFile(atPath: tool) {
             return "\(tool) is not installed (apt-get install chromium chromium-driver)"
@@ -29,6 +30,8 @@ import Testing
 
     @Test(.enabled(if: Paths.nodeAvailable)) func anOperatorWatchesSteersComposesAndSendsSafely() throws {
         if let missing = Self.missing {
+            // In CI (.ci/run sets PUSHSPOOL_BROWSER=required) a missing browser is a failure.
+            #expect(ProcessInfo.processInfo.environment["PUSHSPOOL_BROWSER"] != "required", "\(missing)")
             print("DashboardBrowserTests skipped: \(missing)")
             return
         }

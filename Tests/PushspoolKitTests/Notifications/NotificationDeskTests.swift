@@ -106,7 +106,8 @@ import PushspoolCore
         let (_, registry) = try RegistryFixture.make(on: backend)
         defer { registry.close() }
         let sent = try Self.send(registry, secure: false)
-        let desk = RegistryNotificationDesk(registry: registry)
+        let metrics = Metrics()
+        let desk = RegistryNotificationDesk(registry: registry, metrics: metrics)
         let now = Self.sentAt.addingTimeInterval(100)
         let a = sent.id("alice-phone"), b = sent.id("bob-phone")
         let statuses = desk.record([NotificationEvent(id: a, type: .received, at: nil), NotificationEvent(id: a, type: .received, at: nil),
@@ -119,6 +120,12 @@ import PushspoolCore
         #expect(desk.record([NotificationEvent(id: a, type: .opened, at: nil)], user: "alice", now: now) == [.duplicate])
         #expect(desk.record([NotificationEvent(id: b, type: .opened, at: nil)], user: "alice", now: now) == [.notFound], "bob's, not alice's")
         #expect(desk.fetch(id: a, user: "alice", now: now) == .notFound, "a tracked job that is not secure has nothing to fetch")
+        // Counted once each, as recorded (never the duplicates or refusals).
+        let text = metrics.render(Metrics.Gauges())
+        #expect(text.contains("# TYPE pushspool_notification_events_total counter\n"))
+        #expect(text.contains(#"pushspool_notification_events_total{app="default",platform="apns",type="received"} 1"#))
+        #expect(text.contains(#"pushspool_notification_events_total{app="default",platform="apns",type="opened"} 1"#))
+        #expect(text.contains(#"pushspool_notification_events_total{app="default",platform="apns",type="dismissed"} 1"#))
     }
 
     /// 1000 devices; 600 report received (some twice or three times), 200 opened: 1000/1000/1000/600/200,

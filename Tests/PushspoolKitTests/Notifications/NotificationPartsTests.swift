@@ -4,8 +4,8 @@ import Testing
 @testable import PushspoolServer
 import PushspoolCore
 
-/// The notification routes' small parts as tables: the id rule, the funnel's JSON and rates, the
-/// funnel added to a job's status, and which credential a "Basic or bearer" route checks.
+/// The notification routes' small parts as tables: the id rule, the event bodies, the funnel
+/// added to a job's status, and which credential a "Basic or bearer" route checks.
 @Suite struct NotificationPartsTests {
     static let other = NotificationID(job: 43, device: 7, platform: .web, mac: [UInt8](repeating: 0x5A, count: 16)).text
     static let good = NotificationID(job: 42, device: 7, platform: .web, mac: [UInt8](repeating: 0x5A, count: 16)).text
@@ -33,22 +33,6 @@ import PushspoolCore
         let events = try EventReports.batch(Array(body.utf8)).get()
         #expect(events == [NotificationEvent(id: Self.other, type: .opened, at: nil),
                            NotificationEvent(id: Self.good, type: .received, at: Date(timeIntervalSince1970: 1_800_000_000))])
-    }
-
-    @Test func theFunnelsJSON() {
-        var f = Funnel(job: "j")
-        f.total.targets = 1000; f.total.sent = 1000; f.total.delivered = 1000; f.total.received = 600; f.total.opened = 200
-        var ios = Funnel.Counts()
-        ios.targets = 3; ios.sent = 3; ios.delivered = 2; ios.received = 1
-        f.byPlatform = [.web: Funnel.Counts(), .apns: ios]
-        f.byApp = ["default": f.total]
-        let text = FunnelJSON.value(f).encodedString
-        #expect(text.hasPrefix(#"{"targets":1000,"sent":1000,"delivered":1000,"received":600,"opened":200,"dismissed":0,"#
-                               + #""rates":{"sent":1,"delivered":1,"received":0.6,"opened":0.2,"dismissed":0},"apps":{"default":{"targets":1000,"#), "\(text)")
-        // Platforms in their order; a stage nothing reached divides by nothing: null, not 0 or NaN.
-        #expect(text.contains(#""platforms":{"apns":{"targets":3,"sent":3,"delivered":2,"received":1,"opened":0,"dismissed":0,"#
-                              + #""rates":{"sent":1,"delivered":0.6667,"received":0.5,"opened":0,"dismissed":0}},"web":{"targets":0"#), "\(text)")
-        #expect(text.contains(#""rates":{"sent":null,"delivered":null,"received":null,"opened":null,"dismissed":null}"#), "\(text)")
     }
 
     @Test func aJobsStatusCarriesItsFunnel() {

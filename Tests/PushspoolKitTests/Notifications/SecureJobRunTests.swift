@@ -76,9 +76,27 @@ import PushspoolCore
         let steps: [Int] = [funnel.total.targets, funnel.total.sent, funnel.total.delivered, funnel.total.received, funnel.total.opened]
         #expect(steps == [6, 6, 6, 6, 1])
         #expect(funnel.byPlatform[.apns]?.received == 3 && funnel.byApp["default"]?.opened == 1)
+        // The same funnel in `status ID` and `results ID --funnel` (text and JSON).
+        r = try runPushspool(["status", "bank-1", "--json"] + common, cwd: dir.url)
+        let status = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        let shown = status?["funnel"] as? [String: Any]
+        #expect(r.status == 0 && status?["state"] as? String == "done", "\(r.stdout)\(r.stderr)")
+        #expect(["targets", "sent", "delivered", "received", "opened"].map { shown?[$0] as? Int } == [6, 6, 6, 6, 1], "\(r.stdout)")
+        #expect((shown?["rates"] as? [String: Any])?["opened"] as? Double == 0.1667)
+        #expect(((shown?["by_platform"] as? [String: Any])?["fcm"] as? [String: Any])?["received"] as? Int == 3)
+        r = try runPushspool(["results", "bank-1", "--funnel"] + common, cwd: dir.url)
+        #expect(r.stdout.hasPrefix("funnel of bank-1: targets 6 → sent 6 (100%) → delivered 6 (100%) → received 6 (100%) → opened 1 (16.7%)\n"),
+                "\(r.stdout)\(r.stderr)")
+        #expect(r.stdout.contains("  apns: targets 3 → sent 3 (100%) → delivered 3 (100%) → received 3 (100%) → opened 1 (33.3%)"))
+        r = try runPushspool(["results", "bank-1", "--funnel", "--json"] + common, cwd: dir.url)
+        let results = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any]
+        #expect(results?["received"] as? Int == 6 && results?["job"] as? String == "bank-1")
+        r = try runPushspool(["status", "bank-1"] + common, cwd: dir.url)
+        #expect(r.stdout.contains("job bank-1: done") && r.stdout.contains("opened 1"), "\(r.stdout)")
+        #expect(!r.stdout.contains("balance"))
 
         // Past its time the content is erased, and the job file with it.
-        try NotificationSweep(registry: registry, spool: try Spool(root: dir.url.appendingPathComponent("spool"), create: false),
+        NotificationSweep(registry: registry, spool: try Spool(root: dir.url.appendingPathComponent("spool"), create: false),
                               keepDays: 30, log: Log(minimum: .error)).run(now: now.addingTimeInterval(8 * 24 * 3600))
         #expect(!FileManager.default.fileExists(atPath: done))
         #expect(desk.fetch(id: ids["d0"]!, user: "u0", now: now) == .gone)

@@ -148,12 +148,21 @@ extension PostgresRegistry {
         }
     }
 
+    /// The shared queue's copy of an ended job (`queue_jobs.body`, kept for `queue.keep_days`)
+    /// loses its text too: the fields that hold it are removed from it, the rest kept.
     public func eraseExpiredContent(now: Date) throws(RegistryError) -> [(id: String, file: String?)] {
-        try run { c in
+        try transaction { c in
             let rows = try c.query("""
                 UPDATE notification_jobs SET content = NULL WHERE content IS NOT NULL AND expires_at <= $1::float8 RETURNING id, file
                 """, ["\(now.timeIntervalSince1970)"])
-            return (0..<rows.count).map { (rows.text($0, 0) ?? "", rows.text($0, 1)) }
+            let erased = (0..<rows.count).map { (id: rows.text($0, 0) ?? "", file: rows.text($0, 1)) }
+            if !erased.isEmpty {
+                _ = try c.query("""
+                    UPDATE queue_jobs SET body = (body::jsonb - ARRAY['message', 'title', 'from', 'localized', 'data', 'url', 'image',
+                        'placeholder'])::text WHERE id = ANY($1::text[]) AND ended_at IS NOT NULL
+                    """, ["{" + erased.map { "\"\($0.id)\"" }.joined(separator: ",") + "}"])
+            }
+            return erased
         }
     }
 
