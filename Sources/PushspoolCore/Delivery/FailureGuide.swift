@@ -64,6 +64,16 @@ public enum FailureGuide {
                                       meaning: "The provider answered with a failure this table does not describe.",
                                       action: "Read the reason text; the provider's documentation explains it.")
 
+    /// The table as the README shows it (a test keeps the README's copy equal to this).
+    public static func markdown() -> String {
+        var lines = ["| platform | reason or code | what it means | what to do |", "|---|---|---|---|"]
+        for e in entries {
+            let key = e.reason.map { "`\($0)`" } ?? e.code.map { "`\($0)`" } ?? "—"
+            lines.append("| \(e.platform ?? "any") | \(key) | \(e.meaning) | \(e.action) |")
+        }
+        return lines.joined(separator: "\n") + "\n"
+    }
+
     /// The entry for a failure: a matching reason word first, then a matching code.
     public static func entry(platform: String?, code: String?, reason: String?) -> Entry {
         let word = reason.map { String($0.prefix { $0 != ":" && $0 != " " && $0 != "(" }) }
