@@ -319,12 +319,13 @@ struct DashboardData: Sendable {
         ]))
     }
 
-    /// The samples of `/metrics` an operator reads per provider: deliveries, retries, open
-    /// connections, pauses and queue depth (name, labels, value), from the very text `/metrics` serves.
+    /// The samples of `/metrics` an operator reads per provider: deliveries and their outcomes,
+    /// retries, pauses, request counts and time, queue depth, targets left (name, labels, value),
+    /// from the very text `/metrics` serves (histogram buckets left out).
     static func providerSamples(_ text: String) -> [JSONValue] {
-        let wanted = ["pushspool_deliveries_total", "pushspool_retries_total", "pushspool_provider_connections",
-                      "pushspool_provider_paused", "pushspool_provider_errors_total", "pushspool_queue_jobs",
-                      "pushspool_notification_events_total", "pushspool_webhook"]
+        let wanted = ["pushspool_deliveries_total", "pushspool_retries_total", "pushspool_provider_paused",
+                      "pushspool_provider_request_duration_seconds_count", "pushspool_provider_request_duration_seconds_sum",
+                      "pushspool_queue", "pushspool_targets_remaining", "pushspool_jobs_total", "pushspool_notification_events_total"]
         var out: [JSONValue] = []
         for line in text.split(separator: "\n") where !line.hasPrefix("#") {
             guard wanted.contains(where: { line.hasPrefix($0) }), let space = line.lastIndex(of: " ") else { continue }
