@@ -7,11 +7,11 @@ import Synchronization
 /// files. What a page shows of each job is `JobStatus.lookup` (the entry of `status --json` and
 /// `GET /v1/jobs/{id}`), computed for that page's jobs only.
 ///
-/// What is kept between requests: each job file's name, folder, time and what its file says
-/// (apps, platforms, a title and text to search; never a secure job's text), read once when the
-/// name first shows up; and an ended job's final state, read once from its log's last line. The
-/// folders are listed again at most once a second (names only: a listing of 100,000 names takes
-/// a few tens of milliseconds).
+/// What is kept between requests, per job file: its name, folder and time, and what its file
+/// says (apps, platforms, a headline; never a secure job's text), read once when the name first
+/// shows up; an ended job's final state, read once from its log's last line. A folder is listed
+/// again only when its own modification time changed (a job came, went or moved), and at most
+/// once a second. Kept small: 100,000 jobs take a few tens of megabytes.
 public final class CampaignIndex: Sendable {
     public struct Entry: Sendable {
         public var id: String
@@ -20,15 +20,17 @@ public final class CampaignIndex: Sendable {
         /// The job file's modification time (seconds since 1970): when it was submitted or last moved.
         public var modified: Double
         public var kind: String
-        public var apps: [String]
-        public var platforms: [String]
+        /// The apps it names, comma-separated (`*`: every app).
+        var appList: String
+        var platformList: String
         /// The title, or else the start of the message; nil for a secure job (its text is never shown).
         public var headline: String?
         public var secure: Bool
-        /// Lowercased id, title and message (not a secure job's): what the text filter searches.
-        var haystack: String
         /// done / cancelled / failed, once known (only for ended jobs).
         var ended: String?
+
+        public var apps: [String] { appList.isEmpty ? [] : appList.split(separator: ",").map(String.init) }
+        public var platforms: [String] { platformList.isEmpty ? [] : platformList.split(separator: ",").map(String.init) }
     }
 
     /// One page of the list.
@@ -42,17 +44,29 @@ public final class CampaignIndex: Sendable {
         public var app: String?
         public var text: String?
         public init() {}
+        var isEmpty: Bool { states.isEmpty && (app ?? "").isEmpty && (text ?? "").trimmingCharacters(in: .whitespaces).isEmpty }
+    }
+
+    private struct Listing {
+        var version: FileIO.Version?
+        var names: [String: Entry] = [:]
     }
 
     private struct State {
-        var entries: [String: Entry] = [:]   // key: folder/name
+        var folders: [Spool.Folder: Listing] = [:]
         var listedAt: Double = -1
-        var ordered: [String] = []
+        /// Every entry, newest first (rebuilt only when a folder changed).
+        var ordered: [Entry] = []
     }
+
+    static let folders: [Spool.Folder] = [.incoming, .active, .done, .failed]
+    static let headlineLength = 80
 
     let spool: Spool
     let defaultApp: String
     private let state = Mutex(State())
+    /// One listing at a time.
+    private let listing = Mutex(())
 
     public init(spool: Spool, defaultApp: String) {
         self.spool = spool
@@ -64,26 +78,34 @@ public final class CampaignIndex: Sendable {
     /// by state.
     public func page(_ filter: Filter, page: Int, perPage: Int, live: (Entry) -> String?) -> Page {
         let all = snapshot(now: Date().timeIntervalSince1970)
-        let text = filter.text?.lowercased().trimmingCharacters(in: .whitespaces)
-        var matched: [Entry] = []
+        let start = max(0, (page - 1) * perPage)
+        if filter.isEmpty {
+            return Page(total: all.count, entries: start < all.count ? Array(all[start..<min(all.count, start + perPage)]) : [])
+        }
+        let text = filter.text?.lowercased().trimmingCharacters(in: .whitespaces) ?? ""
+        let app = filter.app ?? ""
+        var total = 0
+        var entries: [Entry] = []
+        var learned: [Entry] = []
         for var e in all {
-            if let app = filter.app, !app.isEmpty, !e.apps.contains(app) && !e.apps.contains("*") { continue }
-            if let text, !text.isEmpty, !e.haystack.contains(text) { continue }
+            if !app.isEmpty, !e.apps.contains(app) && e.appList != "*" { continue }
+            if !text.isEmpty, !e.id.lowercased().contains(text), !(e.headline?.lowercased().contains(text) ?? false) { continue }
             if !filter.states.isEmpty {
                 if e.folder == .done || e.folder == .failed {
                     if e.ended == nil {
                         e.ended = endedState(e)
-                        remember(e)
+                        learned.append(e)
                     }
                     guard let s = e.ended, filter.states.contains(s) else { continue }
                 } else {
                     guard let s = live(e), filter.states.contains(s) else { continue }
                 }
             }
-            matched.append(e)
+            if total >= start && entries.count < perPage { entries.append(e) }
+            total += 1
         }
-        let start = max(0, (page - 1) * perPage)
-        return Page(total: matched.count, entries: start < matched.count ? Array(matched[start..<min(matched.count, start + perPage)]) : [])
+        if !learned.isEmpty { remember(learned) }
+        return Page(total: total, entries: entries)
     }
 
     /// An ended job's final state, from its log's last line (its folder when the log is gone).
@@ -92,34 +114,61 @@ public final class CampaignIndex: Sendable {
         return e.folder == .failed ? JobState.failed.rawValue : JobState.done.rawValue
     }
 
-    private func remember(_ e: Entry) {
-        state.withLock { $0.entries["\(e.folder.rawValue)/\(e.name)"] = e }
+    private func remember(_ learned: [Entry]) {
+        state.withLock { s in
+            for e in learned { s.folders[e.folder]?.names[e.name]?.ended = e.ended }
+            s.ordered = Self.order(s.folders)
+        }
     }
 
-    /// Every job, newest first: the folders listed again when the last listing is a second old.
+    private static func order(_ folders: [Spool.Folder: Listing]) -> [Entry] {
+        var all: [Entry] = []
+        all.reserveCapacity(folders.values.reduce(0) { $0 + $1.names.count })
+        for listing in folders.values { all.append(contentsOf: listing.names.values) }
+        all.sort { $0.modified != $1.modified ? $0.modified > $1.modified : $0.name > $1.name }
+        return all
+    }
+
+    /// Every job, newest first: a folder listed again when it changed (at most once a second).
     func snapshot(now: Double) -> [Entry] {
-        let (fresh, known) = state.withLock { s in (now - s.listedAt < 1 && now >= s.listedAt, s.entries) }
-        if fresh { return state.withLock { s in s.ordered.compactMap { s.entries[$0] } } }
-        var entries: [String: Entry] = [:]
-        entries.reserveCapacity(known.count + 64)
-        for folder in [Spool.Folder.incoming, .active, .done, .failed] {
-            let dir = spool.url(folder).path
-            for name in (SpoolName.list(dir) ?? []).compactMap(\.text) where Spool.isJobName(name) {
-                let key = "\(folder.rawValue)/\(name)"
-                if let e = known[key] {
-                    entries[key] = e
-                } else if let e = read(folder, name) {
-                    entries[key] = e
+        if let fresh = state.withLock({ s in now - s.listedAt < 1 && now >= s.listedAt ? s.ordered : nil }) { return fresh }
+        return listing.withLock { _ in
+            if let fresh = state.withLock({ s in now - s.listedAt < 1 && now >= s.listedAt ? s.ordered : nil }) { return fresh }
+            var folders = state.withLock { $0.folders }
+            var changed = false
+            var readMany = false
+            for folder in Self.folders {
+                let dir = spool.url(folder).path
+                let version = FileIO.version(dir)
+                // Unchanged since it was listed (and not changed in the last two seconds, in case
+                // the file system's clock is coarse): its names are the same.
+                if let version, folders[folder]?.version == version, now - version.modified > 2 { continue }
+                changed = true
+                let known = folders[folder]?.names ?? [:]
+                var names: [String: Entry] = [:]
+                names.reserveCapacity(known.count + 16)
+                var read = 0
+                for name in (SpoolName.list(dir) ?? []).compactMap(\.text) where Spool.isJobName(name) {
+                    if let e = known[name] {
+                        names[name] = e
+                    } else if let e = self.read(folder, name) {
+                        names[name] = e
+                        read += 1
+                    }
                 }
+                readMany = readMany || read > 1000
+                folders[folder] = Listing(version: version, names: names)
             }
+            let ordered = changed ? Self.order(folders) : state.withLock { $0.ordered }
+            state.withLock { s in
+                s.folders = folders
+                s.ordered = ordered
+                s.listedAt = now
+            }
+            // Thousands of job files parsed once leave their garbage in malloc's arenas: given back.
+            if readMany { FileIO.trimHeap() }
+            return ordered
         }
-        let ordered = entries.sorted { $0.value.modified != $1.value.modified ? $0.value.modified > $1.value.modified : $0.key < $1.key }.map(\.key)
-        state.withLock { s in
-            s.entries = entries
-            s.ordered = ordered
-            s.listedAt = now
-        }
-        return ordered.compactMap { entries[$0] }
     }
 
     /// The job file of job `id`, wherever it is: named `<id>.json` (as `submit` and `serve` name
@@ -145,19 +194,17 @@ public final class CampaignIndex: Sendable {
         guard let modified = FileIO.modificationTime(path) else { return nil }   // moved meanwhile: the next listing has it
         let job = JobFile.peek(path).flatMap { try? JobParser.parse($0, fileName: name) }
         let id = job?.id ?? JobRunner.fallbackID(for: name)
-        var entry = Entry(id: id, name: name, folder: folder, modified: modified, kind: "invalid", apps: [], platforms: [],
-                          headline: nil, secure: false, haystack: id.lowercased(), ended: nil)
+        var entry = Entry(id: id, name: name, folder: folder, modified: modified, kind: "invalid", appList: "", platformList: "",
+                          headline: nil, secure: false, ended: nil)
         switch job?.kind {
         case .send(let send)?:
             entry.kind = "send"
-            entry.apps = JobStatus.apps(job, defaultApp: defaultApp) ?? []
-            entry.platforms = send.platforms.map(\.rawValue)
+            entry.appList = (JobStatus.apps(job, defaultApp: defaultApp) ?? []).joined(separator: ",")
+            entry.platformList = send.platforms.map(\.rawValue).joined(separator: ",")
             entry.secure = send.secure
             if !send.secure {
                 let text = send.message.title ?? send.message.text
-                entry.headline = text.count > 120 ? String(text.prefix(120)) + "…" : text
-                // Bounded: 100,000 jobs' search text stays a few tens of megabytes.
-                entry.haystack += "\n" + (send.message.title ?? "").prefix(100).lowercased() + "\n" + send.message.text.prefix(200).lowercased()
+                entry.headline = text.count > Self.headlineLength ? String(text.prefix(Self.headlineLength)) + "…" : text
             }
         case .register?: entry.kind = "register"
         case .unregister?: entry.kind = "unregister"
