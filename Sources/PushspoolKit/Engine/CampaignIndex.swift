@@ -47,15 +47,11 @@ public final class CampaignIndex: Sendable {
         var isEmpty: Bool { states.isEmpty && (app ?? "").isEmpty && (text ?? "").trimmingCharacters(in: .whitespaces).isEmpty }
     }
 
-    private struct Listing {
-        var version: FileIO.Version?
-        var names: [String: Entry] = [:]
-    }
-
     private struct State {
-        var folders: [Spool.Folder: Listing] = [:]
+        /// Each folder as it was when listed last.
+        var versions: [Spool.Folder: FileIO.Version] = [:]
         var listedAt: Double = -1
-        /// Every entry, newest first (rebuilt only when a folder changed).
+        /// Every entry, newest first (rebuilt only when a folder changed): the only copy kept.
         var ordered: [Entry] = []
     }
 
@@ -115,18 +111,12 @@ public final class CampaignIndex: Sendable {
     }
 
     private func remember(_ learned: [Entry]) {
+        let ended = Dictionary(learned.map { ("\($0.folder.rawValue)/\($0.name)", $0.ended) }, uniquingKeysWith: { a, _ in a })
         state.withLock { s in
-            for e in learned { s.folders[e.folder]?.names[e.name]?.ended = e.ended }
-            s.ordered = Self.order(s.folders)
+            for i in s.ordered.indices where s.ordered[i].ended == nil && s.ordered[i].folder != .incoming && s.ordered[i].folder != .active {
+                if let e = ended["\(s.ordered[i].folder.rawValue)/\(s.ordered[i].name)"] { s.ordered[i].ended = e }
+            }
         }
-    }
-
-    private static func order(_ folders: [Spool.Folder: Listing]) -> [Entry] {
-        var all: [Entry] = []
-        all.reserveCapacity(folders.values.reduce(0) { $0 + $1.names.count })
-        for listing in folders.values { all.append(contentsOf: listing.names.values) }
-        all.sort { $0.modified != $1.modified ? $0.modified > $1.modified : $0.name > $1.name }
-        return all
     }
 
     /// Every job, newest first: a folder listed again when it changed (at most once a second).
@@ -134,34 +124,40 @@ public final class CampaignIndex: Sendable {
         if let fresh = state.withLock({ s in now - s.listedAt < 1 && now >= s.listedAt ? s.ordered : nil }) { return fresh }
         return listing.withLock { _ in
             if let fresh = state.withLock({ s in now - s.listedAt < 1 && now >= s.listedAt ? s.ordered : nil }) { return fresh }
-            var folders = state.withLock { $0.folders }
-            var changed = false
+            let (versions, previous) = state.withLock { ($0.versions, $0.ordered) }
+            var newVersions = versions
+            var relisted: [Spool.Folder: [Entry]] = [:]
             var readMany = false
             for folder in Self.folders {
                 let dir = spool.url(folder).path
                 let version = FileIO.version(dir)
                 // Unchanged since it was listed (and not changed in the last two seconds, in case
                 // the file system's clock is coarse): its names are the same.
-                if let version, folders[folder]?.version == version, now - version.modified > 2 { continue }
-                changed = true
-                let known = folders[folder]?.names ?? [:]
-                var names: [String: Entry] = [:]
-                names.reserveCapacity(known.count + 16)
+                if let version, versions[folder] == version, now - version.modified > 2 { continue }
+                var known: [String: Entry] = [:]
+                for e in previous where e.folder == folder { known[e.name] = e }
+                var entries: [Entry] = []
                 var read = 0
                 for name in (SpoolName.list(dir) ?? []).compactMap(\.text) where Spool.isJobName(name) {
                     if let e = known[name] {
-                        names[name] = e
+                        entries.append(e)
                     } else if let e = self.read(folder, name) {
-                        names[name] = e
+                        entries.append(e)
                         read += 1
                     }
                 }
                 readMany = readMany || read > 1000
-                folders[folder] = Listing(version: version, names: names)
+                relisted[folder] = entries
+                newVersions[folder] = version
             }
-            let ordered = changed ? Self.order(folders) : state.withLock { $0.ordered }
+            var ordered = previous
+            if !relisted.isEmpty {
+                ordered = previous.filter { relisted[$0.folder] == nil }
+                for entries in relisted.values { ordered.append(contentsOf: entries) }
+                ordered.sort { $0.modified != $1.modified ? $0.modified > $1.modified : $0.name > $1.name }
+            }
             state.withLock { s in
-                s.folders = folders
+                s.versions = newVersions
                 s.ordered = ordered
                 s.listedAt = now
             }
