@@ -101,6 +101,8 @@ public final class CampaignIndex: Sendable {
             total += 1
         }
         if !learned.isEmpty { remember(learned) }
+        // Thousands of logs' last lines read once: their buffers given back.
+        if learned.count > 1000 { FileIO.trimHeap() }
         return Page(total: total, entries: entries)
     }
 
