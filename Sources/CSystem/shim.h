@@ -22,11 +22,15 @@ static inline int csystem_rename_noreplace(const char *from, const char *to) {
     if (link(from, to) != 0) return -1;
     return unlink(from);
 }
+#include <malloc.h>
+/* Free heap pages back to the system (glibc keeps them after a burst of allocations). */
+static inline void csystem_trim_heap(void) { malloc_trim(0); }
 #elif defined(__APPLE__)
 #include <stdio.h>
 static inline int csystem_rename_noreplace(const char *from, const char *to) {
     return renamex_np(from, to, RENAME_EXCL);
 }
+static inline void csystem_trim_heap(void) {}
 #endif
 
 #endif

@@ -23,7 +23,7 @@ enum ServeCommand {
         let http = config.http ?? HTTPConfig()
         let log = Log.shared.with(.component, "serve")
         var authenticator: (any RequestAuthenticator)?
-        if http.usersFile != nil || http.tokensFile != nil {
+        if http.usersFile != nil || http.tokensFile != nil || http.operatorsFile != nil {
             do {
                 authenticator = try Authenticator(config: http, resolve: config.resolve, log: log)
             } catch {

@@ -82,79 +82,29 @@ enum SubmitCommand {
         return bad > 0 ? .dataError : unreadable > 0 ? .ioError : .ok
     }
 
-    /// The dry run: who a send job would reach (per platform, from the registry; a hub-routed
-    /// platform's tags are resolved by the hub, so the local registry's count is an estimate) and
-    /// exactly what each platform would receive, in each language. Sends nothing.
+    /// The dry run (`SendPreview`, which the dashboard's compose page shows too): who a send job
+    /// would reach (per platform, from the registry; a hub-routed platform's tags are resolved by
+    /// the hub, so the local registry's count is an estimate) and exactly what each platform
+    /// would receive, in each language. Sends nothing.
     static func resolve(_ send: SendJob, path: String, args: Arguments) throws(CLIError) {
         let runtime = try Runtime(args)
         let registry = try runtime.openRegistry()
         defer { registry.close() }
         let config = runtime.config
-        let apps = (try? send.apps.resolve(known: Set(config.apps.keys), defaultApp: config.defaultApp).get()) ?? []
+        let preview: SendPreview
+        do { preview = try SendPreview.make(send, config: config, registry: registry) } catch {
+            throw CLIError(.ioError, "validate: registry: \(RegistryError.detail(error))")
+        }
         for platform in send.platforms {
-            // Per app (and for APNs per environment) once the config has apps.
-            for app in apps {
-                let route = config.apps[app]?.routes[platform] ?? "sandbox"
-                let who: String
-                if case .apnsChannel(let id) = send.audience {
-                    let known: Bool
-                    do { known = try registry.channel(app: app, id: id) != nil } catch {
-                        throw CLIError(.ioError, "validate: registry: \(RegistryError.detail(error))")
-                    }
-                    who = "APNs fans the broadcast channel \(id) out (one request)"
-                        + (known ? "" : "; the registry has no such channel for this app: the job would fail")
-                } else if let (field, value) = send.audience.serviceTarget {
-                    who = "FCM resolves the \(field) \(value) (one request)"
-                } else {
-                    let count: Int, environments: String
-                    do {
-                        count = try registry.count(platforms: [platform], apps: [app], tokenKind: send.message.native.tokenKind,
-                                                   matching: send.audience.tagExpression)
-                        environments = platform == .apns && config.appsSection != nil
-                            ? try environmentCounts(registry, app: app, send: send) : ""
-                    } catch {
-                        throw CLIError(.ioError, "validate: registry: \(RegistryError.detail(error))")
-                    }
-                    who = config.providerKind(route) == .azure
-                        ? "the hub resolves \(send.audience.hubTags ?? "everyone") (\(count) such devices in the local registry)"
-                        : "\(count) devices\(environments)"
-                }
-                let which = config.appsSection == nil ? "" : "app \(app): "
-                print("\(path): \(which)\(platform.rawValue) via \(route): \(TerminalText.escaped(who))")
+            for reach in preview.reach where reach.platform == platform {
+                let which = config.appsSection == nil ? "" : "app \(reach.app): "
+                print("\(path): \(which)\(platform.rawValue) via \(reach.route): \(TerminalText.escaped(reach.summary))")
             }
-            // A secure push carries no text: one shape for every language, and no text shown here.
-            for language in [nil] + (send.secure ? [] : send.localized.keys.sorted()) {
-                let text = language.map { send.message(in: $0) } ?? send.message
-                let payload: String
-                do {
-                    payload = preview(try PayloadRenderer.render(text, for: platform, tracking: send.tracking))
-                } catch {
-                    payload = "cannot render: \(error.description)"
-                }
-                // A WNS body is XML and an APNs one raw UTF-8: the message's own bidi and control
-                // characters are shown escaped.
-                print("\(path):   \(language.map { "[\($0.value)] " } ?? "")\(TerminalText.escaped(payload))")
+            // A WNS body is XML and an APNs one raw UTF-8: the message's own bidi and control
+            // characters are shown escaped.
+            for payload in preview.payloads where payload.platform == platform {
+                print("\(path):   \(payload.language.map { "[\($0.value)] " } ?? "")\(TerminalText.escaped(payload.body))")
             }
-        }
-    }
-
-    /// ` (production 2, development 1)`: an app's APNs audience by environment.
-    static func environmentCounts(_ registry: any DeviceRegistry, app: String, send: SendJob) throws -> String {
-        var counts: [APNsEnvironment: Int] = [:]
-        try registry.forEach(platforms: [.apns], apps: [app], tokenKind: send.message.native.tokenKind, matching: send.audience.tagExpression) { device in
-            counts[device.environment ?? .production, default: 0] += 1
-            return true
-        }
-        return " (" + APNsEnvironment.allCases.map { "\($0.rawValue) \(counts[$0] ?? 0)" }.joined(separator: ", ") + ")"
-    }
-
-    /// A rendered notification as its service would receive the body.
-    static func preview(_ n: RenderedNotification) -> String {
-        switch n {
-        case .apns(let a): return String(decoding: a.payload, as: UTF8.self)
-        case .fcm(let f): return JSONValue.object([("message", f.message)]).encodedString
-        case .wns(let w): return String(decoding: w.body, as: UTF8.self)
-        case .web(let w): return String(decoding: w.payload, as: UTF8.self)
         }
     }
 }

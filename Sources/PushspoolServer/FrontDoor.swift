@@ -20,6 +20,13 @@ public final class FrontDoor: Sendable {
         /// Either: a bearer token is checked as a service's, anything else as an app user's
         /// (`GET /v1/notifications/{id}`, read by apps and by their backends).
         case userOrService
+        /// Operators of the dashboard: a session cookie from its login form (`OperatorSessions`),
+        /// never Basic or a bearer token. A request that changes anything (any method but GET
+        /// and HEAD) also carries the session's CSRF token in `X-CSRF-Token`.
+        case `operator`
+        /// A dashboard page: as `.operator`, but a browser without a session is sent to the
+        /// login form (`303`) instead of getting a JSON `401`.
+        case operatorPage
     }
 
     public struct Route: Sendable {
@@ -106,13 +113,16 @@ public final class FrontDoor: Sendable {
     private let lanes: RegistryLanes
     private let trustedProxies: [AddressRange]
     private let busy = DispatchGroup()
+    /// The dashboard's sessions; nil: no `http.operators_file`, every operator route refused.
+    let sessions: OperatorSessions?
 
     /// `trustedProxies`: reverse proxies whose `X-Forwarded-For` names the client (`http.trusted_proxies`).
     /// `registryConnections`: how many requests the registry serves at once (one SQLite
     /// connection; a PostgreSQL pool's size).
     public init(routes: [Route], authenticator: (any RequestAuthenticator)?, metrics: HTTPMetrics, log: Log,
-                registryConnections: Int = 1, trustedProxies: [AddressRange] = [],
+                registryConnections: Int = 1, trustedProxies: [AddressRange] = [], sessions: OperatorSessions? = nil,
                 work: DispatchQueue = DispatchQueue(label: "pushspool.serve.work", attributes: .concurrent)) {
+        self.sessions = sessions
         self.routes = routes
         self.authenticator = authenticator
         self.metrics = metrics
@@ -128,7 +138,10 @@ public final class FrontDoor: Sendable {
             exchange.route = "refused"
             return exchange.respond(.error(400, "path: must be visible ASCII (percent-encode anything else)"))
         }
-        let segments = RequestPath.segments(request.path) ?? []
+        // The dashboard's pages and answers, refusals included, carry its security headers.
+        if request.path == "/ui" || request.path.hasPrefix("/ui/") { exchange.addedHeaders = DashboardHeaders.all }
+        // `/ui/` (a trailing slash is an empty segment, which no other route takes) is the dashboard's page.
+        let segments = request.path == "/ui/" ? ["ui"] : RequestPath.segments(request.path) ?? []
         var allowed: [String] = []
         for route in routes {
             guard let captured = route.match(segments) else { continue }
@@ -195,6 +208,8 @@ public final class FrontDoor: Sendable {
             authenticator.user(authorization: request.header("Authorization"), remote: remote) { decision in
                 then(Self.admission(decision, challenge: challenge))
             }
+        case .operator, .operatorPage:
+            then(operatorAdmission(request, page: access == .operatorPage))
         case .service:
             let challenge = "Bearer realm=\"pushspool\""
             guard let authenticator else {
@@ -202,6 +217,26 @@ public final class FrontDoor: Sendable {
             }
             then(Self.admission(authenticator.service(authorization: request.header("Authorization"), remote: remote), challenge: challenge))
         }
+    }
+
+    /// An operator's session from its cookie, and for a change its CSRF token. App users'
+    /// Basic credentials and bearer tokens are refused (`403`) whatever they are worth
+    /// elsewhere: the dashboard is for operators only. No `WWW-Authenticate: Basic` here, so a
+    /// browser never offers its own password dialog for the dashboard.
+    private func operatorAdmission(_ request: ServerRequest, page: Bool) -> Admission {
+        guard let sessions else { return .refused(.error(404, "no such resource: the dashboard is off (http.operators_file is not set)")) }
+        if request.header("Authorization") != nil {
+            return .refused(.error(403, "the dashboard takes operators' sessions only (log in at /ui/login), not app users' or services' credentials"))
+        }
+        guard let cookie = OperatorSessions.cookie(in: request.header("Cookie")), let session = sessions.session(cookie: cookie) else {
+            if page { return .refused(ServerResponse(status: 303, headers: [("Location", "/ui/login")])) }
+            return .refused(.error(401, "session: log in at /ui/login (no session, or it ended)",
+                                   headers: [("WWW-Authenticate", "Session realm=\"pushspool dashboard\"")]))
+        }
+        if request.method != "GET" && request.method != "HEAD" && !OperatorSessions.csrfMatches(request.header("X-CSRF-Token"), session) {
+            return .refused(.error(403, "X-CSRF-Token: missing or not this session's token; reload the page"))
+        }
+        return .allowed(.operator(session.user))
     }
 
     private static func admission(_ decision: AuthDecision, challenge: String) -> Admission {

@@ -69,10 +69,19 @@ public final class FrontDoorServer: Sendable {
         let devices = DeviceAPI(registrations: parts.registrations, registry: parts.registry, apps: apps)
         let tutorial = TutorialAPI(registrations: parts.registrations, jobs: jobs, http: http, apps: apps)
         let notifications = desk.map { NotificationAPI(desk: $0, apps: apps).routes } ?? []
-        door = FrontDoor(routes: tutorial.routes + notifications + jobs.routes + devices.routes + operations.routes,
+        // The operators' dashboard, when http.operators_file names its accounts.
+        var dashboard: [FrontDoor.Route] = []
+        let sessions: OperatorSessions? = http.operatorsFile == nil ? nil : OperatorSessions()
+        if let sessions {
+            let data = DashboardData(config: parts.config, spool: parts.spool, registry: parts.registry, queue: queue, desk: desk,
+                                     operations: operations)
+            dashboard = DashboardAPI(sessions: sessions, authenticator: parts.authenticator, jobs: jobs, data: data,
+                                     secureCookies: parts.tls != nil, trustedProxies: http.trustedProxies).routes
+        }
+        door = FrontDoor(routes: tutorial.routes + notifications + jobs.routes + devices.routes + operations.routes + dashboard,
                              authenticator: parts.authenticator, metrics: metrics, log: parts.log,
                              registryConnections: parts.registry.concurrentCalls,
-                             trustedProxies: http.trustedProxies)
+                             trustedProxies: http.trustedProxies, sessions: sessions)
         var limits = HTTPServer.Limits()
         limits.timeoutSeconds = http.timeoutSeconds
         limits.maxConnections = http.maxConnections

@@ -262,6 +262,9 @@ public final class HTTPExchange: @unchecked Sendable {
     /// and who asked. Written before `respond`, read after the answer is sent.
     public var route: String?
     public var principal: String?
+    /// Headers added to whatever answer this request gets (the dashboard's security headers on
+    /// every `/ui/` answer, refusals included). Set before `respond`.
+    public var addedHeaders: [(String, String)] = []
 
     fileprivate init(server: HTTPServer, connection: OpaquePointer, method: String, url: String) {
         self.server = server
@@ -371,7 +374,7 @@ public final class HTTPExchange: @unchecked Sendable {
             return MHD_Result.NO
         }
         defer { MHD_destroy_response(made) }
-        for (name, value) in response.headers { _ = MHD_add_response_header(made, name, value) }
+        for (name, value) in response.headers + addedHeaders { _ = MHD_add_response_header(made, name, value) }
         return MHD_queue_response(connection, UInt32(response.status), made)
     }
 }

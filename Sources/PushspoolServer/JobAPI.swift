@@ -91,24 +91,28 @@ public struct JobAPI: Sendable {
         guard let id = Self.jobID(call) else { return }
         let status = JobStatus(spool: spool)
         let (queue, desk) = (queue, desk)
-        call.later {
-            let entry: JSONValue
-            if let local = status.lookup(id: id) {
-                entry = local
-            } else {
-                guard let queue else { return .error(404, "id: no job \(id) in this spool") }
-                do throws(RegistryError) {
-                    guard let shared = try QueueStatus(queue: queue).lookup(id: id) else {
-                        return .error(404, "id: no job \(id) in this spool or in the shared queue")
-                    }
-                    entry = shared
-                } catch {
-                    return Self.queueUnavailable(error)
+        call.later { Self.statusAnswer(id: id, status: status, queue: queue, desk: desk) }
+    }
+
+    /// `GET /v1/jobs/{id}`'s answer (also the dashboard's campaign page's status): the spool's
+    /// entry, else the shared queue's, with the funnel when there is a desk.
+    static func statusAnswer(id: String, status: JobStatus, queue: PostgresJobQueue?, desk: (any NotificationDesk)?) -> ServerResponse {
+        let entry: JSONValue
+        if let local = status.lookup(id: id) {
+            entry = local
+        } else {
+            guard let queue else { return .error(404, "id: no job \(id) in this spool") }
+            do throws(RegistryError) {
+                guard let shared = try QueueStatus(queue: queue).lookup(id: id) else {
+                    return .error(404, "id: no job \(id) in this spool or in the shared queue")
                 }
+                entry = shared
+            } catch {
+                return Self.queueUnavailable(error)
             }
-            guard let desk else { return .json(200, entry) }
-            return .json(200, Self.withFunnel(entry, id: id, desk: desk))
         }
+        guard let desk else { return .json(200, entry) }
+        return .json(200, Self.withFunnel(entry, id: id, desk: desk))
     }
 
     /// The status entry with `"funnel"` (the desk's; events keep counting after the job ended).

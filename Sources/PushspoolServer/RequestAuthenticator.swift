@@ -3,12 +3,15 @@
 public enum Principal: Sendable, Equatable, CustomStringConvertible {
     case user(String)
     case service(String)
+    /// An operator of the dashboard (`http.operators_file`), logged in through its form.
+    case `operator`(String)
 
     /// For the access log: the user or the token's name, never a credential.
     public var description: String {
         switch self {
         case .user(let name): "user:\(name)"
         case .service(let name): "token:\(name)"
+        case .operator(let name): "operator:\(name)"
         }
     }
 }
@@ -38,4 +41,13 @@ public protocol RequestAuthenticator: Sendable {
     func user(authorization: String?, remote: String, then: @escaping @Sendable (AuthDecision) -> Void)
     /// A service: `authorization` is `Bearer <token>` or nil.
     func service(authorization: String?, remote: String) -> AuthDecision
+    /// An operator's name and password from the dashboard's login form; `then` runs once.
+    func operatorLogin(user: String, password: [UInt8], remote: String, then: @escaping @Sendable (AuthDecision) -> Void)
+}
+
+extension RequestAuthenticator {
+    /// Seams without operators refuse every login.
+    public func operatorLogin(user: String, password: [UInt8], remote: String, then: @escaping @Sendable (AuthDecision) -> Void) {
+        then(.unauthorized("no operators are configured (http.operators_file)"))
+    }
 }

@@ -286,6 +286,9 @@ public struct HTTPConfig: Sendable {
     public var usersFile: String?
     /// `<name> <sha256-hex of the token>` per line: services, `Authorization: Bearer`.
     public var tokensFile: String?
+    /// An htpasswd file (`htpasswd -B`): operators, who log in to the dashboard at `/ui/` with a
+    /// form. Nil: no dashboard (every `/ui/` route answers `404`).
+    public var operatorsFile: String?
     /// Whether app users may send (`POST /api/notifications`).
     public var usersMaySend: Bool = true
     /// Tags an app user may set besides its own `username:<user>`: those starting with one of these.

@@ -1,7 +1,7 @@
 /// The `http` section: `pushspool serve`'s listen address, TLS files, credential files and limits.
 /// Only the values are checked here; `config --check` reads the files.
 extension ConfigParser.Reader {
-    static let httpKeys = ["listen", "tls", "users_file", "tokens_file", "users_may_send", "client_tag_prefixes",
+    static let httpKeys = ["listen", "tls", "users_file", "tokens_file", "operators_file", "users_may_send", "client_tag_prefixes",
                            "rate_limit_per_minute", "timeout_seconds", "max_connections", "max_connections_per_address",
                            "trusted_proxies", "handles_move_between_users",
                            "request_timeout_seconds"]
@@ -25,6 +25,7 @@ extension ConfigParser.Reader {
         }
         c.usersFile = string(h["users_file"], "http.users_file")
         c.tokensFile = string(h["tokens_file"], "http.tokens_file")
+        c.operatorsFile = string(h["operators_file"], "http.operators_file")
         if let b = bool(h["users_may_send"], "http.users_may_send") { c.usersMaySend = b }
         if let prefixes = tagPrefixes(h["client_tag_prefixes"], "http.client_tag_prefixes") { c.clientTagPrefixes = prefixes }
         if let n = int(h["rate_limit_per_minute"], "http.rate_limit_per_minute", range: 1...1_000_000) { c.rateLimitPerMinute = n }

@@ -96,6 +96,7 @@ extension HTTPConfig {
             ("tls", .object([("cert_file", path(tlsCertFile)), ("key_file", path(tlsKeyFile))])),
             ("users_file", path(usersFile)),
             ("tokens_file", path(tokensFile)),
+            ("operators_file", path(operatorsFile)),
             ("users_may_send", .bool(usersMaySend)),
             ("client_tag_prefixes", .array(clientTagPrefixes.map(JSONValue.string))),
             ("rate_limit_per_minute", .int(Int64(rateLimitPerMinute))),

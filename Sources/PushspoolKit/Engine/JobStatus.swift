@@ -76,7 +76,7 @@ public struct JobStatus: Sendable {
     }
 
     /// A send job's apps as it names them (`["*"]`: every app); nil for other kinds.
-    static func apps(_ job: Job?, defaultApp: String) -> [String]? {
+    package static func apps(_ job: Job?, defaultApp: String) -> [String]? {
         guard case .send(let send)? = job?.kind else { return nil }
         switch send.apps {
         case .defaultApp: return [defaultApp]

@@ -1,4 +1,5 @@
 import Foundation
+import CSystem
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -41,6 +42,12 @@ public enum FileIO {
     }
 
     static func errnoText() -> String { String(cString: strerror(errno)) }
+
+    /// Gives the heap's free pages back to the system (glibc keeps them after a burst of
+    /// allocations, so a long-running process's RSS would stay at its peak).
+    static func trimHeap() {
+        csystem_trim_heap()
+    }
 
     /// Takes the exclusive lock a dispatcher holds on a job file and on a result log, without
     /// waiting; false when another process holds it.

@@ -30,6 +30,8 @@ public final class Authenticator: RequestAuthenticator {
 
     private let users: WatchedCredentialFile<HtpasswdFile>?
     private let tokens: WatchedCredentialFile<BearerTokens>?
+    /// `http.operators_file`: the dashboard's accounts, checked only by its login form.
+    private let operators: WatchedCredentialFile<HtpasswdFile>?
     private let verifier: any PasswordVerifier
     private let pool: VerificationPool
     private let cache: VerifiedCredentialCache
@@ -72,6 +74,10 @@ public final class Authenticator: RequestAuthenticator {
             let file = BearerTokens(parsing: bytes)
             return (file, file.problems)
         }
+        operators = watch(config.operatorsFile, "http.operators_file") { bytes in
+            let file = HtpasswdFile(parsing: bytes)
+            return (file, file.problems)
+        }
         guard problems.isEmpty else { throw SetupError(problems: problems) }
         self.verifier = verifier
         self.pool = pool
@@ -87,7 +93,7 @@ public final class Authenticator: RequestAuthenticator {
         /// The name the check is for (the pool's fairness key), the credential it checks (the
         /// same user and password: one check for every request carrying them at once), and the
         /// check itself: true when the password is right (it is then cached).
-        case verify(String, VerifiedCredentialCache.Key, @Sendable () -> Bool)
+        case verify(String, Principal, VerifiedCredentialCache.Key, @Sendable () -> Bool)
     }
 
     /// The check on the verification pool; `then` runs once, on the caller's thread when no
@@ -98,9 +104,23 @@ public final class Authenticator: RequestAuthenticator {
     /// refused by the pool's one-check-per-user rule); each is then admitted, or counted as a
     /// failure of its own address, as if it had been checked alone.
     public func user(authorization: String?, remote: String, then: @escaping @Sendable (AuthDecision) -> Void) {
-        switch userCheck(authorization: authorization, remote: remote) {
+        check(userCheck(authorization: authorization, remote: remote), remote: remote, then: then)
+    }
+
+    /// An operator's login (the dashboard's form): the name and password checked against
+    /// `http.operators_file` exactly as an app user's against `http.users_file`: the same
+    /// address throttle, cache and verification pool. Allowed as `.operator(name)`.
+    public func operatorLogin(user: String, password: [UInt8], remote: String, then: @escaping @Sendable (AuthDecision) -> Void) {
+        let t = now().timeIntervalSince1970
+        if let wait = failures.retryAfter(remote, now: t) { return then(.throttled(retryAfter: wait)) }
+        guard let table = operators?.current(now: t) else { return then(.unauthorized("no operators are configured (http.operators_file)")) }
+        check(passwordCheck(user: user, password: password, table: table, principal: .operator(user), t: t), remote: remote, then: then)
+    }
+
+    private func check(_ check: UserCheck, remote: String, then: @escaping @Sendable (AuthDecision) -> Void) {
+        switch check {
         case .decided(let d): then(d)
-        case .verify(let user, let key, let check):
+        case .verify(let user, let principal, let key, let check):
             let first = checking.withLock { waiting -> Bool in
                 if waiting[key] != nil {
                     waiting[key]!.append((remote, then))
@@ -112,23 +132,23 @@ public final class Authenticator: RequestAuthenticator {
             guard first else { return }
             let finish: @Sendable (Bool?) -> Void = { [self] right in
                 let waiters = checking.withLock { $0.removeValue(forKey: key) ?? [] }
-                for (remote, then) in waiters { then(right.map { decide($0, user: user, remote: remote) } ?? .busy(retryAfter: 1)) }
+                for (remote, then) in waiters { then(right.map { decide($0, principal, remote: remote) } ?? .busy(retryAfter: 1)) }
             }
             if !pool.submit(key: user, check, then: { finish($0) }) { finish(nil) }
         }
     }
 
     /// A checked password's answer for one request.
-    private func decide(_ right: Bool, user: String, remote: String) -> AuthDecision {
+    private func decide(_ right: Bool, _ principal: Principal, remote: String) -> AuthDecision {
         let t = now().timeIntervalSince1970
-        return right ? admit(.user(user), t) : fail(remote, t, Self.wrongCredentials)
+        return right ? admit(principal, t) : fail(remote, t, Self.wrongCredentials)
     }
 
     /// The same check, hashing on the caller's thread (tests, tools without a server).
     public func user(authorization: String?, remote: String) -> AuthDecision {
         switch userCheck(authorization: authorization, remote: remote) {
         case .decided(let d): d
-        case .verify(let user, _, let check): decide(check(), user: user, remote: remote)
+        case .verify(_, let principal, _, let check): decide(check(), principal, remote: remote)
         }
     }
 
@@ -143,18 +163,25 @@ public final class Authenticator: RequestAuthenticator {
         }
         // Not a guess, so not counted against the address: the operator configured no users.
         guard let table = users?.current(now: t) else { return .decided(.unauthorized("no users are configured (http.users_file)")) }
+        return passwordCheck(user: user, password: password, table: table, principal: .user(user), t: t)
+    }
+
+    /// `user`'s password against `table` (app users' or operators'); `principal` once right.
+    private func passwordCheck(user: String, password: [UInt8], table: HtpasswdFile, principal: Principal, t: Double) -> UserCheck {
+        // Keyed by the principal (`user:alice`, `operator:alice`): an app user and an operator of
+        // the same name and password are two credentials, checked and cached apart.
+        let key = cache.key(user: principal.description, password: password)
         guard let hash = table.hashes[user] else {
             // Costs what a wrong password costs (another user's hash has that user's cost), so
             // response times do not tell which user names exist.
             let decoy = table.hashes.first?.value ?? Self.decoyHash
-            return .verify(user, cache.key(user: user, password: password)) { [self] in
+            return .verify(user, principal, key) { [self] in
                 _ = verifier.verify(password: password, against: decoy)
                 return false
             }
         }
-        let key = cache.key(user: user, password: password)
-        if cache.contains(key, hash: hash, now: t) { return .decided(admit(.user(user), t)) }
-        return .verify(user, key) { [self] in
+        if cache.contains(key, hash: hash, now: t) { return .decided(admit(principal, t)) }
+        return .verify(user, principal, key) { [self] in
             guard verifier.verify(password: password, against: hash) else { return false }
             cache.insert(key, hash: hash, now: t)
             return true

@@ -4,7 +4,7 @@ import Foundation
 import PushspoolCore
 
 /// `config --check` of the `http` section's files, every problem at once, one line each naming
-/// the key, the file and, inside it, the line: the users and tokens files must be readable, not
+/// the key, the file and, inside it, the line: the users, operators and tokens files must be readable, not
 /// by others, with every line well-formed; the TLS certificate and key must parse as PEM (and
 /// belong together), the key not readable by others.
 package enum FrontDoorChecks {
@@ -12,6 +12,13 @@ package enum FrontDoorChecks {
         var problems: [String] = []
         if let path = http.usersFile {
             problems += fileProblems(resolve(path), key: "http.users_file") { HtpasswdFile(parsing: $0).problems }
+        }
+        if let path = http.operatorsFile {
+            // A dashboard nobody can log in to is a mistake, not a choice: refused here.
+            problems += fileProblems(resolve(path), key: "http.operators_file") { bytes in
+                let file = HtpasswdFile(parsing: bytes)
+                return file.problems + (file.hashes.isEmpty && file.problems.isEmpty ? ["holds no account; add one with htpasswd -B"] : [])
+            }
         }
         if let path = http.tokensFile {
             problems += fileProblems(resolve(path), key: "http.tokens_file") { BearerTokens(parsing: $0).problems }

@@ -35,6 +35,9 @@ final class PrincipalRateLimiter: Sendable {
             switch principal {
             case .user(let name): return admit(name, in: &s.users, sweepAt: &s.sweepAt, now: now)
             case .service(let name): return admit(name, in: &s.services, sweepAt: &s.sweepAt, now: now)
+            // A login is counted once; the session's own requests are not rate-limited here
+            // (a dashboard polls), only its logins are, by the address throttle.
+            case .operator: return nil
             }
         }
     }

@@ -21,7 +21,11 @@ enum FrontDoorFiles {
     static func write(into dir: TempDir) {
         dir.write("users.htpasswd", users, mode: 0o600)
         dir.write("tokens.txt", tokens, mode: 0o600)
+        // The dashboard's operator `olivia` (password `s3cret`): used once `operators_file` names it.
+        dir.write("operators.htpasswd", operators, mode: 0o600)
     }
+
+    static let operators = "olivia:$2y$05$cc0KuBa52pHdqPUyp9Vw9.pL85fwBYfWSzo75MjmHquwsMWW3IUFq\n"
 
     /// The `http` section: port 0 (the kernel picks; the harness reads it off the log).
     static func section(_ extra: String = "") -> String {
