@@ -3,7 +3,7 @@ import Testing
 import PushspoolCore
 
 /// What a failure means and what to do: one table, read by the dashboard and copied into the
-/// README from here.
+/// Provider setup article from here.
 @Suite struct FailureGuideTests {
     @Test(arguments: [
         ("apns", "400", "BadDeviceToken", "apns BadDeviceToken"),
@@ -26,12 +26,12 @@ import PushspoolCore
         #expect(!e.meaning.isEmpty && !e.action.isEmpty)
     }
 
-    @Test func theREADMEShowsThisTable() throws {
+    @Test func theProviderSetupArticleShowsThisTable() throws {
         let readme = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent().appendingPathComponent("README.md")
+            .deletingLastPathComponent().appendingPathComponent("Sources/PushspoolKit/PushspoolKit.docc/ProviderSetup.md")
         let text = try String(contentsOf: readme, encoding: .utf8)
         let table = FailureGuide.markdown()
         if !text.contains(table) { print("FailureGuide.markdown():\n" + table + "(end)") }
-        #expect(text.contains(table), "README's failure table differs from FailureGuide.markdown() (printed above); paste it again")
+        #expect(text.contains(table), "Provider setup's failure table differs from FailureGuide.markdown() (printed above); paste it again")
     }
 }

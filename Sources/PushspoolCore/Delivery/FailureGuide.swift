@@ -1,5 +1,5 @@
 /// What a failed delivery's code and reason mean and what to do about them: the one table the
-/// dashboard's "failures by reason" reads (and the README's provider tables are checked against).
+/// dashboard's "failures by reason" reads (and the Provider setup article's table is checked against).
 /// A result line's `code` is the provider's HTTP status (or `local`, `transport`); its `reason`
 /// starts with the provider's own word (`BadDeviceToken`, `UNREGISTERED`), which is matched first.
 public enum FailureGuide {
@@ -64,7 +64,7 @@ public enum FailureGuide {
                                       meaning: "The provider answered with a failure this table does not describe.",
                                       action: "Read the reason text; the provider's documentation explains it.")
 
-    /// The table as the README shows it (a test keeps the README's copy equal to this).
+    /// The table as the Provider setup article shows it (a test keeps its copy equal to this).
     public static func markdown() -> String {
         var lines = ["| platform | reason or code | what it means | what to do |", "|---|---|---|---|"]
         for e in entries {

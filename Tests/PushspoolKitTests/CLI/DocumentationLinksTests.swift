@@ -1,12 +1,13 @@
 import Foundation
 import Testing
 
-/// The README keeps the user's path and links to the design articles of the DocC catalog, which
+/// The README keeps the user's path and links to the reference and design articles of the DocC catalog, which
 /// link to each other and back; those links are relative Markdown links (so they work on GitHub),
 /// which `docc convert` does not check. A renamed heading or a moved article must fail here.
 @Suite struct DocumentationLinksTests {
     static let catalog = "Sources/PushspoolKit/PushspoolKit.docc"
-    static let articles = ["PushspoolKit.md", "Architecture.md", "FailureSemantics.md", "Providers.md", "Benchmarks.md"]
+    static let articles = ["PushspoolKit.md", "Architecture.md", "FailureSemantics.md", "Providers.md", "Benchmarks.md", "CapacityModel.md",
+                            "JobFileReference.md", "ResultLogReference.md", "RegistrationsReference.md", "CommandLineReference.md", "ConfigurationReference.md", "ProviderSetup.md", "HTTPFrontDoor.md", "ContractDifferences.md", "SeveralAppsGuide.md", "ClocksGuide.md", "WebhooksGuide.md", "SecurePushGuide.md", "DashboardGuide.md", "SeveralHostsGuide.md", "WebPushGuide.md", "AzureHubGuide.md"]
 
     static func text(_ path: String) throws -> String {
         try String(contentsOf: Paths.packageRoot.appendingPathComponent(path), encoding: .utf8)

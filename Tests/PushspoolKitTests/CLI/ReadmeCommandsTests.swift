@@ -6,7 +6,10 @@ import Testing
 /// Issue 24 items 2 and 4: the README's commands are commands this pushspool takes, and its first
 /// campaign runs as written and prints what the README shows.
 @Suite struct ReadmeCommandsTests {
-    static let readme = (try? String(contentsOf: Paths.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
+    /// The README and the catalog's articles it leads to: every command a user may copy.
+    static let readme = (["README.md"] + DocumentationLinksTests.articles.map { "\(DocumentationLinksTests.catalog)/\($0)" })
+        .map { (try? String(contentsOf: Paths.packageRoot.appendingPathComponent($0), encoding: .utf8)) ?? "" }
+        .joined(separator: "\n")
 
     /// The lines of every ```sh / ```console block, with the heading of the section they are in;
     /// a console block keeps only its `$ ` lines (the rest is output), a trailing `\\` joins lines.

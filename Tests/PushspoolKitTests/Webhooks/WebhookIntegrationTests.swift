@@ -236,13 +236,13 @@ struct WebhookIntegrationTests {
     }
 }
 
-/// The README's signature checks (Node and Python), run as written against an event pushspool
+/// The Webhooks article's signature checks (Node and Python), run as written against an event pushspool
 /// signed and the receiver accepted, and against the same event with one byte changed.
 @Suite(.enabled(if: Paths.nodeAvailable), .serialized)
 struct WebhookReadmeExampleTests {
-    /// The README's fenced block of `language` that defines `verify`.
+    /// The article's fenced block of `language` that defines `verify`.
     static func snippet(_ language: String) -> String? {
-        let readme = (try? String(contentsOf: Paths.packageRoot.appendingPathComponent("README.md"), encoding: .utf8)) ?? ""
+        let readme = (try? String(contentsOf: Paths.packageRoot.appendingPathComponent("Sources/PushspoolKit/PushspoolKit.docc/WebhooksGuide.md"), encoding: .utf8)) ?? ""
         let blocks = readme.components(separatedBy: "```\(language)\n").dropFirst().map { $0.components(separatedBy: "\n```")[0] }
         return blocks.first { $0.contains("def verify(") || $0.contains("function verify(") }
     }
