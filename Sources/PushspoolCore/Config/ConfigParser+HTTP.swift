@@ -1,11 +1,6 @@
 /// The `http` section: `pushspool serve`'s listen address, TLS files, credential files and limits.
 /// Only the values are checked here; `config --check` reads the files.
 extension ConfigParser.Reader {
-    static let httpKeys = ["listen", "tls", "users_file", "tokens_file", "operators_file", "users_may_send", "client_tag_prefixes",
-                           "rate_limit_per_minute", "timeout_seconds", "max_connections", "max_connections_per_address",
-                           "trusted_proxies", "handles_move_between_users",
-                           "request_timeout_seconds"]
-
     mutating func http(_ h: [String: JSONValue]) -> HTTPConfig {
         var c = HTTPConfig()
         if let listen = string(h["listen"], "http.listen") {
@@ -13,7 +8,7 @@ extension ConfigParser.Reader {
                 problem("http.listen", "must be host:port, [v6-address]:port or :port with a port in 0…65535, got \(JSONValue.quoted(listen))")
             }
         }
-        if let t = object(h["tls"], "http.tls", allowed: ["cert_file", "key_file"]) {
+        if let t = object(h["tls"], "http.tls", allowed: ConfigKeys.httpTLS) {
             c.tlsCertFile = string(t["cert_file"], "http.tls.cert_file")
             c.tlsKeyFile = string(t["key_file"], "http.tls.key_file")
             // Only a failed value is nil for another reason; report the pairing only when both were fine.

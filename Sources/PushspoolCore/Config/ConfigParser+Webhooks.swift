@@ -1,14 +1,12 @@
 /// The `webhooks` array: each entry's URL (https, or http to loopback), secret, events and apps.
 extension ConfigParser.Reader {
-    static let webhookKeys = ["url", "secret", "events", "apps", "private_addresses"]
-
     mutating func webhooks(_ v: JSONValue?, into c: inout Config) {
         guard let v, v != .null else { return }
         guard case .array(let items) = v else { problem("webhooks", "must be an array of webhooks, got \(v.typeName)"); return }
         let appIDs = c.apps.keys.sorted()
         for (i, item) in items.enumerated() {
             let key = "webhooks[\(i)]"
-            guard let w = object(item, key, allowed: Self.webhookKeys) else {
+            guard let w = object(item, key, allowed: ConfigKeys.webhook) else {
                 if item == .null { problem(key, "must be an object") }
                 continue
             }

@@ -118,11 +118,11 @@ public enum ConfigParser {
 
         /// `{"max": N, "per_hours": H}`, both required integers.
         mutating func frequencyCap(_ json: JSONValue, _ key: String) -> FrequencyCap? {
-            guard let o = object(json, key, allowed: ["max", "per_hours"]) else {
+            guard let o = object(json, key, allowed: ConfigKeys.frequencyCap) else {
                 if json == .null { problem(key, "must be an object") }
                 return nil
             }
-            for field in ["max", "per_hours"] where o[field] == nil || o[field] == .null { problem("\(key).\(field)", "is required") }
+            for field in ConfigKeys.frequencyCap where o[field] == nil || o[field] == .null { problem("\(key).\(field)", "is required") }
             guard let max = int(o["max"], "\(key).max", range: FrequencyCap.maxRange),
                   let hours = int(o["per_hours"], "\(key).per_hours", range: FrequencyCap.perHoursRange) else { return nil }
             return FrequencyCap(max: max, perHours: hours)
@@ -132,9 +132,7 @@ public enum ConfigParser {
             var c = Config()
             // One problem for a document that is not an object (not also one with an empty key).
             guard case .object = json else { problem("config", "must be a JSON object"); return c }
-            let top = object(json, "", allowed: ["spool", "registry", "concurrency", "retry", "routes", "providers", "tls", "metrics",
-                                                 "owner_lease_seconds", "http", "max_jobs", "apps", "default_app",
-                                                 "webhooks", "local_time_grace_minutes", "queue", "receipts"]) ?? [:]
+            let top = object(json, "", allowed: ConfigKeys.top) ?? [:]
             if let s = string(top["spool"], "spool") { c.spool = s }
             c.registry = string(top["registry"], "registry")
             if let n = int(top["concurrency"], "concurrency", range: 1...100_000) { c.concurrency = n }
@@ -143,7 +141,7 @@ public enum ConfigParser {
                 problem("owner_lease_seconds", "removed — several hosts share work through the PostgreSQL queue (README: Several hosts); remove the key")
             }
             if let n = int(top["local_time_grace_minutes"], "local_time_grace_minutes", range: 0...1440) { c.localTimeGraceMinutes = n }
-            if let q = object(top["queue"], "queue", allowed: ["enabled", "chunk_size", "lease_seconds", "max_chunks", "durable_outcomes", "keep_days"]) {
+            if let q = object(top["queue"], "queue", allowed: ConfigKeys.queue) {
                 if let b = bool(q["enabled"], "queue.enabled") { c.queue.enabled = b }
                 if let n = int(q["chunk_size"], "queue.chunk_size", range: 1...1_000_000) { c.queue.chunkSize = n }
                 if let n = int(q["lease_seconds"], "queue.lease_seconds", range: 3...3600) { c.queue.leaseSeconds = n }
@@ -151,23 +149,23 @@ public enum ConfigParser {
                 if let b = bool(q["durable_outcomes"], "queue.durable_outcomes") { c.queue.durableOutcomes = b }
                 if let n = int(q["keep_days"], "queue.keep_days", range: 0...36_500) { c.queue.keepDays = n }
             }
-            if let r = object(top["receipts"], "receipts", allowed: ["keep_days"]) {
+            if let r = object(top["receipts"], "receipts", allowed: ConfigKeys.receipts) {
                 if let n = int(r["keep_days"], "receipts.keep_days", range: 1...36_500) { c.receipts.keepDays = n }
             }
-            if let r = object(top["retry"], "retry", allowed: ["max_attempts", "base_delay_ms", "max_delay_ms"]) {
+            if let r = object(top["retry"], "retry", allowed: ConfigKeys.retry) {
                 if let n = int(r["max_attempts"], "retry.max_attempts", range: 1...100) { c.retry.maxAttempts = n }
                 if let n = int(r["base_delay_ms"], "retry.base_delay_ms", range: 1...3_600_000) { c.retry.baseDelay = Double(n) / 1000 }
                 if let n = int(r["max_delay_ms"], "retry.max_delay_ms", range: 1...86_400_000) { c.retry.maxDelay = Double(n) / 1000 }
             }
             appsDeclared = top["apps"] != nil && top["apps"] != .null
             providers(top["providers"], into: &c)
-            if let t = object(top["tls"], "tls", allowed: ["ca_file"]) { c.tls.caFile = string(t["ca_file"], "tls.ca_file") }
-            if let m = object(top["metrics"], "metrics", allowed: ["textfile", "interval_seconds", "instance"]) {
+            if let t = object(top["tls"], "tls", allowed: ConfigKeys.tls) { c.tls.caFile = string(t["ca_file"], "tls.ca_file") }
+            if let m = object(top["metrics"], "metrics", allowed: ConfigKeys.metrics) {
                 c.metrics.textfile = string(m["textfile"], "metrics.textfile")
                 c.metrics.instance = string(m["instance"], "metrics.instance")
                 if let n = int(m["interval_seconds"], "metrics.interval_seconds", range: 1...3600) { c.metrics.intervalSeconds = n }
             }
-            if let h = object(top["http"], "http", allowed: Self.httpKeys) { c.http = http(h) }
+            if let h = object(top["http"], "http", allowed: ConfigKeys.http) { c.http = http(h) }
             // Default route: the provider of the same name when configured, else the sandbox.
             c.routes[.apns] = c.apns != nil ? "apns" : "sandbox"
             c.routes[.fcm] = c.fcm != nil ? "fcm" : "sandbox"
@@ -186,7 +184,7 @@ public enum ConfigParser {
         /// and delivers that platform.
         mutating func routes(_ json: JSONValue?, _ key: String, over base: [Platform: String], config c: Config) -> [Platform: String] {
             var out = base
-            if let routes = object(json, key, allowed: ["apns", "fcm", "gcm", "wns", "web"]) {
+            if let routes = object(json, key, allowed: ConfigKeys.routes) {
                 for (name, value) in routes.sorted(by: { $0.key < $1.key }) {
                     let field = "\(key).\(name)"
                     guard let provider = string(value, field) else { continue }
@@ -227,8 +225,7 @@ public enum ConfigParser {
             for (id, value) in entries {
                 let key = "apps.\(Self.fieldName(id))"
                 if let why = AppConfig.idProblem(id) { problem(key, why); continue }
-                guard let a = object(value, key, allowed: ["routes", "apns_topic", "max_per_second", "frequency_cap", "default_tz", "quiet_hours",
-                                                             "track"]) else {
+                guard let a = object(value, key, allowed: ConfigKeys.app) else {
                     if value == .null { problem(key, "must be an object") }
                     continue
                 }
@@ -334,12 +331,10 @@ public enum ConfigParser {
 
         /// One provider's section, as its type reads it; `key` is `providers.<name>`.
         mutating func provider(_ kind: ProviderKind, _ value: JSONValue, _ key: String) -> ProviderConfig? {
-            let common = ["type", "max_per_second"] + (kind.connects ? ["max_connections"] : [])
+            let allowed = ConfigKeys.providerCommon(kind) + ConfigKeys.provider(kind)
             switch kind {
             case .apns:
-                guard let a = object(value, key, allowed: common + ["team_id", "key_id", "key_file", "topic", "environment", "endpoint",
-                                                                    "production_endpoint", "sandbox_endpoint", "channels_endpoint",
-                                                                    "sandbox_channels_endpoint"]) else { return nil }
+                guard let a = object(value, key, allowed: allowed) else { return nil }
                 // With `apps`, each app may carry its own topic: the provider's is then the default.
                 let topic = a["topic"] == nil && appsDeclared ? "" : required(a["topic"], "\(key).topic")
                 var apns = APNsConfig(teamID: required(a["team_id"], "\(key).team_id"),
@@ -360,12 +355,12 @@ public enum ConfigParser {
                 apns.sandboxChannelsEndpoint = string(a["sandbox_channels_endpoint"], "\(key).sandbox_channels_endpoint")
                 return .apns(apns)
             case .fcm:
-                guard let f = object(value, key, allowed: common + ["service_account_file", "endpoint", "iid_endpoint"]) else { return nil }
+                guard let f = object(value, key, allowed: allowed) else { return nil }
                 return .fcm(FCMConfig(serviceAccountFile: required(f["service_account_file"], "\(key).service_account_file"),
                                       endpoint: string(f["endpoint"], "\(key).endpoint"),
                                       iidEndpoint: string(f["iid_endpoint"], "\(key).iid_endpoint")))
             case .wns:
-                guard let w = object(value, key, allowed: common + ["auth", "tenant_id", "client_id", "client_secret", "token_endpoint", "scope", "allowed_hosts"]) else { return nil }
+                guard let w = object(value, key, allowed: allowed) else { return nil }
                 var wns = WNSConfig(clientID: required(w["client_id"], "\(key).client_id"),
                                     clientSecret: Secret(required(w["client_secret"], "\(key).client_secret")),
                                     tokenEndpoint: string(w["token_endpoint"], "\(key).token_endpoint"),
@@ -379,7 +374,7 @@ public enum ConfigParser {
                 wns.tenantID = string(w["tenant_id"], "\(key).tenant_id")
                 return .wns(wns)
             case .azure:
-                guard let z = object(value, key, allowed: common + ["connection_string", "hub", "fcm_format", "api_version"]) else { return nil }
+                guard let z = object(value, key, allowed: allowed) else { return nil }
                 var azure = AzureConfig(connectionString: Secret(required(z["connection_string"], "\(key).connection_string")),
                                         hub: required(z["hub"], "\(key).hub"))
                 if let format = string(z["fcm_format"], "\(key).fcm_format") {
@@ -390,7 +385,7 @@ public enum ConfigParser {
                 azure.apiVersion = string(z["api_version"], "\(key).api_version")
                 return .azure(azure)
             case .webpush:
-                guard let w = object(value, key, allowed: common + ["vapid_private_key_file", "subject", "allowed_hosts", "declarative"]) else { return nil }
+                guard let w = object(value, key, allowed: allowed) else { return nil }
                 var webpush = WebPushConfig(vapidPrivateKeyFile: required(w["vapid_private_key_file"], "\(key).vapid_private_key_file"),
                                             subject: required(w["subject"], "\(key).subject"))
                 if let hosts = hostList(w["allowed_hosts"], "\(key).allowed_hosts") { webpush.allowedHosts = hosts }
@@ -401,7 +396,7 @@ public enum ConfigParser {
                 }
                 return .webpush(webpush)
             case .sandbox:
-                guard let s = object(value, key, allowed: common + ["outbox"]) else { return nil }
+                guard let s = object(value, key, allowed: allowed) else { return nil }
                 return .sandbox(SandboxConfig(outbox: string(s["outbox"], "\(key).outbox")))
             }
         }

@@ -8,6 +8,11 @@ import Foundation
 /// each of its platforms, so a job that parses is a job the engine can send (size limits, reserved
 /// keys and bad overrides are caught by `validate`, not half-way through a fan-out).
 public enum JobParser {
+    /// The top-level fields a job of each kind (`send`, `register`, `unregister`) may have: the
+    /// lists the parser takes fields from (any other is "unknown field" or "not allowed in a …
+    /// job"), and what the Job file reference is checked against.
+    public static let fieldNames: [String: Set<String>] = ["send": Fields.send, "register": Fields.register, "unregister": Fields.unregister]
+
     /// Parses and validates one spool job file (README "Dropping jobs"). `fileName` (e.g. "x.json") gives the default id.
     public static func parse(_ bytes: [UInt8], fileName: String) throws(JobError) -> Job {
         let document: JSONValue

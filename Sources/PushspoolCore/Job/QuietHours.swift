@@ -15,6 +15,9 @@ public struct QuietHours: Sendable, Equatable {
         start < end ? (start <= time && time < end) : (time >= start || time < end)
     }
 
+    /// The two fields it is written with, wherever it is written (a job, an app).
+    public static let fields = ["start", "end"]
+
     /// `{"start": "HH:MM", "end": "HH:MM"}`, each problem named under `field`.
     static func parse(_ value: JSONValue, field: String, problems: inout Problems) -> QuietHours? {
         guard case .object(let pairs) = value else {
@@ -23,8 +26,8 @@ public struct QuietHours: Sendable, Equatable {
         }
         var start: LocalTime?, end: LocalTime?
         for (key, v) in pairs {
-            guard key == "start" || key == "end" else {
-                problems.add("\(field).\(key)", "unknown field (expected start, end)")
+            guard fields.contains(key) else {
+                problems.add("\(field).\(key)", "unknown field (expected \(fields.joined(separator: ", ")))")
                 continue
             }
             let t = v.stringValue.flatMap(LocalTime.init)

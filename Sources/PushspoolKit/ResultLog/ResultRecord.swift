@@ -14,6 +14,23 @@ public enum ResultRecord: Sendable, Equatable {
     /// A `local_time` job's plan and each of its waves (§ On people's clocks).
     case wave(WaveLine)
 
+    /// A line's `type`: the one list of line types, which the reader dispatches on and the
+    /// Result log reference is checked against (one table per type).
+    public enum Kind: String, CaseIterable, Sendable {
+        case job, delivery, registration, hub, summary, wave
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .job: .job
+        case .delivery: .delivery
+        case .registration: .registration
+        case .hub: .hub
+        case .summary: .summary
+        case .wave: .wave
+        }
+    }
+
     /// `planned`: the instant the job's waves were planned from (written once: a restart plans
     /// the same waves). `sent`/`skipped`: one wave ended (skipped: too late, `reason` says why).
     public struct WaveLine: Sendable, Equatable {
@@ -205,12 +222,13 @@ public enum ResultRecord: Sendable, Equatable {
     public init?(json v: JSONValue) {
         func string(_ k: String) -> String? { v[k]?.stringValue }
         func int(_ k: String) -> Int? { if case .int(let n)? = v[k] { Int(n) } else { nil } }
-        switch string("type") {
-        case "job":
+        guard let kind = string("type").flatMap(Kind.init(rawValue:)) else { return nil }
+        switch kind {
+        case .job:
             guard let id = string("id") else { return nil }
             let pns: [String] = if case .array(let items)? = v["pns"] { items.compactMap(\.stringValue) } else { [] }
             self = .job(JobLine(id: id, file: string("file") ?? "", receivedAt: string("received_at") ?? "", pns: pns, targets: int("targets") ?? 0))
-        case "delivery":
+        case .delivery:
             guard let platform = string("platform").flatMap(Platform.init(rawValue:)),
                   let status = string("status").flatMap(DeliveryStatus.init(rawValue:)) else { return nil }
             let target: Delivery.Target = if let device = string("device") {
@@ -223,27 +241,25 @@ public enum ResultRecord: Sendable, Equatable {
             self = .delivery(Delivery(platform: platform, provider: string("provider") ?? "", app: string("app"), target: target, status: status,
                                       attempts: int("attempts") ?? 1, code: string("code"), reason: string("reason"),
                                       providerID: string("provider_id"), at: string("at")))
-        case "registration":
+        case .registration:
             guard let action = string("action"), let device = string("device") else { return nil }
             let tags: [String]? = if case .array(let items)? = v["tags"] { items.compactMap(\.stringValue) } else { nil }
             self = .registration(Registration(action: action, device: device, platform: string("platform"), tags: tags, at: string("at")))
-        case "hub":
+        case .hub:
             guard let installation = string("installation") else { return nil }
             self = .hub(HubWrite(provider: string("provider") ?? "", action: string("action") ?? "", installation: installation,
                                  ok: string("status") == "done", attempts: int("attempts") ?? 1, code: string("code"),
                                  reason: string("reason"), at: string("at")))
-        case "summary":
+        case .summary:
             guard let id = string("id"), let status = string("status").flatMap(SummaryStatus.init(rawValue:)) else { return nil }
             var s = Summary(id: id, status: status, durationMS: int("duration_ms") ?? 0)
             (s.delivered, s.failed, s.unregistered, s.retries) = (int("delivered") ?? 0, int("failed") ?? 0, int("unregistered") ?? 0, int("retries") ?? 0)
             (s.matched, s.notSent, s.error, s.capped) = (int("matched"), int("not_sent"), string("error"), int("capped") ?? 0)
             self = .summary(s)
-        case "wave":
+        case .wave:
             guard let status = string("status"), let at = string("at") else { return nil }
             let zones: [String] = if case .array(let items)? = v["zones"] { items.compactMap(\.stringValue) } else { [] }
             self = .wave(WaveLine(status: status, at: at, zones: zones, devices: int("devices") ?? 0, reason: string("reason")))
-        default:
-            return nil
         }
     }
 }
