@@ -15,8 +15,12 @@ struct Arguments {
         case upTo(Int, String)
         /// Any number of words (the command checks that there is at least one).
         case many(String)
-        /// Exactly one word, which must be `name` (`hub sync`, `registry migrate`, `webpush keygen`).
+        /// Exactly one word, which must be `name` (`hub sync`, `webpush keygen`).
         case subcommand(String)
+        /// A word from each list in turn (`apns channels create|list|delete`), then up to `extra`
+        /// more words (`registry backup FILE`), described as `what`; the command checks that they
+        /// are all there.
+        case words([[String]], extra: Int, String)
     }
 
     private(set) var options: [String: [String]] = [:]
@@ -87,6 +91,18 @@ struct Arguments {
             case .upTo(let count, _) where positionals.count < count:
                 positionals.append(a)
                 continue
+            case .words(let lists, let extra, _) where positionals.count < lists.count + extra:
+                if positionals.count < lists.count {
+                    let choices = lists[positionals.count]
+                    guard choices.contains(a) else {
+                        let near = Spelling.closest(to: a, among: choices).map { " (did you mean \"\($0)\"?)" } ?? ""
+                        let before = ([command] + positionals).joined(separator: " ")
+                        throw UsageError(description: "unknown subcommand \"\(a)\"\(near); expected "
+                                                      + choices.map { "`\(before) \($0)`" }.joined(separator: " or "))
+                    }
+                }
+                positionals.append(a)
+                continue
             case .subcommand(let name) where positionals.isEmpty:
                 guard a == name else {
                     let near = Spelling.closest(to: a, among: [name]).map { " (did you mean \"\($0)\"?)" } ?? ""
@@ -101,7 +117,7 @@ struct Arguments {
             var reason: String
             switch allowed {
             case .none: reason = "\(command) takes no arguments, only options"
-            case .upTo(_, let what): reason = "\(command) takes \(what)"
+            case .upTo(_, let what), .words(_, _, let what): reason = "\(command) takes \(what)"
             case .subcommand(let name): reason = "\(command) takes only its subcommand, `\(command) \(name)`"
             case .many: reason = ""
             }

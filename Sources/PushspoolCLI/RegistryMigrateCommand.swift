@@ -8,7 +8,7 @@ import Foundation
 enum RegistryMigrateCommand {
     static func run(_ args: Arguments) throws(CLIError) -> ExitCode {
         guard args.positionals == ["migrate"] else {
-            throw CLIError(.usage, "registry: the only subcommand is `registry migrate`")
+            throw CLIError(.usage, "registry migrate: unexpected argument \"\(args.positionals.last ?? "")\" (registry migrate takes only options)")
         }
         let config = try Runtime.loadConfig(args)
         let value = config.registryPath

@@ -8,16 +8,17 @@ final class SQLiteDatabase {
     /// text, which we need because Swift's temporary C strings die when the bind call returns.
     static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 
-    private var db: OpaquePointer?
+    private(set) var db: OpaquePointer?
     /// Fixed statements (upsert, delete…): kept for the connection's life.
     private var cache: [String: OpaquePointer] = [:]
     /// Statements whose text depends on a tag expression: bounded, see `statement(_:fixed:)`.
     private var queryCache: [String: OpaquePointer] = [:]
 
-    init(path: String) throws(RegistryError) {
+    /// `create: false`: a file that does not exist is an error, not a new database.
+    init(path: String, create: Bool = true) throws(RegistryError) {
         var handle: OpaquePointer?
         // NOMUTEX: the SQLiteRegistry's Mutex already serialises every use of this connection.
-        let flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX
+        let flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX
         let rc = sqlite3_open_v2(path, &handle, flags, nil)
         guard rc == SQLITE_OK, let handle else {
             let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"

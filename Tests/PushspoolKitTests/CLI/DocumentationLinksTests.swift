@@ -7,7 +7,7 @@ import Testing
 @Suite struct DocumentationLinksTests {
     static let catalog = "Sources/PushspoolKit/PushspoolKit.docc"
     static let articles = ["PushspoolKit.md", "Architecture.md", "FailureSemantics.md", "Providers.md", "Benchmarks.md", "CapacityModel.md",
-                            "JobFileReference.md", "ResultLogReference.md", "RegistrationsReference.md", "CommandLineReference.md", "ConfigurationReference.md", "ProviderSetup.md", "HTTPFrontDoor.md", "ContractDifferences.md", "SeveralAppsGuide.md", "ClocksGuide.md", "WebhooksGuide.md", "SecurePushGuide.md", "DashboardGuide.md", "SeveralHostsGuide.md", "WebPushGuide.md", "AzureHubGuide.md"]
+                            "JobFileReference.md", "ResultLogReference.md", "RegistrationsReference.md", "CommandLineReference.md", "ConfigurationReference.md", "ProviderSetup.md", "HTTPFrontDoor.md", "ContractDifferences.md", "SeveralAppsGuide.md", "ClocksGuide.md", "WebhooksGuide.md", "SecurePushGuide.md", "DashboardGuide.md", "SeveralHostsGuide.md", "WebPushGuide.md", "AzureHubGuide.md", "Operations.md"]
 
     static func text(_ path: String) throws -> String {
         try String(contentsOf: Paths.packageRoot.appendingPathComponent(path), encoding: .utf8)

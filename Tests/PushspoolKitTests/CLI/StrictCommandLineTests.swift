@@ -12,6 +12,7 @@ import Testing
         case .none: return []
         case .upTo(let n, _): return Array(repeating: "word1", count: n)
         case .subcommand(let name): return [name]
+        case .words(let lists, let extra, _): return lists.map { $0[0] } + Array(repeating: "word1", count: extra)
         case .many: return nil   // validate: every word is a file to check
         }
     }
@@ -47,7 +48,13 @@ import Testing
             let far = try runPushspool([name, "--zzqqxx"] + spool, cwd: dir.url, timeout: 30)
             #expect(far.status == 64 && far.stderr.contains("unknown option --zzqqxx;"), "\(name): \(far.stderr)")
             // A command with a subcommand refuses another, suggesting its own when near.
-            if case .subcommand(let sub) = spec.positionals {
+            var subcommand: String?
+            switch spec.positionals {
+            case .subcommand(let sub): subcommand = sub
+            case .words(let lists, _, _): subcommand = lists.first?.first
+            default: break
+            }
+            if let sub = subcommand {
                 let wrong = try runPushspool([name, String(sub.dropLast())] + spool, cwd: dir.url, timeout: 30)
                 #expect(wrong.status == 64, "\(name): \(wrong.stderr)")
                 #expect(wrong.stderr.contains("unknown subcommand \"\(sub.dropLast())\" (did you mean \"\(sub)\"?)"), "\(name): \(wrong.stderr)")
