@@ -104,6 +104,15 @@ import Testing
         }
     }
 
+    /// Issue 46: the differences from the tutorial are the few a user trips on (at most 20, one
+    /// numbered entry each); what pushspool only adds lives in the reference pages.
+    @Test func theDifferencesAreAtMostTwenty() throws {
+        let lines = try Self.text("\(Self.catalog)/ContractDifferences.md").components(separatedBy: "\n")
+        let entries = lines.filter { $0.range(of: #"^\d+\. \*\*"#, options: .regularExpression) != nil }
+        #expect(entries.count >= 10 && entries.count <= 20, "\(entries.count) entries")
+        #expect(!lines.contains { $0.hasPrefix("- **") }, "every entry is numbered")
+    }
+
     @Test func anchorsAreGitHubs() {
         #expect(Self.anchor("HTTP front door (`pushspool serve`)") == "http-front-door-pushspool-serve")
         #expect(Self.anchor("Result log `results/<job-id>.jsonl`") == "result-log-resultsjob-idjsonl")

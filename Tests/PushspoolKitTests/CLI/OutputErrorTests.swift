@@ -22,6 +22,8 @@ import Testing
         (["devices", "--count"], []),
         (["import", "devices.jsonl"], []),
         (["registry", "migrate"], []),
+        (["registry", "backup", "backup-out.sqlite"], []),
+        (["completions", "bash"], []),
         (["status"], []),
         (["status", "--json"], []),
         (["pause", "later"], [["submit", "--to-tag", "username:alice", "--pns", "apns", "--message", "hi", "--id", "later",

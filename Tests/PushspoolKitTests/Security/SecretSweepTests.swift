@@ -22,6 +22,7 @@ enum SecretSweep {
         ("init", ["init"]),
         ("init (again)", ["init"]),
         ("registry migrate", ["registry", "migrate"]),
+        ("registry backup", ["registry", "backup", "{dir}/registry-backup.sqlite"]),
         ("config --check", ["config", "--check"]),
         ("import", ["import", "{dir}/devices.jsonl"]),
         ("register", ["register", "--platform", "fcm", "--handle", "ok-2", "--tag", "username:alice", "--id", "i-fcm2"]),
