@@ -1,9 +1,10 @@
 import Foundation
+import Synchronization
 import Testing
 @testable import PushspoolKit
 
 /// Issue 46: `pushspool registry backup FILE` copies a SQLite registry through the online backup
-/// API while `run` and an import write to it, and the copy, put in place of the registry, is what
+/// API while `run`, `serve` and an import write to it, and the copy, put in place of the registry, is what
 /// the next commands open: every device committed when the copy began is in it, and no half of a
 /// transaction.
 @Suite struct RegistryBackupTests {
@@ -32,42 +33,107 @@ import Testing
         return Int(output[range].dropFirst(2).prefix { $0.isNumber })
     }
 
-    @Test func aBackupTakenWhileAnImportAndACampaignRunHoldsEveryCommittedDevice() throws {
+    /// Devices registered through `serve` while the backups are taken: how many it answered
+    /// `200` for (each durable in the registry before its answer), and when to stop.
+    final class ServeWriter: Sendable {
+        let answered = Mutex(0)
+        /// Requests sent, answered 200 or not (a 503 may still have landed).
+        let sent = Mutex(0)
+        let stop = Mutex(false)
+        let failures = Mutex<[String]>([])
+    }
+
+    /// The devices of a backup whose ids start with `prefix`, read off the copy itself.
+    static func count(in file: String, prefix: String) throws -> Int {
+        let db = try SQLiteDatabase(path: file, create: false)
+        defer { db.close() }
+        let q = try db.statement("SELECT count(*) FROM devices WHERE id LIKE '\(prefix)%'")
+        _ = try q.step()
+        defer { q.reset() }
+        return Int(q.int64(0))
+    }
+
+    @Test func aBackupTakenWhileAnImportACampaignAndServeWriteHoldsEveryCommittedDevice() throws {
         let dir = TempDir("registry-backup")
-        let spool = ["--spool", dir.path("spool")]
-        try initSpool(spool)
-        let seeded = try runPushspool(["import", Self.devicesFile(dir, "base.jsonl", prefix: "b", count: Self.base)] + spool)
+        FrontDoorFiles.write(into: dir)
+        dir.write("pushspool.json", #"{"spool": "spool", \#(FrontDoorFiles.section(#", "rate_limit_per_minute": 1000000"#))}"#)
+        let config = ["--config", dir.path("pushspool.json")]
+        try initSpool(config)
+        let seeded = try runPushspool(["import", Self.devicesFile(dir, "base.jsonl", prefix: "b", count: Self.base)] + config)
         #expect(seeded.status == 0 && seeded.stdout.contains("imported \(Self.base) devices"), "\(seeded.stdout)\(seeded.stderr)")
         try Self.drop(dir, "campaign")
         let big = Self.devicesFile(dir, "big.jsonl", prefix: "n", count: Self.imported)
 
+        // serve registers devices one after another for as long as the backups are taken.
+        let serve = try ServeProcess(config: dir.path("pushspool.json"), cwd: dir.url)
+        let writer = ServeWriter()
+        let port = serve.port
+        let thread = Thread {
+            do {
+                let client = try RawHTTPClient(port: port)
+                var i = 0
+                while !writer.stop.withLock({ $0 }) {
+                    writer.sent.withLock { $0 += 1 }
+                    let a = try client.request("PUT", "/v1/devices/s\(i)", headers: [("Authorization", FrontDoorFiles.bearer)],
+                                               body: #"{"platform": "fcm", "handle": "tok-s\#(i)", "tags": ["t"]}"#)
+                    // 503: not answered in time while the import held the write lock (the
+                    // registration may still land; only a 200 counts as committed).
+                    if a.status == 200 {
+                        writer.answered.withLock { $0 += 1 }
+                    } else if a.status != 503 {
+                        writer.failures.withLock { $0.append("\(a.status) \(a.text)") }
+                    }
+                    i += 1
+                }
+            } catch {
+                writer.failures.withLock { $0.append("\(error)") }
+            }
+            writer.stop.withLock { $0 = true }
+        }
+        thread.start()
+
         // The import is one transaction: it has committed nothing until it reports, then all.
-        let importing = try BackgroundRun(["import", big] + spool)
-        let campaign = try BackgroundRun(["run", "--once"] + spool)
-        var backups: [(file: String, devices: Int, committedAtStart: Int, overlapped: Bool)] = []
+        let importing = try BackgroundRun(["import", big] + config)
+        let campaign = try BackgroundRun(["run", "--once"] + config)
+        struct Backup { var file: String, devices: Int, committedAtStart: Int, servedAtStart: Int, overlapped: Bool }
+        var backups: [Backup] = []
         repeat {
-            let committed = !importing.isRunning && importing.terminationStatus == 0 ? Self.base + Self.imported : Self.base
+            let imported = !importing.isRunning && importing.terminationStatus == 0 ? Self.imported : 0
+            let served = writer.answered.withLock { $0 }
             let overlapped = importing.isRunning
             let file = dir.path("backup-\(backups.count).sqlite")
-            let r = try runPushspool(["registry", "backup", file] + spool)
+            let r = try runPushspool(["registry", "backup", file] + config)
             #expect(r.status == 0, "\(r.stdout)\(r.stderr)")
             #expect(r.stdout.contains("integrity ok"), "\(r.stdout)")
             let devices = try #require(Self.devices(in: r.stdout), "\(r.stdout)")
-            backups.append((file, devices, committed, overlapped))
+            backups.append(Backup(file: file, devices: devices, committedAtStart: Self.base + imported + served, servedAtStart: served,
+                                  overlapped: overlapped))
         } while importing.isRunning || campaign.isRunning
         importing.waitUntilExit()
         campaign.waitUntilExit()
+        writer.stop.withLock { $0 = true }
+        while !thread.isFinished { usleep(10_000) }
+        #expect(serve.stop() == 0)
+        #expect(writer.failures.withLock { $0 }.isEmpty, "\(writer.failures.withLock { $0 })")
         #expect(importing.terminationStatus == 0 && importing.output.contains("imported \(Self.imported) devices"), "\(importing.tail())")
         #expect(campaign.terminationStatus == 0 && campaign.output.contains("job campaign: done"), "\(campaign.tail())")
         // For the log: each backup's devices, * when it began while the import ran.
-        print("registry backups: " + backups.map { "\($0.devices)\($0.overlapped ? "*" : "")" }.joined(separator: " "))
+        print("registry backups: " + backups.map { "\($0.devices)\($0.overlapped ? "*" : "")" }.joined(separator: " ")
+              + "; serve registered \(writer.answered.withLock { $0 })")
         #expect(backups.contains { $0.overlapped }, "a backup was taken while the import ran")
         for b in backups {
             #expect(b.devices >= b.committedAtStart, "\(b.file): \(b.devices) devices, \(b.committedAtStart) committed when it began")
-            #expect(b.devices == Self.base || b.devices == Self.base + Self.imported, "\(b.file): \(b.devices): never part of a transaction")
+            // Never part of a transaction: the import's devices all or none, every device served before it began.
+            let imported = try Self.count(in: b.file, prefix: "n")
+            #expect(imported == 0 || imported == Self.imported, "\(b.file): \(imported) of the import's devices")
+            #expect(try Self.count(in: b.file, prefix: "b") == Self.base)
+            #expect(try Self.count(in: b.file, prefix: "s") >= b.servedAtStart)
         }
-        let final = try runPushspool(["registry", "backup", dir.path("final.sqlite")] + spool)
-        #expect(Self.devices(in: final.stdout) == Self.base + Self.imported, "\(final.stdout)")
+        let final = try runPushspool(["registry", "backup", dir.path("final.sqlite")] + config)
+        #expect(Self.devices(in: final.stdout) != nil, "\(final.stdout)")
+        let served = try Self.count(in: dir.path("final.sqlite"), prefix: "s")
+        #expect(served >= writer.answered.withLock { $0 } && served <= writer.sent.withLock { $0 }, "\(served) served devices")
+        #expect(try Self.count(in: dir.path("final.sqlite"), prefix: "n") == Self.imported)
 
         // Restore the backup taken deepest into the import: stop, copy it in place, open it.
         let chosen = try #require(backups.last { $0.overlapped })
@@ -79,11 +145,11 @@ import Testing
         #expect(try integrity.step() && integrity.text(0) == "ok")
         integrity.reset()
         check.close()
-        let count = try runPushspool(["devices", "--count"] + spool)
+        let count = try runPushspool(["devices", "--count"] + config)
         #expect(count.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "\(chosen.devices)", "\(count.stdout)\(count.stderr)")
         // A second run sends from the restored registry: every device it holds, and only those.
         try Self.drop(dir, "after-restore")
-        let second = try runPushspool(["run", "--once"] + spool)
+        let second = try runPushspool(["run", "--once"] + config)
         #expect(second.status == 0, "\(second.stdout)\(second.stderr)")
         let summary = try #require(dir.records("spool/results/after-restore.jsonl").compactMap(\.asSummary).first)
         #expect(summary.status == .done && summary.matched == chosen.devices && summary.delivered == chosen.devices, "\(summary)")
