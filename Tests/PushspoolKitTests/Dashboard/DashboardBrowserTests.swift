@@ -94,14 +94,14 @@ import Testing
         ]
         try JSONSerialization.data(withJSONObject: settings).write(to: dir.url.appendingPathComponent("browser.json"))
         let script = Paths.testsDir.appendingPathComponent("Browser/dashboard_test.py").path
-        let r = try runCommandOutput(["python3", script, dir.path("browser.json")], cwd: dir.url, timeout: 420)
+        let r = try Self.runCommandOutput(["python3", script, dir.path("browser.json")], cwd: dir.url, timeout: 420)
         // What it checked, with when (the run's time budget is visible in CI's log).
         print(r.output.split(separator: "\n").filter { $0.hasPrefix("ok:") || $0.hasPrefix("PASSED") || $0.hasPrefix("FAILED") }.joined(separator: "\n"))
         #expect(r.status == 0 && r.output.contains("\nPASSED in "), "\(r.output.suffix(3000))\n--- serve:\n\(serve.log.suffix(1500))\n--- run:\n\(run.tail(20))")
     }
 
-    /// A command's exit status and its stdout and stderr together.
-    func runCommandOutput(_ argv: [String], cwd: URL, timeout: Double) throws -> (status: Int32, output: String) {
+    /// A command's exit status and its stdout and stderr together (also the OpenAPI check's runner).
+    static func runCommandOutput(_ argv: [String], cwd: URL, timeout: Double) throws -> (status: Int32, output: String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         p.arguments = argv
