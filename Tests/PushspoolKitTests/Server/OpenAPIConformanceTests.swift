@@ -5,8 +5,9 @@ import Testing
 /// `schemathesis` (Tests/OpenAPI/check_serve.py, which says what it checks): every operation
 /// tried with requests generated from the schemas, no `5xx`, every answer's status, content type
 /// and body as documented, and serve still answering after each pass. serve runs as it is
-/// deployed: a SQLite registry, app users, a service token, the dashboard's operators, and `run`
-/// beside it sending the jobs the run submits to the fake APNs and FCM servers.
+/// deployed: a SQLite registry, two apps (so `/apps/{app}/api/…` answers), app users, a service
+/// token, the dashboard's operators, and `run` beside it sending the jobs the run submits to the
+/// fake APNs and FCM servers.
 @Suite(.serialized) struct OpenAPIConformanceTests {
     /// Why the check cannot run here, or nil (CI installs both: .ci/run, which also makes their
     /// absence a failure).
@@ -28,7 +29,7 @@ import Testing
             return
         }
         let dir = TempDir("pushspool-openapi-run")
-        let apns = try FakeServer("apns", dir: dir)
+        let apns = try FakeServer("apns", args: ["topic": "com.example.app,com.example.shop"], dir: dir)
         let fcm = try FakeServer("fcm", dir: dir)
         let account = try String(contentsOf: Paths.fixture("service-account.json"), encoding: .utf8)
         dir.write("service-account.json", account.replacingOccurrences(of: "PORT", with: String(fcm.port)))
@@ -38,11 +39,13 @@ import Testing
         // its own client in X-Forwarded-For. Fuzzing is not abuse: the per-user limit is raised.
         dir.write("pushspool.json", """
             {"spool": "spool", "registry": "registry.sqlite", "retry": {"max_attempts": 2, "base_delay_ms": 10, "max_delay_ms": 100},
-             "routes": {"apns": "apns", "fcm": "fcm"},
              "providers": {
                "apns": {"team_id": "TEAMID1234", "key_id": "TESTKEY123", "key_file": "AuthKey_TESTKEY123.p8",
                         "topic": "com.example.app", "environment": "production", "endpoint": "\(apns.url)"},
                "fcm": {"service_account_file": "service-account.json", "endpoint": "\(fcm.url)", "iid_endpoint": "\(fcm.url)"}},
+             "apps": {"chat": {"routes": {"apns": "apns", "fcm": "fcm"}, "apns_topic": "com.example.app"},
+                      "shop": {"routes": {"apns": "apns", "fcm": "fcm"}, "apns_topic": "com.example.shop"}},
+             "default_app": "chat",
              "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"},
              \(FrontDoorFiles.section(#", "operators_file": "operators.htpasswd", "rate_limit_per_minute": 1000000, "trusted_proxies": ["127.0.0.1"]"#))}
             """)
@@ -56,9 +59,9 @@ import Testing
         let reports = Paths.packageRoot.appendingPathComponent(".build/openapi-check")
         try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: true)
         let settings: [String: Any] = [
-            "base": "http://127.0.0.1:\(serve.port)", "document": OpenAPIDocumentTests.file.path,
+            "base": "http://127.0.0.1:\(serve.port)", "document": OpenAPIDocumentTests.file.path, "apns_state": apns.stateFile.path,
             "app_user": ["alice", FrontDoorFiles.passwords["alice"]!], "bearer": FrontDoorFiles.token, "operator": ["olivia", "s3cret"],
-            "max_examples": 40, "seed": 46, "workers": 1, "pass_timeout": 240, "report_dir": reports.path,
+            "apps": ["chat", "shop"], "max_examples": 40, "seed": 46, "workers": 1, "pass_timeout": 240, "report_dir": reports.path,
         ]
         try JSONSerialization.data(withJSONObject: settings).write(to: dir.url.appendingPathComponent("openapi.json"))
         let script = Paths.testsDir.appendingPathComponent("OpenAPI/check_serve.py").path
