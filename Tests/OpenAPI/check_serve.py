@@ -149,7 +149,7 @@ for i, (name, paths, credentials) in enumerate(passes):
     argv = ["schemathesis", "run", cfg["document"], "--url", BASE,
             "--include-path-regex", paths,
             "--checks", CHECKS,
-            "--phases", "examples,coverage,fuzzing", "-n", str(cfg["max_examples"]), "--seed", str(cfg["seed"]),
+            "--phases", "examples,coverage,fuzzing" + (",stateful" if cfg.get("stateful") else ""), "-n", str(cfg["max_examples"]), "--seed", str(cfg["seed"]),
             "--workers", str(cfg["workers"]), "--request-timeout", "15", "--no-color",
             "--generation-database", "none", "--suppress-health-check", "all",
             "-H", f"X-Forwarded-For: 198.51.100.{10 + i}",
