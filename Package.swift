@@ -49,8 +49,11 @@ let package = Package(
                 swiftSettings: strict),
         // The HTTP front door of `pushspool serve`: libmicrohttpd, htpasswd checks through libcrypt,
         // the routes and their authentication, over the engine's spool intake and registry.
+        // Its OpenAPI document is a file of the repository compiled into the binary (served at
+        // `GET /v1/openapi.json`): one copy, nothing installed beside the binary.
         .target(name: "PushspoolServer",
                 dependencies: ["PushspoolKit", "PushspoolCore", "CMHD", "CCrypt", "CCrypto"],
+                resources: [.embedInCode("OpenAPI/openapi.json")],
                 swiftSettings: strict),
         // The commands: argument parsing, exit codes, signal handling, over PushspoolKit. A library
         // (not the executable itself) so the tests can reach the command table.

@@ -132,6 +132,9 @@ public final class FrontDoor: Sendable {
         self.trustedProxies = trustedProxies
     }
 
+    /// Every route's name (`PUT /api/register/{id}`), in the order they are matched.
+    public var routeNames: [String] { routes.map(\.name) }
+
     /// `HTTPServer`'s handler.
     public func handle(_ request: ServerRequest, _ exchange: HTTPExchange) {
         guard RequestPath.isASCII(request.path) else {

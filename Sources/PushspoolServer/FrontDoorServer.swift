@@ -92,6 +92,9 @@ public final class FrontDoorServer: Sendable {
         server = HTTPServer(limits: limits, tls: parts.tls, handler: door.handle, completed: door.completed)
     }
 
+    /// Every route this server answers (`GET /v1/jobs/{id}`): the OpenAPI document lists the same.
+    public var routeNames: [String] { door.routeNames }
+
     /// serve's own metrics (its textfile, and the first part of `GET /metrics`): the HTTP
     /// families, then the events apps reported here.
     public func renderMetrics() -> String {

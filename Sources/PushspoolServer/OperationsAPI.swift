@@ -2,7 +2,8 @@ import PushspoolKit
 import Foundation
 import PushspoolCore
 
-/// `GET /healthz` (anyone: load balancers) and `GET /metrics` (services: Prometheus with a bearer token).
+/// `GET /healthz` (anyone: load balancers), `GET /metrics` (services: Prometheus with a bearer token)
+/// and `GET /v1/openapi.json` (anyone: the routes' contract).
 public struct OperationsAPI: Sendable {
     let health: HealthCheck
     let metrics: HTTPMetrics
@@ -44,6 +45,7 @@ public struct OperationsAPI: Sendable {
             .init("GET", "/metrics", .service) { call in
                 call.later { .text(200, render(), contentType: "text/plain; version=0.0.4; charset=utf-8") }
             },
+            OpenAPIDocument.route,
         ]
     }
 

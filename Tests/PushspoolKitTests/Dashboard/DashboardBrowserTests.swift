@@ -38,20 +38,13 @@ import Testing
         let dir = TempDir("pushspool-dashboard")
         // Per-token detail for the first 64 tokens only (the tracked job's, sent first): the
         // fake's state file stays small while 16,000 pushes pass.
-        let apns = try FakeServer("apns", args: ["track-limit": "64"], dir: dir)
-        let fcm = try FakeServer("fcm", dir: dir)
-        let account = try String(contentsOf: Paths.fixture("service-account.json"), encoding: .utf8)
-        dir.write("service-account.json", account.replacingOccurrences(of: "PORT", with: String(fcm.port)))
-        dir.write("AuthKey_TESTKEY123.p8", try String(contentsOf: Paths.fixture("AuthKey_TESTKEY123.p8"), encoding: .utf8))
+        let fakes = try FakeProviderPair(in: dir, apnsArgs: ["track-limit": "64"])
+        let (apns, fcm) = (fakes.apns, fakes.fcm)
         FrontDoorFiles.write(into: dir)
         dir.write("pushspool.json", """
             {"spool": "spool", "concurrency": 64, "retry": {"max_attempts": 2, "base_delay_ms": 10, "max_delay_ms": 100},
              "routes": {"apns": "apns", "fcm": "fcm"},
-             "providers": {
-               "apns": {"team_id": "TEAMID1234", "key_id": "TESTKEY123", "key_file": "AuthKey_TESTKEY123.p8",
-                        "topic": "com.example.app", "environment": "production", "endpoint": "\(apns.url)"},
-               "fcm": {"service_account_file": "service-account.json", "endpoint": "\(fcm.url)", "iid_endpoint": "\(fcm.url)"}},
-             "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"},
+             \(fakes.configSections),
              "http": {"listen": "127.0.0.1:0", "users_file": "users.htpasswd", "tokens_file": "tokens.txt",
                       "operators_file": "operators.htpasswd", "rate_limit_per_minute": 100000}}
             """)
@@ -94,14 +87,14 @@ import Testing
         ]
         try JSONSerialization.data(withJSONObject: settings).write(to: dir.url.appendingPathComponent("browser.json"))
         let script = Paths.testsDir.appendingPathComponent("Browser/dashboard_test.py").path
-        let r = try runCommandOutput(["python3", script, dir.path("browser.json")], cwd: dir.url, timeout: 420)
+        let r = try Self.runCommandOutput(["python3", script, dir.path("browser.json")], cwd: dir.url, timeout: 420)
         // What it checked, with when (the run's time budget is visible in CI's log).
         print(r.output.split(separator: "\n").filter { $0.hasPrefix("ok:") || $0.hasPrefix("PASSED") || $0.hasPrefix("FAILED") }.joined(separator: "\n"))
         #expect(r.status == 0 && r.output.contains("\nPASSED in "), "\(r.output.suffix(3000))\n--- serve:\n\(serve.log.suffix(1500))\n--- run:\n\(run.tail(20))")
     }
 
-    /// A command's exit status and its stdout and stderr together.
-    func runCommandOutput(_ argv: [String], cwd: URL, timeout: Double) throws -> (status: Int32, output: String) {
+    /// A command's exit status and its stdout and stderr together (also the OpenAPI check's runner).
+    static func runCommandOutput(_ argv: [String], cwd: URL, timeout: Double) throws -> (status: Int32, output: String) {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         p.arguments = argv
