@@ -152,7 +152,8 @@ extension RenderedNotification {
     /// This notification with `id` in its id's place: the job's rendering, shared, and the id
     /// beside it, written in where a provider writes the payload (the slot and an id have the
     /// same length: every other byte stays put, and every size checked at rendering holds).
-    public func stamped(_ id: NotificationIDText) -> RenderedNotification {
+    /// Consuming: the caller's copy is the one stamped (no retain of the job's bytes per device).
+    public consuming func stamped(_ id: NotificationIDText) -> RenderedNotification {
         switch self {
         case .apns(var a):
             a.id = id

@@ -121,7 +121,7 @@ public struct FCMNotification: Sendable, Equatable {
     }
 
     /// This message with `id` in its id's place (the encodings share the job's bytes until written).
-    func stamped(_ id: NotificationIDText) -> FCMNotification {
+    consuming func stamped(_ id: NotificationIDText) -> FCMNotification {
         var stamped = self
         stamped.id = id
         return stamped

@@ -10,7 +10,7 @@ struct NotificationTagger: Sendable {
     let mac: NotificationMAC
 
     /// The notification rendered for the job, with `device`'s id (registry key `key`) in it.
-    func stamp(_ notification: RenderedNotification, for device: Device, key: Int64) -> RenderedNotification {
+    func stamp(_ notification: consuming RenderedNotification, for device: Device, key: Int64) -> RenderedNotification {
         notification.stamped(mac.idText(job: job, device: key, platform: device.platform, installationID: device.id))
     }
 
