@@ -69,6 +69,13 @@ public struct JSONLineWriter {
         bytes.append(contentsOf: json)
     }
 
+    /// JSON that `write` appends itself (a payload with a device's id written into the job's
+    /// shared rendering), with no array of its own.
+    public mutating func field(_ k: StaticString, writing write: (inout [UInt8]) -> Void) {
+        key(k)
+        write(&bytes)
+    }
+
     /// The object closed and a newline added: one line of a JSON Lines file.
     public consuming func line() -> [UInt8] {
         bytes.append(UInt8(ascii: "}"))
@@ -104,6 +111,13 @@ public struct JSONLineWriter {
         public mutating func member(_ name: String, json: [UInt8]) {
             open(name)
             bytes.append(contentsOf: json)
+        }
+
+        /// A member whose value is JSON that `write` appends itself (a rendered message with a
+        /// device's id in its place).
+        public mutating func member(_ name: String, writing write: (inout [UInt8]) -> Void) {
+            open(name)
+            write(&bytes)
         }
 
         /// The separator and `"name":` before a member's value.

@@ -114,33 +114,47 @@ public enum Base64URLDecoding {
     /// `encode` as the text's UTF-8, without making a String (a notification id per device).
     public static func encodedBytes(_ bytes: [UInt8]) -> [UInt8] {
         var out: [UInt8] = []
-        out.reserveCapacity((bytes.count * 4 + 2) / 3)
+        out.reserveCapacity(encodedCount(bytes.count))
         bytes.withUnsafeBytes { encode($0, appendingTo: &out) }
         return out
     }
 
-    /// `encode` of `bytes` appended to `out` as UTF-8: one character at a time, so a caller that
-    /// reserved the room (a notification id per device) makes no array but its own.
+    /// `encode` of `bytes` appended to `out` as UTF-8.
     public static func encode(_ bytes: UnsafeRawBufferPointer, appendingTo out: inout [UInt8]) {
-        var i = 0
-        while i + 3 <= bytes.count {
-            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
-            out.append(alphabet[Int(n >> 18 & 63)])
-            out.append(alphabet[Int(n >> 12 & 63)])
-            out.append(alphabet[Int(n >> 6 & 63)])
-            out.append(alphabet[Int(n & 63)])
-            i += 3
-        }
-        let rest = bytes.count - i
-        if rest == 1 {
-            let n = UInt32(bytes[i]) << 16
-            out.append(alphabet[Int(n >> 18 & 63)])
-            out.append(alphabet[Int(n >> 12 & 63)])
-        } else if rest == 2 {
-            let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
-            out.append(alphabet[Int(n >> 18 & 63)])
-            out.append(alphabet[Int(n >> 12 & 63)])
-            out.append(alphabet[Int(n >> 6 & 63)])
+        let count = encodedCount(bytes.count)
+        out.append(contentsOf: repeatElement(0, count: count))
+        out.withUnsafeMutableBytes { encode(bytes, into: UnsafeMutableRawBufferPointer(rebasing: $0[($0.count - count)...])) }
+    }
+
+    /// The length of `n` bytes' encoding.
+    public static func encodedCount(_ n: Int) -> Int { (n * 8 + 5) / 6 }
+
+    /// `encode` of `bytes` written to the start of `out` (at least `encodedCount(bytes.count)`
+    /// bytes): a notification id per device, into the room it travels in, with no array.
+    public static func encode(_ bytes: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) {
+        precondition(out.count >= encodedCount(bytes.count))
+        alphabet.withUnsafeBufferPointer { alphabet in
+            var i = 0, o = 0
+            while i + 3 <= bytes.count {
+                let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
+                out[o] = alphabet[Int(n >> 18 & 63)]
+                out[o + 1] = alphabet[Int(n >> 12 & 63)]
+                out[o + 2] = alphabet[Int(n >> 6 & 63)]
+                out[o + 3] = alphabet[Int(n & 63)]
+                i += 3
+                o += 4
+            }
+            let rest = bytes.count - i
+            if rest == 1 {
+                let n = UInt32(bytes[i]) << 16
+                out[o] = alphabet[Int(n >> 18 & 63)]
+                out[o + 1] = alphabet[Int(n >> 12 & 63)]
+            } else if rest == 2 {
+                let n = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8
+                out[o] = alphabet[Int(n >> 18 & 63)]
+                out[o + 1] = alphabet[Int(n >> 12 & 63)]
+                out[o + 2] = alphabet[Int(n >> 6 & 63)]
+            }
         }
     }
 

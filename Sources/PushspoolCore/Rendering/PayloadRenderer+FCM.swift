@@ -62,7 +62,7 @@ extension PayloadRenderer {
             }
         }
         let notification = FCMNotification(message: .object(pairs))
-        let size = JSONValue.object([("message", notification.message)]).encoded().count
+        let size = notification.envelopeBytes
         guard size <= FCMNotification.maxMessageBytes else {
             throw RenderError(field: field, message: "FCM message is \(size) bytes (limit \(FCMNotification.maxMessageBytes))")
         }

@@ -1,7 +1,4 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// How a job's pushes carry notification ids (§ The app talks back).
 public enum NotificationTracking: Sendable, Equatable {
@@ -14,9 +11,11 @@ public enum NotificationTracking: Sendable, Equatable {
 }
 
 extension PayloadRenderer {
-    /// What a tracked rendering holds where each device's id goes (`RenderedNotification.stamped`
-    /// puts it there): as long as an id, and of characters that are no id's (`~` is not
-    /// base64url) and that neither JSON nor XML escapes, so it is found byte for byte.
+    /// What a tracked rendering holds where each device's id goes: as long as an id, and of
+    /// characters that are no id's (`~` is not base64url) and that neither JSON nor XML escapes.
+    /// Its place is noted once when the job is rendered (`IDTemplate`), and each device's id is
+    /// written there as its push is written (`RenderedNotification.stamped`); a job's own text
+    /// that looks the same is left as it is.
     public static let idSlot = String(repeating: "~", count: NotificationID.textLength)
 
     /// `message` for `platform` with its id's place (`idSlot`) in it: rendered once per job,
@@ -44,12 +43,12 @@ extension PayloadRenderer {
             if let placeholder {
                 let payload = JSONValue.object([("aps", .object([("alert", .object([("body", .string(placeholder))])), ("mutable-content", .int(1))])),
                                                 ("secureId", slot)])
-                return .apns(APNsNotification(payload: payload.encoded(), pushType: "alert", priority: message.priority == .normal ? 5 : 10,
-                                              ttlSeconds: message.ttlSeconds, collapseID: message.collapseID))
+                return .apns(slotted(APNsNotification(payload: payload.encoded(), pushType: "alert", priority: message.priority == .normal ? 5 : 10,
+                                                      ttlSeconds: message.ttlSeconds, collapseID: message.collapseID), member: "secureId"))
             }
             let payload = JSONValue.object([("aps", .object([("content-available", .int(1))])), ("secureId", slot)])
-            return .apns(APNsNotification(payload: payload.encoded(), pushType: "background", priority: 5,
-                                          ttlSeconds: message.ttlSeconds, collapseID: message.collapseID))
+            return .apns(slotted(APNsNotification(payload: payload.encoded(), pushType: "background", priority: 5,
+                                                  ttlSeconds: message.ttlSeconds, collapseID: message.collapseID), member: "secureId"))
         case .fcm:
             var pairs: [(String, JSONValue)] = []
             var android: [(String, JSONValue)] = []
@@ -58,14 +57,16 @@ extension PayloadRenderer {
             if let collapse = message.collapseID { android.append(("collapse_key", .string(collapse))) }
             if !android.isEmpty { pairs.append(("android", .object(android))) }
             pairs.append(("data", .object([("secureId", slot)])))
-            return .fcm(FCMNotification(message: .object(pairs)))
+            return .fcm(FCMNotification(message: .object(pairs), idMember: "secureId"))
         case .wns:
-            return .wns(WNSNotification(body: Array(idSlot.utf8), type: "wns/raw", ttlSeconds: message.ttlSeconds, tag: message.collapseID))
+            return .wns(WNSNotification(body: Array(idSlot.utf8), idSlot: 0, type: "wns/raw", ttlSeconds: message.ttlSeconds, tag: message.collapseID))
         case .web:
             let payload = JSONValue.object([("secureId", slot)]).encoded()
-            return .web(WebPushNotification(payload: payload, ttlSeconds: message.ttlSeconds ?? WebPushNotification.defaultTTLSeconds,
-                                            urgency: message.priority == .high ? "high" : "normal",
-                                            topic: message.collapseID.flatMap { try? renderWeb(Message(text: "", collapseID: $0)).topic }))
+            var web = WebPushNotification(payload: payload, ttlSeconds: message.ttlSeconds ?? WebPushNotification.defaultTTLSeconds,
+                                          urgency: message.priority == .high ? "high" : "normal",
+                                          topic: message.collapseID.flatMap { try? renderWeb(Message(text: "", collapseID: $0)).topic })
+            web.rendered = IDTemplate(payload, slot: IDTemplate.slot(ofMember: "secureId", in: payload))
+            return .web(web)
         }
     }
 
@@ -73,17 +74,17 @@ extension PayloadRenderer {
     private static func tracked(_ n: RenderedNotification) throws(RenderError) -> RenderedNotification {
         switch n {
         case .apns(var a):
-            a.payload = withTopLevelID(a.payload)
+            a.rendered = withTopLevelID(a.payload)
             let limit = a.pushType == "voip" ? APNsNotification.maxVoIPPayloadBytes : APNsNotification.maxPayloadBytes
-            guard a.payload.count <= limit else {
-                throw RenderError(field: "message", message: "APNs payload with its notification_id is \(a.payload.count) bytes (limit \(limit))")
+            guard a.payloadCount <= limit else {
+                throw RenderError(field: "message", message: "APNs payload with its notification_id is \(a.payloadCount) bytes (limit \(limit))")
             }
             return .apns(a)
         case .web(var w):
-            w.payload = withTopLevelID(w.payload)
-            w.declarativePayload = w.declarativePayload.map(withTopLevelID)
-            guard w.payload.count <= WebPushNotification.maxPlaintextBytes else {
-                throw RenderError(field: "message", message: "Web Push payload with its notification_id is \(w.payload.count) bytes (limit \(WebPushNotification.maxPlaintextBytes) before encryption)")
+            w.rendered = withTopLevelID(w.payload)
+            w.renderedDeclarative = w.declarativePayload.map(withTopLevelID)
+            guard w.rendered.count <= WebPushNotification.maxPlaintextBytes else {
+                throw RenderError(field: "message", message: "Web Push payload with its notification_id is \(w.rendered.count) bytes (limit \(WebPushNotification.maxPlaintextBytes) before encryption)")
             }
             return .web(w)
         case .fcm(let f):
@@ -95,30 +96,41 @@ extension PayloadRenderer {
             } else {
                 pairs.append(("data", .object([entry])))
             }
-            let made = FCMNotification(message: .object(pairs))
-            let size = JSONValue.object([("message", made.message)]).encoded().count
-            guard size <= FCMNotification.maxMessageBytes else {
-                throw RenderError(field: "message", message: "FCM message with its notification_id is \(size) bytes (limit \(FCMNotification.maxMessageBytes))")
+            let made = FCMNotification(message: .object(pairs), idMember: "notification_id")
+            guard made.envelopeBytes <= FCMNotification.maxMessageBytes else {
+                throw RenderError(field: "message", message: "FCM message with its notification_id is \(made.envelopeBytes) bytes (limit \(FCMNotification.maxMessageBytes))")
             }
             return .fcm(made)
         case .wns(let w):
             var body = w.body
+            var slot: Int?
             if w.type == "wns/toast", let at = toastAttributesStart(body) {
-                body.insert(contentsOf: Array(" launch=\"\(idSlot)\"".utf8), at: at)
+                let attribute = Array(" launch=\"\(idSlot)\"".utf8)
+                body.insert(contentsOf: attribute, at: at)
+                slot = at + attribute.count - NotificationIDText.count - 1
             } else if w.type == "wns/raw", body.first == UInt8(ascii: "{") {
-                body = withTopLevelID(body)
+                let template = withTopLevelID(body)
+                body = template.bytes
+                slot = template.slot
             }
-            return .wns(WNSNotification(body: body, type: w.type, ttlSeconds: w.ttlSeconds, tag: w.tag))
+            return .wns(WNSNotification(body: body, idSlot: slot, type: w.type, ttlSeconds: w.ttlSeconds, tag: w.tag))
         }
     }
 
-    /// `{…}` → `{…,"notification_id":"<slot>"}` (`{}` → `{"notification_id":…}`).
-    private static func withTopLevelID(_ object: [UInt8]) -> [UInt8] {
-        guard object.last == UInt8(ascii: "}") else { return object }
+    /// An APNs rendering whose id goes in the value of its `member`.
+    private static func slotted(_ a: APNsNotification, member: String) -> APNsNotification {
+        var a = a
+        a.rendered = IDTemplate(a.rendered.bytes, slot: IDTemplate.slot(ofMember: member, in: a.rendered.bytes))
+        return a
+    }
+
+    /// `{…}` → `{…,"notification_id":"<slot>"}` (`{}` → `{"notification_id":…}`), the slot's place with it.
+    private static func withTopLevelID(_ object: [UInt8]) -> IDTemplate {
+        guard object.last == UInt8(ascii: "}") else { return IDTemplate(object) }
         var out = Array(object.dropLast())
         if out.count > 1 { out.append(UInt8(ascii: ",")) }
         out.append(contentsOf: "\"notification_id\":\"\(idSlot)\"}".utf8)
-        return out
+        return IDTemplate(out, slot: out.count - 2 - NotificationIDText.count)
     }
 
     /// Where attributes go in a toast's root element (after `<toast`), unless it has a `launch`.
@@ -132,70 +144,28 @@ extension PayloadRenderer {
 
 extension RenderedNotification {
     /// This notification with `id` in its id's place (`PayloadRenderer.idSlot`), for one device
-    /// (or one hub send). The slot and the id are the same length: every other byte stays put.
-    public func stamped(_ id: String) -> RenderedNotification { stamped(utf8: Array(id.utf8)) }
+    /// (or one hub send); unchanged if `id` is not an id's length.
+    public func stamped(_ id: String) -> RenderedNotification {
+        NotificationIDText(id.utf8).map(stamped) ?? self
+    }
 
-    public func stamped(utf8 id: [UInt8]) -> RenderedNotification {
-        guard id.count == IDSlot.bytes.count else { return self }
+    /// This notification with `id` in its id's place: the job's rendering, shared, and the id
+    /// beside it, written in where a provider writes the payload (the slot and an id have the
+    /// same length: every other byte stays put, and every size checked at rendering holds).
+    /// Consuming: the caller's copy is the one stamped (no retain of the job's bytes per device).
+    public consuming func stamped(_ id: NotificationIDText) -> RenderedNotification {
         switch self {
         case .apns(var a):
-            a.payload = IDSlot.put(id, into: a.payload)
+            a.id = id
             return .apns(a)
         case .web(var w):
-            w.payload = IDSlot.put(id, into: w.payload)
-            w.declarativePayload = w.declarativePayload.map { IDSlot.put(id, into: $0) }
+            w.id = id
             return .web(w)
-        case .wns(let w):
-            return .wns(WNSNotification(body: IDSlot.put(id, into: w.body), type: w.type, ttlSeconds: w.ttlSeconds, tag: w.tag))
+        case .wns(var w):
+            w.id = id
+            return .wns(w)
         case .fcm(let f):
             return .fcm(f.stamped(id))
-        }
-    }
-}
-
-/// Where a tracked rendering's id goes, and putting one there.
-enum IDSlot {
-    static let bytes = Array(PayloadRenderer.idSlot.utf8)
-
-    /// `bytes` with every occurrence of the slot replaced by `id` (of the slot's length): one
-    /// array made and filled, the slot found by its first byte and compared in place (this runs
-    /// once per device of a tracked job).
-    static func put(_ id: [UInt8], into bytes: [UInt8]) -> [UInt8] {
-        let slot = Self.bytes
-        let n = slot.count
-        guard id.count == n, bytes.count >= n else { return bytes }
-        return [UInt8](unsafeUninitializedCapacity: bytes.count) { out, count in
-            bytes.withUnsafeBufferPointer { src in
-                slot.withUnsafeBufferPointer { s in
-                    id.withUnsafeBufferPointer { idBytes in
-                        _ = out.initialize(from: src)
-                        var i = 0
-                        let last = src.count - n
-                        while i <= last {
-                            if src[i] == s[0] && src[i + n - 1] == s[n - 1]
-                                && memcmp(src.baseAddress! + i, s.baseAddress!, n) == 0 {
-                                UnsafeMutableBufferPointer(rebasing: out[i..<(i + n)]).update(fromContentsOf: idBytes)
-                                i += n
-                            } else {
-                                i += 1
-                            }
-                        }
-                    }
-                }
-            }
-            count = bytes.count
-        }
-    }
-}
-
-extension JSONValue {
-    /// Every string value equal to `old` replaced by `new`.
-    func replacingString(_ old: String, with new: String) -> JSONValue {
-        switch self {
-        case .string(let s): return s == old ? .string(new) : self
-        case .array(let items): return .array(items.map { $0.replacingString(old, with: new) })
-        case .object(let pairs): return .object(pairs.map { ($0.0, $0.1.replacingString(old, with: new)) })
-        default: return self
         }
     }
 }

@@ -27,8 +27,13 @@ public enum RenderedNotification: Sendable, Equatable {
 }
 
 public struct APNsNotification: Sendable, Equatable {
-    /// The JSON payload (`{"aps":{…}}`), at most `APNsNotification.maxPayloadBytes`.
-    public var payload: [UInt8]
+    /// The JSON payload (`{"aps":{…}}`), at most `APNsNotification.maxPayloadBytes`: `rendered`
+    /// with a tracked push's `id` in its place.
+    public var payload: [UInt8] { rendered.stamped(id) }
+    /// The payload as rendered for the job, shared by every device (a tracked job's with the id's place).
+    public internal(set) var rendered: IDTemplate
+    /// A tracked push's id (`RenderedNotification.stamped`), written into the payload where it is sent.
+    public internal(set) var id: NotificationIDText?
     /// `apns-push-type`: `alert` unless an override says otherwise (`background`, `voip`, …).
     public var pushType: String
     /// `apns-priority`: 10, or 5 (required for background pushes, and for `priority: normal`).
@@ -43,35 +48,58 @@ public struct APNsNotification: Sendable, Equatable {
 
     public init(payload: [UInt8], pushType: String = "alert", priority: Int = 10,
                 ttlSeconds: Int? = nil, collapseID: String? = nil) {
-        self.payload = payload
+        rendered = IDTemplate(payload)
         self.pushType = pushType
         self.priority = priority
         self.ttlSeconds = ttlSeconds
         self.collapseID = collapseID
+    }
+
+    /// The payload's size (a stamped one's is its rendering's).
+    public var payloadCount: Int { rendered.count }
+
+    /// Appends the payload, the id in its place, to `out` (an outbox line): no array of its own.
+    public func writePayload(into out: inout [UInt8]) { rendered.write(id, into: &out) }
+
+    /// Equal when they send the same (a stamped one and one rendered with that id alike).
+    public static func == (a: APNsNotification, b: APNsNotification) -> Bool {
+        a.payload == b.payload && a.pushType == b.pushType && a.priority == b.priority
+            && a.ttlSeconds == b.ttlSeconds && a.collapseID == b.collapseID
     }
 }
 
 public struct FCMNotification: Sendable, Equatable {
     /// The FCM v1 `message` object without a target (`token`/`topic`/`condition`).
     public var message: JSONValue {
-        id.map { rendered.replacingString(PayloadRenderer.idSlot, with: String(decoding: $0, as: UTF8.self)) } ?? rendered
+        guard let id, let idMember, case .object(var pairs) = rendered,
+              let d = pairs.lastIndex(where: { $0.0 == "data" }), case .object(var data) = pairs[d].1,
+              let i = data.lastIndex(where: { $0.0 == idMember }) else { return rendered }
+        data[i].1 = .string(id.text)
+        pairs[d].1 = .object(data)
+        return .object(pairs)
     }
     /// `message` as JSON, written once: a campaign sends the same message to every device.
-    public var encodedMessage: [UInt8] { id.map { IDSlot.put($0, into: encoded) } ?? encoded }
+    public var encodedMessage: [UInt8] { encoded.stamped(id) }
     /// As rendered once for the job (a tracked one with `PayloadRenderer.idSlot` where ids go).
     private let rendered: JSONValue
-    private let encoded: [UInt8]
+    private let encoded: IDTemplate
     /// Its members but a `token`, each with a leading comma: what follows the token in `body`.
-    private let membersAfterToken: [UInt8]
-    /// A tracked push's id (`stamped`), put in its place only where the message is read: a
-    /// campaign stamps every device, and each provider reads one encoding of the message.
-    private let id: [UInt8]?
+    private let membersAfterToken: IDTemplate
+    /// A tracked push's id (`stamped`), put in its place only where the message is written: a
+    /// campaign stamps every device, and each provider writes one encoding of the message.
+    private var id: NotificationIDText?
+    /// The member of `data` whose value is the id's slot (`notification_id`, `secureId`): the
+    /// renderer adds it after the job's own, so it is the last of that name.
+    private let idMember: String?
 
     public static let maxMessageBytes = 4096
 
-    public init(message: JSONValue) {
+    public init(message: JSONValue) { self.init(message: message, idMember: nil) }
+
+    /// `idMember`: the member whose value is the id's slot (a tracked or secure rendering's).
+    init(message: JSONValue, idMember: String?) {
         rendered = message
-        encoded = message.encoded()
+        let encoded = message.encoded()
         var members: [UInt8] = []
         if case .object(let pairs) = message {
             for (k, v) in pairs where k != "token" {
@@ -81,15 +109,10 @@ public struct FCMNotification: Sendable, Equatable {
                 v.write(into: &members)
             }
         }
-        membersAfterToken = members
+        self.encoded = IDTemplate(encoded, slot: idMember.flatMap { IDTemplate.slot(ofMember: $0, in: encoded) })
+        membersAfterToken = IDTemplate(members, slot: idMember.flatMap { IDTemplate.slot(ofMember: $0, in: members) })
+        self.idMember = idMember
         id = nil
-    }
-
-    private init(_ template: FCMNotification, id: [UInt8]) {
-        rendered = template.rendered
-        encoded = template.encoded
-        membersAfterToken = template.membersAfterToken
-        self.id = id
     }
 
     /// Equal when they send the same message (a stamped one and one rendered with that id alike).
@@ -97,10 +120,18 @@ public struct FCMNotification: Sendable, Equatable {
         a.encodedMessage == b.encodedMessage && a.message == b.message
     }
 
-    /// This message with `id` in its id's place (the encodings share the job's bytes until read).
-    func stamped(_ id: [UInt8]) -> FCMNotification {
-        FCMNotification(self, id: id)
+    /// This message with `id` in its id's place (the encodings share the job's bytes until written).
+    consuming func stamped(_ id: NotificationIDText) -> FCMNotification {
+        var stamped = self
+        stamped.id = id
+        return stamped
     }
+
+    /// The size of `{"message":…}`, what FCM holds to `maxMessageBytes` (an id is as long as its slot).
+    public var envelopeBytes: Int { encoded.count + #"{"message":}"#.utf8.count }
+
+    /// Appends `message` as JSON, the id in its place, to `out` (an outbox line).
+    public func writeMessage(into out: inout [UInt8]) { encoded.write(id, into: &out) }
 
     /// `{"message":{"token":…, …}}`: the request body for one device. The token goes first.
     public func body(token: String) -> [UInt8] { body(target: "token", token) }
@@ -114,7 +145,7 @@ public struct FCMNotification: Sendable, Equatable {
         out.append(contentsOf: target.utf8)
         out.append(contentsOf: #"":"#.utf8)
         JSONValue.writeString(value, into: &out)
-        out.append(contentsOf: id.map { IDSlot.put($0, into: membersAfterToken) } ?? membersAfterToken)
+        membersAfterToken.write(id, into: &out)
         out.append(UInt8(ascii: "}"))
         out.append(UInt8(ascii: "}"))
         return out
@@ -122,11 +153,17 @@ public struct FCMNotification: Sendable, Equatable {
 }
 
 public struct WNSNotification: Sendable, Equatable {
-    /// Toast/tile/badge XML, or raw bytes.
-    public let body: [UInt8]
-    /// `body` as one JSON string (invalid UTF-8 repaired), written once: what the sandbox's
-    /// outbox shows for every device the campaign reaches.
-    public let bodyAsJSONString: [UInt8]
+    /// Toast/tile/badge XML, or raw bytes: `rendered` with a tracked push's `id` in its place.
+    public var body: [UInt8] { rendered.stamped(id) }
+    /// `body` as one JSON string (invalid UTF-8 repaired): what the sandbox's outbox shows for
+    /// every device the campaign reaches.
+    public var bodyAsJSONString: [UInt8] { renderedAsJSONString.stamped(id) }
+    /// The body as rendered for the job, and as one JSON string, written once and shared by every
+    /// device (a tracked job's with the id's place in both).
+    private let rendered: IDTemplate
+    private let renderedAsJSONString: IDTemplate
+    /// A tracked push's id (`RenderedNotification.stamped`), written into the body where it is sent.
+    public internal(set) var id: NotificationIDText?
     /// `X-WNS-Type`: `wns/toast` (default), `wns/tile`, `wns/badge` or `wns/raw`.
     public var type: String
     /// `X-WNS-TTL`, seconds.
@@ -139,21 +176,48 @@ public struct WNSNotification: Sendable, Equatable {
     public var contentType: String { type == "wns/raw" ? "application/octet-stream" : "text/xml" }
 
     public init(body: [UInt8], type: String = "wns/toast", ttlSeconds: Int? = nil, tag: String? = nil) {
-        self.body = body
+        self.init(body: body, idSlot: nil, type: type, ttlSeconds: ttlSeconds, tag: tag)
+    }
+
+    /// `idSlot`: where a tracked rendering's id goes in `body`.
+    init(body: [UInt8], idSlot: Int?, type: String, ttlSeconds: Int?, tag: String?) {
+        rendered = IDTemplate(body, slot: idSlot)
         var quoted: [UInt8] = []
         JSONValue.writeString(String(decoding: body, as: UTF8.self), into: &quoted)
-        bodyAsJSONString = quoted
+        // The slot in the quoted form: after the opening quote and the quoted bytes before it
+        // (the slot's own characters need no escaping, nor do an id's).
+        let quotedSlot = rendered.slot.map { slot -> Int in
+            var before: [UInt8] = []
+            JSONValue.writeString(String(decoding: body[..<slot], as: UTF8.self), into: &before)
+            return before.count - 1
+        }
+        renderedAsJSONString = IDTemplate(quoted, slot: quotedSlot)
+        id = nil
         self.type = type
         self.ttlSeconds = ttlSeconds
         self.tag = tag
+    }
+
+    /// The body's size (a stamped one's is its rendering's).
+    public var bodyCount: Int { rendered.count }
+
+    /// Appends `bodyAsJSONString`, the id in its place, to `out` (an outbox line).
+    public func writeBodyAsJSONString(into out: inout [UInt8]) { renderedAsJSONString.write(id, into: &out) }
+
+    /// Equal when they send the same (a stamped one and one rendered with that id alike).
+    public static func == (a: WNSNotification, b: WNSNotification) -> Bool {
+        a.body == b.body && a.type == b.type && a.ttlSeconds == b.ttlSeconds && a.tag == b.tag
     }
 }
 
 /// A Web Push message before encryption: the JSON the site's service worker reads with
 /// `event.data.json()`, and the RFC 8030 headers. Each device gets its own encryption of it.
 public struct WebPushNotification: Sendable, Equatable {
-    /// `{"title":…,"body":…,"data":{…}}`, at most `maxPlaintextBytes`.
-    public var payload: [UInt8]
+    /// `{"title":…,"body":…,"data":{…}}`, at most `maxPlaintextBytes`: `rendered` with a tracked
+    /// push's `id` in its place.
+    public var payload: [UInt8] { rendered.stamped(id) }
+    /// The payload as rendered for the job, shared by every device (a tracked job's with the id's place).
+    public internal(set) var rendered: IDTemplate
     /// `TTL` (seconds the push service keeps it for an offline browser). Required by RFC 8030.
     public var ttlSeconds: Int
     /// `Urgency`: `high` or `normal` (RFC 8030 also has `low` and `very-low`).
@@ -162,7 +226,10 @@ public struct WebPushNotification: Sendable, Equatable {
     public var topic: String?
     /// The declarative form (`{"web_push":8030,…}`), when the job has a `url` to navigate to;
     /// the provider sends it to the subscriptions `providers.webpush.declarative` picks.
-    public var declarativePayload: [UInt8]?
+    public var declarativePayload: [UInt8]? { renderedDeclarative?.stamped(id) }
+    public internal(set) var renderedDeclarative: IDTemplate?
+    /// A tracked push's id (`RenderedNotification.stamped`), written into the payload where it is sent.
+    public internal(set) var id: NotificationIDText?
 
     /// One aes128gcm record of 4096 bytes (what push services accept) less the 86-byte header
     /// (salt 16, rs 4, idlen 1, keyid 65), the 16-byte tag and the padding delimiter.
@@ -174,10 +241,19 @@ public struct WebPushNotification: Sendable, Equatable {
 
     public init(payload: [UInt8], ttlSeconds: Int = defaultTTLSeconds, urgency: String = "normal", topic: String? = nil,
                 declarativePayload: [UInt8]? = nil) {
-        self.payload = payload
+        rendered = IDTemplate(payload)
         self.ttlSeconds = ttlSeconds
         self.urgency = urgency
         self.topic = topic
-        self.declarativePayload = declarativePayload
+        renderedDeclarative = declarativePayload.map { IDTemplate($0) }
+    }
+
+    /// Appends the payload, the id in its place, to `out` (an outbox line).
+    public func writePayload(into out: inout [UInt8]) { rendered.write(id, into: &out) }
+
+    /// Equal when they send the same (a stamped one and one rendered with that id alike).
+    public static func == (a: WebPushNotification, b: WebPushNotification) -> Bool {
+        a.payload == b.payload && a.declarativePayload == b.declarativePayload && a.ttlSeconds == b.ttlSeconds
+            && a.urgency == b.urgency && a.topic == b.topic
     }
 }

@@ -15,6 +15,10 @@ final class KeyedHMAC: @unchecked Sendable {
     // only, and a copy is used by the one thread that took it from `idle`.
     private let template: OpaquePointer
     private let idle = Mutex<[Context]>([])
+    /// One idle copy's address (0: none), taken and put back with one atomic operation each: a
+    /// job's producer MACs its devices one after another, and finds its copy here without the
+    /// lock; `idle` holds the copies of any other thread MACing at the same time.
+    private let spare = Atomic<UInt>(0)
 
     /// A context copy as it waits in `idle` (C pointers are not Sendable; a copy is handed to one
     /// thread at a time, through the lock).
@@ -41,6 +45,7 @@ final class KeyedHMAC: @unchecked Sendable {
     }
 
     deinit {
+        if let ctx = OpaquePointer(bitPattern: spare.load(ordering: .acquiring)) { EVP_MAC_CTX_free(ctx) }
         for ctx in idle.withLock({ $0 }) { EVP_MAC_CTX_free(ctx.pointer) }
         EVP_MAC_CTX_free(template)
     }
@@ -49,13 +54,17 @@ final class KeyedHMAC: @unchecked Sendable {
     func mac(_ message: UnsafeRawBufferPointer, into out: UnsafeMutableRawBufferPointer) -> Bool {
         let template = Context(pointer: self.template)
         guard out.count >= 32,
-              let ctx = idle.withLock({ list in list.popLast() ?? EVP_MAC_CTX_dup(template.pointer).map(Context.init) })?.pointer
+              let ctx = OpaquePointer(bitPattern: spare.exchange(0, ordering: .acquiring))
+                ?? idle.withLock({ list in list.popLast() ?? EVP_MAC_CTX_dup(template.pointer).map(Context.init) })?.pointer
         else { return false }
         var n = 0
         let ok = EVP_MAC_init(ctx, nil, 0, nil) == 1
             && EVP_MAC_update(ctx, message.baseAddress?.assumingMemoryBound(to: UInt8.self), message.count) == 1
             && EVP_MAC_final(ctx, out.baseAddress?.assumingMemoryBound(to: UInt8.self), &n, out.count) == 1
             && n == 32
+        if spare.compareExchange(expected: 0, desired: UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(ctx))), ordering: .releasing).exchanged {
+            return ok
+        }
         let done = Context(pointer: ctx)
         let extra = idle.withLock { list -> Context? in
             guard list.count < Self.keep else { return done }

@@ -21,16 +21,18 @@ public struct NotificationMAC: Sendable {
                        mac: mac(job: job, device: device, platform: platform, installationID: installationID))
     }
 
-    /// The id's text bytes, as a push carries it (`id(…).utf8`, made per device as it is sent):
-    /// the MAC input is laid out in a stack buffer, MACed there by the keyed context, and the
-    /// id's 46 characters written into the one array returned.
-    public func idBytes(job: Int64, device: Int64, platform: Platform, installationID: String) -> [UInt8] {
+    /// The id's text, as a push carries it (`id(…).text`, made per device as it is sent): the MAC
+    /// input is laid out in a stack buffer, MACed there by the keyed context, and the id's 46
+    /// characters written straight into the inline value returned (no heap).
+    public func idText(job: Int64, device: Int64, platform: Platform, installationID: String) -> NotificationIDText {
         withMAC(job: job, device: device, platform: platform, installationID: installationID) { id in
-            var out: [UInt8] = []
-            out.reserveCapacity(NotificationID.textLength)
-            Base64URLDecoding.encode(id, appendingTo: &out)
-            return out
+            NotificationIDText { Base64URLDecoding.encode(id, into: $0) }
         }
+    }
+
+    /// `idText` as an array.
+    public func idBytes(job: Int64, device: Int64, platform: Platform, installationID: String) -> [UInt8] {
+        idText(job: job, device: device, platform: platform, installationID: installationID).utf8
     }
 
     /// Whether `id`'s MAC is the one its header and `installationID` give: always the same work.

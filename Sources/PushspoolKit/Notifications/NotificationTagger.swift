@@ -10,8 +10,8 @@ struct NotificationTagger: Sendable {
     let mac: NotificationMAC
 
     /// The notification rendered for the job, with `device`'s id (registry key `key`) in it.
-    func stamp(_ notification: RenderedNotification, for device: Device, key: Int64) -> RenderedNotification {
-        notification.stamped(utf8: mac.idBytes(job: job, device: key, platform: device.platform, installationID: device.id))
+    func stamp(_ notification: consuming RenderedNotification, for device: Device, key: Int64) -> RenderedNotification {
+        notification.stamped(mac.idText(job: job, device: key, platform: device.platform, installationID: device.id))
     }
 
     /// A hub send's id: one per job and platform (device key 0, no installation id).

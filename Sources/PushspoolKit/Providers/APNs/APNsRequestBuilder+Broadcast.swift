@@ -15,9 +15,9 @@ extension APNsRequestBuilder {
         guard n.pushType == APNsPushType.liveactivity.rawValue else {
             return .failure(Refusal(disposition: .rejected, reason: "a broadcast channel carries Live Activity pushes only"))
         }
-        guard n.payload.count <= APNsNotification.maxPayloadBytes else {
+        guard n.payloadCount <= APNsNotification.maxPayloadBytes else {
             return .failure(Refusal(disposition: .rejected,
-                                    reason: "\(APNsReason.payloadTooLarge.rawValue): \(n.payload.count) bytes, limit \(APNsNotification.maxPayloadBytes)"))
+                                    reason: "\(APNsReason.payloadTooLarge.rawValue): \(n.payloadCount) bytes, limit \(APNsNotification.maxPayloadBytes)"))
         }
         let bundle = appTopic ?? topic
         let expiration = n.ttlSeconds.map { $0 <= 0 ? "0" : String(now + $0) } ?? "0"

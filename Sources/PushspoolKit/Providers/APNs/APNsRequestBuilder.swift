@@ -49,11 +49,11 @@ public struct APNsRequestBuilder: Sendable {
             return .failure(Refusal(disposition: .deviceGone(since: nil), reason: APNsReason.badDeviceToken.rawValue))
         }
         let limit = APNsPushType(rawValue: n.pushType)?.payloadLimit ?? APNsNotification.maxPayloadBytes
-        guard n.payload.count <= limit else {
+        guard n.payloadCount <= limit else {
             return .failure(Refusal(disposition: .rejected,
-                                    reason: "\(APNsReason.payloadTooLarge.rawValue): \(n.payload.count) bytes, limit \(limit)"))
+                                    reason: "\(APNsReason.payloadTooLarge.rawValue): \(n.payloadCount) bytes, limit \(limit)"))
         }
-        guard !n.payload.isEmpty else {
+        guard n.payloadCount > 0 else {
             return .failure(Refusal(disposition: .rejected, reason: APNsReason.payloadEmpty.rawValue))
         }
         if let c = n.collapseID, c.utf8.count > 64 {

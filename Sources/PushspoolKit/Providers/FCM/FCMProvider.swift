@@ -80,7 +80,7 @@ public final class FCMProvider: PushProvider {
                                                               own: { if case .fcm(let n) = $0 { n } else { nil } },
                                                               completion: completion) else { return }
         // FCM counts the message's keys and values, not the target: check before any request.
-        let size = JSONValue.object([("message", notification.message)]).encoded().count
+        let size = notification.envelopeBytes
         guard size <= FCMNotification.maxMessageBytes else {
             completion(ProviderResult(.rejected, code: "payload-too-large",
                                       reason: "message is \(size) bytes, FCM allows \(FCMNotification.maxMessageBytes)"))

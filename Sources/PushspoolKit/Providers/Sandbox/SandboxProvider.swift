@@ -148,18 +148,19 @@ public final class SandboxProvider: PushProvider {
                 if let ttl = n.ttlSeconds { h.member("apns-expiration", String(Int(date.timeIntervalSince1970) + ttl)) }
                 if let c = n.collapseID { h.member("apns-collapse-id", c) }
             })
-            // The rendered payload is JSON already: copied, not parsed and written again.
-            w.field("payload", json: n.payload)
+            // The rendered payload is JSON already: copied, not parsed and written again (a
+            // tracked push's id written into it as it is copied).
+            w.field("payload", writing: { n.writePayload(into: &$0) })
         case .fcm(let n):
             w.field("headers", members: { _ in })
-            w.field("payload", members: { p in p.member("message", json: n.encodedMessage) })
+            w.field("payload", members: { p in p.member("message", writing: { n.writeMessage(into: &$0) }) })
         case .wns(let n):
             w.field("headers", members: { h in
                 h.member("X-WNS-Type", n.type)
                 h.member("Content-Type", n.contentType)
                 if let ttl = n.ttlSeconds { h.member("X-WNS-TTL", String(ttl)) }
             })
-            w.field("payload", json: n.bodyAsJSONString)
+            w.field("payload", writing: { n.writeBodyAsJSONString(into: &$0) })
         case .web(let n):
             // What the push service would get, before encryption: the body is encrypted per
             // device, so the outbox shows the plaintext and the RFC 8030 headers.
@@ -169,7 +170,7 @@ public final class SandboxProvider: PushProvider {
                 if let topic = n.topic { h.member("Topic", topic) }
                 h.member("Content-Encoding", "aes128gcm")
             })
-            w.field("payload", json: n.payload)
+            w.field("payload", writing: { n.writePayload(into: &$0) })
         }
         w.field("at", Timestamp.rfc3339(date))
         return w.line()

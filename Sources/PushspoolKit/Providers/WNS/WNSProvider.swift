@@ -88,9 +88,9 @@ public final class WNSProvider: PushProvider {
                                       reason: "\(notification.type) is not available to Windows App SDK apps (auth entra): toast and raw only"))
             return
         }
-        guard notification.body.count <= WNSNotification.maxPayloadBytes else {
+        guard notification.bodyCount <= WNSNotification.maxPayloadBytes else {
             completion(ProviderResult(.rejected, code: "payload-too-large",
-                                      reason: "payload is \(notification.body.count) bytes, WNS allows \(WNSNotification.maxPayloadBytes)"))
+                                      reason: "payload is \(notification.bodyCount) bytes, WNS allows \(WNSNotification.maxPayloadBytes)"))
             return
         }
         let channel = (try? channels.asciiURI(device.handle).get()) ?? device.handle   // checked above
