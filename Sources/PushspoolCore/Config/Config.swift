@@ -7,6 +7,10 @@ public struct Config: Sendable {
     public var spool: String = "jobs"
     /// Default: `<spool>/registry.sqlite`.
     public var registry: String?
+    /// `registry_connections`: the connections one process opens to a PostgreSQL registry at
+    /// most, all its parts together (the registry, the queue and its `LISTEN`, the shared caps,
+    /// pauses and credentials: one pool). Ignored with SQLite.
+    public var registryConnections: Int = 8
     /// `env:` values whose variable is not set, by key; only when parsed with
     /// `requireSecrets: false` (otherwise each is a problem).
     public var unsetSecrets: [String: UnsetSecret] = [:]

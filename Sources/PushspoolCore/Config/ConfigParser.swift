@@ -132,11 +132,13 @@ public enum ConfigParser {
             var c = Config()
             // One problem for a document that is not an object (not also one with an empty key).
             guard case .object = json else { problem("config", "must be a JSON object"); return c }
-            let top = object(json, "", allowed: ["spool", "registry", "concurrency", "retry", "routes", "providers", "tls", "metrics",
+            let top = object(json, "", allowed: ["spool", "registry", "registry_connections", "concurrency", "retry", "routes", "providers", "tls", "metrics",
                                                  "owner_lease_seconds", "http", "max_jobs", "apps", "default_app",
                                                  "webhooks", "local_time_grace_minutes", "queue", "receipts"]) ?? [:]
             if let s = string(top["spool"], "spool") { c.spool = s }
             c.registry = string(top["registry"], "registry")
+            // Two at least: the queue's LISTEN keeps one for itself.
+            if let n = int(top["registry_connections"], "registry_connections", range: 2...1000) { c.registryConnections = n }
             if let n = int(top["concurrency"], "concurrency", range: 1...100_000) { c.concurrency = n }
             if let n = int(top["max_jobs"], "max_jobs", range: 1...1024) { c.maxJobs = n }
             if top["owner_lease_seconds"] != nil {   // the shared-NFS-spool lease of earlier releases
