@@ -63,7 +63,7 @@ public final class Webhooks: Sendable {
     /// Hands what earlier runs left in `webhooks/pending/` to delivery, then starts posting.
     public func start() {
         metrics.failed.store(WebhookJournal.counts(spoolRoot: spoolRoot).failed, ordering: .relaxed)
-        for (file, entries) in journal.recover() { delivery.add(file: file, entries) }
+        for (file, lines) in journal.pendingFiles() { delivery.addOnDisk(file: file, lines: lines) }
         journal.start()
         delivery.start()
     }
