@@ -114,23 +114,28 @@ public enum EngineSetup {
         return (routes, problems)
     }
 
+    /// `tls.ca_file`'s certificates, which every HTTP client of the process (providers, webhooks)
+    /// trusts besides the system's roots (`TrustStore`), read and checked here for all of them;
+    /// or why it cannot be used (one line naming the key). Nil, nil: no `tls.ca_file`.
+    static func extraCA(_ config: Config) -> (pem: String?, problem: String?) {
+        guard let caFile = config.tls.caFile else { return (nil, nil) }
+        do {
+            let pem = String(decoding: try FileIO.readAll(config.resolve(caFile)), as: UTF8.self)
+            return pem.contains("-----BEGIN CERTIFICATE-----") ? (pem, nil) : (nil, "tls.ca_file: \(caFile) holds no PEM certificate")
+        } catch {
+            return (nil, "tls.ca_file: cannot read \(caFile): \(error)")
+        }
+    }
+
     /// What providers are built with: the config, the shared credential cache (on `pool`, the
     /// process's PostgreSQL connections, when given), and HTTP clients that trust `tls.ca_file`
     /// too (with its problem, if it cannot be read).
     public static func providerContext(config: Config, spool: Spool?, log: Log,
                                        pool: PostgresPool? = nil) -> (context: ProviderContext, problems: [String]) {
-        var problems: [String] = []
-        var caPEM: String?
-        if let caFile = config.tls.caFile {
-            do {
-                let pem = String(decoding: try FileIO.readAll(config.resolve(caFile)), as: UTF8.self)
-                // Told once: the providers are not also built with it.
-                if pem.contains("-----BEGIN CERTIFICATE-----") { caPEM = pem } else { problems.append("tls.ca_file: \(caFile) holds no PEM certificate") }
-            } catch {
-                problems.append("tls.ca_file: cannot read \(caFile): \(error)")
-            }
-        }
+        // A CA file with a problem is told once, here: the providers are not also built with it.
+        let (caPEM, problem) = Self.extraCA(config)
         let extraCA = caPEM
+        let problems = problem.map { [$0] } ?? []
         // On the pool given (the process's), else on one of its own.
         let store: (any CredentialStore)? = spool == nil ? nil
             : pool.map { PostgresCredentialStore(pool: $0) } ?? credentialStore(config: config, spool: spool)

@@ -19,10 +19,9 @@ public final class Webhooks: Sendable {
     /// Nil when the config has no webhooks.
     public convenience init?(config: Config, spool: Spool, metrics: WebhookMetrics, log: Log) throws {
         guard !config.webhooks.isEmpty else { return nil }
-        var caPEM: String?
-        if let caFile = config.tls.caFile {
-            caPEM = String(decoding: try FileIO.readAll(config.resolve(caFile)), as: UTF8.self)
-        }
+        // The CA file as the providers' clients have it (one reading and check of it).
+        let (caPEM, problem) = EngineSetup.extraCA(config)
+        if let problem { throw FileIO.Failure(description: problem) }
         try self.init(hooks: config.webhooks, spoolRoot: spool.root, caPEM: caPEM, metrics: metrics, log: log)
     }
 

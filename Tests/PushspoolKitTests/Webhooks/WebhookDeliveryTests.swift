@@ -165,4 +165,18 @@ import Testing
             ((try? FileManager.default.contentsOfDirectory(atPath: rig.dir.path("webhooks/pending"))) ?? ["?"]).isEmpty
         }
     }
+
+    /// The webhooks' client trusts `tls.ca_file` as the providers' clients do, read and checked
+    /// in one place: a file holding no certificate is refused with the same one line.
+    @Test func theCAFileIsCheckedAsForProviders() throws {
+        let dir = TempDir("pushspool-webhook-ca")
+        dir.write("ca.pem", "not a certificate\n")
+        let json = #"{"tls": {"ca_file": "\#(dir.path("ca.pem"))"}, "webhooks": [{"url": "https://hooks.example.com/in", "secret": "whsec-test-secret-0001", "events": ["job.finished"]}]}"#
+        let config = try ConfigParser.parse(Array(json.utf8), source: "t", environment: [:])
+        let spool = try Spool(root: dir.url.appendingPathComponent("spool"))
+        let error = #expect(throws: (any Error).self) { _ = try Webhooks(config: config, spool: spool, metrics: WebhookMetrics(), log: Log(minimum: .error)) }
+        #expect("\(error.map { "\($0)" } ?? "")" == "tls.ca_file: \(dir.path("ca.pem")) holds no PEM certificate")
+        #expect(EngineSetup.providerContext(config: config, spool: nil, log: Log(minimum: .error)).problems
+                == ["tls.ca_file: \(dir.path("ca.pem")) holds no PEM certificate"])
+    }
 }
