@@ -9,8 +9,10 @@ public struct Config: Sendable {
     public var registry: String?
     /// `registry_connections`: the connections one process opens to a PostgreSQL registry at
     /// most, all its parts together (the registry, the queue and its `LISTEN`, the shared caps,
-    /// pauses and credentials: one pool). Ignored with SQLite.
-    public var registryConnections: Int = 8
+    /// pauses and credentials: one pool). Ignored with SQLite. The default leaves a `run` with
+    /// the default `queue.max_chunks` (4) one connection per chunk being sent, besides its
+    /// `LISTEN`, its outcome writer, its lease renewals, its cut and its origin's checks.
+    public var registryConnections: Int = 10
     /// `env:` values whose variable is not set, by key; only when parsed with
     /// `requireSecrets: false` (otherwise each is a problem).
     public var unsetSecrets: [String: UnsetSecret] = [:]
