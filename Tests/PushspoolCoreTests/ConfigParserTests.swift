@@ -65,12 +65,12 @@ import Testing
     }
 
     /// `registry_connections`: one process's PostgreSQL connections, 2…1000 (the queue's LISTEN
-    /// keeps one), 10 when unset.
+    /// keeps one), 16 when unset.
     @Test func registryConnections() throws {
         let parse = { (text: String) throws(ConfigError) -> Config in
             try ConfigParser.parse(Array(text.utf8), source: "pushspool.json", environment: [:])
         }
-        #expect(try parse("{}").registryConnections == 10)
+        #expect(try parse("{}").registryConnections == 16)
         #expect(try parse(#"{"registry_connections": 2}"#).registryConnections == 2)
         for bad in ["1", "1001", "2.5", #""4""#] {
             #expect(problems(#"{"registry_connections": \#(bad)}"#) == ["registry_connections: must be an integer in 2…1000"])

@@ -133,8 +133,7 @@ public enum EngineSetup {
     public static func providerContext(config: Config, spool: Spool?, log: Log,
                                        pool: PostgresPool? = nil) -> (context: ProviderContext, problems: [String]) {
         // A CA file with a problem is told once, here: the providers are not also built with it.
-        let (caPEM, problem) = Self.extraCA(config)
-        let extraCA = caPEM
+        let (extraCA, problem) = Self.extraCA(config)
         let problems = problem.map { [$0] } ?? []
         // On the pool given (the process's), else on one of its own.
         let store: (any CredentialStore)? = spool == nil ? nil
