@@ -23,7 +23,10 @@ struct HubLink {
     /// The link for this config, or nil when no platform of any app routes to a hub (nothing to
     /// keep in step). Each app's installations go to its own hub; only the hubs are set up.
     /// `isStopping`: asked before each retry (`serve`'s queue stops retrying when it stops).
-    static func open(_ config: Config, spool: Spool, isStopping: @escaping @Sendable () -> Bool = { false }) throws(CLIError) -> HubLink? {
+    /// `registry`: the one the process holds open (`serve`), whose connections the hub's shared
+    /// credentials borrow.
+    static func open(_ config: Config, spool: Spool, registry: (any DeviceRegistry)? = nil,
+                     isStopping: @escaping @Sendable () -> Bool = { false }) throws(CLIError) -> HubLink? {
         guard isHubRouted(config) else { return nil }
         var hubOnly = config
         let keep = { (name: String) in config.providerKind(name) == .azure ? name : "sandbox" }
@@ -34,7 +37,7 @@ struct HubLink {
             return app
         }
         let apps: AppRoutes
-        do { apps = try EngineSetup.makeApps(config: hubOnly, spool: spool, log: Log.shared) } catch { throw CLIError(error) }
+        do { apps = try EngineSetup.makeApps(config: hubOnly, spool: spool, log: Log.shared, registry: registry) } catch { throw CLIError(error) }
         let writer = InstallationWriter(apps: apps, pool: WorkerPool(concurrency: config.concurrency, policy: config.retry),
                                         isStopping: isStopping)
         return HubLink(writer: writer, apps: apps)

@@ -36,8 +36,8 @@ enum ServeCommand {
         // Hub writes go through a durable queue in the spool, written in the background: a slow
         // hub never holds up a registration (the registry is the record).
         let hubStopping = Mutex(false)
-        let hub = try HubLink.open(config, spool: runtime.spool, isStopping: { hubStopping.withLock { $0 } })
         let registry = try runtime.openRegistry(log: log)
+        let hub = try HubLink.open(config, spool: runtime.spool, registry: registry, isStopping: { hubStopping.withLock { $0 } })
         let hubQueue: HubQueue?
         do {
             hubQueue = try hub.map { try HubQueue(spool: runtime.spool, writer: $0.writer, registry: registry, log: log) }

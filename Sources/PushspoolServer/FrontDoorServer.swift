@@ -54,7 +54,7 @@ public final class FrontDoorServer: Sendable {
         health = HealthCheck(check: HealthCheck.spoolAndRegistry(
             spool: parts.spool, registry: RegistryProbe(config: parts.config, timeout: 0.5, open: parts.registry)))
         // With the shared queue on, jobs other hosts accepted are read and steered through it.
-        let queue = EngineSetup.sharedQueue(config: parts.config, connections: 2)
+        let queue = EngineSetup.sharedQueue(config: parts.config, registry: parts.registry, connections: 2)
         self.queue = queue
         // With PostgreSQL, the desk reads the MAC key and the notifications every host shares.
         let events = Metrics()

@@ -64,6 +64,19 @@ import Testing
         #expect(problems(#"{"max_job": 2}"#) == [#"max_job: unknown key (did you mean "max_jobs"?)"#])
     }
 
+    /// `registry_connections`: one process's PostgreSQL connections, 2…1000 (the queue's LISTEN
+    /// keeps one), 16 when unset.
+    @Test func registryConnections() throws {
+        let parse = { (text: String) throws(ConfigError) -> Config in
+            try ConfigParser.parse(Array(text.utf8), source: "pushspool.json", environment: [:])
+        }
+        #expect(try parse("{}").registryConnections == 16)
+        #expect(try parse(#"{"registry_connections": 2}"#).registryConnections == 2)
+        for bad in ["1", "1001", "2.5", #""4""#] {
+            #expect(problems(#"{"registry_connections": \#(bad)}"#) == ["registry_connections: must be an integer in 2…1000"])
+        }
+    }
+
     /// `providers.<name>.max_connections`: connections per origin for the HTTP providers, 1…64,
     /// 8 when unset; the sandbox opens none and does not take it.
     @Test func maxConnectionsPerProvider() throws {

@@ -7,6 +7,13 @@ public struct Config: Sendable {
     public var spool: String = "jobs"
     /// Default: `<spool>/registry.sqlite`.
     public var registry: String?
+    /// `registry_connections`: the connections one process opens to a PostgreSQL registry at
+    /// most, all its parts together (the registry, the queue and its `LISTEN`, the shared caps,
+    /// pauses and credentials: one pool). Ignored with SQLite. The default is about what the
+    /// parts' separate pools of earlier releases held at once at most: with fewer, a `run` with
+    /// the default `queue.max_chunks` (4) on a loaded machine waited for connections long enough
+    /// to miss lease renewals (chunks then go to another host and are partly sent twice).
+    public var registryConnections: Int = 16
     /// `env:` values whose variable is not set, by key; only when parsed with
     /// `requireSecrets: false` (otherwise each is a problem).
     public var unsetSecrets: [String: UnsetSecret] = [:]

@@ -4,7 +4,7 @@
 /// fails the documentation test.
 public enum ConfigKeys {
     /// The top level. `owner_lease_seconds` is listed so that it gets its own message (removed).
-    public static let top = ["spool", "registry", "concurrency", "retry", "routes", "providers", "tls", "metrics",
+    public static let top = ["spool", "registry", "registry_connections", "concurrency", "retry", "routes", "providers", "tls", "metrics",
                              "owner_lease_seconds", "http", "max_jobs", "apps", "default_app",
                              "webhooks", "local_time_grace_minutes", "queue", "receipts"]
     public static let queue = ["enabled", "chunk_size", "lease_seconds", "max_chunks", "durable_outcomes", "keep_days"]

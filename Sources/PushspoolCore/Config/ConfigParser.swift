@@ -135,6 +135,8 @@ public enum ConfigParser {
             let top = object(json, "", allowed: ConfigKeys.top) ?? [:]
             if let s = string(top["spool"], "spool") { c.spool = s }
             c.registry = string(top["registry"], "registry")
+            // Two at least: the queue's LISTEN keeps one for itself.
+            if let n = int(top["registry_connections"], "registry_connections", range: 2...1000) { c.registryConnections = n }
             if let n = int(top["concurrency"], "concurrency", range: 1...100_000) { c.concurrency = n }
             if let n = int(top["max_jobs"], "max_jobs", range: 1...1024) { c.maxJobs = n }
             if top["owner_lease_seconds"] != nil {   // the shared-NFS-spool lease of earlier releases

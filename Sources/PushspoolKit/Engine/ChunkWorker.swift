@@ -64,7 +64,7 @@ final class ChunkWorker: Sendable {
         self.queue = queue
         self.env = env
         outcomes = OutcomeWriter(store: queue.store)
-        listener = QueueListener(uri: queue.uri)
+        listener = QueueListener(pool: queue.store.pool)
     }
 
     private var lease: Double { Double(queue.config.leaseSeconds) }

@@ -68,7 +68,7 @@ public final class Engine: Sendable {
         let registry = try EngineSetup.openRegistry(config, log: hooks.log)
         let apps: AppRoutes
         do {
-            apps = try EngineSetup.makeApps(config: config, spool: spool, log: hooks.log)
+            apps = try EngineSetup.makeApps(config: config, spool: spool, log: hooks.log, registry: registry)
         } catch {
             registry.close()
             throw error
@@ -103,9 +103,9 @@ public final class Engine: Sendable {
         let flag = stopping
         let userStop = hooks.isStopping
         let clock = EngineClock.fromEnvironment()
-        let shared = (registry as? PostgresRegistry).flatMap { pg in
+        let shared = registry.shared.flatMap { registry in
             config.queue.enabled && RegistryLocation.isPostgres(config.registryPath)
-                ? SharedQueue(uri: config.registryPath, registry: pg, config: config.queue, spool: spool) : nil
+                ? SharedQueue(registry: registry, config: config.queue, spool: spool) : nil
         }
         var env = JobRunner.Environment(spool: spool, registry: registry, pool: pool, apps: apps,
                                                  log: log, isStopping: { flag.isSet || userStop() },

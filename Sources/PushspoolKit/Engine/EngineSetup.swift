@@ -36,7 +36,8 @@ public enum EngineSetup {
         let defaults = RegistryDefaults(config)
         do {
             if RegistryLocation.isPostgres(value) {
-                return try PostgresRegistry(uri: value, migrate: migrate, log: log, defaults: defaults)
+                return try PostgresRegistry(uri: value, maxConnections: config.registryConnections, migrate: migrate, log: log,
+                                            defaults: defaults)
             }
             return try SQLiteRegistry(path: config.resolve(value).path, defaults: defaults)
         } catch let error as RegistryError where error.isNewerSchema {
@@ -47,28 +48,41 @@ public enum EngineSetup {
         }
     }
 
+    /// The process's connections to a PostgreSQL registry: the open registry's pool when there
+    /// is one (`run`, `serve`), else one pool of `registry_connections` for what this call
+    /// builds (a command that opens no registry); nil with SQLite or an unset `env:` registry.
+    static func pool(config: Config, registry: (any DeviceRegistry)?) -> PostgresPool? {
+        if let shared = registry?.shared { return shared.pool }
+        guard RegistryLocation.isPostgres(config.registryPath), config.unsetSecrets["registry"] == nil else { return nil }
+        return PostgresPool(uri: config.registryPath, maxConnections: config.registryConnections)
+    }
+
     /// Where short-lived credentials are shared: the PostgreSQL registry (every host), else the
     /// spool's `.state/` (every process on it); with no spool, nowhere (memory only).
-    public static func credentialStore(config: Config, spool: Spool?) -> (any CredentialStore)? {
+    /// `registry`: the one the process holds open, whose pool is borrowed.
+    public static func credentialStore(config: Config, spool: Spool?, registry: (any DeviceRegistry)? = nil) -> (any CredentialStore)? {
         guard let spool else { return nil }
-        if RegistryLocation.isPostgres(config.registryPath) { return PostgresCredentialStore(uri: config.registryPath) }
+        if RegistryLocation.isPostgres(config.registryPath) {
+            return pool(config: config, registry: registry).map(PostgresCredentialStore.init(pool:))
+        }
         return FileCredentialStore(directory: spool.stateDirectory)
     }
 
     /// The job queue shared by every host on a PostgreSQL registry (README "Several hosts"), for
     /// the commands that read or steer it from any host; nil with SQLite or `queue.enabled` false.
-    /// `connections`: how many it opens at most (on demand).
-    public static func sharedQueue(config: Config, connections: Int = 1) -> PostgresJobQueue? {
+    /// On the pool of `registry` when given (`serve`), else on `connections` of its own.
+    public static func sharedQueue(config: Config, registry: (any DeviceRegistry)? = nil, connections: Int = 1) -> PostgresJobQueue? {
         guard config.queue.enabled, RegistryLocation.isPostgres(config.registryPath), config.unsetSecrets["registry"] == nil else { return nil }
+        if let shared = registry?.shared { return PostgresJobQueue(pool: shared.pool, host: SharedQueue.hostName()) }
         return PostgresJobQueue(uri: config.registryPath, host: SharedQueue.hostName(), maxConnections: connections)
     }
 
     /// Where `max_per_second` caps are shared with the other hosts: the PostgreSQL registry,
     /// when a cap is set and there is a spool (a dispatcher, not `config --check`).
-    static func rateGrants(config: Config, spool: Spool?) -> (any RateGrantSource)? {
-        guard spool != nil, RegistryLocation.isPostgres(config.registryPath),
+    static func rateGrants(config: Config, spool: Spool?, pool: PostgresPool?) -> (any RateGrantSource)? {
+        guard spool != nil, let pool,
               !config.maxPerSecond.isEmpty || config.apps.values.contains(where: { $0.maxPerSecond != nil }) else { return nil }
-        return SharedRateGrants(uri: config.registryPath)
+        return SharedRateGrants(pool: pool)
     }
 
     /// One provider per distinct name in `routes`, shared by the platforms routed to it. Every
@@ -79,9 +93,10 @@ public enum EngineSetup {
         try makeApps(config: config, spool: spool, log: log).routes
     }
 
-    /// Every app's routes, one provider per distinct name across all apps.
-    public static func makeApps(config: Config, spool: Spool?, log: Log) throws(EngineSetupError) -> AppRoutes {
-        let (apps, problems) = appsAndProblems(config: config, spool: spool, log: log)
+    /// Every app's routes, one provider per distinct name across all apps. `registry`: the one
+    /// the process holds open, whose connections the shared caps, pauses and credentials borrow.
+    public static func makeApps(config: Config, spool: Spool?, log: Log, registry: (any DeviceRegistry)? = nil) throws(EngineSetupError) -> AppRoutes {
+        let (apps, problems) = appsAndProblems(config: config, spool: spool, log: log, registry: registry)
         if !problems.isEmpty {
             apps.shutdown()
             throw EngineSetupError(.config, problems)
@@ -99,24 +114,33 @@ public enum EngineSetup {
         return (routes, problems)
     }
 
-    /// What providers are built with: the config, the shared credential cache, and HTTP
-    /// clients that trust `tls.ca_file` too (with its problem, if it cannot be read).
-    public static func providerContext(config: Config, spool: Spool?, log: Log) -> (context: ProviderContext, problems: [String]) {
-        var problems: [String] = []
-        var caPEM: String?
-        if let caFile = config.tls.caFile {
-            do {
-                let pem = String(decoding: try FileIO.readAll(config.resolve(caFile)), as: UTF8.self)
-                // Told once: the providers are not also built with it.
-                if pem.contains("-----BEGIN CERTIFICATE-----") { caPEM = pem } else { problems.append("tls.ca_file: \(caFile) holds no PEM certificate") }
-            } catch {
-                problems.append("tls.ca_file: cannot read \(caFile): \(error)")
-            }
+    /// `tls.ca_file`'s certificates, which every HTTP client of the process (providers, webhooks)
+    /// trusts besides the system's roots (`TrustStore`), read and checked here for all of them;
+    /// or why it cannot be used (one line naming the key). Nil, nil: no `tls.ca_file`.
+    static func extraCA(_ config: Config) -> (pem: String?, problem: String?) {
+        guard let caFile = config.tls.caFile else { return (nil, nil) }
+        do {
+            let pem = String(decoding: try FileIO.readAll(config.resolve(caFile)), as: UTF8.self)
+            return pem.contains("-----BEGIN CERTIFICATE-----") ? (pem, nil) : (nil, "tls.ca_file: \(caFile) holds no PEM certificate")
+        } catch {
+            return (nil, "tls.ca_file: cannot read \(caFile): \(error)")
         }
-        let extraCA = caPEM
+    }
+
+    /// What providers are built with: the config, the shared credential cache (on `pool`, the
+    /// process's PostgreSQL connections, when given), and HTTP clients that trust `tls.ca_file`
+    /// too (with its problem, if it cannot be read).
+    public static func providerContext(config: Config, spool: Spool?, log: Log,
+                                       pool: PostgresPool? = nil) -> (context: ProviderContext, problems: [String]) {
+        // A CA file with a problem is told once, here: the providers are not also built with it.
+        let (extraCA, problem) = Self.extraCA(config)
+        let problems = problem.map { [$0] } ?? []
+        // On the pool given (the process's), else on one of its own.
+        let store: (any CredentialStore)? = spool == nil ? nil
+            : pool.map { PostgresCredentialStore(pool: $0) } ?? credentialStore(config: config, spool: spool)
         let context = ProviderContext(
             config: config,
-            credentials: CredentialCache(store: credentialStore(config: config, spool: spool)),
+            credentials: CredentialCache(store: store),
             log: log,
             makeHTTPClient: { options in
                 var options = options
@@ -135,16 +159,18 @@ public enum EngineSetup {
 
     /// Every app's providers that could be set up, and every problem of the others. With
     /// `apps` in the config, each problem also names the apps whose routes use the provider.
-    public static func appsAndProblems(config: Config, spool: Spool?, log: Log) -> (apps: AppRoutes, problems: [String]) {
-        let (context, found) = providerContext(config: config, spool: spool, log: log)
+    public static func appsAndProblems(config: Config, spool: Spool?, log: Log,
+                                       registry: (any DeviceRegistry)? = nil) -> (apps: AppRoutes, problems: [String]) {
+        // One pool for the credentials, caps and pauses: the open registry's, else one made here.
+        let pool = spool == nil ? nil : pool(config: config, registry: registry)
+        let (context, found) = providerContext(config: config, spool: spool, log: log, pool: pool)
         var problems = found
         var byName: [String: ProviderState] = [:]
         var broken: Set<String> = []     // each provider's problems are reported once, whatever routes to it
         var apps: [String: AppRoutes.App] = [:]
-        let grants = rateGrants(config: config, spool: spool)
+        let grants = rateGrants(config: config, spool: spool, pool: pool)
         // A provider's pause and quiet time reach every host on a PostgreSQL registry.
-        let sharing: (any ProviderPauseSharing)? = spool != nil && RegistryLocation.isPostgres(config.registryPath)
-            && config.unsetSecrets["registry"] == nil ? SharedProviderPauses(uri: config.registryPath) : nil
+        let sharing: (any ProviderPauseSharing)? = pool.map(SharedProviderPauses.init(pool:))
         for (app, appConfig) in config.apps.sorted(by: { $0.key < $1.key }) {
             var routes: [Platform: ProviderState] = [:]
             for platform in Platform.allCases {

@@ -8,17 +8,16 @@ import Synchronization
 /// notification, and at least every `fallbackSeconds`).
 final class SharedQueue: Sendable {
     let store: PostgresJobQueue
-    let registry: PostgresRegistry
-    let uri: String
+    /// The registry the queue's audiences are cut from; the store borrows its pool.
+    let registry: any SharedRegistry
     let config: QueueConfig
     let wakeups = Wakeups()
     private let requests = Mutex<[String: ControlRequest]>([:])
 
-    init(uri: String, registry: PostgresRegistry, config: QueueConfig, spool: Spool) {
-        self.uri = uri
+    init(registry: any SharedRegistry, config: QueueConfig, spool: Spool) {
         self.registry = registry
         self.config = config
-        store = PostgresJobQueue(uri: uri, host: Self.hostName(), origin: Self.origin(spool), durableOutcomes: config.durableOutcomes)
+        store = PostgresJobQueue(pool: registry.pool, host: Self.hostName(), origin: Self.origin(spool), durableOutcomes: config.durableOutcomes)
     }
 
     /// How this process is named in leases and `status`: the host's name (`HostName`) and the

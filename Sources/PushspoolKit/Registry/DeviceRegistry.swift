@@ -25,6 +25,10 @@ public protocol DeviceRegistry: APNsChannelStore {
     /// How many calls it serves at once (its connections): SQLite 1 (one writer), PostgreSQL its
     /// pool's size. Callers size their own lanes by it.
     var concurrentCalls: Int { get }
+    /// The same registry as one several hosts share (PostgreSQL), with what the engine builds on
+    /// that: the process's one connection pool, the queue's cuts, a health check on a pooled
+    /// connection. nil for a registry of one host (SQLite).
+    var shared: (any SharedRegistry)? { get }
 
     @discardableResult
     func upsert(_ r: Registration, now: Date) throws(RegistryError) -> Device
@@ -150,6 +154,7 @@ public struct GoneDevice: Sendable {
 
 extension DeviceRegistry {
     public var concurrentCalls: Int { 1 }
+    public var shared: (any SharedRegistry)? { nil }
 
     @discardableResult
     public func removeGone(_ devices: [GoneDevice]) throws(RegistryError) -> Int {

@@ -17,7 +17,7 @@ public struct RegistryProbe: Sendable {
     private let unset: UnsetSecret?
     /// A PostgreSQL registry the caller holds open (`serve`): asked on one of its pooled
     /// connections with a statement timeout, instead of a connection made per probe.
-    private let pooled: PostgresRegistry?
+    private let pooled: (any SharedRegistry)?
 
     /// `open`: the registry the caller already holds, if any (only a PostgreSQL one is used).
     public init(config: Config, timeout: Double = 0.3, open: (any DeviceRegistry)? = nil) {
@@ -25,7 +25,7 @@ public struct RegistryProbe: Sendable {
         unset = config.unsetSecrets["registry"]
         location = RegistryLocation.isPostgres(value) || unset != nil ? value : config.resolve(value).path
         self.timeout = timeout
-        pooled = open as? PostgresRegistry
+        pooled = open?.shared
     }
 
     /// nil when the registry answers, else why not (one line, redacted).

@@ -7,6 +7,13 @@ import PushspoolHTTP
 /// given up), different jobs interleaved. A 2xx delivers; anything else (or no answer) is retried
 /// with the house `RetryPolicy` (exponential backoff with full jitter, `Retry-After` honoured)
 /// until `giveUpAfter` seconds after the event was made, then kept in `webhooks/failed/`.
+///
+/// Memory is bounded: at most `window` entries (and about `windowBytes` of bodies) are held;
+/// the rest wait in their journal files (`WebhookBacklog`) and are read, oldest first, as
+/// entries are delivered or given up. A receiver down for a day with a million events pending
+/// costs the files on disk, not the events in memory. Reading files in the order written keeps
+/// each (webhook, job)'s events in order; the cost is that a window full of one job's events
+/// waiting for a retry holds the later files until one of them is delivered or given up.
 final class WebhookDelivery: @unchecked Sendable {
     struct Hook: Sendable {
         var url: String
@@ -43,10 +50,20 @@ final class WebhookDelivery: @unchecked Sendable {
     private var inFlight = 0
     private var stopping = false
     private var thread: Thread?
+    /// Entries held in `queues`, and their bodies' bytes.
+    private var held = 0, heldBytes = 0
+    let window: Int, windowBytes: Int
+    /// Journal files with entries still on disk only, in the order they are read.
+    private var backlog: WebhookBacklog?
+    private var onDisk = 0
+    /// Files not yet read to their end: not removed while their last entries are unread.
+    private var reading: Set<String> = []
+    /// Lines for webhooks no longer configured, not yet said.
+    private var dropped = 0
 
     init(hooks: [Hook], client: any HTTPClient, journal: @escaping () -> WebhookJournal?, metrics: WebhookMetrics, log: Log,
          policy: RetryPolicy = RetryPolicy(maxAttempts: Int.max, baseDelay: 1, maxDelay: 3600),
-         giveUpAfter: Double = 24 * 3600, maxInFlight: Int = 64,
+         giveUpAfter: Double = 24 * 3600, maxInFlight: Int = 64, window: Int = 4096, windowBytes: Int = 8 << 20,
          random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
          now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
         self.hooks = hooks
@@ -57,6 +74,8 @@ final class WebhookDelivery: @unchecked Sendable {
         self.policy = policy
         self.giveUpAfter = giveUpAfter
         self.maxInFlight = maxInFlight
+        self.window = max(1, window)
+        self.windowBytes = windowBytes
         self.random = random
         self.now = now
     }
@@ -68,18 +87,91 @@ final class WebhookDelivery: @unchecked Sendable {
         t.start()
     }
 
-    /// Takes the entries of journal file `file` (just written, or left by an earlier run).
+    /// Takes the entries of journal file `file`, just written: into memory when the window has
+    /// room and no older file waits on disk, else left in the file to be read in turn.
     func add(file: String, _ entries: [WebhookJournal.Entry]) {
         cond.lock()
-        remaining[file, default: 0] += entries.count
-        for e in entries {
-            let key = "\(e.hook)\u{0}\(e.order)"
-            if queues[key, default: []].isEmpty { ready.append(key) }
-            queues[key, default: []].append(Item(file: file, entry: e))
-        }
         metrics.pending.add(entries.count)
+        if onDisk == 0, held + entries.count <= window, heldBytes + entries.reduce(0, { $0 + $1.body.count }) <= windowBytes {
+            for e in entries { hold(file: file, e) }
+        } else {
+            queueOnDisk(file)
+        }
         cond.broadcast()
         cond.unlock()
+    }
+
+    /// A file an earlier run left in `pending/`, holding `lines` entries: read in turn.
+    func addOnDisk(file: String, lines: Int) {
+        cond.lock()
+        metrics.pending.add(lines)
+        queueOnDisk(file)
+        cond.broadcast()
+        cond.unlock()
+    }
+
+    /// Under `cond`.
+    private func queueOnDisk(_ file: String) {
+        if backlog == nil, let dir = journal()?.pendingDir { backlog = WebhookBacklog(directory: dir) }
+        backlog?.add(file)
+        onDisk += 1
+        reading.insert(file)
+    }
+
+    /// Under `cond`: one entry into its (webhook, job)'s queue.
+    private func hold(file: String, _ e: WebhookJournal.Entry) {
+        remaining[file, default: 0] += 1
+        held += 1
+        heldBytes += e.body.count
+        let key = "\(e.hook)\u{0}\(e.order)"
+        if queues[key, default: []].isEmpty { ready.append(key) }
+        queues[key, default: []].append(Item(file: file, entry: e))
+    }
+
+    /// Entries held in memory now (at most `window`).
+    var heldCount: Int {
+        cond.lock()
+        defer { cond.unlock() }
+        return held
+    }
+
+    /// Under `cond`: whether entries on disk may be read into the window now.
+    private var mayRead: Bool { onDisk > 0 && held < window && heldBytes < windowBytes }
+
+    /// Reads what the window has room for from the files on disk (the lock let go meanwhile).
+    /// Under `cond`, on the delivery thread.
+    private func readFromDisk() {
+        guard let backlog, let journal = journal() else {
+            // No journal, no files (only a delivery made without one: tests of the posting alone).
+            onDisk = 0
+            return
+        }
+        let room = window - held, roomBytes = windowBytes - heldBytes
+        cond.unlock()
+        let taken = backlog.read(entries: room, bytes: roomBytes)
+        let lines = taken.entries.map { ($0.file, journal.parse($0.line)) }
+        cond.lock()
+        var skipped = 0
+        for (file, line) in lines {
+            switch line {
+            case .entry(let e): hold(file: file, e)
+            case .otherHook: dropped += 1; skipped += 1
+            case .unreadable: skipped += 1
+            }
+        }
+        metrics.pending.add(-skipped)
+        var done: [String] = []
+        for file in taken.ended {
+            onDisk -= 1
+            reading.remove(file)
+            if remaining[file] == nil { done.append(file) }
+        }
+        let told = dropped
+        dropped = 0
+        cond.unlock()
+        for file in done { journal.remove(file) }
+        if told > 0 { log.warning("\(told) webhook event(s) in webhooks/pending/ are for a webhook no longer configured: not sent") }
+        cond.lock()
     }
 
     /// Waits up to `timeout` seconds until nothing is in flight or ready to send (events waiting
@@ -87,7 +179,7 @@ final class WebhookDelivery: @unchecked Sendable {
     func drain(timeout: Double) {
         let deadline = Date(timeIntervalSinceNow: timeout)
         cond.lock()
-        while (inFlight > 0 || ready[readyHead...].contains(where: { queues[$0] != nil })) && Date() < deadline {
+        while (inFlight > 0 || mayRead || ready[readyHead...].contains(where: { queues[$0] != nil })) && Date() < deadline {
             _ = cond.wait(until: deadline)
         }
         cond.unlock()
@@ -104,6 +196,10 @@ final class WebhookDelivery: @unchecked Sendable {
     private func run() {
         cond.lock()
         while !stopping {
+            if mayRead {
+                readFromDisk()
+                continue
+            }
             let t = now()
             if !waiting.isEmpty {
                 waiting.sort { $0.due < $1.due }
@@ -196,11 +292,14 @@ final class WebhookDelivery: @unchecked Sendable {
             if q.isEmpty { queues[key] = nil } else { queues[key] = q; ready.append(key) }
         }
         inFlight -= 1
+        held -= 1
+        heldBytes -= item.entry.body.count
         let left = (remaining[item.file] ?? 1) - 1
         remaining[item.file] = left > 0 ? left : nil
+        let finished = left <= 0 && !reading.contains(item.file)
         cond.broadcast()
         cond.unlock()
-        if left <= 0 { journal()?.remove(item.file) }
+        if finished { journal()?.remove(item.file) }
         metrics.pending.add(-1)
         if delivered { metrics.delivered.add(1) } else { metrics.failed.add(1) }
     }

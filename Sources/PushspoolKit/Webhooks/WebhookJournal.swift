@@ -17,6 +17,8 @@ import Darwin
 /// so the buffer holds at most one batch per job ending or pruning at once. The send path itself
 /// never calls this: outcomes reach the pruner's queue, which does. A file is removed once every line in it was delivered or given
 /// up; after a crash every line of the files left is delivered again (receivers dedup by `id`).
+/// The files are the queue: the delivery holds a bounded window of their entries in memory and
+/// reads the rest from here as it makes room (`WebhookBacklog`).
 public final class WebhookJournal: @unchecked Sendable {
     struct Entry: Sendable {
         /// Index into the configured webhooks.
@@ -158,29 +160,53 @@ public final class WebhookJournal: @unchecked Sendable {
         bytes = w.line()
     }
 
-    /// The files left in `pending/` (a run that stopped or crashed), oldest first, with their
-    /// entries; lines of a webhook no longer configured are dropped (and said so).
-    func recover() -> [(String, [Entry])] {
+    /// The files left in `pending/` (a run that stopped or crashed), oldest first, with how many
+    /// lines each holds (counted as they stream by: nothing is kept). Their entries are read
+    /// later, as the delivery makes room (`WebhookBacklog`); an empty file is removed.
+    func pendingFiles() -> [(name: String, lines: Int)] {
         let names = ((try? FileManager.default.contentsOfDirectory(atPath: pendingDir.path)) ?? [])
             .filter { $0.hasSuffix(".jsonl") && !$0.hasPrefix(".") }.sorted()
-        var out: [(String, [Entry])] = []
-        var dropped = 0
+        var out: [(String, Int)] = []
         for name in names {
-            guard let bytes = try? FileIO.readAll(pendingDir.appendingPathComponent(name), limit: 1 << 30) else { continue }
-            var entries: [Entry] = []
-            for line in bytes.split(separator: UInt8(ascii: "\n")) {
-                guard case .object(let pairs)? = try? JSONParser.parse(Array(line)),
-                      let key = pairs.first(where: { $0.0 == "hook" })?.1.stringValue,
-                      let order = pairs.first(where: { $0.0 == "order" })?.1.stringValue,
-                      case .int(let created)? = pairs.first(where: { $0.0 == "created" })?.1,
-                      let body = pairs.first(where: { $0.0 == "body" })?.1.stringValue else { continue }
-                guard let hook = hookKeys.firstIndex(of: key) else { dropped += 1; continue }
-                entries.append(Entry(hook: hook, order: order, created: Double(created) / 1000, body: Array(body.utf8)))
-            }
-            if entries.isEmpty { remove(name) } else { out.append((name, entries)) }
+            let lines = Self.lineCount(pendingDir.appendingPathComponent(name))
+            if lines == 0 { remove(name) } else { out.append((name, lines)) }
         }
-        if dropped > 0 { log.warning("\(dropped) webhook event(s) in webhooks/pending/ are for a webhook no longer configured: not sent") }
         return out
+    }
+
+    /// What one journal line holds.
+    enum Line {
+        case entry(Entry)
+        /// For a webhook no longer configured: not sent.
+        case otherHook
+        /// Not a journal line (a torn write before the rename cannot leave one; a hand edit can).
+        case unreadable
+    }
+
+    func parse(_ line: [UInt8]) -> Line {
+        guard case .object(let pairs)? = try? JSONParser.parse(line),
+              let key = pairs.first(where: { $0.0 == "hook" })?.1.stringValue,
+              let order = pairs.first(where: { $0.0 == "order" })?.1.stringValue,
+              case .int(let created)? = pairs.first(where: { $0.0 == "created" })?.1,
+              let body = pairs.first(where: { $0.0 == "body" })?.1.stringValue else { return .unreadable }
+        guard let hook = hookKeys.firstIndex(of: key) else { return .otherHook }
+        return .entry(Entry(hook: hook, order: order, created: Double(created) / 1000, body: Array(body.utf8)))
+    }
+
+    /// Lines in a file (non-empty ones end in a newline: a journal file is written whole), read
+    /// 64 KiB at a time.
+    static func lineCount(_ url: URL) -> Int {
+        let fd = open(url.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return 0 }
+        defer { close(fd) }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var lines = 0
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            guard n > 0 else { return lines }
+            for i in 0..<n where buffer[i] == 10 { lines += 1 }
+        }
     }
 
     /// Every line of file `name` was delivered or given up.
@@ -202,9 +228,7 @@ public final class WebhookJournal: @unchecked Sendable {
     public static func counts(spoolRoot: URL) -> (pending: Int, failed: Int) {
         func lines(_ dir: URL) -> Int {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? []
-            return names.filter { $0.hasSuffix(".jsonl") }.reduce(0) { sum, name in
-                sum + ((try? FileIO.readAll(dir.appendingPathComponent(name), limit: 1 << 30))?.reduce(0) { $0 + ($1 == 10 ? 1 : 0) } ?? 0)
-            }
+            return names.filter { $0.hasSuffix(".jsonl") }.reduce(0) { $0 + lineCount(dir.appendingPathComponent($1)) }
         }
         let root = spoolRoot.appendingPathComponent("webhooks")
         return (lines(root.appendingPathComponent("pending")), lines(root.appendingPathComponent("failed")))

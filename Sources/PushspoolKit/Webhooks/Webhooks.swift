@@ -19,10 +19,9 @@ public final class Webhooks: Sendable {
     /// Nil when the config has no webhooks.
     public convenience init?(config: Config, spool: Spool, metrics: WebhookMetrics, log: Log) throws {
         guard !config.webhooks.isEmpty else { return nil }
-        var caPEM: String?
-        if let caFile = config.tls.caFile {
-            caPEM = String(decoding: try FileIO.readAll(config.resolve(caFile)), as: UTF8.self)
-        }
+        // The CA file as the providers' clients have it (one reading and check of it).
+        let (caPEM, problem) = EngineSetup.extraCA(config)
+        if let problem { throw FileIO.Failure(description: problem) }
         try self.init(hooks: config.webhooks, spoolRoot: spool.root, caPEM: caPEM, metrics: metrics, log: log)
     }
 
@@ -63,7 +62,7 @@ public final class Webhooks: Sendable {
     /// Hands what earlier runs left in `webhooks/pending/` to delivery, then starts posting.
     public func start() {
         metrics.failed.store(WebhookJournal.counts(spoolRoot: spoolRoot).failed, ordering: .relaxed)
-        for (file, entries) in journal.recover() { delivery.add(file: file, entries) }
+        for (file, lines) in journal.pendingFiles() { delivery.addOnDisk(file: file, lines: lines) }
         journal.start()
         delivery.start()
     }

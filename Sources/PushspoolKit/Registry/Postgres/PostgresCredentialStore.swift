@@ -8,13 +8,12 @@ import Foundation
 public final class PostgresCredentialStore: CredentialStore {
     private let pool: PostgresPool
 
-    /// Its own small pool (connections opened on first use): one per key being renewed at once,
+    /// On the process's one pool: a renewal holds one of its connections for its transaction,
     /// and waiting for one is bounded like waiting for a lock.
-    public init(uri: String) {
-        pool = PostgresPool(uri: uri, maxConnections: 8)
-    }
+    init(pool: PostgresPool) { self.pool = pool }
 
-    deinit { pool.close() }
+    /// On a small pool of its own (a test's host).
+    public convenience init(uri: String) { self.init(pool: PostgresPool(uri: uri, maxConnections: 8)) }
 
     public func withLocked<T>(_ key: String, waitingAtMost seconds: Double,
                               _ body: (inout CachedCredential?) throws -> T) throws -> T {

@@ -17,30 +17,42 @@ public final class PostgresJobQueue: Sendable {
     /// restart).
     public let origin: String
 
-    /// Where outcome batches are written (`record`): a connection of their own (a host's
-    /// `OutcomeWriter` writes one group at a time), committing without waiting for the flush
-    /// unless `durableOutcomes`.
-    let outcomes: PostgresPool
+    /// Whether outcome batches (`record`) commit without waiting for the database's flush.
+    let asyncOutcomes: Bool
+    /// Whether this queue made its pool (and so closes it) or was given the process's one.
+    private let ownsPool: Bool
 
+    /// On the process's one pool (the registry's: `SharedRegistry.pool`); `close` leaves it open.
+    init(pool: PostgresPool, host: String, origin: String? = nil, durableOutcomes: Bool = true) {
+        location = RegistryLocation.redacted(pool.uri)
+        self.host = host
+        self.origin = origin ?? host
+        self.pool = pool
+        asyncOutcomes = !durableOutcomes
+        ownsPool = false
+    }
+
+    /// On a pool of its own of `maxConnections` (a command that opens no registry, a test's host).
     public init(uri: String, host: String, origin: String? = nil, maxConnections: Int = 4, durableOutcomes: Bool = true) {
         location = RegistryLocation.redacted(uri)
         self.host = host
         self.origin = origin ?? host
         pool = PostgresPool(uri: uri, maxConnections: maxConnections)
-        outcomes = PostgresPool(uri: uri, maxConnections: 1, setup: durableOutcomes ? [] : ["SET synchronous_commit = off"])
+        asyncOutcomes = !durableOutcomes
+        ownsPool = true
     }
 
     deinit { close() }
 
+    /// Closes its pool if it made it; the process's shared one is the registry's to close.
     public func close() {
-        pool.close()
-        outcomes.close()
+        if ownsPool { pool.close() }
     }
 
     static let channel = "pushspool_queue"
 
-    func run<T>(on pool: PostgresPool? = nil, _ body: (PostgresConnection) throws -> T) throws(RegistryError) -> T {
-        do { return try (pool ?? self.pool).withConnection(waitingAtMost: 10, body) } catch { throw RegistryError.from(error) }
+    func run<T>(_ body: (PostgresConnection) throws -> T) throws(RegistryError) -> T {
+        do { return try pool.withConnection(waitingAtMost: 10, body) } catch { throw RegistryError.from(error) }
     }
 
     func transaction<T>(_ body: (PostgresConnection) throws -> T) throws(RegistryError) -> T {
@@ -251,11 +263,17 @@ public final class PostgresJobQueue: Sendable {
         let rows = batches.indices.map { i in "($\(4 * i + 2), $\(4 * i + 3)::int, $\(4 * i + 4)::int, $\(4 * i + 5)::text)" }.joined(separator: ", ")
         var parameters: [PostgresValue] = [.text(host)]
         for b in batches { parameters += [.text(b.chunk.job), .text("\(b.chunk.number)"), .text("\(b.chunk.taken)"), .bytes(b.lines)] }
-        let held: [String: Int64] = try run(on: outcomes) { c in
+        // Without `durable_outcomes`, this statement's own commit does not wait for the flush:
+        // `set_config(…, true)` is `SET LOCAL`, which lasts until the end of the statement's
+        // transaction and is read by its commit, so the pool's connection is left as it was.
+        // (A CTE that no one reads is not run: `held` reads it.)
+        let (setting, join) = asyncOutcomes
+            ? ("unflushed AS (SELECT set_config('synchronous_commit', 'off', true)), ", " CROSS JOIN unflushed") : ("", "")
+        let held: [String: Int64] = try run { c in
             let r = try c.query("""
-                WITH v(job, chunk, taken, lines) AS (VALUES \(rows)),
+                WITH \(setting)v(job, chunk, taken, lines) AS (VALUES \(rows)),
                 held AS (
-                    SELECT q.job, q.chunk FROM queue_chunks q JOIN v ON q.job = v.job AND q.chunk = v.chunk
+                    SELECT q.job, q.chunk FROM queue_chunks q JOIN v ON q.job = v.job AND q.chunk = v.chunk\(join)
                     WHERE q.host = $1 AND q.taken = v.taken AND NOT q.done AND q.lease_until > clock_timestamp()
                     FOR KEY SHARE OF q)
                 INSERT INTO queue_outcomes(job, chunk, lines)
@@ -513,11 +531,16 @@ public final class PostgresJobQueue: Sendable {
 /// Waits for the queue's notifications on a connection of its own (`LISTEN pushspool_queue`),
 /// reconnecting with backoff when the database goes away. It sleeps in `poll(2)` on the
 /// connection's socket and on its `stop()`: a notification or a stop wakes it at once, nothing
-/// else does until the quiet `timeout`.
+/// else does until the quiet `timeout`. Its connection is one of the process's pool
+/// (`PostgresPool.openDedicated`): the pool's size counts it.
 public final class QueueListener: Sendable {
-    private let uri: String
+    private let pool: PostgresPool
     private let stopped = StopEvent()
-    public init(uri: String) { self.uri = uri }
+
+    init(pool: PostgresPool) { self.pool = pool }
+
+    /// On a pool of one connection of its own (a test's second host).
+    public convenience init(uri: String) { self.init(pool: PostgresPool(uri: uri, maxConnections: 1)) }
 
     /// Ends `listen` at once (from any thread).
     public func stop() { stopped.set() }
@@ -532,8 +555,13 @@ public final class QueueListener: Sendable {
         while !stop(), !stopped.isSet {
             do {
                 if connection == nil {
-                    let c = try PostgresConnection(uri: uri)
-                    try c.execute("LISTEN \(PostgresJobQueue.channel)")
+                    let c = try pool.openDedicated()
+                    do {
+                        try c.execute("LISTEN \(PostgresJobQueue.channel)")
+                    } catch {
+                        pool.closeDedicated(c)
+                        throw error
+                    }
                     connection = c
                     backoff = 0.25
                     heard(nil)    // reconnected: anything said meanwhile was missed
@@ -549,14 +577,14 @@ public final class QueueListener: Sendable {
                 }
                 quietSince = Date()
             } catch {
-                connection?.close()
+                if let connection { pool.closeDedicated(connection) }
                 connection = nil
                 heard(nil)
                 stopped.wait(seconds: min(backoff, timeout))
                 backoff = min(backoff * 2, 5)
             }
         }
-        connection?.close()
+        if let connection { pool.closeDedicated(connection) }
     }
 }
 

@@ -2,13 +2,24 @@ import Dispatch
 import Foundation
 import Synchronization
 
-/// A few PostgreSQL connections shared by every thread of one process. A thread borrows one for
-/// the length of `withConnection` (waiting while all are lent); connections are opened on demand
-/// and one the server dropped is discarded, so the next borrower reconnects: a database restart
-/// costs the statements that were running at that moment, nothing more.
-final class PostgresPool: Sendable {
+/// The PostgreSQL connections of one process (`registry_connections` of them at most), shared by
+/// every part that talks to the database: the registry, the job queue, the shared rate buckets,
+/// pauses and credentials. A thread borrows one for the length of `withConnection` (waiting while
+/// all are lent); connections are opened on demand and one the server dropped is discarded, so
+/// the next borrower reconnects: a database restart costs the statements that were running at
+/// that moment, nothing more.
+///
+/// The queue's `LISTEN` needs a connection of its own for as long as it listens
+/// (`openDedicated`): it takes one of the slots, so the process never holds more than
+/// `maxConnections` connections in all. A part never borrows a second connection while it holds
+/// one (each method runs its statements on one): with one pool, that could wait for ever.
+///
+/// Closing the pool (`close`, by whoever made it: the registry that owns it) fails every later
+/// borrow; a pool no one holds any more closes its idle connections as it goes.
+public final class PostgresPool: Sendable {
     let uri: String
-    let maxConnections: Int
+    /// Connections at most, dedicated ones included.
+    public let maxConnections: Int
     private let state = Mutex<State>(State())
     private let slots: DispatchSemaphore
     /// Told once when the database becomes unreachable and once when it answers again.
@@ -101,6 +112,28 @@ final class PostgresPool: Sendable {
             return true
         }
         if changed { onAvailabilityChange(reachable, detail) }
+    }
+
+    /// A connection of its own, outside the idle ones, taking one slot until
+    /// `closeDedicated` gives it back: the queue's `LISTEN`, which must stay on one connection.
+    /// Waits while every slot is lent.
+    func openDedicated() throws -> PostgresConnection {
+        slots.wait()
+        do {
+            try state.withLock { s throws(RegistryError) in if s.closed { throw RegistryError("registry is closed") } }
+            let connection = try PostgresConnection(uri: uri)
+            for statement in setup { try connection.execute(statement) }
+            return connection
+        } catch {
+            slots.signal()
+            throw error
+        }
+    }
+
+    /// Closes a connection `openDedicated` gave and frees its slot.
+    func closeDedicated(_ connection: PostgresConnection) {
+        connection.close()
+        slots.signal()
     }
 
     /// Closes idle connections; borrowed ones close when given back. Idempotent.

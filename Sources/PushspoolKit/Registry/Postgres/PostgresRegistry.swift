@@ -10,9 +10,10 @@ import Synchronization
 /// statements and gives it back, so any number of threads may call. Values always travel as
 /// statement parameters, never in SQL text. A lost connection fails the statement with a
 /// `RegistryError` of kind `unavailable`; the next call reconnects.
-public final class PostgresRegistry: RegistryDatabase {
+public final class PostgresRegistry: SharedRegistry {
     public let location: String
-    let pool: PostgresPool
+    public let pool: PostgresPool
+    public var shared: (any SharedRegistry)? { self }
     public var concurrentCalls: Int { pool.maxConnections }
     /// When this process last deleted expired reservations.
     let lastPurge = Mutex<Date?>(nil)
@@ -23,7 +24,9 @@ public final class PostgresRegistry: RegistryDatabase {
 
     /// Connects (failing now if the server cannot be reached), then creates or migrates the
     /// schema (`migrate: true`) or only checks it; either way a schema newer than this binary's
-    /// is refused.
+    /// is refused. `maxConnections`: the size of the process's one pool, which this registry
+    /// makes and owns (`registry_connections`); the queue, the shared rate buckets, pauses and
+    /// credentials borrow from it (`SharedRegistry.pool`).
     public init(uri: String, maxConnections: Int = 4, migrate: Bool = true, log: Log? = nil,
                 defaults: RegistryDefaults = RegistryDefaults()) throws {
         location = RegistryLocation.redacted(uri)
@@ -51,12 +54,13 @@ public final class PostgresRegistry: RegistryDatabase {
         }
     }
 
+    /// Closes the process's pool: every part that borrows from it fails from then on.
     public func close() { pool.close() }
 
     /// For `/healthz`: nil when one of the pool's connections answers `SELECT 1` within
     /// `timeout` seconds (a statement timeout for this statement only; the pool's connection is
     /// reused, not a new one made per check), else why not (redacted).
-    func ping(timeout: Double) -> String? {
+    public func ping(timeout: Double) -> String? {
         let ms = max(1, Int(timeout * 1000))
         do {
             try pool.withConnection(waitingAtMost: timeout) { c in

@@ -7,11 +7,11 @@ import Foundation
 public final class SharedProviderPauses: ProviderPauseSharing {
     private let pool: PostgresPool
 
-    public init(uri: String) {
-        pool = PostgresPool(uri: uri, maxConnections: 1)
-    }
+    /// On the process's one pool.
+    init(pool: PostgresPool) { self.pool = pool }
 
-    deinit { pool.close() }
+    /// On a pool of one connection of its own (a test's host).
+    public convenience init(uri: String) { self.init(pool: PostgresPool(uri: uri, maxConnections: 1)) }
 
     public func publish(_ pause: ProviderPause) throws {
         try pool.withConnection(waitingAtMost: 2) { c in

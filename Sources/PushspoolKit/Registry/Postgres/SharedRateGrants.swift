@@ -7,14 +7,14 @@ public final class SharedRateGrants: RateGrantSource {
     private let pool: PostgresPool
     public let location: String
 
-    /// Its own small pool (connections opened on first use): each limiter asks for one grant
-    /// at a time, ahead of need.
-    public init(uri: String) {
-        location = RegistryLocation.redacted(uri)
-        pool = PostgresPool(uri: uri, maxConnections: 2)
+    /// On the process's one pool: each limiter asks for one grant at a time, ahead of need.
+    init(pool: PostgresPool) {
+        location = RegistryLocation.redacted(pool.uri)
+        self.pool = pool
     }
 
-    deinit { pool.close() }
+    /// On a small pool of its own (a test's host).
+    public convenience init(uri: String) { self.init(pool: PostgresPool(uri: uri, maxConnections: 2)) }
 
     public func grant(bucket name: String, count: Int, perSecond: Double) throws -> RateGrant {
         let after = try pool.withConnection(waitingAtMost: 2) { c in

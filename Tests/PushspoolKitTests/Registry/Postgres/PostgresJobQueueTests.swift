@@ -139,20 +139,34 @@ struct PostgresJobQueueTests {
         #expect(try rows("r") == [1, 5, 0])
     }
 
-    /// `queue.durable_outcomes` false: outcome batches are committed without waiting for the
-    /// flush, on connections of their own; everything else, and batches when true, waits.
+    /// `queue.durable_outcomes` false: an outcome batch's transaction commits without waiting for
+    /// the flush; when true, and for every other statement on the pool's connections (the same
+    /// connections: one pool per process), it waits. A trigger notes the setting the batch's
+    /// own transaction runs (and so commits) under.
     @Test(arguments: [false, true])
     func outcomeBatchesWaitForTheFlushOnlyWhenDurable(_ durable: Bool) throws {
         let uri = try RegistryFixture.postgresDatabase()
-        _ = try PostgresRegistry(uri: uri)
+        let registry = try PostgresRegistry(uri: uri)
+        for i in 0..<5 { _ = try registry.upsert(Registration(id: "d\(i)", platform: .fcm, handle: "t\(i)", tags: ["all"])) }
         // The test cluster itself runs without synchronous commits: this database's sessions do.
         let setup = try PostgresConnection(uri: uri)
         let name = try #require(try setup.query("SELECT current_database()").text(0, 0))
         try setup.execute("ALTER DATABASE \"\(name)\" SET synchronous_commit = on")
-        setup.close()
-        let q = PostgresJobQueue(uri: uri, host: "a/1", durableOutcomes: durable)
-        #expect(try q.run(on: q.outcomes) { try $0.query("SHOW synchronous_commit").text(0, 0) } == (durable ? "on" : "off"))
+        try setup.execute("""
+            CREATE TABLE seen(setting text);
+            CREATE FUNCTION note_setting() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN INSERT INTO seen VALUES (current_setting('synchronous_commit')); RETURN NEW; END $$;
+            CREATE TRIGGER note BEFORE INSERT ON queue_outcomes FOR EACH ROW EXECUTE FUNCTION note_setting();
+            """)
+        let q = PostgresJobQueue(uri: uri, host: "a/1", maxConnections: 1, durableOutcomes: durable)
+        try q.publish(id: "j", body: Self.body, jobLine: "{}", targets: 5, requests: false, devices: true)
+        _ = try Self.cutAll(q, registry, size: 10)
+        let chunk = try #require(try q.claim(count: 1, lease: 30).first)
+        #expect(try q.record(chunk, lines: "{}\n"))
+        #expect(try setup.query("SELECT setting FROM seen").text(0, 0) == (durable ? "on" : "off"))
+        // The pool's one connection is left as it was.
         #expect(try q.run { try $0.query("SHOW synchronous_commit").text(0, 0) } == "on")
+        setup.close()
     }
 
     @Test func theOriginSeesChunksCompleteAndTheJobEnd() throws {
