@@ -83,6 +83,10 @@ public final class CampaignIndex: Sendable {
         var total = 0
         var entries: [Entry] = []
         var learned: [(index: Int, state: UInt8)] = []
+        // A job in done/ or failed/ has ended and one elsewhere has not: a filter of ended states
+        // only never asks a waiting or running job, and one of live states never reads a log.
+        let endedStates: Set<String> = [JobState.done.rawValue, JobState.cancelled.rawValue, JobState.failed.rawValue]
+        let wantsEnded = !filter.states.isDisjoint(with: endedStates), wantsLive = !filter.states.isSubset(of: endedStates)
         for (i, r) in all.records.enumerated() {
             if !app.isEmpty {
                 let passes = appPasses[r.apps] ?? {
@@ -97,6 +101,7 @@ public final class CampaignIndex: Sendable {
             if !filter.states.isEmpty {
                 let folder = Self.folders[Int(r.folder)]
                 if folder == .done || folder == .failed {
+                    guard wantsEnded else { continue }
                     var ended = r.ended
                     if ended == 0 {
                         ended = UInt8(CampaignRecords.states.firstIndex(of: endedState(id: all.id(r), folder: folder))! + 1)
@@ -104,7 +109,7 @@ public final class CampaignIndex: Sendable {
                     }
                     guard filter.states.contains(CampaignRecords.states[Int(ended) - 1].rawValue) else { continue }
                 } else {
-                    guard let s = live(entry(r, all)), filter.states.contains(s) else { continue }
+                    guard wantsLive, let s = live(entry(r, all)), filter.states.contains(s) else { continue }
                 }
             }
             if total >= start && entries.count < perPage { entries.append(entry(r, all)) }

@@ -81,8 +81,12 @@ import PushspoolCore
         #expect(page.entries.count == 20 && page.entries.last?.id == "job-0")
         var f = CampaignIndex.Filter()
         f.states = ["cancelled"]
-        page = index.page(f, page: 1, perPage: 50) { _ in "waiting" }
+        var asked = 0
+        page = index.page(f, page: 1, perPage: 50) { _ in asked += 1; return "waiting" }
         #expect(page.total == 10 && page.entries.allSatisfy { Int($0.id.dropFirst(4))! % 10 == 0 })
+        #expect(asked == 0)   // only ended states: no job that has not ended is asked
+        f.states = ["waiting"]
+        #expect(index.page(f, page: 1, perPage: 50) { _ in asked += 1; return "waiting" }.total == 20 && asked == 20)
         f = .init()
         f.app = "shop"
         #expect(index.page(f, page: 1, perPage: 200) { _ in nil }.total == 40)
