@@ -42,6 +42,10 @@ public struct ResultLogDigest: Sendable {
     /// The first 19 bytes (`YYYY-MM-DDTHH:MM:SS`) of the last `at` parsed, and its second.
     private var lastSecondPrefix: [UInt8] = []
     private var lastSecond = 0
+    /// The last app named, as bytes and as its name.
+    private var lastApp: (bytes: [UInt8], name: String) = ([], "")
+    /// Outcomes of the second being read, not yet in `seconds`.
+    private var pendingSecond: (at: Int, counts: Second) = (0, Second())
 
     /// Reasons are cut to this length, so a provider's long answers group and stay small.
     static let reasonLength = 160
@@ -81,6 +85,7 @@ public struct ResultLogDigest: Sendable {
             carry.append(contentsOf: chunk[start...])
             offset = position - Int64(carry.count)
         }
+        flushSecond()
         // A line still being written is read next time, whole.
     }
 
@@ -101,15 +106,32 @@ public struct ResultLogDigest: Sendable {
         }
     }
 
+    private mutating func flushSecond() {
+        let p = pendingSecond.counts
+        guard p.delivered + p.failed + p.unregistered > 0 else { return }
+        seconds[pendingSecond.at, default: Second()].delivered += p.delivered
+        seconds[pendingSecond.at, default: Second()].failed += p.failed
+        seconds[pendingSecond.at, default: Second()].unregistered += p.unregistered
+        pendingSecond.counts = Second()
+    }
+
     private static let deliveryStart = Array(#"{"type":"delivery","#.utf8)
+    private static let statuses = [DeliveryStatus.delivered, .failed, .unregistered, .capped].map { (bytes: Array($0.rawValue.utf8), status: $0) }
+    private static let platforms = Platform.allCases.map { (bytes: Array($0.rawValue.utf8), platform: $0) }
+
+    private static func same(_ p: UnsafeBufferPointer<UInt8>, _ r: Range<Int>, _ bytes: [UInt8]) -> Bool {
+        r.count == bytes.count && bytes.withUnsafeBufferPointer { b in (0..<b.count).allSatisfy { p[r.lowerBound + $0] == b[$0] } }
+    }
 
     /// One outcome: in its second, its route's tally, and (not delivered) its reason's group.
     private mutating func count(platform: Platform, app: String?, status: DeliveryStatus, second: Int, code: String?, reason: String?) {
         deliveries.count(app: app, platform: platform, status: status)
+        // Lines of one second follow each other: counted here, put in `seconds` when the second changes.
+        if second != pendingSecond.at { flushSecond(); pendingSecond.at = second }
         switch status {
-        case .delivered: seconds[second, default: Second()].delivered += 1
+        case .delivered: pendingSecond.counts.delivered += 1
         case .unregistered, .failed:
-            if status == .failed { seconds[second, default: Second()].failed += 1 } else { seconds[second, default: Second()].unregistered += 1 }
+            if status == .failed { pendingSecond.counts.failed += 1 } else { pendingSecond.counts.unregistered += 1 }
             var key = FailureKey(platform: platform.rawValue, status: status.rawValue, code: code ?? "",
                                  reason: String((reason ?? "").prefix(Self.reasonLength)))
             if failures[key] == nil && failures.count >= Self.maxGroups {
@@ -131,10 +153,14 @@ public struct ResultLogDigest: Sendable {
             let name = FlatJSONMembers.equals
             switch value {
             case .string(let r):
-                if name(p, key, "status") { status = DeliveryStatus(rawValue: text(r)) }
-                else if name(p, key, "platform") { platform = Platform(rawValue: text(r)) }
+                if name(p, key, "status") { status = Self.statuses.first { Self.same(p, r, $0.bytes) }?.status }
+                else if name(p, key, "platform") { platform = Self.platforms.first { Self.same(p, r, $0.bytes) }?.platform }
                 else if name(p, key, "at") { at = r }
-                else if name(p, key, "app") { app = text(r) }
+                else if name(p, key, "app") {
+                    // Lines of one app follow each other: its name made once.
+                    if !Self.same(p, r, lastApp.bytes) { lastApp = (Array(p[r]), text(r)) }
+                    app = lastApp.name
+                }
                 else if name(p, key, "code") { code = text(r) }
                 else if name(p, key, "reason") { reason = text(r) }
             case .escapedString:
