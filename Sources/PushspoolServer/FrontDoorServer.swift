@@ -59,8 +59,10 @@ public final class FrontDoorServer: Sendable {
         // With PostgreSQL, the desk reads the MAC key and the notifications every host shares.
         let events = Metrics()
         self.events = events
+        // Result logs read incrementally, shared by the funnel and the dashboard.
+        let digests = ResultLogDigests(spool: parts.spool)
         let desk = parts.desk ?? (parts.registry as? any RegistryDatabase).map {
-            NotificationDesks.desk(registry: $0, spool: parts.spool, queue: queue, metrics: events)
+            NotificationDesks.desk(registry: $0, spool: parts.spool, queue: queue, metrics: events, digests: digests)
         }
         let jobs = JobAPI(spool: parts.spool, intake: intake, queue: queue, desk: desk)
         let operations = OperationsAPI(health: health, metrics: metrics, spool: parts.spool,
@@ -74,7 +76,7 @@ public final class FrontDoorServer: Sendable {
         let sessions: OperatorSessions? = http.operatorsFile == nil ? nil : OperatorSessions()
         if let sessions {
             let data = DashboardData(config: parts.config, spool: parts.spool, registry: parts.registry, queue: queue, desk: desk,
-                                     operations: operations)
+                                     operations: operations, digests: digests)
             dashboard = DashboardAPI(sessions: sessions, authenticator: parts.authenticator, jobs: jobs, data: data,
                                      secureCookies: parts.tls != nil, trustedProxies: http.trustedProxies).routes
         }

@@ -1,4 +1,4 @@
-// pushspool-bench [apns|nginx|kinds|channel|webpush|registry|postgres|serve|flood|apps|webhooks|caps|clocks|queue|secure|receipts|webhook-backlog|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
+// pushspool-bench [apns|nginx|kinds|channel|webpush|registry|postgres|serve|flood|apps|webhooks|caps|clocks|queue|secure|receipts|webhook-backlog|dashboard|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
 //                 [--postgres URI]
 //
 // Prints one table: the median of R runs (default 3) of each figure, beside its peer measured in
@@ -40,6 +40,8 @@
 // `receipts`: that serve half alone.
 // `webhook-backlog`: --events (default 1,000,000) webhook events pending in webhooks/pending/ with
 // the receiver refusing connections: run --once's peak RSS (≤ 64 MB), every event still pending after.
+// `dashboard`: a sandbox broadcast to --devices with 100 dashboard sessions polling its page vs serve idle (≤ 1.05×);
+// the campaign list over --jobs jobs (default 100,000): pages, text search (≤ 200 ms); serve's peak RSS (≤ 64 MB).
 // README.md next to this file explains each figure and how it is measured.
 import Foundation
 import PushspoolHTTP
@@ -55,8 +57,8 @@ func option(_ name: String, default value: Int) -> Int {
 
 let args = CommandLine.arguments
 let what = args.count >= 2 && !args[1].hasPrefix("--") ? args[1] : "all"
-guard ["apns", "nginx", "kinds", "channel", "webpush", "registry", "postgres", "serve", "flood", "apps", "webhooks", "caps", "clocks", "queue", "secure", "receipts", "webhook-backlog", "all"].contains(what) else {
-    print("usage: pushspool-bench [apns|nginx|kinds|channel|webpush|registry|postgres|serve|flood|apps|webhooks|caps|clocks|queue|secure|receipts|webhook-backlog|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
+guard ["apns", "nginx", "kinds", "channel", "webpush", "registry", "postgres", "serve", "flood", "apps", "webhooks", "caps", "clocks", "queue", "secure", "receipts", "webhook-backlog", "dashboard", "all"].contains(what) else {
+    print("usage: pushspool-bench [apns|nginx|kinds|channel|webpush|registry|postgres|serve|flood|apps|webhooks|caps|clocks|queue|secure|receipts|webhook-backlog|dashboard|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
     exit(64)
 }
 let count = option("count", default: 30_000)
@@ -167,6 +169,7 @@ do {
         // The serve half of `secure` alone.
         try ReceiptsServe.printRows(devices: option("fetch-devices", default: 100_000), seconds: option("seconds", default: 5))
     }
+    if what == "dashboard" || what == "all" { try DashboardBench.printRows(devices: devices, jobs: option("jobs", default: 100_000), runs: runs) }
     if what == "webhooks" || what == "all" { try WebhookFloodBench.printRows(files: option("files", default: 100_000), runs: runs) }
     if what == "webhook-backlog" {
         try WebhookBacklogBench.printRows(events: option("events", default: 1_000_000), runs: runs, baseline: stringOption("baseline"))

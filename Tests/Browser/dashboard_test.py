@@ -178,6 +178,7 @@ try:
     wait_for(lambda: state_of(driver) == "running", "the campaign running again", 30)
     wait_for(lambda: state_of(driver) == "done", "the campaign to end", 180, 0.5)
     shots(driver, "campaign", 1440)
+    check(driver.find_element(By.ID, "action-message").text == "", "no resume notice left on the ended campaign")
     end = summary("black-friday")
     counts = {dt.text: dd.text for dt, dd in zip(driver.find_elements(By.CSS_SELECTOR, "#counts dt"), driver.find_elements(By.CSS_SELECTOR, "#counts dd"))}
 

@@ -1,18 +1,26 @@
 import Foundation
 import PushspoolCore
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 /// Every job of a spool, newest first, for the dashboard's campaign list: filtered by state, app
 /// and text, then paged, so that a spool of 100,000 jobs answers a page without reading 100,000
 /// files. What a page shows of each job is `JobStatus.lookup` (the entry of `status --json` and
 /// `GET /v1/jobs/{id}`), computed for that page's jobs only.
 ///
-/// What is kept between requests, per job file: its name, folder and time, and what its file
-/// says (apps, platforms, a headline; never a secure job's text), read once when the name first
-/// shows up; an ended job's final state, read once from its log's last line. A folder is listed
-/// again only when its own modification time changed (a job came, went or moved), and at most
-/// once a second. Kept small: 100,000 jobs take a few tens of megabytes.
+/// What is kept between requests, per job file (`CampaignRecords`: 32 bytes and its text once):
+/// its name, folder and time, and what its file says (apps, platforms, a headline; never a
+/// secure job's text), read once when the name first shows up; an ended job's final state, read
+/// once from its log's last line. A folder is listed again only when its own modification time
+/// changed (a job came, went or moved), and at most once a second; only the jobs new to it are
+/// read. A page is the only thing made per request: a filter walks the records, and text is
+/// searched in their bytes.
 public final class CampaignIndex: Sendable {
+    /// A job as a page shows it.
     public struct Entry: Sendable {
         public var id: String
         public var name: String
@@ -20,17 +28,11 @@ public final class CampaignIndex: Sendable {
         /// The job file's modification time (seconds since 1970): when it was submitted or last moved.
         public var modified: Double
         public var kind: String
-        /// The apps it names, comma-separated (`*`: every app).
-        var appList: String
-        var platformList: String
+        public var apps: [String]
+        public var platforms: [String]
         /// The title, or else the start of the message; nil for a secure job (its text is never shown).
         public var headline: String?
         public var secure: Bool
-        /// done / cancelled / failed, once known (only for ended jobs).
-        var ended: String?
-
-        public var apps: [String] { appList.isEmpty ? [] : appList.split(separator: ",").map(String.init) }
-        public var platforms: [String] { platformList.isEmpty ? [] : platformList.split(separator: ",").map(String.init) }
     }
 
     /// One page of the list.
@@ -44,15 +46,13 @@ public final class CampaignIndex: Sendable {
         public var app: String?
         public var text: String?
         public init() {}
-        var isEmpty: Bool { states.isEmpty && (app ?? "").isEmpty && (text ?? "").trimmingCharacters(in: .whitespaces).isEmpty }
     }
 
     private struct State {
         /// Each folder as it was when listed last.
         var versions: [Spool.Folder: FileIO.Version] = [:]
         var listedAt: Double = -1
-        /// Every entry, newest first (rebuilt only when a folder changed): the only copy kept.
-        var ordered: [Entry] = []
+        var records = CampaignRecords()
     }
 
     static let folders: [Spool.Folder] = [.incoming, .active, .done, .failed]
@@ -75,98 +75,120 @@ public final class CampaignIndex: Sendable {
     public func page(_ filter: Filter, page: Int, perPage: Int, live: (Entry) -> String?) -> Page {
         let all = snapshot(now: Date().timeIntervalSince1970)
         let start = max(0, (page - 1) * perPage)
-        if filter.isEmpty {
-            return Page(total: all.count, entries: start < all.count ? Array(all[start..<min(all.count, start + perPage)]) : [])
-        }
-        let text = filter.text?.lowercased().trimmingCharacters(in: .whitespaces) ?? ""
+        let query = Array((filter.text ?? "").trimmingCharacters(in: .whitespaces).lowercased().utf8)
+        let ascii = query.allSatisfy { $0 < 0x80 }
+        // The app filter as the interned lists that pass it: one look-up per list, not per job.
+        var appPasses: [UInt32: Bool] = [:]
         let app = filter.app ?? ""
         var total = 0
         var entries: [Entry] = []
-        var learned: [Entry] = []
-        for var e in all {
-            if !app.isEmpty, !e.apps.contains(app) && e.appList != "*" { continue }
-            if !text.isEmpty, !e.id.lowercased().contains(text), !(e.headline?.lowercased().contains(text) ?? false) { continue }
+        var learned: [(index: Int, state: UInt8)] = []
+        // A job in done/ or failed/ has ended and one elsewhere has not: a filter of ended states
+        // only never asks a waiting or running job, and one of live states never reads a log.
+        let endedStates: Set<String> = [JobState.done.rawValue, JobState.cancelled.rawValue, JobState.failed.rawValue]
+        let wantsEnded = !filter.states.isDisjoint(with: endedStates), wantsLive = !filter.states.isSubset(of: endedStates)
+        for (i, r) in all.records.enumerated() {
+            if !app.isEmpty {
+                let passes = appPasses[r.apps] ?? {
+                    let list = all.string(r.apps)
+                    let p = list == "*" || list.split(separator: ",").contains { $0 == app }
+                    appPasses[r.apps] = p
+                    return p
+                }()
+                if !passes { continue }
+            }
+            if !query.isEmpty, !all.contains(r, lowercased: query, ascii: ascii) { continue }
             if !filter.states.isEmpty {
-                if e.folder == .done || e.folder == .failed {
-                    if e.ended == nil {
-                        e.ended = endedState(e)
-                        learned.append(e)
+                let folder = Self.folders[Int(r.folder)]
+                if folder == .done || folder == .failed {
+                    guard wantsEnded else { continue }
+                    var ended = r.ended
+                    if ended == 0 {
+                        ended = UInt8(CampaignRecords.states.firstIndex(of: endedState(id: all.id(r), folder: folder))! + 1)
+                        learned.append((i, ended))
                     }
-                    guard let s = e.ended, filter.states.contains(s) else { continue }
+                    guard filter.states.contains(CampaignRecords.states[Int(ended) - 1].rawValue) else { continue }
                 } else {
-                    guard let s = live(e), filter.states.contains(s) else { continue }
+                    guard wantsLive, let s = live(entry(r, all)), filter.states.contains(s) else { continue }
                 }
             }
-            if total >= start && entries.count < perPage { entries.append(e) }
+            if total >= start && entries.count < perPage { entries.append(entry(r, all)) }
             total += 1
         }
-        if !learned.isEmpty { remember(learned) }
+        if !learned.isEmpty { state.withLock { $0.records.learn(learned, generation: all.generation) } }
         // Thousands of logs' last lines read once: their buffers given back.
         if learned.count > 1000 { FileIO.trimHeap() }
         return Page(total: total, entries: entries)
     }
 
-    /// An ended job's final state, from its log's last line (its folder when the log is gone).
-    func endedState(_ e: Entry) -> String {
-        if let s = ResultLogTail.summary(spool.resultURL(jobID: e.id)) { return JobState(s.status).rawValue }
-        return e.folder == .failed ? JobState.failed.rawValue : JobState.done.rawValue
+    private func entry(_ r: CampaignRecords.Record, _ all: CampaignRecords) -> Entry {
+        func list(_ i: UInt32) -> [String] { all.string(i).isEmpty ? [] : all.string(i).split(separator: ",").map(String.init) }
+        return Entry(id: all.id(r), name: all.name(r), folder: Self.folders[Int(r.folder)], modified: r.modified, kind: all.kind(r),
+                     apps: list(r.apps), platforms: list(r.platforms), headline: all.headline(r), secure: r.secure)
     }
 
-    private func remember(_ learned: [Entry]) {
-        let ended = Dictionary(learned.map { ("\($0.folder.rawValue)/\($0.name)", $0.ended) }, uniquingKeysWith: { a, _ in a })
-        state.withLock { s in
-            for i in s.ordered.indices where s.ordered[i].ended == nil && s.ordered[i].folder != .incoming && s.ordered[i].folder != .active {
-                if let e = ended["\(s.ordered[i].folder.rawValue)/\(s.ordered[i].name)"] { s.ordered[i].ended = e }
-            }
-        }
+    /// An ended job's final state, from its log's last line (its folder when the log is gone).
+    func endedState(id: String, folder: Spool.Folder) -> JobState {
+        if let s = ResultLogTail.summary(spool.resultURL(jobID: id)) { return JobState(s.status) }
+        return folder == .failed ? .failed : .done
     }
 
     /// Every job, newest first: a folder listed again when it changed (at most once a second).
-    func snapshot(now: Double) -> [Entry] {
-        if let fresh = state.withLock({ s in now - s.listedAt < 1 && now >= s.listedAt ? s.ordered : nil }) { return fresh }
+    func snapshot(now: Double) -> CampaignRecords {
+        if let fresh = state.withLock({ s in now - s.listedAt < 1 && now >= s.listedAt ? s.records : nil }) { return fresh }
         return listing.withLock { _ in
-            if let fresh = state.withLock({ s in now - s.listedAt < 1 && now >= s.listedAt ? s.ordered : nil }) { return fresh }
-            let (versions, previous) = state.withLock { ($0.versions, $0.ordered) }
-            var newVersions = versions
-            var relisted: [Spool.Folder: [Entry]] = [:]
-            var readMany = false
-            for folder in Self.folders {
+            if let fresh = state.withLock({ s in now - s.listedAt < 1 && now >= s.listedAt ? s.records : nil }) { return fresh }
+            var (versions, records) = state.withLock { s in
+                let taken = (s.versions, s.records)
+                // Held here alone while it changes: changed in place, not copied.
+                s.records = CampaignRecords()
+                return taken
+            }
+            var read = 0
+            for (f, folder) in Self.folders.enumerated() {
                 let dir = spool.url(folder).path
                 let version = FileIO.version(dir)
                 // Unchanged since it was listed (and not changed in the last two seconds, in case
                 // the file system's clock is coarse): its names are the same.
                 if let version, versions[folder] == version, now - version.modified > 2 { continue }
-                var known: [String: Entry] = [:]
-                for e in previous where e.folder == folder { known[e.name] = e }
-                var entries: [Entry] = []
-                var read = 0
-                for name in (SpoolName.list(dir) ?? []).compactMap(\.text) where Spool.isJobName(name) {
-                    if let e = known[name] {
-                        entries.append(e)
-                    } else if let e = self.read(folder, name) {
-                        entries.append(e)
-                        read += 1
-                    }
-                }
-                readMany = readMany || read > 1000
-                relisted[folder] = entries
-                newVersions[folder] = version
-            }
-            var ordered = previous
-            if !relisted.isEmpty {
-                ordered = previous.filter { relisted[$0.folder] == nil }
-                for entries in relisted.values { ordered.append(contentsOf: entries) }
-                ordered.sort { $0.modified != $1.modified ? $0.modified > $1.modified : $0.name > $1.name }
+                read += relist(folder, index: UInt8(f), dir: dir, into: &records)
+                versions[folder] = version
             }
             state.withLock { s in
-                s.versions = newVersions
-                s.ordered = ordered
+                // Ended states learned meanwhile were learned of the list taken here: lost, read again.
+                s.versions = versions
+                s.records = records
                 s.listedAt = now
             }
             // Thousands of job files parsed once leave their garbage in malloc's arenas: given back.
-            if readMany { FileIO.trimHeap() }
-            return ordered
+            if read > 1000 { FileIO.trimHeap() }
+            return records
         }
+    }
+
+    /// Folder `folder`'s job files as they are now: the ones already known kept, the new ones
+    /// read. The directory is read entry by entry (no list of its names is made). How many were read.
+    private func relist(_ folder: Spool.Folder, index f: UInt8, dir: String, into records: inout CampaignRecords) -> Int {
+        var known: [UInt64: Int] = [:]
+        known.reserveCapacity(records.records.count(where: { $0.folder == f }))
+        for (i, r) in records.records.enumerated() where r.folder == f { known[records.nameHash(r)] = i }
+        var listed: [CampaignRecords.Record] = []
+        var read = 0
+        guard let handle = opendir(dir) else { records.replace(folder: f, with: []); return 0 }
+        defer { closedir(handle) }
+        while let entry = readdir(handle) {
+            let bytes = withUnsafeBytes(of: &entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
+            let name = SpoolName(bytes)
+            guard name.looksLikeJob else { continue }
+            if let i = known[CampaignRecords.nameHash(of: bytes)], records.hasName(records.records[i], bytes) {
+                listed.append(records.records[i])
+            } else if let text = name.text, let fields = self.read(folder, index: f, text) {
+                listed.append(records.make(fields))
+                read += 1
+            }
+        }
+        records.replace(folder: f, with: listed)
+        return read
     }
 
     /// The job file of job `id`, wherever it is: named `<id>.json` (as `submit` and `serve` name
@@ -187,27 +209,26 @@ public final class CampaignIndex: Sendable {
     }
 
     /// What the job file says, read once.
-    private func read(_ folder: Spool.Folder, _ name: String) -> Entry? {
+    private func read(_ folder: Spool.Folder, index: UInt8, _ name: String) -> CampaignRecords.Fields? {
         let path = spool.url(folder, name).path
         guard let modified = FileIO.modificationTime(path) else { return nil }   // moved meanwhile: the next listing has it
         let job = JobFile.peek(path).flatMap { try? JobParser.parse($0, fileName: name) }
-        let id = job?.id ?? JobRunner.fallbackID(for: name)
-        var entry = Entry(id: id, name: name, folder: folder, modified: modified, kind: "invalid", appList: "", platformList: "",
-                          headline: nil, secure: false, ended: nil)
+        var fields = CampaignRecords.Fields(id: job?.id ?? JobRunner.fallbackID(for: name), name: name, folder: index, modified: modified,
+                                            kind: 0, apps: "", platforms: "", headline: nil, secure: false)
         switch job?.kind {
         case .send(let send)?:
-            entry.kind = "send"
-            entry.appList = (JobStatus.apps(job, defaultApp: defaultApp) ?? []).joined(separator: ",")
-            entry.platformList = send.platforms.map(\.rawValue).joined(separator: ",")
-            entry.secure = send.secure
+            fields.kind = 1
+            fields.apps = (JobStatus.apps(job, defaultApp: defaultApp) ?? []).joined(separator: ",")
+            fields.platforms = send.platforms.map(\.rawValue).joined(separator: ",")
+            fields.secure = send.secure
             if !send.secure {
                 let text = send.message.title ?? send.message.text
-                entry.headline = text.count > Self.headlineLength ? String(text.prefix(Self.headlineLength)) + "…" : text
+                fields.headline = text.count > Self.headlineLength ? String(text.prefix(Self.headlineLength)) + "…" : text
             }
-        case .register?: entry.kind = "register"
-        case .unregister?: entry.kind = "unregister"
+        case .register?: fields.kind = 2
+        case .unregister?: fields.kind = 3
         case nil: break
         }
-        return entry
+        return fields
     }
 }

@@ -3,13 +3,18 @@ import PushspoolCore
 
 /// Opens the `NotificationDesk` of a registry as the CLI or `serve` opened it: the funnel's
 /// delivery counts come from the job's result log here, else from the shared queue (a job of
-/// another host), until the job has ended (then from the registry, on every host).
+/// another host), until the job has ended (then from the registry, on every host). The log is
+/// read through `digests` (`serve` shares them with its dashboard): each call reads only what
+/// was appended since the last, so a running campaign's funnel asked every second does not read
+/// its million lines every second.
 public enum NotificationDesks {
     public static func desk(registry: any RegistryDatabase, spool: Spool, queue: PostgresJobQueue? = nil,
-                            metrics: Metrics? = nil) -> RegistryNotificationDesk {
-        RegistryNotificationDesk(registry: registry, metrics: metrics) { id in
-            if let local = ResultLogContents.read(spool.resultURL(jobID: id)) { return local }
-            return queue.flatMap { try? ResultLogContents.queued(id, in: $0) } ?? nil
+                            metrics: Metrics? = nil, digests: ResultLogDigests? = nil) -> RegistryNotificationDesk {
+        let digests = digests ?? ResultLogDigests(spool: spool, capacity: 4)
+        return RegistryNotificationDesk(registry: registry, metrics: metrics) { id in
+            let local = digests.digest(id: id)
+            if local.found { return RegistryNotificationDesk.Logged(tally: local.deliveries, ended: local.summary != nil) }
+            return (queue.flatMap { try? ResultLogContents.queued(id, in: $0) } ?? nil).map(RegistryNotificationDesk.Logged.init)
         }
     }
 }

@@ -15,15 +15,36 @@ import Synchronization
 public final class RegistryNotificationDesk: NotificationDesk {
     let store: any NotificationStore
     let registry: any DeviceRegistry
-    /// A job's result log as read here or in the shared queue (nil: none known).
-    let results: @Sendable (String) -> ResultLogContents?
+    /// A job's outcomes per app and platform as its result log here or the shared queue holds
+    /// them (nil: no log known).
+    let results: @Sendable (String) -> Logged?
+
+    /// What a job's result log says of its outcomes so far.
+    public struct Logged: Sendable {
+        /// Outcomes per app and platform, and the targets its job line planned.
+        public var tally: DeliveryTally
+        /// Its summary is written: the counts no longer change.
+        public var ended: Bool
+
+        public init(tally: DeliveryTally, ended: Bool) {
+            self.tally = tally
+            self.ended = ended
+        }
+
+        /// As a log read whole counted it.
+        public init(_ c: ResultLogContents) {
+            tally = c.byRoute
+            tally.targets = c.targets
+            ended = c.summary != nil
+        }
+    }
     let metrics: Metrics?
     private let mac = Mutex<NotificationMAC?>(nil)
     /// An event's `at` may run this far ahead of our clock (a phone's clock is seldom exact).
     public static let clockSkew: TimeInterval = 60
 
     public init(registry: any RegistryDatabase, metrics: Metrics? = nil,
-                results: @escaping @Sendable (String) -> ResultLogContents? = { _ in nil }) {
+                results: @escaping @Sendable (String) -> Logged? = { _ in nil }) {
         store = registry
         self.registry = registry
         self.metrics = metrics
@@ -186,11 +207,9 @@ public final class RegistryNotificationDesk: NotificationDesk {
         let tracked = try store.trackedJob(id: job)
         var tally = tracked?.deliveries
         if tally == nil, let log = results(job) {
-            var t = log.byRoute
-            t.targets = log.targets
-            tally = t
+            tally = log.tally
             // An ended job's counts no longer change: kept, so no host reads its log again.
-            if log.summary != nil, tracked != nil { try store.saveDeliveries(id: job, t) }
+            if log.ended, tracked != nil { try store.saveDeliveries(id: job, log.tally) }
         }
         guard tracked != nil || tally != nil else { return nil }
         var funnel = Funnel(job: job)

@@ -33,9 +33,13 @@ public struct DeliveryTally: Sendable, Equatable {
 
     /// Lines written before apps name none: theirs is `defaultApp`.
     mutating func count(_ d: ResultRecord.Delivery, defaultApp: String = AppConfig.implicitID) {
-        let route = Route(app: d.app ?? defaultApp, platform: d.platform)
+        count(app: d.app, platform: d.platform, status: d.status, defaultApp: defaultApp)
+    }
+
+    mutating func count(app: String?, platform: Platform, status: DeliveryStatus, defaultApp: String = AppConfig.implicitID) {
+        let route = Route(app: app ?? defaultApp, platform: platform)
         var c = routes[route] ?? Counts()
-        switch d.status {
+        switch status {
         case .delivered: c.delivered += 1
         case .failed: c.failed += 1
         case .unregistered: c.unregistered += 1

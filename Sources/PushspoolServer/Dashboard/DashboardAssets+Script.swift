@@ -184,10 +184,14 @@ extension DashboardAssets {
           h("button", { type: "button", class: "quiet", id: "confirm-no", on: { click: () => clear(confirmBox) } }, "No"))));
       document.getElementById("confirm-yes").focus();
     }
+    // A request's notice stays until the job has done it (its state reached, seen on a later
+    // poll than the one right after the request) or has ended: never left on a finished job.
+    let notice = null;
     async function act(verb) {
       clear(confirmBox);
       const { status, json } = await api("POST", `/ui/api/jobs/${encodeURIComponent(id)}/${verb}`);
       replace(message, h("p", { class: status === 202 ? "notice" : "error", text: status === 202 ? `${verb} requested: the job will be ${json.state}` : (json && json.error) || `${verb} failed (${status})` }));
+      notice = status === 202 ? { state: json.state, polls: 0 } : null;
       refresh();
     }
     async function refresh() {
@@ -198,6 +202,8 @@ extension DashboardAssets {
       replace(head, h("h1", null, id, " ", stateBadge(s.state)), h("div", { id: "job-progress" }, progress(s)));
       // The buttons stay the same elements (a keyboard's focus stays on them); only whether they apply changes.
       const ended = ["done", "cancelled", "failed"].includes(s.state);
+      if (notice && (ended || (s.state === notice.state && notice.polls > 0))) { clear(message); notice = null; }
+      if (notice) notice.polls++;
       buttons.pause.disabled = ended || s.state === "paused";
       buttons.resume.disabled = ended || s.state !== "paused";
       buttons.cancel.disabled = ended;

@@ -25,8 +25,11 @@ struct DashboardData: Sendable {
     let digests: ResultLogDigests
     let deviceCounts: DeviceCounts
 
+    let answers = CampaignAnswers()
+
+    /// `digests`: the result logs' digests the desk reads its funnel from too (one read of each log).
     init(config: Config, spool: Spool, registry: any DeviceRegistry, queue: PostgresJobQueue?, desk: (any NotificationDesk)?,
-         operations: OperationsAPI) {
+         operations: OperationsAPI, digests: ResultLogDigests) {
         self.config = config
         self.spool = spool
         self.registry = registry
@@ -39,7 +42,7 @@ struct DashboardData: Sendable {
         }
         self.operations = operations
         index = CampaignIndex(spool: spool, defaultApp: config.defaultApp)
-        digests = ResultLogDigests(spool: spool)
+        self.digests = digests
         deviceCounts = DeviceCounts(registry: registry, config: config)
     }
 
@@ -88,6 +91,10 @@ struct DashboardData: Sendable {
     /// asks for (never a secure job's text), failures by reason with what they mean, outcomes
     /// over time and its waves.
     func campaign(id: String) -> ServerResponse {
+        answers.answer(id: id) { campaignAnswer(id: id) }
+    }
+
+    private func campaignAnswer(id: String) -> ServerResponse {
         let job = index.job(id: id)
         let answer = JobAPI.statusAnswer(id: id, status: JobStatus(spool: spool), queue: queue, desk: nil)
         guard answer.status == 200, case .bytes(let bytes) = answer.body, var status = try? JSONParser.parse(bytes) else { return answer }

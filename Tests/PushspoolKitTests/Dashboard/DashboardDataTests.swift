@@ -81,8 +81,12 @@ import PushspoolCore
         #expect(page.entries.count == 20 && page.entries.last?.id == "job-0")
         var f = CampaignIndex.Filter()
         f.states = ["cancelled"]
-        page = index.page(f, page: 1, perPage: 50) { _ in "waiting" }
+        var asked = 0
+        page = index.page(f, page: 1, perPage: 50) { _ in asked += 1; return "waiting" }
         #expect(page.total == 10 && page.entries.allSatisfy { Int($0.id.dropFirst(4))! % 10 == 0 })
+        #expect(asked == 0)   // only ended states: no job that has not ended is asked
+        f.states = ["waiting"]
+        #expect(index.page(f, page: 1, perPage: 50) { _ in asked += 1; return "waiting" }.total == 20 && asked == 20)
         f = .init()
         f.app = "shop"
         #expect(index.page(f, page: 1, perPage: 200) { _ in nil }.total == 40)
@@ -94,5 +98,103 @@ import PushspoolCore
         let found = index.page(f, page: 1, perPage: 200) { _ in nil }.entries.map(\.id)
         #expect(!found.contains("job-7") && found.contains("job-70"))
         #expect(index.page(.init(), page: 1, perPage: 200) { _ in nil }.entries.first { $0.id == "job-7" }?.headline == nil)
+    }
+
+    @Test func theCampaignListFollowsJobsThatComeMoveAndGo() throws {
+        let dir = TempDir("pushspool-index-moves")
+        let spool = try Spool(root: dir.url.appendingPathComponent("spool"))
+        func write(_ folder: Spool.Folder, _ name: String, id: String, title: String, second: Double) throws {
+            let path = spool.url(folder, name).path
+            let job = #"{"id": "\#(id)", "broadcast": true, "pns": ["fcm"], "title": "\#(title)", "message": "m"}"#
+            _ = FileManager.default.createFile(atPath: path, contents: Data(job.utf8))
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_800_000_000 + second)], ofItemAtPath: path)
+        }
+        for i in 0..<300 { try write(.done, "j\(i).json", id: "j\(i)", title: "Offer \(i)", second: Double(i)) }
+        // A file not named after its job, and a title in another script.
+        try write(.incoming, "dropped-by-hand.json", id: "hand", title: "Été indien", second: 1000)
+        let index = CampaignIndex(spool: spool, defaultApp: "default")
+        func ids(_ text: String? = nil) -> [String] {
+            var f = CampaignIndex.Filter()
+            f.text = text
+            return index.page(f, page: 1, perPage: 400) { _ in "waiting" }.entries.map(\.id)
+        }
+        #expect(ids().count == 301 && ids().first == "hand" && ids().last == "j0")
+        #expect(index.page(.init(), page: 1, perPage: 1) { _ in nil }.entries.first?.name == "dropped-by-hand.json")
+        #expect(ids("ÉTÉ") == ["hand"] && ids("OFFER 29") == ["j299", "j298", "j297", "j296", "j295", "j294", "j293", "j292", "j291", "j290", "j29"])
+        // Most jobs go (their text left behind in the store until it is compacted), one moves, new ones come.
+        for i in 0..<290 { try FileManager.default.removeItem(atPath: spool.url(.done, "j\(i).json").path) }
+        try FileManager.default.moveItem(atPath: spool.url(.incoming, "dropped-by-hand.json").path, toPath: spool.url(.active, "dropped-by-hand.json").path)
+        for i in 0..<5 { try write(.incoming, "n\(i).json", id: "n\(i)", title: "New \(i)", second: 2000 + Double(i)) }
+        // Listed again at once (a test cannot wait for the folders' times to age).
+        _ = index.snapshot(now: Date().timeIntervalSince1970 + 10)
+        let after = index.page(.init(), page: 1, perPage: 400) { _ in nil }.entries
+        #expect(after.map(\.id) == ["n4", "n3", "n2", "n1", "n0", "hand"] + (290..<300).reversed().map { "j\($0)" })
+        #expect(after.map { $0.headline ?? "" } == ["New 4", "New 3", "New 2", "New 1", "New 0", "Été indien"] + (290..<300).reversed().map { "Offer \($0)" })
+        #expect(after.first { $0.id == "hand" }?.folder == .active)
+        #expect(ids("offer 2") == (290..<300).reversed().map { "j\($0)" } && ids("offer 1").isEmpty)
+    }
+
+    @Test(arguments: [
+        ("sale", "Spring SALE", true), ("spring s", "Spring SALE", true), ("ale", "Spring SALE", true),
+        ("sales", "Spring SALE", false), ("", "anything", true), ("x", "", false), ("gale", "Spring SALE", false),
+        ("[", "{[", true), ("@", "`", false),   // only A–Z fold: neither `[` nor `@` is a letter
+    ])
+    func aSearchFoldsASCIICapitalsOnly(query: String, text: String, found: Bool) {
+        let bytes = Array(text.utf8)
+        #expect(bytes.withUnsafeBufferPointer { CampaignRecords.find(Array(query.utf8), in: $0) } == found)
+    }
+
+    @Test func theDigestCountsAsAWholeReadDoesWhateverTheLinesHold() throws {
+        let dir = TempDir("pushspool-digest-tally")
+        let spool = try Spool(root: dir.url.appendingPathComponent("spool"))
+        let url = spool.resultURL(jobID: "t")
+        var lines = [#"{"type":"job","id":"t","file":"t.json","received_at":"2026-11-28T08:00:00.000Z","pns":["apns","fcm"],"targets":9}"#]
+        lines.append(Self.delivery("apns", "delivered", at: "2026-11-28T08:00:00.100Z"))
+        lines.append(Self.delivery("apns", "delivered", at: "2026-11-28T08:00:00.900Z"))   // the same second: its time not parsed again
+        lines.append(Self.delivery("fcm", "failed", at: "2026-11-28T08:00:01.000Z", code: "400", reason: #"bad \"token\" here"#))   // an escape: parsed whole
+        // No app (a log from before apps), an hour ahead in another offset, a nested member, spaces.
+        lines.append(#"{"type":"delivery", "platform":"fcm","provider":"p","app":null,"device":"d","status":"unregistered","attempts":2,"code":"404","reason":"gone","provider_id":{"a":[1,"}"]},"at":"2026-11-28T10:00:02.000+01:00"}"#)
+        lines.append(#"{"type":"delivery","platform":"apns","provider":"p","app":"shop","device":"d","status":"capped","attempts":0,"code":null,"reason":null,"provider_id":null,"at":null}"#)
+        lines.append(#"{"type":"delivery","platform":"nokia","provider":"p","app":"shop","device":"d","status":"delivered","attempts":1}"#)   // no such platform: neither counts it
+        lines.append(#"{"type":"summary","id":"t","status":"done","delivered":2,"failed":1,"unregistered":1,"retries":1,"duration_ms":9}"#)
+        try (lines.joined(separator: "\n") + "\n").write(to: url, atomically: true, encoding: .utf8)
+        let digest = ResultLogDigests(spool: spool).digest(id: "t")
+        let whole = try #require(ResultLogContents.read(url))
+        var expected = whole.byRoute
+        expected.targets = whole.targets
+        #expect(digest.deliveries == expected && digest.found && digest.summary != nil)
+        #expect(digest.deliveries.routes[.init(app: "default", platform: .fcm)]?.unregistered == 1)
+        #expect(digest.failures[.init(platform: "fcm", status: "failed", code: "400", reason: #"bad "token" here"#)] == 1)
+        let seconds = digest.seconds.keys.sorted()
+        #expect(seconds.count == 3 && digest.seconds[seconds[0]]?.delivered == 2 && seconds[2] - seconds[0] == 3602)
+        #expect(!ResultLogDigests(spool: spool).digest(id: "none").found)
+    }
+
+    @Test(arguments: [
+        (#"{"a":"x","b":1,"c":null}"#, "a=s:x b=1 c=null"),
+        (#" { "a" : "x" , "b" : [1,{"c":"]"}] , "d":true } "#, "a=s:x b=[] d=true"),
+        (#"{"a":"x\"y"}"#, "a=escaped"),
+        (#"{}"#, ""),
+        (#"{"a":"x""#, "not an object"),
+        (#"["a"]"#, "not an object"),
+        (#"{"a":{"b":"}"}"#, "not an object"),
+        (#"{"a" "x"}"#, "not an object"),
+    ])
+    func flatMembersAreFoundInTheBytes(line: String, members: String) {
+        let bytes = Array(line.utf8)
+        var found: [String] = []
+        let ok = bytes.withUnsafeBufferPointer { p in
+            FlatJSONMembers.scan(p) { key, value in
+                let name = String(decoding: p[key], as: UTF8.self)
+                switch value {
+                case .string(let r): found.append("\(name)=s:\(String(decoding: p[r], as: UTF8.self))")
+                case .escapedString: found.append("\(name)=escaped")
+                case .null: found.append("\(name)=null")
+                case .scalar(let r): found.append("\(name)=\(String(decoding: p[r], as: UTF8.self))")
+                case .container: found.append("\(name)=[]")
+                }
+            }
+        }
+        #expect((ok ? found.joined(separator: " ") : "not an object") == members)
     }
 }

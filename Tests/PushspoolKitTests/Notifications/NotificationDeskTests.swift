@@ -188,7 +188,7 @@ import PushspoolCore
         }
         log.absorb(Array(#"{"type":"summary","id":"campaign","status":"done","delivered":1000,"failed":0,"unregistered":0,"retries":0,"duration_ms":5}"#.utf8))
         let frozen = log
-        let desk = RegistryNotificationDesk(registry: registry, results: { $0 == "campaign" ? frozen : nil })
+        let desk = RegistryNotificationDesk(registry: registry, results: { $0 == "campaign" ? .init(frozen) : nil })
         let now = Self.sentAt.addingTimeInterval(600)
         var events: [NotificationEvent] = []
         for (i, (device, key)) in keys.enumerated() {
