@@ -18,7 +18,9 @@ final class ChunkWorker: Sendable {
         private let reading = Atomic<Bool>(true)
         init(_ chunk: PostgresJobQueue.Chunk) { self.chunk = chunk }
         var isLost: Bool { lost.load(ordering: .acquiring) }
-        func lose() { lost.store(true, ordering: .releasing) }
+        func lose() {
+            if !lost.exchange(true, ordering: .acquiringAndReleasing) { StopBell.shared.ring() }
+        }
         /// Still reading its devices (the next chunk is taken once the last of them are read).
         var isReading: Bool { reading.load(ordering: .acquiring) }
         /// True the first time: the chunk's devices are all read.
@@ -114,6 +116,7 @@ final class ChunkWorker: Sendable {
         // Wakes the listener and the origins following their jobs (`QueuedSend`) at once.
         listener.stop()
         queue.wakeups.signal()
+        StopBell.shared.ring()
     }
 
     /// Waits for every chunk thread (and the listener) after `stop()`.
@@ -341,7 +344,7 @@ final class ChunkWorker: Sendable {
     }
 
     private func noteUnreachable(_ error: any Error) {
-        databaseAway.store(true, ordering: .releasing)
+        if !databaseAway.exchange(true, ordering: .acquiringAndReleasing) { StopBell.shared.ring() }
         let first = state.withLock { s -> Bool in
             defer { s.unreachableSince = s.unreachableSince ?? Date() }
             return s.unreachableSince == nil

@@ -44,6 +44,12 @@ public final class Dispatcher: Sendable {
         /// When `tmp/` was last swept of files older than `staleTemporaryAge`.
         var lastTmpSweep = Date.distantPast
         var lastNotificationSweep = Date.distantPast
+        /// When the registry next has notifications to sweep (`NotificationSweep`); a job of this
+        /// dispatcher starting or ending brings it forward to a minute after the last sweep.
+        var nextNotificationSweep = Date.distantPast
+        /// Jobs started or ended so far: a sweep's answer about the next one stands only if none
+        /// did while it ran.
+        var jobEvents = 0
         var sweepingNotifications = false
         var onceMode = false
         /// `run --once` waits out the settle time of files still being written until then, and
@@ -91,6 +97,8 @@ public final class Dispatcher: Sendable {
         watcher.start { [weak self] in
             guard let self else { return }
             let changed = controls.refresh()
+            // A cancel or pause: what its job waits for (a retry, a rate cap's turn) asks again.
+            if changed { StopBell.shared.ring() }
             let markers = controls.resumeMarkers()
             guard changed || !markers.isEmpty else { return }
             // A job between waves hears a cancel or pause now (it starts, and acts on it).
@@ -311,20 +319,26 @@ public final class Dispatcher: Sendable {
         if removed > 0 { log.info("removed \(removed) file\(removed == 1 ? "" : "s") older than 36 h from \(spool.url(.tmp).path) (writers' leftovers)") }
     }
 
-    /// Expired secure content and old events (`NotificationSweep`), at most once a minute, off
-    /// the scanning queue: a registry another process holds busy delays the sweep, not the jobs.
+    /// Expired secure content and old events (`NotificationSweep`), when the last sweep said the
+    /// next is due, at most once a minute, off the scanning queue: a registry another process
+    /// holds busy delays the sweep, not the jobs.
     private func sweepNotifications(now: Date) {
-        let due = state.withLock { s -> Bool in
-            guard now.timeIntervalSince(s.lastNotificationSweep) >= NotificationSweep.interval, !s.sweepingNotifications else { return false }
+        let due = state.withLock { s -> Int? in
+            guard now >= s.nextNotificationSweep, now.timeIntervalSince(s.lastNotificationSweep) >= NotificationSweep.interval,
+                  !s.sweepingNotifications else { return nil }
             s.lastNotificationSweep = now
             s.sweepingNotifications = true
-            return true
+            return s.jobEvents
         }
-        guard due else { return }
+        guard let events = due else { return }
         let env = runner.env
         DispatchQueue.global(qos: .utility).async(group: sweeps) { [self] in
-            NotificationSweep(registry: env.registry, spool: env.spool, keepDays: env.receiptsKeepDays, log: env.log).run(now: now)
-            state.withLock { $0.sweepingNotifications = false }
+            let next = NotificationSweep(registry: env.registry, spool: env.spool, keepDays: env.receiptsKeepDays, log: env.log).run(now: now)
+            state.withLock { s in
+                s.sweepingNotifications = false
+                // Unless a job started or ended meanwhile (then the next scan sweeps again).
+                if s.jobEvents == events { s.nextNotificationSweep = next ?? .distantFuture }
+            }
         }
     }
 
@@ -345,6 +359,9 @@ public final class Dispatcher: Sendable {
         state.withLock { s in
             s.running.insert(name)
             s.deferred[name] = nil
+            // It may hold secure content, or end: the registry may have something to sweep.
+            s.nextNotificationSweep = .distantPast
+            s.jobEvents += 1
         }
         let thread = Thread { [self] in
             let result = runner.run(name, origin: origin)
@@ -356,6 +373,8 @@ public final class Dispatcher: Sendable {
             control.async { [self] in
                 let sleeps = state.withLock { s -> Bool in
                     s.running.remove(name)
+                    s.nextNotificationSweep = .distantPast
+                    s.jobEvents += 1
                     if result.outcome == .waiting { s.deferred[name] = (origin, result.id) }
                     guard case .interrupted(.nextWave(let at, _, _)) = result.outcome, !s.onceMode else { return false }
                     s.sleeping[name] = at

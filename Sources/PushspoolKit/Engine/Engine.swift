@@ -170,5 +170,9 @@ public final class Engine: Sendable {
 private final class StopFlag: Sendable {
     private let flag = Atomic<Bool>(false)
     var isSet: Bool { flag.load(ordering: .acquiring) }
-    func set() { flag.store(true, ordering: .releasing) }
+    /// Sets it and rings the `StopBell`: whatever waits (a retry, a rate cap's turn) asks again.
+    func set() {
+        flag.store(true, ordering: .releasing)
+        StopBell.shared.ring()
+    }
 }

@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import PushspoolCore
 #if canImport(Glibc)
@@ -75,7 +76,7 @@ public struct JobSteering: Sendable {
         guard let dispatcher = running.last(where: \.isResponding) else { return (folder, .unacknowledged(pid: stalled.record.pid)) }
         do { try controls.writeResumeMarker(id: id) } catch { return (folder, .unacknowledged(pid: dispatcher.record.pid)) }
         let marker = controls.resumeMarkerURL(id).path
-        let acknowledged = Self.until(wait) { access(marker, F_OK) != 0 }
+        let acknowledged = Self.until(wait, watching: controls.directory) { access(marker, F_OK) != 0 }
         if !acknowledged { controls.acknowledgeResume(id) }    // nobody else will
         return (folder, acknowledged ? .acknowledged(pid: dispatcher.record.pid) : .unacknowledged(pid: dispatcher.record.pid))
     }
@@ -99,15 +100,19 @@ public struct JobSteering: Sendable {
         return (folder, true, dispatcher.record.pid)
     }
 
-    /// Polls `condition` every 5 ms for at most `seconds` (an acknowledgement is expected within
-    /// milliseconds; a watch of `control/` would cost more to set up than these few checks).
-    private static func until(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let end = Date().addingTimeInterval(seconds)
-        while Date() < end {
-            if condition() { return true }
-            usleep(5_000)
+    /// Waits at most `seconds` for `condition`, asking it again at each change in `directory`
+    /// (the dispatcher acknowledges by removing a file there), never in between.
+    private static func until(_ seconds: Double, watching directory: URL, _ condition: () -> Bool) -> Bool {
+        let changed = DispatchSemaphore(value: 0)
+        let watcher = SpoolWatcher(directory: directory, removals: true)
+        watcher.start { changed.signal() }
+        defer { watcher.stop() }
+        let end = DispatchTime.now() + seconds
+        // Asked once the watch is on: a change before it is seen here.
+        while !condition() {
+            if changed.wait(timeout: end) == .timedOut { return condition() }
         }
-        return condition()
+        return true
     }
 
     /// Where the job with this id is: `incoming/` or `active/`, its file name, and its id as the

@@ -132,14 +132,9 @@ public final class RateLimiter: Sendable {
         }
     }
 
-    /// Waits (in naps of at most 0.25 s, so a stop or a cancel is not held up) until a reserved
-    /// moment; false when `halted` said to give up.
-    public static func wait(until moment: Double, halted: @Sendable () -> Bool) -> Bool {
-        while true {
-            if halted() { return false }
-            let left = moment - Date().timeIntervalSince1970
-            if left <= 0 { return true }
-            Thread.sleep(forTimeInterval: min(left, 0.25))
-        }
+    /// Sleeps until a reserved moment, or until `halted` says to give up (asked again at each
+    /// `StopBell` ring: a stop, a cancel or a pause wakes it at once); false when halted.
+    public static func wait(until moment: Double, halted: () -> Bool) -> Bool {
+        StopBell.shared.sleep(until: moment, halted: halted)
     }
 }

@@ -67,10 +67,13 @@ final class SharedQueue: Sendable {
 
     func refreshRequests() {
         guard let fresh = try? store.controls() else { return }
-        requests.withLock { r in
-            r = fresh
+        let changed = requests.withLock { r -> Bool in
+            defer { r = fresh }
             anyRequest.store(!fresh.isEmpty, ordering: .releasing)
+            return r != fresh
         }
+        // A chunk of a job cancelled or paused on any host stops waiting at once.
+        if changed { StopBell.shared.ring() }
     }
 }
 

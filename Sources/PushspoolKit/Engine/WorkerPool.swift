@@ -34,6 +34,8 @@ public final class WorkerPool: Sendable {
     private let watchdog: AttemptWatchdog
     private let slotsByProvider = Mutex<[ObjectIdentifier: DispatchSemaphore]>([:])
     private let timers = DispatchQueue(label: "pushspool.retry-timers", attributes: .concurrent)
+    /// Every waiting retry, on one timer armed for the earliest.
+    private let waiting: RetryTimer
     private let random: @Sendable () -> Double
     /// The clock a service's Retry-After is counted from (tests stand it still).
     private let now: @Sendable () -> Date
@@ -48,6 +50,7 @@ public final class WorkerPool: Sendable {
         self.now = now
         self.metrics = metrics
         watchdog = AttemptWatchdog(timeout: attemptTimeout)
+        waiting = RetryTimer(queue: timers)
     }
 
     /// `submit` for a caller that never stops it, so every target ends final, with a `finish`
@@ -70,15 +73,15 @@ public final class WorkerPool: Sendable {
                        isStopping: @escaping @Sendable () -> Bool = { false },
                        idle: () -> Void = {},
                        record: @escaping @Sendable (TargetEnd, _ release: @escaping @Sendable () -> Void) -> Void) {
-        // The service asked for quiet: wait, in short naps so that a stop is not held up.
+        // The service asked for quiet: sleep until it ends (it may be pushed back meanwhile), or
+        // until a stop rings.
         var idled = false
-        while !isStopping() {
+        while true {
             let quietUntil = state.quietUntil
-            if quietUntil == .distantPast { break }
-            let wait = quietUntil.timeIntervalSinceNow
-            if wait <= 0 { break }
+            if quietUntil == .distantPast || quietUntil.timeIntervalSinceNow <= 0 { break }
             if !idled { idle(); idled = true }
-            Thread.sleep(forTimeInterval: min(wait, 0.2))
+            if !StopBell.shared.sleep(until: quietUntil.timeIntervalSince1970, halted: isStopping) { break }
+            if state.quietUntil <= quietUntil { break }
         }
         let slots = slots(for: state)
         if slots.wait(timeout: .now()) == .timedOut {
@@ -172,10 +175,10 @@ public final class WorkerPool: Sendable {
         watchdog.bound(from: started, name: state.name, answer: answer) { request.call(request.attempt, $0) }
     }
 
-    /// Attempts `request` at `due` (a retry, or the first attempt of `perform`), looking at most
-    /// every 250 ms whether the dispatcher is stopping: a retry waiting out a long Retry-After
-    /// never holds up a stop. It counts against the provider's rate cap like any request: once
-    /// due, it reserves its turn.
+    /// Attempts `request` at `due` (a retry, or the first attempt of `perform`), waiting on the
+    /// pool's one retry timer; a stop rings it (`StopBell`), so a retry waiting out a long
+    /// Retry-After never holds up a stop. It counts against the provider's rate cap like any
+    /// request: once due, it reserves its turn.
     private func retry(_ request: Operation, via state: ProviderState, previous: Disposition?, due: Date, reserved: Bool = false,
                        isStopping: @escaping @Sendable () -> Bool, done: @escaping @Sendable (TargetEnd) -> Void) {
         if isStopping() { return done(.abandoned) }
@@ -188,18 +191,19 @@ public final class WorkerPool: Sendable {
         guard left > 0 else {
             return timers.async { [self] in attempt(request, via: state, previous: previous, isStopping: isStopping, done: done) }
         }
-        timers.asyncAfter(deadline: .now() + min(left, 0.25)) { [self, due, reserved] in
+        waiting.schedule(at: due.timeIntervalSince1970, isStopping: isStopping, abandon: { done(.abandoned) }) { [self, due, reserved] in
             retry(request, via: state, previous: previous, due: due, reserved: reserved, isStopping: isStopping, done: done)
         }
     }
 }
 
 /// Bounds every attempt in flight: `bound` starts one, and whichever comes first, the answer or
-/// the deadline, is its result, exactly once. One sweep timer for the pool and one table slot per
-/// attempt in flight (bounded by the slots), instead of a timer per request. The table is an array
+/// the deadline, is its result, exactly once. One sweep timer for the pool, armed for the earliest
+/// deadline while attempts are in flight (never while none is), and one table slot per attempt in
+/// flight (bounded by the slots), instead of a timer per request. The table is an array
 /// reused through a free list, each slot stamped with a generation so that a late answer for a
 /// reused slot is told apart: no hashing per attempt.
-final class AttemptWatchdog: @unchecked Sendable {   // the timer is only touched in init and deinit
+final class AttemptWatchdog: @unchecked Sendable {   // the timer is created in init and scheduled under the table's lock
     let timeout: Double
     private struct Entry {
         var due: UInt64
@@ -217,6 +221,8 @@ final class AttemptWatchdog: @unchecked Sendable {   // the timer is only touche
         var slots: [Slot] = []
         var free: [Int] = []
         var generation: UInt64 = 0
+        /// Whether the sweep timer is armed (for the earliest deadline it saw).
+        var armed = false
 
         mutating func insert(_ entry: Entry) -> (index: Int, generation: UInt64) {
             generation &+= 1
@@ -244,8 +250,7 @@ final class AttemptWatchdog: @unchecked Sendable {   // the timer is only touche
     init(timeout: Double) {
         self.timeout = timeout
         sweeper = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-        let interval = min(1, max(0.01, timeout / 4))
-        sweeper.schedule(deadline: .now() + interval, repeating: interval, leeway: .milliseconds(Int(interval * 250)))
+        sweeper.schedule(deadline: .distantFuture)
         sweeper.setEventHandler { [weak self] in self?.sweep() }
         sweeper.resume()
     }
@@ -259,7 +264,11 @@ final class AttemptWatchdog: @unchecked Sendable {   // the timer is only touche
                answer: @escaping @Sendable (ProviderResult) -> Void,
                _ send: (@escaping @Sendable (ProviderResult) -> Void) -> Void) {
         let entry = Entry(due: start + UInt64(timeout * 1e9), name: name, answer: answer)
-        let token = table.withLock { $0.insert(entry) }
+        let token = table.withLock { t in
+            // The first attempt in flight arms the sweep for its deadline (later ones are later).
+            if !t.armed { arm(at: entry.due, &t) }
+            return t.insert(entry)
+        }
         send { [self] result in
             if answered(token) { answer(result) }
         }
@@ -272,13 +281,28 @@ final class AttemptWatchdog: @unchecked Sendable {   // the timer is only touche
         }
     }
 
+    /// Arms the sweep for `due` (`DispatchTime` nanoseconds).
+    private func arm(at due: UInt64, _ t: inout Table) {
+        t.armed = true
+        sweeper.schedule(deadline: DispatchTime(uptimeNanoseconds: due), leeway: .milliseconds(Int(min(1, timeout / 4) * 250)))
+    }
+
     private func sweep() {
         let now = DispatchTime.now().uptimeNanoseconds
         let expired = table.withLock { t -> [Entry] in
             var late: [Entry] = []
-            for i in t.slots.indices where (t.slots[i].entry?.due ?? .max) <= now {
-                if let entry = t.remove(at: i) { late.append(entry) }
+            var next = UInt64.max
+            for i in t.slots.indices {
+                guard let due = t.slots[i].entry?.due else { continue }
+                if due <= now {
+                    if let entry = t.remove(at: i) { late.append(entry) }
+                } else {
+                    next = min(next, due)
+                }
             }
+            // Armed again for the earliest deadline left; none left: asleep until the next attempt.
+            t.armed = false
+            if next != .max { arm(at: next, &t) }
             return late
         }
         for entry in expired { entry.expire(after: timeout) }

@@ -42,6 +42,10 @@ public protocol NotificationStore: AnyObject, Sendable {
     /// content is gone too). Returns how many events were deleted.
     @discardableResult
     func purgeEvents(endedBefore: Date) throws(RegistryError) -> Int
+    /// When a sweep next has something to do: the earliest expiry of secure content still held,
+    /// or the earliest moment a tracked job's events are `keepDays` past its end; nil: nothing
+    /// is due until another job is tracked or ends.
+    func nextSweep(keepDays: Int) throws(RegistryError) -> Date?
 }
 
 /// A tracked job as the registry keeps it.

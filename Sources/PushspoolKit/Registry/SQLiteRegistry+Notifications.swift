@@ -191,6 +191,19 @@ extension SQLiteRegistry {
         }
     }
 
+    public func nextSweep(keepDays: Int) throws(RegistryError) -> Date? {
+        try locked { db in
+            let next = try db.statement("""
+                SELECT min(due) FROM (SELECT min(expires_at) AS due FROM notification_jobs WHERE content IS NOT NULL
+                                      UNION ALL SELECT min(ended_at) + ? FROM notification_jobs WHERE ended_at IS NOT NULL)
+                """)
+            try next.bind([.real(Double(keepDays) * 86_400)])
+            defer { next.reset() }
+            guard try next.step(), !next.isNull(0) else { return nil }
+            return Date(timeIntervalSince1970: next.double(0))
+        }
+    }
+
     @discardableResult
     public func purgeEvents(endedBefore: Date) throws(RegistryError) -> Int {
         try locked { db in

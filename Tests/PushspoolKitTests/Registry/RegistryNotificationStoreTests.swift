@@ -70,4 +70,22 @@ import PushspoolCore
         try registry.saveDeliveries(id: "recent", tally)
         #expect(try registry.trackedJob(id: "recent")?.deliveries == tally)
     }
+
+    /// When the next sweep has something to do: nothing tracked, never; then the earliest of a
+    /// secure job's expiry and an ended job's `keep_days` anniversary; once the content is erased,
+    /// the anniversary alone.
+    @Test(arguments: RegistryBackend.allCases) func theNextSweepIsDueWhenSomethingIs(backend: RegistryBackend) throws {
+        let (_, registry) = try RegistryFixture.make(on: backend)
+        defer { registry.close() }
+        #expect(try registry.nextSweep(keepDays: 30) == nil)
+        _ = try registry.trackJob(Self.job("plain"))
+        #expect(try registry.nextSweep(keepDays: 30) == nil, "a job neither secure nor ended has nothing to sweep")
+        _ = try registry.trackJob(Self.job("secret", secure: true, expires: Self.t0.addingTimeInterval(3600)))
+        #expect(try registry.nextSweep(keepDays: 30) == Self.t0.addingTimeInterval(3600))
+        try registry.endTrackedJob(id: "plain", at: Self.t0)
+        #expect(try registry.nextSweep(keepDays: 30) == Self.t0.addingTimeInterval(3600))
+        #expect(try registry.nextSweep(keepDays: 0) == Self.t0)
+        _ = try registry.eraseExpiredContent(now: Self.t0.addingTimeInterval(3601))
+        #expect(try registry.nextSweep(keepDays: 30) == Self.t0.addingTimeInterval(30 * 86_400))
+    }
 }

@@ -133,8 +133,10 @@ public final class FCMProvider: PushProvider {
             case nil: result = ProviderResult(.retry(after: nil), code: "transport")
             }
             switch policy.decide(result.disposition, attempt: attempt, previous: previous, random: { Double.random(in: 0..<1) }) {
-            case .retry(let after) where !isStopping():
-                if after > 0 { Thread.sleep(forTimeInterval: after) }
+            // The wait for the retry is part of the question: a stop that rings meanwhile ends
+            // the batch as a stop before it does.
+            case .retry(let after) where !isStopping()
+                && (after <= 0 || StopBell.shared.sleep(until: Date().timeIntervalSince1970 + after, halted: isStopping)):
                 attempt += 1
                 previous = result.disposition
             default:

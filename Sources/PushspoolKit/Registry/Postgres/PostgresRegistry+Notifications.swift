@@ -166,6 +166,16 @@ extension PostgresRegistry {
         }
     }
 
+    public func nextSweep(keepDays: Int) throws(RegistryError) -> Date? {
+        try run { c in
+            let r = try c.query("""
+                SELECT least((SELECT min(expires_at) FROM notification_jobs WHERE content IS NOT NULL),
+                             (SELECT min(ended_at) FROM notification_jobs WHERE ended_at IS NOT NULL) + $1::float8)
+                """, ["\(Double(keepDays) * 86_400)"])
+            return r.count == 1 && !r.isNull(0, 0) ? Date(timeIntervalSince1970: r.double(0, 0)) : nil
+        }
+    }
+
     @discardableResult
     public func purgeEvents(endedBefore: Date) throws(RegistryError) -> Int {
         try transaction { c in

@@ -1,0 +1,122 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// The worker pool's waiting retries, on one Dispatch timer armed for the earliest of them: each
+/// runs at its due time, and none wakes before (a retry waiting out an hour's Retry-After costs
+/// nothing meanwhile). A `StopBell` ring asks each waiting retry whether its job is stopping;
+/// those that are end at once as abandoned, so a long wait never holds up a stop.
+final class RetryTimer: @unchecked Sendable {   // `timer` is touched only under `state`'s lock (and in deinit)
+    private struct Waiting {
+        var due: Double
+        var order: Int
+        var run: @Sendable () -> Void
+        var abandon: @Sendable () -> Void
+        var isStopping: @Sendable () -> Bool
+    }
+    private struct State {
+        /// A binary min-heap on (due, order).
+        var heap: [Waiting] = []
+        var added = 0
+        /// When the timer is armed for (seconds since 1970); nil: disarmed.
+        var armedFor: Double?
+    }
+    private let state = Mutex(State())
+    private let queue: DispatchQueue
+    private let timer: any DispatchSourceTimer
+    private var bellToken = 0
+
+    /// `queue`: where due and abandoned retries run.
+    init(queue: DispatchQueue) {
+        self.queue = queue
+        timer = DispatchSource.makeTimerSource(queue: queue)
+        timer.setEventHandler { [weak self] in self?.fire() }
+        timer.schedule(deadline: .distantFuture)
+        timer.resume()
+        bellToken = StopBell.shared.observe { [weak self] in self?.sweepStopping() }
+    }
+
+    deinit {
+        StopBell.shared.unobserve(bellToken)
+        timer.cancel()
+    }
+
+    /// Runs `run` at `due` (seconds since 1970) on the queue, or `abandon` instead once
+    /// `isStopping` says so at a ring.
+    func schedule(at due: Double, isStopping: @escaping @Sendable () -> Bool,
+                  abandon: @escaping @Sendable () -> Void, run: @escaping @Sendable () -> Void) {
+        state.withLock { s in
+            s.added += 1
+            Self.push(Waiting(due: due, order: s.added, run: run, abandon: abandon, isStopping: isStopping), &s.heap)
+            arm(&s)
+        }
+    }
+
+    /// How many retries wait.
+    var count: Int { state.withLock { $0.heap.count } }
+
+    private func fire() {
+        let now = Date().timeIntervalSince1970
+        let due = state.withLock { s -> [Waiting] in
+            var due: [Waiting] = []
+            while let first = s.heap.first, first.due <= now { due.append(Self.pop(&s.heap)) }
+            s.armedFor = nil
+            arm(&s)
+            return due
+        }
+        for w in due { w.run() }
+    }
+
+    /// At a ring: the retries whose jobs stop now end as abandoned.
+    private func sweepStopping() {
+        // Asked outside the lock: a job's stop condition may take locks of its own.
+        let waiting = state.withLock { s in s.heap.map { ($0.order, $0.isStopping) } }
+        let stopping = Set(waiting.lazy.filter { $0.1() }.map(\.0))
+        guard !stopping.isEmpty else { return }
+        let gone = state.withLock { s -> [Waiting] in
+            let gone = s.heap.filter { stopping.contains($0.order) }
+            let kept = s.heap.filter { !stopping.contains($0.order) }
+            s.heap = []
+            for w in kept { Self.push(w, &s.heap) }
+            return gone
+        }
+        for w in gone { queue.async { w.abandon() } }
+    }
+
+    /// Arms the timer for the earliest retry, unless armed for it already.
+    private func arm(_ s: inout State) {
+        guard let earliest = s.heap.first?.due else { return }
+        if let armed = s.armedFor, armed <= earliest { return }
+        s.armedFor = earliest
+        let left = max(0, earliest - Date().timeIntervalSince1970)
+        timer.schedule(deadline: .now() + left, leeway: .milliseconds(1))
+    }
+
+    private static func before(_ a: Waiting, _ b: Waiting) -> Bool { (a.due, a.order) < (b.due, b.order) }
+
+    private static func push(_ w: Waiting, _ heap: inout [Waiting]) {
+        heap.append(w)
+        var i = heap.count - 1
+        while i > 0 {
+            let parent = (i - 1) / 2
+            guard before(heap[i], heap[parent]) else { break }
+            heap.swapAt(i, parent)
+            i = parent
+        }
+    }
+
+    private static func pop(_ heap: inout [Waiting]) -> Waiting {
+        heap.swapAt(0, heap.count - 1)
+        let top = heap.removeLast()
+        var i = 0
+        while true {
+            let l = 2 * i + 1, r = l + 1
+            var m = i
+            if l < heap.count, before(heap[l], heap[m]) { m = l }
+            if r < heap.count, before(heap[r], heap[m]) { m = r }
+            if m == i { return top }
+            heap.swapAt(i, m)
+            i = m
+        }
+    }
+}
