@@ -15,8 +15,8 @@ final class RetryTimer: @unchecked Sendable {   // `timer` is touched only under
         var isStopping: @Sendable () -> Bool
     }
     private struct State {
-        /// A binary min-heap on (due, order).
-        var heap: [Waiting] = []
+        /// The earliest (due, order) on top.
+        var heap = BinaryHeap<Waiting>(before: RetryTimer.before)
         var added = 0
         /// When the timer is armed for (seconds since 1970); nil: disarmed.
         var armedFor: Double?
@@ -47,7 +47,7 @@ final class RetryTimer: @unchecked Sendable {   // `timer` is touched only under
                   abandon: @escaping @Sendable () -> Void, run: @escaping @Sendable () -> Void) {
         state.withLock { s in
             s.added += 1
-            Self.push(Waiting(due: due, order: s.added, run: run, abandon: abandon, isStopping: isStopping), &s.heap)
+            s.heap.push(Waiting(due: due, order: s.added, run: run, abandon: abandon, isStopping: isStopping))
             arm(&s)
         }
     }
@@ -59,7 +59,7 @@ final class RetryTimer: @unchecked Sendable {   // `timer` is touched only under
         let now = Date().timeIntervalSince1970
         let due = state.withLock { s -> [Waiting] in
             var due: [Waiting] = []
-            while let first = s.heap.first, first.due <= now { due.append(Self.pop(&s.heap)) }
+            while let first = s.heap.top, first.due <= now { due.append(s.heap.pop()) }
             s.armedFor = nil
             arm(&s)
             return due
@@ -70,14 +70,14 @@ final class RetryTimer: @unchecked Sendable {   // `timer` is touched only under
     /// At a ring: the retries whose jobs stop now end as abandoned.
     private func sweepStopping() {
         // Asked outside the lock: a job's stop condition may take locks of its own.
-        let waiting = state.withLock { s in s.heap.map { ($0.order, $0.isStopping) } }
+        let waiting = state.withLock { s in s.heap.items.map { ($0.order, $0.isStopping) } }
         let stopping = Set(waiting.lazy.filter { $0.1() }.map(\.0))
         guard !stopping.isEmpty else { return }
         let gone = state.withLock { s -> [Waiting] in
-            let gone = s.heap.filter { stopping.contains($0.order) }
-            let kept = s.heap.filter { !stopping.contains($0.order) }
-            s.heap = []
-            for w in kept { Self.push(w, &s.heap) }
+            let gone = s.heap.items.filter { stopping.contains($0.order) }
+            let kept = s.heap.items.filter { !stopping.contains($0.order) }
+            s.heap = BinaryHeap(before: RetryTimer.before)
+            for w in kept { s.heap.push(w) }
             return gone
         }
         for w in gone { queue.async { w.abandon() } }
@@ -85,7 +85,7 @@ final class RetryTimer: @unchecked Sendable {   // `timer` is touched only under
 
     /// Arms the timer for the earliest retry, unless armed for it already.
     private func arm(_ s: inout State) {
-        guard let earliest = s.heap.first?.due else { return }
+        guard let earliest = s.heap.top?.due else { return }
         if let armed = s.armedFor, armed <= earliest { return }
         s.armedFor = earliest
         let left = max(0, earliest - Date().timeIntervalSince1970)
@@ -93,30 +93,4 @@ final class RetryTimer: @unchecked Sendable {   // `timer` is touched only under
     }
 
     private static func before(_ a: Waiting, _ b: Waiting) -> Bool { (a.due, a.order) < (b.due, b.order) }
-
-    private static func push(_ w: Waiting, _ heap: inout [Waiting]) {
-        heap.append(w)
-        var i = heap.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard before(heap[i], heap[parent]) else { break }
-            heap.swapAt(i, parent)
-            i = parent
-        }
-    }
-
-    private static func pop(_ heap: inout [Waiting]) -> Waiting {
-        heap.swapAt(0, heap.count - 1)
-        let top = heap.removeLast()
-        var i = 0
-        while true {
-            let l = 2 * i + 1, r = l + 1
-            var m = i
-            if l < heap.count, before(heap[l], heap[m]) { m = l }
-            if r < heap.count, before(heap[r], heap[m]) { m = r }
-            if m == i { return top }
-            heap.swapAt(i, m)
-            i = m
-        }
-    }
 }

@@ -146,15 +146,16 @@ private struct BoundedOldest {
     let limit: Int
     /// Keeps the newest instead (the order reversed).
     let newest: Bool
-    private var heap: [FolderScan.Entry] = []
+    private var heap: BinaryHeap<FolderScan.Entry>
 
     init(limit: Int, newest: Bool) {
         self.limit = max(0, limit)
         self.newest = newest
+        heap = BinaryHeap { Self.younger($0, $1, newest: newest) }
     }
 
     /// Whether `a` is further from the kept end than `b` (the heap's top is the first to go).
-    private func younger(_ a: FolderScan.Entry, _ b: FolderScan.Entry) -> Bool {
+    private static func younger(_ a: FolderScan.Entry, _ b: FolderScan.Entry, newest: Bool) -> Bool {
         let later = a.version.modified != b.version.modified ? a.version.modified > b.version.modified : a.name > b.name
         return newest ? !later && (a.version.modified != b.version.modified || a.name != b.name) : later
     }
@@ -163,34 +164,18 @@ private struct BoundedOldest {
     func mayAccept(_ modified: Double) -> Bool {
         guard limit > 0 else { return false }
         guard heap.count == limit else { return true }
-        return newest ? modified >= heap[0].version.modified : modified <= heap[0].version.modified
+        let top = heap.top!.version.modified
+        return newest ? modified >= top : modified <= top
     }
 
     mutating func offer(_ e: FolderScan.Entry) {
         guard limit > 0 else { return }
         if heap.count < limit {
-            heap.append(e)
-            var i = heap.count - 1
-            while i > 0 {
-                let parent = (i - 1) / 2
-                guard younger(heap[i], heap[parent]) else { break }
-                heap.swapAt(i, parent)
-                i = parent
-            }
-        } else if younger(heap[0], e) {
-            heap[0] = e
-            var i = 0
-            while true {
-                let l = 2 * i + 1, r = l + 1
-                var top = i
-                if l < heap.count, younger(heap[l], heap[top]) { top = l }
-                if r < heap.count, younger(heap[r], heap[top]) { top = r }
-                if top == i { break }
-                heap.swapAt(i, top)
-                i = top
-            }
+            heap.push(e)
+        } else if let top = heap.top, Self.younger(top, e, newest: newest) {
+            heap.replaceTop(with: e)
         }
     }
 
-    func sorted() -> [FolderScan.Entry] { heap.sorted { younger($1, $0) } }
+    func sorted() -> [FolderScan.Entry] { heap.items.sorted { Self.younger($1, $0, newest: newest) } }
 }
