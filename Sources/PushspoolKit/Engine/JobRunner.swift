@@ -43,6 +43,8 @@ final class JobRunner: Sendable {
             return quarantine.quarantine(name, id: fallbackID, error: "cannot read the job file: \(error)", pns: [], file: file)
         }
         do { job = try JobParser.parse(bytes, fileName: name) } catch {
+            // Refused or not, a secure job's text stays its owner's in failed/ too.
+            if JobParser.isSecure(bytes) { chmod(activePath, 0o600) }
             return quarantine.invalid(name, bytes: bytes, error: error, fallbackID: fallbackID, file: file)
         }
         // A secure job's text stays its owner's, however its file was dropped (0600).

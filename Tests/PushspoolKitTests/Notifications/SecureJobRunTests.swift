@@ -107,6 +107,22 @@ import PushspoolCore
 
     /// A dispatcher's own sweep (any `run`, at most once a minute) erases expired content and the
     /// job's file: the next `run --once` after `secure_ttl_seconds` leaves no trace of the text.
+    /// A secure job refused by validation keeps its text for its owner alone in failed/, however
+    /// it was dropped.
+    @Test func aRefusedSecureJobIsItsOwnersAloneInFailed() throws {
+        let dir = TempDir("secure-refused")
+        dir.write("pushspool.json", #"{"spool": "spool"}"#)
+        let common = ["--spool", dir.path("spool"), "--config", dir.path("pushspool.json")]
+        try initSpool(common)
+        dir.write("spool/incoming/bad-1.json",
+                  #"{"id": "bad-1", "tags": ["username:alice"], "pns": ["apns"], "message": "code 4711", "secure": true}"#, mode: 0o644)
+        let r = try runPushspool(["run", "--once"] + common, cwd: dir.url)
+        #expect(r.stdout.contains("tags: must be a string"), "\(r.stdout)")
+        let failed = dir.path("spool/failed/bad-1.json")
+        let mode = try FileManager.default.attributesOfItem(atPath: failed)[.posixPermissions] as? Int
+        #expect(mode == 0o600)
+    }
+
     @Test func theNextRunErasesExpiredContent() throws {
         let dir = TempDir("secure-expiry")
         dir.write("pushspool.json", #"{"spool": "spool"}"#)
