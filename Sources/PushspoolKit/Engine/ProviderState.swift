@@ -12,6 +12,8 @@ import Synchronization
 /// (credentials may have been fixed, a token endpoint may be back).
 public final class ProviderState: Sendable {
     public let provider: any PushProvider
+    /// The provider, when it answers at once (the sandbox): a producer's `Handout` batches its requests.
+    let immediate: (any ImmediateProvider)?
     public let pauseDuration: Double
     /// `senderRefused` answers in a row (no delivery between them) that pause the provider.
     public static let refusalsBeforePause = 5
@@ -47,6 +49,7 @@ public final class ProviderState: Sendable {
                 rateGrants: (any RateGrantSource)? = nil, sharing: (any ProviderPauseSharing)? = nil, log: Log? = nil,
                 onPause: @escaping @Sendable (String) -> Void = { _ in }) {
         self.provider = provider
+        immediate = provider as? any ImmediateProvider
         self.sharing = sharing
         let name = name ?? provider.name
         self.name = name

@@ -100,20 +100,13 @@ struct SendRun {
         let checkpoints = progress.url == nil ? nil
             : Checkpoints(run: self, tally: tally) { tracker.map { ($0.point(current: recorder.position), location) } }
         defer { checkpoints?.stop() }
-        // Writes what this thread holds (ProducerThread): the providers' output first, whose
-        // answers then reach the recorder, then the recorder's lines (and the slots go free).
-        let providers = env.apps.providers.map(\.provider)
+        // What the producer hands out between two of its waits is written together at the next.
         let fanout = Fanout(tally: tally, recorder: recorder, tracker: tracker,
-                            pacing: Pacing(spread: send.spreadOverSeconds, targets: progress.targets)) {
-            for provider in providers { provider.flush() }
-            recorder.flush()
-        }
+                            pacing: Pacing(spread: send.spreadOverSeconds, targets: progress.targets), handout: Handout(recorder: recorder))
         var cursor = Cursor(matched: start.matched)
-        ProducerThread.run {
-            if zones == nil && chunk?.requests != false { sendToHubs(fanout) }
-            if !plan.direct.isEmpty && chunk?.requests != true { sendToDevices(fanout, after: start.after, &cursor) }
-            fanout.flush()
-        }
+        if zones == nil && chunk?.requests != false { sendToHubs(fanout) }
+        if !plan.direct.isEmpty && chunk?.requests != true { sendToDevices(fanout, after: start.after, &cursor) }
+        fanout.handout.release()
         chunk?.lastRead()
         fanout.inFlight.wait()
         pruner.finish()
@@ -131,7 +124,8 @@ struct SendRun {
         let recorder: OutcomeRecorder
         let tracker: ResumeTracker?
         let pacing: Pacing
-        let flush: () -> Void
+        /// What the producer holds until its next wait.
+        let handout: Handout
     }
 
     /// Where the producer is: devices the audience matched so far, targets sent in this run, and
@@ -173,6 +167,7 @@ struct SendRun {
         func offerReserved() -> Bool {
             guard let (batch, reservation) = ahead else { return true }
             ahead = nil
+            fanout.handout.release()
             switch reservation.wait() {
             case .failure(let error):
                 cursor.interruption = .registry(RegistryError.detail(error))
@@ -180,8 +175,8 @@ struct SendRun {
                 return false
             case .success(let over):
                 for d in batch where !step(d.device, d.key, capped: over.contains(d.key)) { return false }
-                // The capped lines wait for a flush: written (and their memory freed) each batch.
-                fanout.flush()
+                // The capped lines are held: written (and their memory freed) each batch.
+                fanout.handout.release()
                 return true
             }
         }
@@ -223,7 +218,10 @@ struct SendRun {
             env.log.error("reading the registry failed: \(RegistryError.detail(error))", [(.job, job.id)])
         }
         // A reservation still running when the job stopped: done before the registry is let go.
-        if let (_, reservation) = ahead { _ = reservation.wait() }
+        if let (_, reservation) = ahead {
+            fanout.handout.release()
+            _ = reservation.wait()
+        }
     }
 
     /// Sends to one device unless the log already has its outcome; false: stop producing.
@@ -252,7 +250,7 @@ struct SendRun {
         // Pacing: the i-th target sent in this run goes at start + i × window / targets (a
         // resumed job goes on at the same pace, without waiting for what it sent before).
         if let due = fanout.pacing.due(cursor.sentThisRun) {
-            fanout.flush()
+            fanout.handout.release()
             if !RateLimiter.wait(until: due, halted: { stop.isHalted }) {
                 cursor.interruption = stop.reason ?? .stopping
                 return false
@@ -268,7 +266,7 @@ struct SendRun {
         if let limiter = route.limiter {
             let due = limiter.reserve()
             if due > Date().timeIntervalSince1970 {
-                fanout.flush()
+                fanout.handout.release()
                 if !RateLimiter.wait(until: due, halted: { stop.isHalted }) {
                     cursor.interruption = stop.reason ?? .stopping
                     return false
@@ -346,7 +344,7 @@ struct SendRun {
         let outcome = TargetOutcome(status: .capped, attempts: 0, result: ProviderResult(.rejected, reason: reason))
         let tally = fanout.tally, group = fanout.inFlight, metrics = env.metrics
         group.enter()
-        fanout.recorder.record(OutcomeRecorder.Entry(platform: device.platform, provider: provider, recipient: .device(device), outcome: outcome) {
+        fanout.handout.record(OutcomeRecorder.Entry(platform: device.platform, provider: provider, recipient: .device(device), outcome: outcome) {
             tally.add(outcome)
             if let ticket { ticket.tracker.finished(ticket.number) }
             metrics?.delivery(platform: device.platform.rawValue, provider: provider, status: outcome.status.rawValue, app: device.app)
@@ -360,7 +358,7 @@ struct SendRun {
         let request = SendRequest(jobID: job.id, platform: platform, recipient: recipient, notification: notification, app: app)
         let metrics = env.metrics
         group.enter()
-        env.pool.submit(request, via: state, isStopping: { stop.isHalted }, idle: fanout.flush) { end, release in
+        env.pool.submit(request, via: state, isStopping: { stop.isHalted }, handout: fanout.handout) { end, release in
             // Left for the resumed job: not final, not logged, not counted.
             guard case .final(let outcome) = end else {
                 tally.counts.withLock { $0.abandoned += 1 }

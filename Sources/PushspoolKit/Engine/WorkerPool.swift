@@ -66,26 +66,27 @@ public final class WorkerPool: Sendable {
     /// quiet), then sends `request` with retries. `record` runs exactly once, on any thread, with
     /// the final outcome and the slot's `release`: the slot stays taken until the caller has
     /// recorded the outcome (its result-log line written) and calls `release`, so that after a
-    /// crash only requests in flight are sent again. `idle` runs before the producer waits for
-    /// anything (a slot, quiet, the rate cap): there it writes what it holds (`ProducerThread`),
-    /// which also frees the slots of the targets it holds.
-    public func submit(_ request: SendRequest, via state: ProviderState,
-                       isStopping: @escaping @Sendable () -> Bool = { false },
-                       idle: () -> Void = {},
-                       record: @escaping @Sendable (TargetEnd, _ release: @escaping @Sendable () -> Void) -> Void) {
+    /// crash only requests in flight are sent again. With a `handout` (a send job's producer), a
+    /// provider that answers at once gets the first attempt at the handout's next release, and
+    /// the handout is released before the producer waits for anything here (a slot, quiet, the
+    /// rate cap), which also frees the slots of the targets it holds.
+    func submit(_ request: SendRequest, via state: ProviderState,
+                isStopping: @escaping @Sendable () -> Bool = { false },
+                handout: Handout? = nil,
+                record: @escaping @Sendable (TargetEnd, _ release: @escaping @Sendable () -> Void) -> Void) {
         // The service asked for quiet: sleep until it ends (it may be pushed back meanwhile), or
         // until a stop rings.
-        var idled = false
+        var released = false
         while true {
             let quietUntil = state.quietUntil
             if quietUntil == .distantPast || quietUntil.timeIntervalSinceNow <= 0 { break }
-            if !idled { idle(); idled = true }
+            if !released { handout?.release(); released = true }
             if !StopBell.shared.sleep(until: quietUntil.timeIntervalSince1970, halted: isStopping) { break }
             if state.quietUntil <= quietUntil { break }
         }
         let slots = slots(for: state)
         if slots.wait(timeout: .now()) == .timedOut {
-            idle()
+            handout?.release()
             slots.wait()
         }
         // Stopped while waiting for a slot, or for the provider's rate cap: no new target
@@ -93,13 +94,17 @@ public final class WorkerPool: Sendable {
         if isStopping() || state.limiter.map({ limiter in
             state.waitUntilReady()
             let due = limiter.reserve()
-            if due > Date().timeIntervalSince1970 { idle() }
+            if due > Date().timeIntervalSince1970 { handout?.release() }
             return !RateLimiter.wait(until: due, halted: isStopping)
         }) == true {
             slots.signal()
             return record(.abandoned, {})
         }
-        attempt(.send(request, via: state), via: state, previous: nil, isStopping: isStopping) { [slots] outcome in
+        var operation = Operation.send(request, via: state)
+        if let handout, let immediate = state.immediate {
+            operation.first = { _, completion in handout.send(request, to: immediate, answer: completion) }
+        }
+        attempt(operation, via: state, previous: nil, isStopping: isStopping) { [slots] outcome in
             record(outcome, { slots.signal() })
         }
     }
@@ -122,6 +127,9 @@ public final class WorkerPool: Sendable {
     struct Operation: Sendable {
         var attempt: Int
         let call: @Sendable (Int, @escaping @Sendable (ProviderResult) -> Void) -> Void
+        /// How the first attempt goes, when not as `call` (held in a producer's `Handout`);
+        /// retries always go as `call`.
+        var first: (@Sendable (Int, @escaping @Sendable (ProviderResult) -> Void) -> Void)? = nil
 
         static func send(_ request: SendRequest, via state: ProviderState) -> Operation {
             Operation(attempt: request.attempt) { number, completion in
@@ -168,11 +176,13 @@ public final class WorkerPool: Sendable {
                 }
                 var following = request
                 following.attempt += 1
+                following.first = nil
                 retry(following, via: state, previous: result.disposition, due: Date(timeIntervalSinceNow: max(0, after)),
                       isStopping: isStopping, done: done)
             }
         }
-        watchdog.bound(from: started, name: state.name, answer: answer) { request.call(request.attempt, $0) }
+        let call = request.first ?? request.call
+        watchdog.bound(from: started, name: state.name, answer: answer) { call(request.attempt, $0) }
     }
 
     /// Attempts `request` at `due` (a retry, or the first attempt of `perform`), waiting on the
