@@ -20,6 +20,10 @@ struct CapGate: Sendable {
     init?(send: SendJob, jobID: String, apps: AppRoutes, registry: any FrequencyCapCounts) {
         let caps = apps.apps.compactMapValues(\.frequencyCap)
         guard send.capped, !caps.isEmpty else { return nil }
+        self.init(registry: registry, jobID: jobID, caps: caps)
+    }
+
+    init(registry: any FrequencyCapCounts, jobID: String, caps: [String: FrequencyCap]) {
         self.registry = registry
         self.jobID = jobID
         self.caps = caps

@@ -251,7 +251,7 @@ final class ChunkWorker: Sendable {
             }
             // No progress checkpoint: the job's origin keeps the job's.
             var run = SendRun(env: env, job: job, send: send, plan: plan, log: sink, prior: prior, stop: stop, progress: (nil, nil))
-            run.chunk = scope
+            run.scope = .chunk(scope)
             let result = run.execute()
             if result.interruption == nil, sink.failure == nil, !held.isLost {
                 _ = try queue.store.complete(chunk)

@@ -74,7 +74,7 @@ struct LocalTimeRun {
             }
             var waveRun = run
             waveRun.prior = prior
-            waveRun.zones = planned.keys
+            waveRun.scope = .wave(planned.keys)
             let sent = waveRun.execute()
             (result.delivered, result.failed, result.unregistered, result.retries) = (sent.delivered, sent.failed, sent.unregistered, sent.retries)
             if let why = sent.interruption {

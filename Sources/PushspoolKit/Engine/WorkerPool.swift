@@ -66,42 +66,37 @@ public final class WorkerPool: Sendable {
     /// quiet), then sends `request` with retries. `record` runs exactly once, on any thread, with
     /// the final outcome and the slot's `release`: the slot stays taken until the caller has
     /// recorded the outcome (its result-log line written) and calls `release`, so that after a
-    /// crash only requests in flight are sent again. With a `handout` (a send job's producer), a
-    /// provider that answers at once gets the first attempt at the handout's next release, and
-    /// the handout is released before the producer waits for anything here (a slot, quiet, the
-    /// rate cap), which also frees the slots of the targets it holds.
-    func submit(_ request: SendRequest, via state: ProviderState,
-                isStopping: @escaping @Sendable () -> Bool = { false },
-                handout: Handout? = nil,
+    /// crash only requests in flight are sent again. The producer waits here as `wait` says (its
+    /// `Handout` released first, which also frees the slots of the targets it holds), and stops
+    /// when `wait.halted`; a provider that answers at once gets the first attempt at the
+    /// handout's next release.
+    func submit(_ request: SendRequest, via state: ProviderState, wait: ProducerWait = .holdingNothing,
                 record: @escaping @Sendable (TargetEnd, _ release: @escaping @Sendable () -> Void) -> Void) {
+        let isStopping = wait.halted
         // The service asked for quiet: sleep until it ends (it may be pushed back meanwhile), or
         // until a stop rings.
-        var released = false
         while true {
             let quietUntil = state.quietUntil
             if quietUntil == .distantPast || quietUntil.timeIntervalSinceNow <= 0 { break }
-            if !released { handout?.release(); released = true }
-            if !StopBell.shared.sleep(until: quietUntil.timeIntervalSince1970, halted: isStopping) { break }
+            if !wait.until(quietUntil.timeIntervalSince1970) { break }
             if state.quietUntil <= quietUntil { break }
         }
         let slots = slots(for: state)
         if slots.wait(timeout: .now()) == .timedOut {
-            handout?.release()
+            wait.release()
             slots.wait()
         }
         // Stopped while waiting for a slot, or for the provider's rate cap: no new target
         // starts after a stop (or a cancel or pause of its job).
         if isStopping() || state.limiter.map({ limiter in
             state.waitUntilReady()
-            let due = limiter.reserve()
-            if due > Date().timeIntervalSince1970 { handout?.release() }
-            return !RateLimiter.wait(until: due, halted: isStopping)
+            return !wait.until(limiter.reserve())
         }) == true {
             slots.signal()
             return record(.abandoned, {})
         }
         var operation = Operation.send(request, via: state)
-        if let handout, let immediate = state.immediate {
+        if let handout = wait.handout, let immediate = state.immediate {
             operation.first = { _, completion in handout.send(request, to: immediate, answer: completion) }
         }
         attempt(operation, via: state, previous: nil, isStopping: isStopping) { [slots] outcome in
