@@ -7,7 +7,7 @@ import Synchronization
 /// slots block the producer), sends each through its platform's provider, prunes gone devices
 /// and appends one delivery line per target as it reaches its final outcome.
 struct SendRun {
-    let env: JobRunner.Environment
+    let services: SendServices
     let job: Job
     let send: SendJob
     let plan: SendPlan
@@ -112,26 +112,26 @@ struct SendRun {
         let start = (scope.resumes ? prior.resumedFrom : nil)
             ?? ResumePoint(after: chunk?.after ?? 0, log: LogPosition(offset: prior.finished.count == 0 ? runStart : 0))
         let tracker = plan.hubSends.isEmpty && scope.resumes ? ResumeTracker(start: start, runStart: runStart) : nil
-        let activity = env.activity, jobID = chunk?.label ?? job.id
+        let activity = services.activity, jobID = chunk?.label ?? job.id
         let finishedBefore = prior.delivered + prior.failed + prior.unregistered + prior.capped
         activity?.begin(Activity.Progress(id: jobID, targets: progress.targets, finished: finishedBefore, failed: prior.failed,
                                           finishedThisRun: 0, started: Date(), spreadOverSeconds: send.spreadOverSeconds)) {
             tally.counts.withLock { ($0.finished, $0.failed) }
         }
         defer { activity?.end(jobID) }
-        let pruner = RegistryPruner(registry: env.registry, log: env.log, jobID: job.id,
-                                    webhooks: env.webhooks.flatMap { $0.wants(.deviceUnregistered) ? $0 : nil })
-        let recorder = OutcomeRecorder(log: log, events: env.log, pruner: pruner, label: job.id,
+        let pruner = RegistryPruner(registry: services.registry, log: services.log, jobID: job.id,
+                                    webhooks: services.webhooks.flatMap { $0.wants(.deviceUnregistered) ? $0 : nil })
+        let recorder = OutcomeRecorder(log: log, events: services.log, pruner: pruner, label: job.id,
                                        start: LogPosition(offset: runStart, delivered: prior.delivered, failed: prior.failed,
                                                           unregistered: prior.unregistered, retries: prior.retries, capped: prior.capped))
-        let location = env.registry.location
+        let location = services.registry.location
         let checkpoints = progress.url == nil ? nil
             : Checkpoints(run: self, tally: tally) { tracker.map { ($0.point(current: recorder.position), location) } }
         defer { checkpoints?.stop() }
         // What the producer hands out between two of its waits is written together at the next.
         let stop = stop
         let handout = Handout(recorder: recorder)
-        let fanout = Fanout(outcomes: OutcomeStage(tally: tally, recorder: recorder, tracker: tracker, metrics: env.metrics),
+        let fanout = Fanout(outcomes: OutcomeStage(tally: tally, recorder: recorder, tracker: tracker, metrics: services.metrics),
                             pacing: SendPacing(spread: send.spreadOverSeconds, targets: progress.targets, start: Date().timeIntervalSince1970),
                             handout: handout, wait: ProducerWait(handout: handout, halted: { stop.isHalted }))
         var cursor = Cursor(matched: start.matched)
@@ -191,8 +191,8 @@ struct SendRun {
             }
             return offer(device, key: key, fanout, &cursor, capped: capped)
         }
-        let caps = CapGate(send: send, jobID: job.id, apps: env.apps, registry: env.registry).map { gate in
-            gate.prune(log: env.log)
+        let caps = CapGate(send: send, jobID: job.id, apps: services.apps, registry: services.registry).map { gate in
+            gate.prune(log: services.log)
             return CapStage(gate: gate, toSend: { d in direct(d) && !prior.finished.contains(platform: d.platform, recipient: .device(d)) },
                             wait: fanout.wait)
         }
@@ -211,21 +211,21 @@ struct SendRun {
             let tokenKind = send.message.native.tokenKind
             if case .wave(let zones) = scope {
                 for zone in zones where cursor.interruption == nil && going {
-                    try env.registry.forEach(platforms: Set(plan.direct), zone: zone, tokenKind: tokenKind,
+                    try services.registry.forEach(platforms: Set(plan.direct), zone: zone, tokenKind: tokenKind,
                                              matching: send.audience.tagExpression, pageSize: 1000, after: 0, each)
                 }
             } else {
-                try env.registry.forEach(platforms: Set(plan.direct), apps: plan.directApps, tokenKind: tokenKind,
+                try services.registry.forEach(platforms: Set(plan.direct), apps: plan.directApps, tokenKind: tokenKind,
                                          matching: send.audience.tagExpression, after: after, through: last, lastPage: { chunk?.lastRead() }, each)
             }
             if let caps, going { _ = caps.finish(then: step) }
         } catch {
             cursor.interruption = .registry(RegistryError.detail(error))
-            env.log.error("reading the registry failed: \(RegistryError.detail(error))", [(.job, job.id)])
+            services.log.error("reading the registry failed: \(RegistryError.detail(error))", [(.job, job.id)])
         }
         if let failure = caps?.failure {
             cursor.interruption = .registry(RegistryError.detail(failure))
-            env.log.error("counting frequency caps in the registry failed: \(RegistryError.detail(failure))", [(.job, job.id)])
+            services.log.error("counting frequency caps in the registry failed: \(RegistryError.detail(failure))", [(.job, job.id)])
         }
     }
 
@@ -259,7 +259,7 @@ struct SendRun {
             return false
         }
         guard var notification = plan.renditions[device.platform]?.notification(for: device.lang),
-              let route = env.apps.apps[device.app], let state = route.routes[device.platform] else {
+              let route = services.apps.apps[device.app], let state = route.routes[device.platform] else {
             fanout.tracker?.passed(key: key)
             return true
         }
@@ -315,8 +315,8 @@ struct SendRun {
 
     /// A device over its frequency cap: its `capped` line, counted like any final outcome, unsent.
     private func recordCapped(_ device: Device, key: Int64, _ fanout: Fanout) {
-        let provider = env.apps.state(app: device.app, platform: device.platform)?.name ?? "sandbox"
-        let reason = CapGate.reason(env.apps.apps[device.app]?.frequencyCap)
+        let provider = services.apps.state(app: device.app, platform: device.platform)?.name ?? "sandbox"
+        let reason = CapGate.reason(services.apps.apps[device.app]?.frequencyCap)
         let outcome = TargetOutcome(status: .capped, attempts: 0, result: ProviderResult(.rejected, reason: reason))
         let target = fanout.outcomes.handOut(platform: device.platform, provider: provider, app: device.app, recipient: .device(device), key: key)
         fanout.handout.record(fanout.outcomes.entry(target, outcome))
@@ -327,7 +327,7 @@ struct SendRun {
     private func dispatch(_ target: OutcomeStage.Target, via state: ProviderState, notification: RenderedNotification, fanout: Fanout) {
         let outcomes = fanout.outcomes
         let request = SendRequest(jobID: job.id, platform: target.platform, recipient: target.recipient, notification: notification, app: target.app)
-        env.pool.submit(request, via: state, wait: fanout.wait) { end, release in
+        services.pool.submit(request, via: state, wait: fanout.wait) { end, release in
             // Left for the resumed job: not final, not logged, not counted.
             guard case .final(let outcome) = end else {
                 release()
