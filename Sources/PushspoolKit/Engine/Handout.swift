@@ -15,7 +15,7 @@ import Synchronization
 final class Handout: Sendable {
     private struct Call {
         let provider: any ImmediateProvider
-        var requests: [SendRequest] = []
+        var prepared: [PreparedSend] = []
         var answers: [@Sendable (ProviderResult) -> Void] = []
     }
     private struct Held {
@@ -31,14 +31,19 @@ final class Handout: Sendable {
         self.recorder = recorder
     }
 
-    /// Holds `request` for `provider` until the next `release`, which calls `answer` with its answer.
+    /// Holds `request` for `provider` (as the provider prepared it) until the next `release`,
+    /// which calls `answer` with its answer.
     func send(_ request: SendRequest, to provider: any ImmediateProvider, answer: @escaping @Sendable (ProviderResult) -> Void) {
+        send(provider.prepare(request), to: provider, answer: answer)
+    }
+
+    func send(_ prepared: PreparedSend, to provider: any ImmediateProvider, answer: @escaping @Sendable (ProviderResult) -> Void) {
         held.withLock { h in
             if let i = h.calls.firstIndex(where: { $0.provider === provider }) {
-                h.calls[i].requests.append(request)
+                h.calls[i].prepared.append(prepared)
                 h.calls[i].answers.append(answer)
             } else {
-                h.calls.append(Call(provider: provider, requests: [request], answers: [answer]))
+                h.calls.append(Call(provider: provider, prepared: [prepared], answers: [answer]))
             }
         }
     }
@@ -61,7 +66,7 @@ final class Handout: Sendable {
         guard let taken else { return }
         recorder.together {
             for call in taken.calls {
-                let results = call.provider.send(batch: call.requests)
+                let results = call.provider.send(prepared: call.prepared)
                 for (answer, result) in zip(call.answers, results) { answer(result) }
             }
             for entry in taken.outcomes { recorder.record(entry) }

@@ -97,7 +97,9 @@ public final class WorkerPool: Sendable {
         }
         var operation = Operation.send(request, via: state)
         if let handout = wait.handout, let immediate = state.immediate {
-            operation.first = { _, completion in handout.send(request, to: immediate, answer: completion) }
+            // Prepared now: the handout holds the provider's output, not the request.
+            let prepared = immediate.prepare(request)
+            operation.first = { _, completion in handout.send(prepared, to: immediate, answer: completion) }
         }
         attempt(operation, via: state, previous: nil, isStopping: isStopping) { [slots] outcome in
             record(outcome, { slots.signal() })

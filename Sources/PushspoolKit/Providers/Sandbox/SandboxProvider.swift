@@ -27,34 +27,37 @@ public final class SandboxProvider: ImmediateProvider {
 
     /// A batch of one: its line is written, then it is answered.
     public func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {
-        completion(send(batch: [request])[0])
+        completion(send(prepared: [prepare(request)])[0])
     }
 
-    /// Writes the lines of `requests` with one `write(2)` per platform file, then answers each:
+    /// Its outbox line, or the refusal the real service would give (no line).
+    public func prepare(_ request: SendRequest) -> PreparedSend {
+        if case .device(let device) = request.recipient, let refusal = Self.refusal(device.platform, handle: device.handle) {
+            return PreparedSend(platform: request.platform, answer: refusal)
+        }
+        return PreparedSend(platform: request.platform, bytes: Self.outboxLine(request, at: Date()))
+    }
+
+    /// Writes the lines of `prepared` with one `write(2)` per platform file, then answers each:
     /// delivered once its line is written (the result log never records a delivery the outbox
     /// lacks), a transient failure the engine retries when the write failed (a full disk, an
-    /// unwritable outbox), or the refusal the real service would give.
-    public func send(batch requests: [SendRequest]) -> [ProviderResult] {
-        let now = Date()
-        var answers = [ProviderResult?](repeating: nil, count: requests.count)
+    /// unwritable outbox), or the refusal it was prepared with.
+    public func send(prepared: [PreparedSend]) -> [ProviderResult] {
+        var answers = prepared.map(\.answer)
         // Per platform file: its bytes, and which requests they carry.
-        var lines: [(platform: Platform, bytes: [UInt8], requests: [Int])] = []
-        for (i, request) in requests.enumerated() {
-            if case .device(let device) = request.recipient, let refusal = Self.refusal(device.platform, handle: device.handle) {
-                answers[i] = refusal
-                continue
-            }
-            let line = Self.outboxLine(request, at: now)
-            if let j = lines.firstIndex(where: { $0.platform == request.platform }) {
-                lines[j].bytes += line
-                lines[j].requests.append(i)
+        var files: [(platform: Platform, bytes: [UInt8], items: [Int])] = []
+        for i in prepared.indices where answers[i] == nil {
+            let platform = prepared[i].platform
+            if let j = files.firstIndex(where: { $0.platform == platform }) {
+                files[j].bytes += prepared[i].bytes
+                files[j].items.append(i)
             } else {
-                lines.append((request.platform, line, [i]))
+                files.append((platform, prepared[i].bytes, [i]))
             }
         }
-        for file in lines {
+        for file in files {
             let failure = descriptors.withLock { write(file.bytes, platform: file.platform, &$0) }
-            for i in file.requests { answers[i] = answer(failure) }
+            for i in file.items { answers[i] = answer(failure) }
         }
         return answers.map { $0! }
     }
