@@ -91,7 +91,7 @@ public final class Engine: Sendable {
         self.apps = apps
         let log = hooks.log, metrics = metrics, activity = activity
         controls = JobControls(directory: spool.url(.control))
-        pool = WorkerPool(concurrency: config.concurrency, policy: config.retry, metrics: metrics, random: hooks.random)
+        pool = EngineSetup.workerPool(config: config, metrics: metrics, random: hooks.random)
         var service: Webhooks?
         do {
             service = try Webhooks(config: config, spool: spool, metrics: metrics.webhooks, log: log)
