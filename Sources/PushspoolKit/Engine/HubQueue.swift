@@ -39,7 +39,10 @@ public final class HubQueue: Sendable {
         case pending(lastError: String?)
     }
 
-    private let pendingDir: URL
+    /// `hub/`: a mark per installation in `pending/` (written from a temporary in `hub/` itself).
+    private let folder: OutboxFolder
+    private var pendingDir: URL { folder.pending }
+    /// Marks whose write is in flight: a new mark may be made meanwhile in `pending/`.
     private let sendingDir: URL
     private let writer: InstallationWriter
     private let registry: any DeviceRegistry
@@ -54,12 +57,9 @@ public final class HubQueue: Sendable {
     public init(spool: Spool, writer: InstallationWriter, registry: any DeviceRegistry, log: Log,
                 concurrency: Int = 16, retryAfter: Double = 30,
                 now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) throws {
-        let root = spool.root.appendingPathComponent("hub")
-        pendingDir = root.appendingPathComponent("pending")
-        sendingDir = root.appendingPathComponent("sending")
-        for dir in [pendingDir, sendingDir] {
-            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        }
+        folder = try OutboxFolder(root: spool.root.appendingPathComponent("hub"), keepsFailed: false)
+        sendingDir = folder.root.appendingPathComponent("sending")
+        try FileManager.default.createDirectory(at: sendingDir, withIntermediateDirectories: true)
         self.writer = writer
         self.registry = registry
         self.log = log
@@ -85,8 +85,7 @@ public final class HubQueue: Sendable {
     public func start() {
         // The outbox holds this until its thread ends at `stop`.
         outbox.start(send: { [self] name in take(name) })
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: pendingDir.path)) ?? []
-        for name in names.sorted() where !name.hasPrefix(".") { outbox.ready(name) }
+        for name in folder.names() { outbox.ready(name) }
     }
 
     /// Marks installation `id` (of `platform`) as owed to the hub, durably, before the registry
@@ -97,9 +96,7 @@ public final class HubQueue: Sendable {
         state.withLock { $0.held[name, default: 0] += 1 }
         do {
             let record = JSONValue.object([("id", .string(id)), ("platform", .string(platform.rawValue))]).encoded()
-            let mark = pendingDir.appendingPathComponent(name)
-            // The temporary beside pending/, not in it: the scan of pending/ never sees it.
-            try DurableFile().write(record, to: mark, temporary: DurableFile.temporary(for: mark, in: pendingDir.deletingLastPathComponent()), mode: 0o600)
+            try folder.write(record, name: name, mode: 0o600)
         } catch {
             release(id)
             throw error
