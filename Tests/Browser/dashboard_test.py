@@ -273,10 +273,10 @@ try:
 
     def fcm_card():
         card = driver.find_element(By.CSS_SELECTOR, '#system .provider[data-provider="fcm"]')
-        rows = [[td.text for td in tr.find_elements(By.TAG_NAME, "td")] for tr in card.find_elements(By.CSS_SELECTOR, ".recent-errors tbody tr")]
-        figures = {dt.text: dd.text for dt, dd in zip(card.find_elements(By.CSS_SELECTOR, "dt"), card.find_elements(By.CSS_SELECTOR, "dd"))}
-        return {"connections": int(figures["Connections"].replace(",", "")), "failed": int(figures["Failed answers"].replace(",", "")),
-                "rows": [r for r in rows if len(r) == 5]}
+        rows = [{k: tr.find_element(By.CLASS_NAME, k).text for k in ["code", "reason", "meaning", "count"]}
+                for tr in card.find_elements(By.CSS_SELECTOR, ".recent-errors tr.recent-error")]
+        return {"connections": int(card.find_element(By.CLASS_NAME, "connections").text.replace(",", "")),
+                "failed": int(card.find_element(By.CLASS_NAME, "failed").text.replace(",", "")), "rows": rows}
 
     def status_fcm():
         out = subprocess.run(cfg["cli"] + ["status", "--json", "--config", cfg["config"]], capture_output=True, text=True, check=True).stdout
@@ -286,13 +286,13 @@ try:
 
     def agree():
         page, cli = fcm_card(), status_fcm()
-        newest = page["rows"][0][1:3] if page["rows"] else None
+        newest = [page["rows"][0]["code"], page["rows"][0]["reason"]] if page["rows"] else None
         same = page["connections"] == cli["connections"] and page["failed"] == cli["failed"] and newest == cli["newest"]
         return same and (page, cli)
     page, cli = wait_for(agree, "the FCM provider's figures on the page equal `status --json`'s", 20, 0.5)
     check(page["connections"] >= 1 and page["failed"] >= 30,
           f"the FCM provider: {page['connections']} connection(s), {page['failed']} failed answers, as `status --json` says ({cli})")
-    shown = [(r[2], r[4]) for r in page["rows"] if r[2] in meanings]
+    shown = [(r["reason"], r["meaning"]) for r in page["rows"] if r["reason"] in meanings]
     check(shown and all(meanings[reason] in meaning for reason, meaning in shown),
           f"its recent errors with what they mean: {shown[:3]}")
     page_text = driver.find_element(By.ID, "system").text

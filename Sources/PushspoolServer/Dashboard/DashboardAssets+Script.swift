@@ -409,15 +409,19 @@ extension DashboardAssets {
     // Each provider as the running dispatchers reported it (`status --json`'s `providers`).
     function providers(items) {
       if (items.length === 0) return h("p", { class: "muted", text: "no dispatcher running: no connections" });
-      return h("div", { class: "grid" }, items.map(p => {
+      const clock = t => { const d = new Date(t); return isNaN(d) ? String(t) : d.toDateString() === new Date().toDateString() ? d.toLocaleTimeString() : d.toLocaleString(); };
+      return h("div", { class: "grid providers" }, items.map(p => {
         const failed = Object.values(p.errors_total || {}).reduce((a, b) => a + b, 0);
-        const rows = (p.recent_errors || []).map(e => ({ cells: [when(e.at), e.code, e.reason || "—", num(e.count), e.meaning] }));
+        const rows = (p.recent_errors || []).map(e => ({ attrs: { class: "recent-error" }, cells: [
+          h("span", { class: "at", text: clock(e.at) }), h("span", { class: "code", text: e.code }),
+          h("span", null, h("span", { class: "reason", text: e.reason || "—" }), h("br"), h("span", { class: "meaning muted", text: e.meaning })),
+          h("span", { class: "count", text: num(e.count) })] }));
         return h("div", { class: "card provider", "data-provider": p.provider },
           h("h3", { text: p.provider }),
           kv([["Connections", h("span", { class: "connections", text: num(p.connections) })], ["In flight", num(p.in_flight)],
-              ["Failed answers", num(failed)]]),
+              ["Failed answers", h("span", { class: "failed", text: num(failed) })]]),
           rows.length === 0 ? h("p", { class: "muted", text: "no failed answers" })
-            : table([{ title: "Last at", narrow: true }, { title: "Code" }, { title: "Reason" }, { title: "In a row", num: true }, { title: "What it means" }],
+            : table([{ title: "Last at" }, { title: "Code" }, { title: "Reason and what it means" }, { title: "In a row", num: true }],
                 rows, { class: "recent-errors" }));
       }));
     }
