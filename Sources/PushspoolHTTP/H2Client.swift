@@ -51,6 +51,7 @@ public final class H2Client: HTTPClient {
         let (accepted, wake) = core.inbox.withLock { box in
             if box.stopping { return (false, false) }
             box.requests.append(stream)
+            core.gauge.started()     // before the loop can take it (and count its answer)
             // Only a sleeping loop needs the wakeup, and only once: a busy loop takes the whole
             // inbox on its next turn anyway.
             defer { box.asleep = false }
@@ -60,7 +61,6 @@ public final class H2Client: HTTPClient {
             completion(.failure(HTTPTransportError("HTTP client is shut down")))
             return
         }
-        core.gauge.started()
         if wake { core.poll.wakeup.signal() }
     }
 
