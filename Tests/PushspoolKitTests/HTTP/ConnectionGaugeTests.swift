@@ -28,6 +28,18 @@ struct ConnectionGaugeTests {
         #expect(client.connections == HTTPConnectionCount(open: 0, inFlight: 0), "closed at shutdown")
     }
 
+    /// A server without HTTP/2: the requests go to the HTTP/1.1 client behind, which counts in
+    /// the same gauge; once answered nothing is left counted (idle kept-alive connections are not).
+    @Test func theHTTP1FallbackCountsInTheSameGaugeAndSettlesAtZero() throws {
+        let dir = TempDir()
+        let wns = try FakeServer("wns", dir: dir)
+        let client = try H2Client(options: H2ClientTests.options(.http2Preferred))
+        let results = H2ClientTests.sendAll(client, (0..<10).map { _ in HTTPRequest(url: wns.url + "/ch/anything", body: Array("<toast/>".utf8)) })
+        #expect(results.allSatisfy { (try? $0.get())?.httpVersion == 1 })
+        eventually("the counts to settle", timeout: 5, poll: 0.02, { client.connections }, until: { $0 == HTTPConnectionCount(open: 0, inFlight: 0) })
+        client.shutdown()
+    }
+
     @Test func aProvidersClientsAreCountedTogether() throws {
         let dir = TempDir()
         let fake = try FakeServer("apns", args: ["hold-ms": "1500"], dir: dir)
