@@ -318,6 +318,7 @@ struct DashboardData: Sendable {
             ("dispatchers", .array(dispatchers.map { $0.json() })),
             ("registry", RegistryProbe.json(RegistryProbe(config: config, timeout: 0.3, open: registry).problem())),
             ("folders", .object(folders)),
+            ("providers", .array(DispatcherPresence.providers(of: dispatchers).map { $0.json() })),
             ("paused_providers", .array(PauseRecord.all(in: spool))),
             ("rate_limits", .object(config.maxPerSecond.sorted { $0.key < $1.key }.map { ($0.key, .double($0.value)) })),
             ("webhooks", .object([("pending", .int(Int64(hooks.pending))), ("failed", .int(Int64(hooks.failed)))])),
@@ -331,6 +332,7 @@ struct DashboardData: Sendable {
     /// from the very text `/metrics` serves (histogram buckets left out).
     static func providerSamples(_ text: String) -> [JSONValue] {
         let wanted = ["pushspool_deliveries_total", "pushspool_retries_total", "pushspool_provider_paused",
+                      "pushspool_provider_connections", "pushspool_provider_requests_in_flight", "pushspool_provider_errors_total",
                       "pushspool_provider_request_duration_seconds_count", "pushspool_provider_request_duration_seconds_sum",
                       "pushspool_queue", "pushspool_targets_remaining", "pushspool_jobs_total", "pushspool_notification_events_total"]
         var out: [JSONValue] = []
