@@ -6,10 +6,11 @@ import Synchronization
 /// This host's hands on the shared queue: it cuts jobs' audiences into chunks and claims at most
 /// `queue.max_chunks` chunks at once, each sent by a `SendRun` on a thread of its own with its
 /// outcomes going to the queue, then completed (or, stopped, paused or cancelled, let go for
-/// any host to take). It wakes on the queue's notifications, and every `fallbackSeconds` for
-/// what tells no one (a lease that ran out). Leases are renewed every third of a lease; a host
-/// that cannot renew for a whole lease (partitioned from the database) stops sending, since
-/// its chunks go on elsewhere.
+/// any host to take). It wakes on the queue's notifications, and at the one time that tells no
+/// one: when the earliest lease another host holds runs out (`alarm`). Idle, it makes no
+/// statement at all: its presence is a lock its listening connection holds. Leases are renewed
+/// every third of a lease while it holds chunks; a host that cannot renew for a whole lease
+/// (partitioned from the database) stops sending, since its chunks go on elsewhere.
 final class ChunkWorker: Sendable {
     /// A chunk this host holds, whether it lost it, and whether its targets are all handed out.
     final class Held: Sendable {
@@ -36,6 +37,11 @@ final class ChunkWorker: Sendable {
     private let leases = DispatchQueue(label: "pushspool.chunk-leases")
     private let listener: QueueListener
     private let threads = DispatchGroup()
+    /// Wakes `claimMore` when a lease another host holds runs out, a skipped job may be tried
+    /// again, or (the database away) to try again.
+    private let alarm: QueueAlarm
+    /// Wakes the retention when the oldest ended job is `keep_days` old.
+    private let purgeAlarm: QueueAlarm
 
     private struct State {
         var held: [String: Held] = [:]
@@ -45,9 +51,11 @@ final class ChunkWorker: Sendable {
         var skip: [String: Date] = [:]
         var lastRenewed = Date()
         var rate = RateEstimator(window: 10, minimumSpan: 1)
+        /// Armed while this host holds chunks (and for one more report after the last).
         var renewer: (any DispatchSourceTimer)?
         var unreachableSince: Date?
-        /// When this host next deletes the rows of jobs that ended more than `keep_days` ago.
+        /// When this host may next delete the rows of jobs that ended more than `keep_days` ago
+        /// (at most hourly).
         var nextPurge = Date.distantPast
     }
     private let state = Mutex(State())
@@ -66,7 +74,11 @@ final class ChunkWorker: Sendable {
         self.queue = queue
         self.env = env
         outcomes = OutcomeWriter(store: queue.store)
-        listener = QueueListener(pool: queue.store.pool)
+        listener = QueueListener(pool: queue.store.pool, presence: queue.store.host)
+        alarm = QueueAlarm(queue: control)
+        purgeAlarm = QueueAlarm(queue: control)
+        alarm.onFire { [weak self] in self?.claimMore() }
+        purgeAlarm.onFire { [weak self] in self?.purgeIfDue(Date()) }
     }
 
     private var lease: Double { Double(queue.config.leaseSeconds) }
@@ -81,29 +93,37 @@ final class ChunkWorker: Sendable {
         threads.enter()
         let thread = Thread { [self] in
             defer { threads.leave() }
-            listener.listen(timeout: queue.fallbackSeconds) { payload in
-                // nil: a reconnect or a quiet while, when anything may have been missed.
+            listener.listen { payload in
+                // nil: (re)connected, when anything may have been missed.
                 let kind = payload.map { String($0.prefix { $0 != " " }) }
                 if kind == nil || kind == "control" { refreshRequests() }
                 if kind == nil || kind == "pause" { applySharedPauses() }
                 // Origins wait for chunks to complete and for steering; claims, for chunks to take.
                 if kind != "ready" { queue.wakeups.signal() }
                 if kind == nil || ["ready", "released", "control"].contains(kind!) { poke() }
+                if kind == "ended" { control.async { [self] in armPurge(afterEnd: true) } }
             }
         }
         thread.name = "pushspool queue listener"
         thread.start()
-        let every = lease / 3
-        state.withLock { s in
-            let timer = DispatchSource.makeTimerSource(queue: leases)
-            timer.schedule(deadline: .now() + every, repeating: every, leeway: .milliseconds(100))
-            timer.setEventHandler { [weak self] in self?.renew() }
-            timer.resume()
-            s.renewer = timer
-        }
         queue.refreshRequests()
-        poke()
+        // This host's first report: `status` lists it from now on.
+        control.async { [self] in
+            try? queue.store.report(chunks: 0, sent: sent.load(ordering: .relaxed), rate: 0)
+            claimMore()
+        }
         purgeIfDue(Date())
+    }
+
+    /// Renews every third of a lease from now on, until it holds no chunk (`renew`).
+    private func renewWhileHolding(_ s: inout State) {
+        guard s.renewer == nil, !isStopping else { return }
+        let every = lease / 3
+        let timer = DispatchSource.makeTimerSource(queue: leases)
+        timer.schedule(deadline: .now() + every, repeating: every, leeway: .milliseconds(100))
+        timer.setEventHandler { [weak self] in self?.renew() }
+        timer.resume()
+        s.renewer = timer
     }
 
     /// Stops claiming; chunks in hand stop producing, finish what is in flight and are let go.
@@ -113,6 +133,8 @@ final class ChunkWorker: Sendable {
             s.renewer?.cancel()
             s.renewer = nil
         }
+        alarm.cancel()
+        purgeAlarm.cancel()
         // Wakes the listener and the origins following their jobs (`QueuedSend`) at once.
         listener.stop()
         queue.wakeups.signal()
@@ -136,10 +158,10 @@ final class ChunkWorker: Sendable {
         // last page (its last devices go out while the next is claimed and read, so the slots
         // never drain between chunks), up to `max_chunks` held. One reader keeps every slot
         // busy; more would only contend for the slots and hold work other hosts could take.
-        let (room, skip, cutting) = state.withLock { s in
+        let (room, skip, cutting, skipEnds) = state.withLock { s in
             s.skip = s.skip.filter { $0.value > now }
             let reading = s.held.values.contains { $0.isReading && !$0.isLost }
-            return (reading ? 0 : min(1, queue.config.maxChunks - s.held.count), Array(s.skip.keys), s.cutting)
+            return (reading ? 0 : min(1, queue.config.maxChunks - s.held.count), Array(s.skip.keys), s.cutting, s.skip.values.min())
         }
         do {
             let own = ownOnly.load(ordering: .acquiring)
@@ -147,15 +169,25 @@ final class ChunkWorker: Sendable {
                 state.withLock { $0.cutting = true }
                 spawn("pushspool cut \(cut.job)") { [self] in runCut(cut) }
             }
-            guard room > 0 else { return }
-            for chunk in try queue.store.claim(count: room, lease: lease, excluding: skip, ownOnly: own) {
-                let held = Held(chunk)
-                state.withLock { $0.held[PostgresJobQueue.key(chunk.job, chunk.number)] = held }
-                spawn("pushspool chunk \(chunk.job)#\(chunk.number)") { [self] in runChunk(held) }
+            if room > 0 {
+                for chunk in try queue.store.claim(count: room, lease: lease, excluding: skip, ownOnly: own) {
+                    let held = Held(chunk)
+                    state.withLock { s in
+                        s.held[PostgresJobQueue.key(chunk.job, chunk.number)] = held
+                        renewWhileHolding(&s)
+                    }
+                    spawn("pushspool chunk \(chunk.job)#\(chunk.number)") { [self] in runChunk(held) }
+                }
             }
+            // Nothing tells when another host's lease runs out: wake just after it (the claim
+            // takes a lease strictly past its end), or when a skipped job may be tried again.
+            var next = try queue.store.nextLapse(ownOnly: own).map { $0 + 0.1 }
+            if let skipEnds { next = min(next ?? .infinity, skipEnds.timeIntervalSince(now)) }
+            if let next { alarm.wake(in: next) }
             noteReachable()
         } catch {
             noteUnreachable(error)
+            alarm.wake(in: queue.fallbackSeconds)
         }
     }
 
@@ -294,6 +326,7 @@ final class ChunkWorker: Sendable {
 
     /// Renews every lease held; a chunk whose lease another host took is lost (its run stops).
     /// Unable to renew for a whole lease, every chunk in hand is lost: other hosts have them.
+    /// Holding none, it reports so once more and stops until the next claim.
     private func renew() {
         let keys = state.withLock { s in s.held.filter { !$0.value.isLost }.map(\.key) }
         let sent = sent.load(ordering: .relaxed)
@@ -303,10 +336,16 @@ final class ChunkWorker: Sendable {
             return s.rate.rate ?? 0
         }
         do {
-            let kept = try queue.store.renew(keys, lease: lease, sent: sent, rate: rate)
+            let kept = try queue.store.renew(keys, lease: lease, sent: sent, rate: keys.isEmpty ? 0 : rate)
             state.withLock { s in
                 s.lastRenewed = now
                 for key in keys where !kept.contains(key) { s.held[key]?.lose() }
+                // Checked under the lock a claim adds its chunk under: a claim after this arms
+                // a new renewer.
+                if keys.isEmpty, s.held.isEmpty {
+                    s.renewer?.cancel()
+                    s.renewer = nil
+                }
             }
             noteReachable()
         } catch {
@@ -314,16 +353,15 @@ final class ChunkWorker: Sendable {
             if late { state.withLock { s in for held in s.held.values { held.lose() } } }
             noteUnreachable(error)
         }
-        poke()
-        purgeIfDue(now)
     }
 
     // MARK: Retention
 
-    /// At start and then hourly, deletes the queue's rows of jobs that ended more than
-    /// `queue.keep_days` ago, on a thread of its own (about a second per million lines). Only a
-    /// stop (SIGTERM) cuts it short: `run --once` waits for it after its own jobs, so hosts run
-    /// from cron delete old jobs whole too.
+    /// At start, and then when the oldest ended job is `queue.keep_days` old (at most hourly),
+    /// deletes the queue's rows of jobs that ended more than `queue.keep_days` ago, on a thread
+    /// of its own (about a second per million lines). Only a stop (SIGTERM) cuts it short:
+    /// `run --once` waits for it after its own jobs, so hosts run from cron delete old jobs
+    /// whole too.
     private func purgeIfDue(_ now: Date) {
         let days = queue.config.keepDays
         guard days > 0, !isStopping, state.withLock({ s -> Bool in
@@ -337,9 +375,24 @@ final class ChunkWorker: Sendable {
                 if jobs > 0 {
                     env.log.info("deleted from the shared queue \(jobs) job\(jobs == 1 ? "" : "s") that ended more than \(days) day\(days == 1 ? "" : "s") ago (queue.keep_days)")
                 }
+                control.async { [self] in armPurge(afterEnd: false) }
             } catch {
                 env.log.warning("could not delete old jobs from the shared queue: \(RegistryError.detail(error)); again in an hour")
+                purgeAlarm.wake(in: 3600)
             }
+        }
+    }
+
+    /// Arms the retention for when the oldest ended job is old enough (after a purge: read
+    /// from the queue), or, told a job just ended, for when that one is, unless armed sooner.
+    private func armPurge(afterEnd: Bool) {
+        let age = Double(queue.config.keepDays) * 86_400
+        guard age > 0, !isStopping else { return }
+        let soonest = state.withLock { $0.nextPurge.timeIntervalSinceNow }
+        if afterEnd {
+            if purgeAlarm.armed == nil { purgeAlarm.wake(in: max(age, soonest)) }
+        } else if let due = try? queue.store.nextPurge(endedBefore: age) {
+            purgeAlarm.wake(in: max(due, soonest))
         }
     }
 

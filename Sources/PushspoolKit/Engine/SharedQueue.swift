@@ -5,7 +5,7 @@ import Synchronization
 /// This host's side of the job queue every host on one PostgreSQL registry shares (README
 /// "Several hosts"): the queue's store, the `queue` settings, the wake-ups its notifications
 /// give, and the cancel and pause requests any host made (read again on each `control`
-/// notification, and at least every `fallbackSeconds`).
+/// notification, and whenever the listener reconnects).
 final class SharedQueue: Sendable {
     let store: PostgresJobQueue
     /// The registry the queue's audiences are cut from; the store borrows its pool.
@@ -28,8 +28,8 @@ final class SharedQueue: Sendable {
     /// the same after a restart (the origin finds its jobs again).
     static func origin(_ spool: Spool) -> String { "\(HostName.current):\(spool.root.path)" }
 
-    /// How often a host looks at the queue with no notification (a lease that ran out tells
-    /// no one): at most a third of a lease, at most 5 s.
+    /// How often an origin following its job looks at the queue between notifications, and a
+    /// host retries while the database is away: at most a third of a lease, at most 5 s.
     var fallbackSeconds: Double { min(5, Double(config.leaseSeconds) / 3) }
 
     /// Whether a send job goes through the queue: one whose audience the registry resolves and

@@ -215,6 +215,26 @@ public final class PostgresJobQueue: Sendable {
         }
     }
 
+    /// Seconds until the earliest lease another holder has on a chunk (or a cut) of a job
+    /// neither paused nor cancelled runs out, when this host may take it over; nil: no lease
+    /// runs. `ownOnly`: of jobs this origin published. A host sleeps until then (or the next
+    /// notification): a lease that runs out tells no one.
+    public func nextLapse(ownOnly: Bool = false) throws(RegistryError) -> Double? {
+        try run { c in
+            let r = try c.query("""
+                SELECT extract(epoch from least(
+                    (SELECT min(q.lease_until) FROM queue_chunks q JOIN queue_jobs j ON j.id = q.job
+                     WHERE NOT q.done AND q.lease_until > clock_timestamp() AND q.host <> $1 AND j.control IS NULL
+                       AND ($2::text IS NULL OR j.origin = $2)),
+                    (SELECT min(cut_lease_until) FROM queue_jobs
+                     WHERE NOT cut_done AND control IS NULL AND cut_lease_until > clock_timestamp() AND cutter <> $1
+                       AND ($2::text IS NULL OR origin = $2))
+                ) - clock_timestamp())
+                """, [host, ownOnly ? origin : nil])
+            return r.isNull(0, 0) ? nil : max(0, r.double(0, 0))
+        }
+    }
+
     /// Renews the leases of the chunks this host is sending (`keys`, `key(job, chunk)`), and
     /// says which it still holds: a lease that ran out is not renewed (`ChunkLease`: a lapsed
     /// holder can do nothing more; another host may have taken the chunk over).
@@ -222,10 +242,7 @@ public final class PostgresJobQueue: Sendable {
     public func renew(_ keys: [String], lease: Double, sent: Int64, rate: Double) throws(RegistryError) -> Set<String> {
         let holding = keys.count
         return try transaction { c in
-            try c.query("""
-                INSERT INTO queue_hosts(host, seen_at, chunks, sent, rate) VALUES($1, clock_timestamp(), $2::int, $3::bigint, $4::float8)
-                ON CONFLICT (host) DO UPDATE SET seen_at = excluded.seen_at, chunks = excluded.chunks, sent = excluded.sent, rate = excluded.rate
-                """, [host, "\(holding)", "\(sent)", "\(rate)"])
+            try Self.report(on: c, host: host, chunks: holding, sent: sent, rate: rate)
             let r = try c.query("""
                 UPDATE queue_chunks SET lease_until = clock_timestamp() + make_interval(secs => $2::float8)
                 WHERE host = $1 AND NOT done AND lease_until > clock_timestamp() AND job || chr(31) || chunk = ANY($3::text[])
@@ -233,6 +250,30 @@ public final class PostgresJobQueue: Sendable {
                 """, [host, "\(lease)", PostgresRegistry.arrayLiteral(keys)])
             return Set((0..<r.count).map { Self.key(r.text($0, 0) ?? "", Int(r.int64($0, 1))) })
         }
+    }
+
+    /// Writes this host's report for `status` (chunks held, outcomes recorded, their rate):
+    /// at start, and with each renewal while it holds chunks.
+    public func report(chunks: Int, sent: Int64, rate: Double) throws(RegistryError) {
+        try run { c in try Self.report(on: c, host: host, chunks: chunks, sent: sent, rate: rate) }
+    }
+
+    private static func report(on c: PostgresConnection, host: String, chunks: Int, sent: Int64, rate: Double) throws {
+        try c.query("""
+            INSERT INTO queue_hosts(host, seen_at, chunks, sent, rate) VALUES($1, clock_timestamp(), $2::int, $3::bigint, $4::float8)
+            ON CONFLICT (host) DO UPDATE SET seen_at = excluded.seen_at, chunks = excluded.chunks, sent = excluded.sent, rate = excluded.rate
+            """, [host, "\(chunks)", "\(sent)", "\(rate)"])
+    }
+
+    /// The first key of the advisory lock a running host holds on its listening connection
+    /// (the second: its name's `hashtext`): PostgreSQL lets it go when the connection ends, so
+    /// `hosts` tells a live host from a dead one without a heartbeat statement.
+    static let presenceKey: Int32 = 0x7073_7071   // "pspq"
+
+    /// Takes `host`'s presence lock on `c` for as long as the connection lives (`pg_try_`: two
+    /// names of one hash would share it, and then the second is seen by its reports only).
+    static func presenceLock(_ host: String, on c: PostgresConnection) throws {
+        try c.query("SELECT pg_try_advisory_lock($1::int, hashtext($2))", ["\(presenceKey)", host])
     }
 
     static func key(_ job: String, _ chunk: Int) -> String { "\(job)\u{1F}\(chunk)" }
@@ -438,6 +479,18 @@ public final class PostgresJobQueue: Sendable {
         }
     }
 
+    /// Seconds until the earliest ended job is `age` seconds old and `purge` would delete it;
+    /// nil: no job has ended.
+    public func nextPurge(endedBefore age: Double) throws(RegistryError) -> Double? {
+        try run { c in
+            let r = try c.query("""
+                SELECT extract(epoch from min(ended_at) + make_interval(secs => $1::float8) - clock_timestamp()) FROM queue_jobs
+                WHERE ended_at IS NOT NULL
+                """, ["\(age)"])
+            return r.isNull(0, 0) ? nil : max(0, r.double(0, 0))
+        }
+    }
+
     // MARK: Steering
 
     /// Sets (or with nil, clears) a job's cancel or pause request and tells every host; false:
@@ -489,12 +542,20 @@ public final class PostgresJobQueue: Sendable {
         public var rate: Double
     }
 
+    /// A host whose listening connection is open holds its presence lock (`presenceLock`) and
+    /// is seen now; another was last seen at its last report (at start, and while it held
+    /// chunks, at each renewal): an idle host reports nothing.
     public func hosts() throws(RegistryError) -> [HostRow] {
         try run { c in
             let r = try c.query("""
-                SELECT host, extract(epoch from clock_timestamp() - seen_at), chunks, sent, rate FROM queue_hosts
-                WHERE seen_at > clock_timestamp() - interval '1 hour' ORDER BY host
-                """)
+                SELECT host, CASE WHEN live THEN 0 ELSE extract(epoch from clock_timestamp() - seen_at) END, chunks, sent, rate
+                FROM (SELECT h.*, EXISTS (SELECT 1 FROM pg_locks l
+                                          WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 2
+                                            AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                                            AND l.classid = $1::int::oid AND l.objid = hashtext(h.host)::oid) AS live
+                      FROM queue_hosts h) hosts
+                WHERE live OR seen_at > clock_timestamp() - interval '1 hour' ORDER BY host
+                """, ["\(Self.presenceKey)"])
             return (0..<r.count).map { HostRow(host: r.text($0, 0) ?? "", secondsAgo: r.double($0, 1), chunks: Int(r.int64($0, 2)),
                                                 sent: r.int64($0, 3), rate: r.double($0, 4)) }
         }
@@ -536,8 +597,13 @@ public final class PostgresJobQueue: Sendable {
 public final class QueueListener: Sendable {
     private let pool: PostgresPool
     private let stopped = StopEvent()
+    /// The host whose presence its connection holds (`PostgresJobQueue.presenceLock`), if any.
+    private let presence: String?
 
-    init(pool: PostgresPool) { self.pool = pool }
+    init(pool: PostgresPool, presence: String? = nil) {
+        self.pool = pool
+        self.presence = presence
+    }
 
     /// On a pool of one connection of its own (a test's second host).
     public convenience init(uri: String) { self.init(pool: PostgresPool(uri: uri, maxConnections: 1)) }
@@ -545,10 +611,12 @@ public final class QueueListener: Sendable {
     /// Ends `listen` at once (from any thread).
     public func stop() { stopped.set() }
 
-    /// Calls `heard` with each notification's payload (and with nil after each `timeout` of
-    /// silence, or while the database cannot be reached) until `stop()`, or until `stop` says
-    /// so when it is next asked (after a notification or a quiet `timeout`).
-    public func listen(timeout: Double, stop: @Sendable () -> Bool = { false }, _ heard: @Sendable (String?) -> Void) {
+    /// Calls `heard` with each notification's payload (and with nil when it (re)connected, as
+    /// anything said meanwhile was missed, and after each `timeout` of silence when one is
+    /// given) until `stop()`, or until `stop` says so when it is next asked (after a
+    /// notification or a quiet `timeout`). With no `timeout` it makes no statement and no
+    /// wake-up while nothing is said: the socket's keepalives find a dead connection.
+    public func listen(timeout: Double = .infinity, stop: @Sendable () -> Bool = { false }, _ heard: @Sendable (String?) -> Void) {
         var connection: PostgresConnection?
         var backoff = 0.25
         var quietSince = Date()
@@ -558,6 +626,7 @@ public final class QueueListener: Sendable {
                     let c = try pool.openDedicated()
                     do {
                         try c.execute("LISTEN \(PostgresJobQueue.channel)")
+                        if let presence { try PostgresJobQueue.presenceLock(presence, on: c) }
                     } catch {
                         pool.closeDedicated(c)
                         throw error
@@ -580,7 +649,7 @@ public final class QueueListener: Sendable {
                 if let connection { pool.closeDedicated(connection) }
                 connection = nil
                 heard(nil)
-                stopped.wait(seconds: min(backoff, timeout))
+                stopped.wait(seconds: min(backoff, timeout, 5))
                 backoff = min(backoff * 2, 5)
             }
         }
