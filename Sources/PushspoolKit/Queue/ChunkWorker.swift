@@ -36,12 +36,11 @@ final class ChunkWorker: Sendable {
     /// (`ChunkLease`), so a renewal never waits behind claims and cuts on `control`.
     private let leases = DispatchQueue(label: "pushspool.chunk-leases")
     private let listener: QueueListener
-    private let threads = DispatchGroup()
+    private let threads: DispatchGroup
     /// Wakes `claimMore` when a lease another host holds runs out, a skipped job may be tried
     /// again, or (the database away) to try again.
     private let alarm: QueueAlarm
-    /// Wakes the retention when the oldest ended job is `keep_days` old.
-    private let purgeAlarm: QueueAlarm
+    private let retention: QueueRetention
 
     private struct State {
         var held: [String: Held] = [:]
@@ -54,9 +53,6 @@ final class ChunkWorker: Sendable {
         /// Armed while this host holds chunks (and for one more report after the last).
         var renewer: (any DispatchSourceTimer)?
         var unreachableSince: Date?
-        /// When this host may next delete the rows of jobs that ended more than `keep_days` ago
-        /// (at most hourly).
-        var nextPurge = Date.distantPast
     }
     private let state = Mutex(State())
     private let stopFlag = Atomic<Bool>(false)
@@ -76,9 +72,11 @@ final class ChunkWorker: Sendable {
         outcomes = OutcomeWriter(store: queue.store)
         listener = QueueListener(pool: queue.store.pool, presence: queue.store.host)
         alarm = QueueAlarm(queue: control)
-        purgeAlarm = QueueAlarm(queue: control)
+        let threads = DispatchGroup()
+        self.threads = threads
+        retention = QueueRetention(queue: queue, log: env.log, control: control, isStopping: env.isStopping,
+                                   spawn: { name, body in Self.spawn(name, on: threads, body) })
         alarm.onFire { [weak self] in self?.claimMore() }
-        purgeAlarm.onFire { [weak self] in self?.purgeIfDue(Date()) }
     }
 
     private var lease: Double { Double(queue.config.leaseSeconds) }
@@ -101,7 +99,7 @@ final class ChunkWorker: Sendable {
                 // Origins wait for chunks to complete and for steering; claims, for chunks to take.
                 if kind != "ready" { queue.wakeups.signal() }
                 if kind == nil || ["ready", "released", "control"].contains(kind!) { poke() }
-                if kind == "ended" { control.async { [self] in armPurge(afterEnd: true) } }
+                if kind == "ended" { retention.jobEnded() }
             }
         }
         thread.name = "pushspool queue listener"
@@ -112,7 +110,7 @@ final class ChunkWorker: Sendable {
             try? queue.store.report(chunks: 0, sent: sent.load(ordering: .relaxed), rate: 0)
             claimMore()
         }
-        purgeIfDue(Date())
+        retention.purgeIfDue()
     }
 
     /// Renews every third of a lease from now on, until it holds no chunk (`renew`).
@@ -134,7 +132,7 @@ final class ChunkWorker: Sendable {
             s.renewer = nil
         }
         alarm.cancel()
-        purgeAlarm.cancel()
+        retention.stop()
         // Wakes the listener and the origins following their jobs (`QueuedSend`) at once.
         listener.stop()
         queue.wakeups.signal()
@@ -191,7 +189,9 @@ final class ChunkWorker: Sendable {
         }
     }
 
-    private func spawn(_ name: String, _ body: @escaping @Sendable () -> Void) {
+    private func spawn(_ name: String, _ body: @escaping @Sendable () -> Void) { Self.spawn(name, on: threads, body) }
+
+    private static func spawn(_ name: String, on threads: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
         threads.enter()
         let thread = Thread { [threads] in
             body()
@@ -261,7 +261,7 @@ final class ChunkWorker: Sendable {
                 try? queue.store.release(chunk)
                 return
             }
-            if let previous = chunk.tookOverFrom { takeOver(chunk, from: previous) }
+            TakeOver.announce(chunk, log: env.log)
             // Outcomes recorded before it was taken over (or let go): those targets are final.
             var prior = ResultLogContents()
             for batch in try queue.store.lines(job: chunk.job, chunk: chunk.number) {
@@ -293,14 +293,6 @@ final class ChunkWorker: Sendable {
         } catch {
             env.log.error("chunk \(chunk.number): \(RegistryError.detail(error)); left for its lease to run out", [(.job, chunk.job)])
         }
-    }
-
-    /// A chunk whose holder's lease ran out is taken over here (`ChunkLease.tookOver`): the
-    /// claim took it, and the lapsed holder can record nothing more (its lines are refused under
-    /// the row's lock), so the outcomes recorded so far are final and the rest of its targets
-    /// are sent from here. Said in the log: a take-over means a host stalled or was cut off.
-    private func takeOver(_ chunk: PostgresJobQueue.Chunk, from previous: String) {
-        env.log.info("took over chunk \(chunk.number) from \(previous), whose lease ran out", [(.job, chunk.job)])
     }
 
     /// Reads the cancel and pause requests again. A queued job this host accepted and keeps
@@ -352,47 +344,6 @@ final class ChunkWorker: Sendable {
             let late = state.withLock { s -> Bool in now.timeIntervalSince(s.lastRenewed) >= lease }
             if late { state.withLock { s in for held in s.held.values { held.lose() } } }
             noteUnreachable(error)
-        }
-    }
-
-    // MARK: Retention
-
-    /// At start, and then when the oldest ended job is `queue.keep_days` old (at most hourly),
-    /// deletes the queue's rows of jobs that ended more than `queue.keep_days` ago, on a thread
-    /// of its own (about a second per million lines). Only a stop (SIGTERM) cuts it short:
-    /// `run --once` waits for it after its own jobs, so hosts run from cron delete old jobs
-    /// whole too.
-    private func purgeIfDue(_ now: Date) {
-        let days = queue.config.keepDays
-        guard days > 0, !isStopping, state.withLock({ s -> Bool in
-            guard s.nextPurge <= now else { return false }
-            s.nextPurge = now.addingTimeInterval(3600)
-            return true
-        }) else { return }
-        spawn("pushspool queue retention") { [self] in
-            do {
-                let jobs = try queue.store.purge(endedBefore: Double(days) * 86_400, stop: { [env] in env.isStopping() })
-                if jobs > 0 {
-                    env.log.info("deleted from the shared queue \(jobs) job\(jobs == 1 ? "" : "s") that ended more than \(days) day\(days == 1 ? "" : "s") ago (queue.keep_days)")
-                }
-                control.async { [self] in armPurge(afterEnd: false) }
-            } catch {
-                env.log.warning("could not delete old jobs from the shared queue: \(RegistryError.detail(error)); again in an hour")
-                purgeAlarm.wake(in: 3600)
-            }
-        }
-    }
-
-    /// Arms the retention for when the oldest ended job is old enough (after a purge: read
-    /// from the queue), or, told a job just ended, for when that one is, unless armed sooner.
-    private func armPurge(afterEnd: Bool) {
-        let age = Double(queue.config.keepDays) * 86_400
-        guard age > 0, !isStopping else { return }
-        let soonest = state.withLock { $0.nextPurge.timeIntervalSinceNow }
-        if afterEnd {
-            if purgeAlarm.armed == nil { purgeAlarm.wake(in: max(age, soonest)) }
-        } else if let due = try? queue.store.nextPurge(endedBefore: age) {
-            purgeAlarm.wake(in: max(due, soonest))
         }
     }
 
