@@ -264,7 +264,7 @@ final class ChunkWorker: Sendable {
             TakeOver.announce(chunk, log: env.log)
             // Outcomes recorded before it was taken over (or let go): those targets are final.
             var prior = ResultLogContents()
-            for batch in try queue.store.lines(job: chunk.job, chunk: chunk.number) {
+            try queue.store.forEachBatch(job: chunk.job, chunk: chunk.number) { batch in
                 for line in batch.utf8.split(separator: UInt8(ascii: "\n")) { prior.absorb(Array(line)) }
             }
             prior.finished.seal()

@@ -6,10 +6,29 @@ extension PostgresJobQueue {
     /// The outcome lines recorded for one chunk, in the order they were written, but for the
     /// rows `excluding` (batches its origin has in its log already: sent on its own host).
     public func lines(job: String, chunk: Int, excluding: [Int64] = []) throws(RegistryError) -> [String] {
-        try run { c in
-            let r = try c.query("SELECT lines FROM queue_outcomes WHERE job = $1 AND chunk = $2::int AND n <> ALL($3::bigint[]) ORDER BY n",
-                                [job, "\(chunk)", "{" + excluding.map(String.init).joined(separator: ",") + "}"])
-            return (0..<r.count).map { r.text($0, 0) ?? "" }
+        var out: [String] = []
+        do { try forEachBatch(job: job, chunk: chunk, excluding: excluding) { out.append($0) } } catch { throw RegistryError.from(error) }
+        return out
+    }
+
+    /// `lines`, streamed: each batch goes to `each` as it is read, `pageSize` rows a statement
+    /// (keyset pages on the row's `n`, each on a connection borrowed for it and given back before
+    /// `each` runs), so a chunk's lines are never all in memory and no connection waits on `each`.
+    public func forEachBatch(job: String, chunk: Int, excluding: [Int64] = [], pageSize: Int = 64,
+                             _ each: (String) throws -> Void) throws {
+        let skipped = "{" + excluding.map(String.init).joined(separator: ",") + "}"
+        try KeysetPages.run(after: 0, through: .max, limit: pageSize, lastPage: {}, key: { (row: (n: Int64, lines: String)) in row.n },
+                            fetch: { after in
+                                try run { c in
+                                    let r = try c.query("""
+                                        SELECT n, lines FROM queue_outcomes WHERE job = $1 AND chunk = $2::int AND n > $3::bigint
+                                          AND n <> ALL($4::bigint[]) ORDER BY n LIMIT $5::int
+                                        """, [job, "\(chunk)", "\(after)", skipped, "\(pageSize)"])
+                                    return (0..<r.count).map { (n: r.int64($0, 0), lines: r.text($0, 1) ?? "") }
+                                }
+                            }) { row in
+            try each(row.lines)
+            return true
         }
     }
 

@@ -13,7 +13,7 @@ extension PostgresJobQueue {
             let r = try c.query("SELECT DISTINCT chunk FROM queue_outcomes WHERE job = $1 ORDER BY chunk", [id])
             return (0..<r.count).map { Int(r.int64($0, 0)) }
         }
-        for chunk in chunks { for lines in try self.lines(job: id, chunk: chunk) { try write(lines) } }
+        for chunk in chunks { try forEachBatch(job: id, chunk: chunk, write) }
         if let summary = try job(id)?.summaryLine { try write(summary.hasSuffix("\n") ? summary : summary + "\n") }
         return true
     }
