@@ -153,30 +153,31 @@ public final class CampaignIndex: Sendable {
         if let fresh = state.withLock({ s in now - s.listedAt < 1 && now >= s.listedAt ? s.records : nil }) { return fresh }
         return listing.withLock { _ in
             if let fresh = state.withLock({ s in now - s.listedAt < 1 && now >= s.listedAt ? s.records : nil }) { return fresh }
-            let taken = state.withLock { s in
-                let taken = (s.versions, s.records, s.loaded)
+            var versions: [Spool.Folder: FileIO.Version] = [:], records = CampaignRecords(), loaded = true
+            state.withLock { s in
                 // Held here alone while it changes: changed in place, not copied.
-                s.records = CampaignRecords()
-                s.loaded = true
-                return taken
+                swap(&records, &s.records)
+                (versions, loaded, s.loaded) = (s.versions, s.loaded, true)
             }
-            var (versions, records, loaded) = (taken.0, taken.1, taken.2)
             // Started again: the list as it was saved, its records kept for the files still there.
-            if !loaded, records.records.isEmpty, let saved = try? FileIO.readAll(savedURL, limit: Self.savedLimit),
-               let known = CampaignRecords(saved: saved) {
+            if !loaded, records.records.isEmpty, let known = loadSaved() {
                 records = known
                 state.withLock { $0.savedAt = now }
             }
             var read = 0
+            var relisted: Set<UInt8> = [], listed: [CampaignRecords.Record] = []
             for (f, folder) in Self.folders.enumerated() {
                 let dir = spool.url(folder).path
                 let version = FileIO.version(dir)
                 // Unchanged since it was listed (and not changed in the last two seconds, in case
                 // the file system's clock is coarse): its names are the same.
                 if let version, versions[folder] == version, now - version.modified > 2 { continue }
-                read += relist(folder, index: UInt8(f), dir: dir, into: &records)
+                read += relist(folder, index: UInt8(f), dir: dir, records: &records, into: &listed)
+                relisted.insert(UInt8(f))
                 versions[folder] = version
             }
+            // One sort for every folder listed again.
+            if !relisted.isEmpty { records.replace(folders: relisted, with: listed) }
             let save = state.withLock { s in
                 // Ended states learned meanwhile were learned of the list taken here: lost, read again.
                 s.versions = versions
@@ -221,15 +222,40 @@ public final class CampaignIndex: Sendable {
         if !written || rename(temporary, savedURL.path) != 0 { unlink(temporary) }
     }
 
-    /// Folder `folder`'s job files as they are now: the ones already known kept, the new ones
-    /// read. The directory is read entry by entry (no list of its names is made). How many were read.
-    private func relist(_ folder: Spool.Folder, index f: UInt8, dir: String, into records: inout CampaignRecords) -> Int {
+    /// The saved list, read at its size (not grown by doubling: `serve` holds it once).
+    private func loadSaved() -> CampaignRecords? {
+        let fd = open(savedURL.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_size > 0, st.st_size <= Self.savedLimit else { return nil }
+        let size = Int(st.st_size)
+        var complete = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            var done = 0
+            while done < size {
+                let n = pread(fd, buffer.baseAddress! + done, size - done, off_t(done))
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                done += n
+            }
+            if done < size { buffer.baseAddress!.update(repeating: 0, count: size) }
+            complete = done == size
+            count = size
+        }
+        return complete ? CampaignRecords(saved: bytes) : nil
+    }
+
+    /// Folder `folder`'s job files as they are now, added to `listed`: the ones `records` knows
+    /// kept, the new ones read. The directory is read entry by entry (no list of its names is
+    /// made). How many were read.
+    private func relist(_ folder: Spool.Folder, index f: UInt8, dir: String, records: inout CampaignRecords,
+                        into listed: inout [CampaignRecords.Record]) -> Int {
         var known: [UInt64: Int] = [:]
         known.reserveCapacity(records.records.count(where: { $0.folder == f }))
         for (i, r) in records.records.enumerated() where r.folder == f { known[records.nameHash(r) ^ r.ino] = i }
-        var listed: [CampaignRecords.Record] = []
         var read = 0
-        guard let handle = opendir(dir) else { records.replace(folder: f, with: []); return 0 }
+        guard let handle = opendir(dir) else { return 0 }
         defer { closedir(handle) }
         while let entry = readdir(handle) {
             let bytes = withUnsafeBytes(of: &entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
@@ -243,7 +269,6 @@ public final class CampaignIndex: Sendable {
                 read += 1
             }
         }
-        records.replace(folder: f, with: listed)
         return read
     }
 

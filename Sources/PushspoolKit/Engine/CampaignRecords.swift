@@ -173,10 +173,12 @@ struct CampaignRecords: Sendable {
         return UInt32(strings.count - 1)
     }
 
-    /// Folder `folder`'s records become `listed` (each from `make`, or one of its records kept);
+    /// The records of `folders` become `listed` (each from `make`, or one of its records kept);
     /// the list sorted again, and the arena compacted once it is half garbage or half empty.
-    mutating func replace(folder: UInt8, with listed: [Record]) {
-        var kept = records.filter { $0.folder != folder }
+    mutating func replace(folders: Set<UInt8>, with listed: [Record]) {
+        var kept = records.filter { !folders.contains($0.folder) }
+        // The old list given back before the new one is sorted: not held twice.
+        records = []
         kept.append(contentsOf: listed)
         arena.withUnsafeBufferPointer { buf in
             kept.sort { a, b in
