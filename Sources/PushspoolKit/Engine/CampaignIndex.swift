@@ -18,7 +18,8 @@ import Darwin
 /// once from its log's last line. A folder is listed again only when its own modification time
 /// changed (a job came, went or moved), and at most once a second; only the jobs new to it are
 /// read. A page is the only thing made per request: a filter walks the records, and text is
-/// searched in their bytes.
+/// searched in their bytes. The records are saved in the spool's state folder now and then, so
+/// that `serve` started again reads back what it knew instead of every job file.
 public final class CampaignIndex: Sendable {
     /// A job as a page shows it.
     public struct Entry: Sendable {
