@@ -46,6 +46,8 @@ struct ADMClassifierTests {
         #expect(result.disposition == r.expected)
         #expect(result.code == String(r.status))
         #expect(result.canonicalHandle == r.canonical)
+        // ADM throttles per registration id: a wait it names holds back that device only.
+        #expect(result.waitIsTargets)
     }
 
     @Test func canonicalIDThatCouldLeaveItsPathIsNotTaken() {

@@ -90,9 +90,12 @@ public final class ADMProvider: PushProvider {
             let disposition = ADMClassifier.disposition(status: response.status, reason: reason,
                                                         retryAfter: response[header: "retry-after"].flatMap { RetryAfter.seconds($0, now: now) })
             let canonical = response.status == 200 ? ADMClassifier.canonicalID(sent: sent, answered: json?["registrationID"]?.stringValue) : nil
-            return ProviderResult(disposition, code: String(response.status),
-                                  reason: reason.map { TerminalText.escaped(String($0.prefix(200))) },
-                                  canonicalHandle: canonical.flatMap { Platform.adm.handleProblem($0) == nil ? $0 : nil })
+            var result = ProviderResult(disposition, code: String(response.status),
+                                        reason: reason.map { TerminalText.escaped(String($0.prefix(200))) },
+                                        canonicalHandle: canonical.flatMap { Platform.adm.handleProblem($0) == nil ? $0 : nil })
+            // ADM throttles per registration id: its Retry-After holds back that device only.
+            result.waitIsTargets = true
+            return result
         }
     }
 }
