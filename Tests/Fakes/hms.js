@@ -11,7 +11,7 @@
 //   --revoked              the token endpoint refuses the client (401 invalid_client)
 //   --busy-first N         the first N sends get HTTP 503 + Retry-After: 1
 //   --delay-ms N           sends are answered after N ms
-// Stats (--state FILE): sends, tokens per send, deliveries per token (a token delivered twice
+// Stats (--state FILE): sends, tokens per send, the first 100 sends' tokens and data, deliveries per token (a token delivered twice
 // is counted in duplicateDeliveries), duplicate tokens within one request, problems.
 'use strict';
 const https = require('https');
@@ -34,7 +34,7 @@ const sendPath = `/v1/${appID}/messages:send`;
 const stats = {
   tokenRequests: 0, tokensIssued: 0, badGrants: 0, sends: 0, authFailures: 0, invalidRequests: 0,
   tokensPerSend: [], delivered: 0, duplicateDeliveries: 0, duplicateInRequest: 0, illegal: 0,
-  deliveredTokens: {}, byCode: {}, problems: [], lastMessage: null, lastBodyBytes: 0,
+  deliveredTokens: {}, byCode: {}, problems: [], lastMessage: null, lastBodyBytes: 0, sent: [],
 };
 const issued = new Map();
 let last = 0;
@@ -103,6 +103,8 @@ function handleSend(req, res, raw) {
   if (m.android && m.android.urgency !== undefined && !['HIGH', 'NORMAL'].includes(m.android.urgency)) return bad('android.urgency');
   stats.tokensPerSend.push(tokens.length);
   stats.lastMessage = Object.assign({}, m, { token: undefined });
+  // The first sends' tokens and data, as the apps would read them.
+  if (stats.sent.length < 100) stats.sent.push({ tokens, data: m.data === undefined ? null : m.data });
   if (busyLeft > 0) { busyLeft--; stats.byCode['503'] = (stats.byCode['503'] || 0) + 1; res.writeHead(503, { 'retry-after': '1', 'content-length': 0 }); res.end(); return save(); }
   if (code) return reply(res, code, 'scripted');
   const illegal = tokens.filter((t) => t.startsWith('illegal'));

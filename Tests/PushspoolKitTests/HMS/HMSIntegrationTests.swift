@@ -104,3 +104,34 @@ struct HMSIntegrationTests {
         #expect(s.int("duplicateInRequest") == 0)
     }
 }
+
+/// A secure job to Huawei and Amazon devices: each push is a data message carrying only its own
+/// `secureId` (so no two HMS devices share a request), and no text of the job reaches either service.
+@Suite(.enabled(if: Paths.nodeAvailable), .serialized)
+struct HMSADMSecurePushTests {
+    @Test func securePushCarriesOnlyEachDevicesID() throws {
+        let h = try PushCloudHarness(hmsArgs: [:], admArgs: [:])
+        try h.register((0..<3).map { ("h\($0)", "hms", "tok-\($0)") } + (0..<3).map { ("a\($0)", "adm", "ok-\($0)") })
+        let d = try h.runOnce("s", #"{"to_tag": "username:alice", "pns": ["hms", "adm"], "title": "Bank", "message": "balance is 12 EUR", "secure": true}"#)
+        #expect(d.count == 6 && d.values.allSatisfy { $0.str("status") == "delivered" })
+
+        let hms = try #require(h.hms).syncedState()
+        let sent = (hms.list("sent") as? [[String: Any]]) ?? []
+        #expect(sent.count == 3 && sent.allSatisfy { ($0["tokens"] as? [String])?.count == 1 })
+        var ids: Set<String> = []
+        for s in sent {
+            let data = try JSONSerialization.jsonObject(with: Data((s["data"] as? String ?? "").utf8)) as? [String: String]
+            #expect(data?.count == 1)
+            if let id = data?["secureId"] { ids.insert(id) }
+        }
+        let adm = try #require(h.adm).state()
+        for i in 0..<3 {
+            let data = adm.dict("perDevice")?.dict("ok-\(i)")?.dict("data") as? [String: String]
+            #expect(data?.count == 1)
+            if let id = data?["secureId"] { ids.insert(id) }
+        }
+        #expect(ids.count == 6 && ids.allSatisfy { $0.utf8.count == 46 })
+        let states = String(decoding: try JSONSerialization.data(withJSONObject: [hms, adm]), as: UTF8.self)
+        #expect(!states.contains("balance") && !states.contains("Bank"))
+    }
+}
