@@ -70,3 +70,23 @@ struct ADMIntegrationTests {
         #expect(try #require(h.adm).state().int("sends") == 0)
     }
 }
+
+/// `config --check` fetches an HMS and an ADM token: a refused client is a problem naming its provider.
+@Suite(.enabled(if: Paths.nodeAvailable), .serialized)
+struct HMSADMConfigCheckTests {
+    @Test func configCheckFetchesATokenFromEach() throws {
+        let h = try PushCloudHarness(hmsArgs: [:], admArgs: [:])
+        let ok = try h.cli(["config", "--check"])
+        #expect(ok.status == 0, "\(ok.stderr)")
+        #expect(ok.stdout.contains("configuration ok"))
+        #expect(!ok.stdout.contains("hms-secret") && !ok.stdout.contains("adm-secret"))
+        #expect(try #require(h.hms).syncedState().int("tokenRequests") == 1)
+        #expect(try #require(h.adm).state().int("tokenRequests") == 1)
+
+        let revoked = try PushCloudHarness(hmsArgs: ["revoked": "true"], admArgs: [:])
+        let bad = try revoked.cli(["config", "--check"])
+        #expect(bad.status != 0)
+        #expect(bad.stderr.contains("providers.hms: no access token: hms token endpoint answered HTTP 401 invalid_client"), "\(bad.stderr)")
+        #expect(!bad.stderr.contains("providers.adm:"))
+    }
+}

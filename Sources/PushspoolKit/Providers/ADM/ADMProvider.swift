@@ -11,7 +11,7 @@ import Synchronization
 /// `429` or `503` retries that device only, after its `Retry-After`. The access token is an
 /// OAuth client-credentials token (scope `messaging:push`), shared by every worker and every
 /// process on the spool.
-public final class ADMProvider: PushProvider {
+public final class ADMProvider: PushProvider, TokenCheck {
     public let name = "adm"
     private let http: any HTTPClient
     private let tokens: AccessTokenSource
@@ -62,6 +62,8 @@ public final class ADMProvider: PushProvider {
         tokens.execute({ bearer in Self.request(url: url, bearer: bearer, body: body) },
                        on: http, classify: { Self.classify($0, sent: sent) }, completion: completion)
     }
+
+    public func tokenProblem() -> String? { tokens.problemFetching(name) }
 
     public func shutdown() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }

@@ -12,7 +12,7 @@ import Synchronization
 /// (`80100000`) fails exactly the tokens it names; the others are delivered (`HMSClassifier`).
 /// The access token is an OAuth client-credentials token, shared by every worker and every
 /// process on the spool.
-public final class HMSProvider: PushProvider {
+public final class HMSProvider: PushProvider, TokenCheck {
     public let name = "hms"
     private let http: any HTTPClient
     private let tokens: AccessTokenSource
@@ -61,6 +61,8 @@ public final class HMSProvider: PushProvider {
         guard let batches = batches.withLock({ $0 }) else { return completion(SendOpening.shutDown("hms")) }
         batches.add(notification, token: device.handle, held: ProducerThread.isCurrent, completion: completion)
     }
+
+    public func tokenProblem() -> String? { tokens.problemFetching(name) }
 
     public func flush() { batches.withLock { $0 }?.flush() }
 
