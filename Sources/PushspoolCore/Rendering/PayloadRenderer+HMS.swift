@@ -10,11 +10,7 @@ extension PayloadRenderer {
     static func renderHMS(_ message: Message) throws(RenderError) -> HMSNotification {
         var pairs: [(String, JSONValue)] = []
         let native = message.native
-        if let title = message.title {
-            var notification: [(String, JSONValue)] = [("title", .string(title)), ("body", .string(message.displayText))]
-            if let image = native.image { notification.append(("image", .string(image))) }
-            pairs.append(("notification", .object(notification)))
-        }
+        if let notification = titledNotification(message) { pairs.append(("notification", notification)) }
         var android = hmsAndroid(message)
         if message.title != nil {
             let click: JSONValue = native.url.map { .object([("type", .int(2)), ("url", .string($0))]) } ?? .object([("type", .int(3))])
