@@ -261,7 +261,7 @@ extension DashboardAssets {
     const kind = h("select", { id: "c-kind" }, h("option", { value: "to_tag", text: "one tag" }), h("option", { value: "tags", text: "tag expression" }), h("option", { value: "broadcast", text: "everyone (broadcast)" }));
     const audience = h("input", { id: "c-audience", type: "text", placeholder: "news or (sports && fr) || vip" });
     const app = h("input", { id: "c-app", type: "text", placeholder: "default app; or ids, comma-separated, or *" });
-    const platformBoxes = ["apns", "fcm", "wns", "web"].map(p => h("label", null, h("input", { type: "checkbox", value: p, id: "c-pns-" + p, checked: p === "apns" || p === "fcm" }), p));
+    const platformBoxes = ["apns", "fcm", "wns", "web", "hms", "adm"].map(p => h("label", null, h("input", { type: "checkbox", value: p, id: "c-pns-" + p, checked: p === "apns" || p === "fcm" }), p));
     problems.platforms = h("p", { class: "problem", id: "problem-platforms" });
     const title = h("input", { id: "c-title", type: "text" });
     const message = h("textarea", { id: "c-message" });

@@ -38,7 +38,7 @@ import PushspoolCore
         let report = try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("devices.jsonl"))
         #expect(report.imported == 7)
         #expect(report.refusedCount == 3)
-        #expect(report.refused == [#"line 7: platform: unknown platform "ios" (expected apns, fcm, gcm, wns, web)"#,
+        #expect(report.refused == [#"line 7: platform: unknown platform "ios" (expected apns, fcm, gcm, wns, web, hms, adm)"#,
                                    #"line 9: tags[0]: invalid tag "a b" (1-120 characters of A-Z a-z 0-9 _ @ # . : -)"#,
                                    "line 10: handle: an APNs device token must be an even number (64 or more) of hex digits"])
         #expect(try registry.count(platforms: Set(Platform.allCases), matching: nil) == 7)
