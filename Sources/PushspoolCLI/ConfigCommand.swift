@@ -31,8 +31,14 @@ enum ConfigCommand {
         let unset = config.unsetSecrets.values
         // Every app's providers: each app's routes resolve and its credentials load.
         let (apps, providerProblems) = EngineSetup.appsAndProblems(config: config, spool: nil, log: Log.shared)
+        // HMS and ADM credentials: only their token endpoints can tell (unless a secret is unset).
+        var tokenProblems: [String] = []
+        if providerProblems.isEmpty && unset.isEmpty {
+            for state in apps.providers { if let check = state.underlying as? any TokenCheck, let p = check.tokenProblem() { tokenProblems.append(p) } }
+        }
         apps.shutdown()
         problems += providerProblems.filter { p in !unset.contains { p.hasPrefix($0.key + ":") || p.contains($0.placeholder) } }
+        problems += tokenProblems
         problems += metricsProblems(config)
         problems += config.http.map { FrontDoorChecks.problems($0, resolve: config.resolve) } ?? []
         if !problems.isEmpty { throw CLIError(.config, listing(problems)) }

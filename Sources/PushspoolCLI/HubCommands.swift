@@ -16,31 +16,22 @@ struct HubLink {
     private let apps: AppRoutes
 
     /// Whether any app routes a platform to a hub (then the hub's credentials are needed).
-    static func isHubRouted(_ config: Config) -> Bool {
-        config.apps.values.contains { app in app.routes.values.contains { config.providerKind($0) == .azure } }
-    }
+    static func isHubRouted(_ config: Config) -> Bool { EngineSetup.isHubRouted(config) }
 
     /// The link for this config, or nil when no platform of any app routes to a hub (nothing to
-    /// keep in step). Each app's installations go to its own hub; only the hubs are set up.
-    /// `isStopping`: asked before each retry (`serve`'s queue stops retrying when it stops).
-    /// `registry`: the one the process holds open (`serve`), whose connections the hub's shared
-    /// credentials borrow.
+    /// keep in step): the hub's providers and the worker pool as the engine assembles them
+    /// (`EngineSetup.hubWriter`). `isStopping`: asked before each retry (`serve`'s queue stops
+    /// retrying when it stops). `registry`: the one the process holds open (`serve`), whose
+    /// connections the hub's shared credentials borrow.
     static func open(_ config: Config, spool: Spool, registry: (any DeviceRegistry)? = nil,
                      isStopping: @escaping @Sendable () -> Bool = { false }) throws(CLIError) -> HubLink? {
-        guard isHubRouted(config) else { return nil }
-        var hubOnly = config
-        let keep = { (name: String) in config.providerKind(name) == .azure ? name : "sandbox" }
-        hubOnly.routes = hubOnly.routes.mapValues(keep)
-        hubOnly.appsSection = config.appsSection?.mapValues { app in
-            var app = app
-            app.routes = app.routes.mapValues(keep)
-            return app
+        let parts: (writer: InstallationWriter, apps: AppRoutes)?
+        do {
+            parts = try EngineSetup.hubWriter(config: config, spool: spool, log: Log.shared, registry: registry, isStopping: isStopping)
+        } catch {
+            throw CLIError(error)
         }
-        let apps: AppRoutes
-        do { apps = try EngineSetup.makeApps(config: hubOnly, spool: spool, log: Log.shared, registry: registry) } catch { throw CLIError(error) }
-        let writer = InstallationWriter(apps: apps, pool: WorkerPool(concurrency: config.concurrency, policy: config.retry),
-                                        isStopping: isStopping)
-        return HubLink(writer: writer, apps: apps)
+        return parts.map { HubLink(writer: $0.writer, apps: $0.apps) }
     }
 
     func close() { apps.shutdown() }

@@ -43,7 +43,8 @@ enum RunCommand {
         let engine: Engine
         do {
             engine = try Engine(config: runtime.config, spool: runtime.spool,
-                                hooks: Engine.Hooks(log: log, report: { collected.add($0); print($0) }, board: .shared))
+                                hooks: Engine.Hooks(log: log, report: { collected.add($0); print($0) }, board: .shared,
+                                                    clock: TestClock.fromEnvironment()))
         } catch {
             throw CLIError(error)
         }

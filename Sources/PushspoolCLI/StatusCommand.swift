@@ -14,6 +14,7 @@ enum StatusCommand {
         var folders: [(String, JSONValue)] = []
         var recentlyFailed: [String] = []
         let dispatchers = DispatcherPresence.running(on: spool, now: now)
+        let providers = DispatcherPresence.providers(of: dispatchers)
         // A responding dispatcher's last listing of incoming/ is taken, not made again (`IncomingTally`).
         let tally = IncomingTally.current(spool, dispatchers: dispatchers)
         // Every folder's count shares one budget, so status answers within half a second whatever
@@ -58,6 +59,9 @@ enum StatusCommand {
             ("registry", RegistryProbe.json(registryProblem)),
             ("folders", .object(folders)),
             ("active", .array(active)),
+            // Each provider's connections, requests in flight and recent failed answers, as the
+            // responding dispatchers reported them at their last heartbeat.
+            ("providers", .array(providers.map { $0.json() })),
             ("paused_providers", .array(PauseRecord.all(in: spool))),
             ("rate_limits", .object(runtime.config.maxPerSecond.sorted { $0.key < $1.key }.map { ($0.key, .double($0.value)) })),
             ("requests", .object(ControlRequest.allCases.map { ($0.rawValue, .array(controls.ids($0).sorted().map(JSONValue.string))) })),
@@ -105,6 +109,7 @@ enum StatusCommand {
             }
             print(line)
         }
+        for p in providers { print("  \(p.line(now: now))") }
         for (provider, limit) in runtime.config.maxPerSecond.sorted(by: { $0.key < $1.key }) {
             print("  provider \(provider) capped at \(Metrics.number(limit))/s")
         }

@@ -19,16 +19,17 @@ public final class CurlHTTPClient: HTTPClient {
     /// Runtime libcurl version as 0xXXYYZZ (7.88.1 = 0x075801).
     public static var libcurlVersionNum: Int { Int(ccurl_version_info().pointee.version_num) }
 
-    public convenience init(options: HTTPClientOptions) throws {
-        try self.init(options: options, trust: TrustStore(extraCAPEM: options.extraCAPEM))
+    /// `gauge`: where it counts its connections (an HTTP/2 client falling back to this one shares its own).
+    public convenience init(options: HTTPClientOptions, gauge: ConnectionGauge = ConnectionGauge()) throws {
+        try self.init(options: options, trust: TrustStore(extraCAPEM: options.extraCAPEM), gauge: gauge)
     }
 
-    init(options: HTTPClientOptions, trust: TrustStore) throws {
+    init(options: HTTPClientOptions, trust: TrustStore, gauge: ConnectionGauge = ConnectionGauge()) throws {
         _ = Self.globalInit
-        guard let first = CurlMulti(options: options) else {
+        guard let first = CurlMulti(options: options, gauge: gauge) else {
             throw HTTPTransportError("curl_multi_init failed", isPermanent: true)
         }
-        core = CurlClientCore(options: options, trust: trust, poll: try PollThread(label: "pushspool.curl"))
+        core = CurlClientCore(options: options, trust: trust, poll: try PollThread(label: "pushspool.curl"), gauge: gauge)
         // The thread keeps the loop and the core alive, never the client: dropping the client
         // without `shutdown()` still stops the thread (deinit below).
         let loop = CurlPollLoop(core: core, current: first)
@@ -66,6 +67,8 @@ public final class CurlHTTPClient: HTTPClient {
     /// Idempotent. Fails queued and in-flight requests, stops the poll thread and waits for the
     /// completions already handed out (unless called from one of them).
     public func shutdown() { core.shutdown() }
+
+    public var connections: HTTPConnectionCount { core.gauge.count }
 }
 
 /// What the client and its poll thread share.
@@ -81,11 +84,13 @@ final class CurlClientCore: @unchecked Sendable {
     let trust: TrustStore
     let poll: PollThread
     let state = Mutex<Queue>(Queue())
+    let gauge: ConnectionGauge
 
-    init(options: HTTPClientOptions, trust: TrustStore, poll: PollThread) {
+    init(options: HTTPClientOptions, trust: TrustStore, poll: PollThread, gauge: ConnectionGauge) {
         self.options = options
         self.trust = trust
         self.poll = poll
+        self.gauge = gauge
     }
 
     func shutdown() {
@@ -111,13 +116,17 @@ final class CurlClientCore: @unchecked Sendable {
 /// report it as a configuration problem, never a client whose every request fails.
 public enum HTTPClients {
     public static func make(_ options: HTTPClientOptions) throws(HTTPTransportError) -> any HTTPClient {
+        try make(options, gauge: ConnectionGauge())
+    }
+
+    static func make(_ options: HTTPClientOptions, gauge: ConnectionGauge) throws(HTTPTransportError) -> any HTTPClient {
         switch options.versions {
         case .http1:
             // curl reads the extra CA only when it first connects: read it now, as the HTTP/2
             // transport does when it builds its TLS context.
             try TLSContext.checkCertificates(options.extraCAPEM)
             do {
-                return try CurlHTTPClient(options: options)
+                return try CurlHTTPClient(options: options, gauge: gauge)
             } catch {
                 throw error as? HTTPTransportError ?? HTTPTransportError("\(error)", isPermanent: true)
             }

@@ -12,10 +12,14 @@ final class CurlMulti {
     /// Owns the transfers while curl works on them (their easy handles point back at them unretained).
     private var transfers: [ObjectIdentifier: CurlTransfer] = [:]
     var inFlight: Int { transfers.count }
+    /// HTTP/1.1: each transfer in flight holds a connection of its own (idle kept-alive ones are
+    /// not counted).
+    private let gauge: ConnectionGauge
 
-    init?(options: HTTPClientOptions) {
+    init?(options: HTTPClientOptions, gauge: ConnectionGauge) {
         guard let m = curl_multi_init() else { return nil }
         handle = m
+        self.gauge = gauge
         _ = ccurl_multi_setopt_long(m, CURLMOPT_MAX_HOST_CONNECTIONS, max(1, options.maxConnectionsPerHost))
     }
 
@@ -29,6 +33,8 @@ final class CurlMulti {
         guard let easy = t.easy?.handle, curl_multi_add_handle(handle, easy) == CURLM_OK else { return false }
         added += 1
         transfers[ObjectIdentifier(t)] = t
+        gauge.opened()
+        gauge.started()
         return true
     }
 
@@ -48,7 +54,11 @@ final class CurlMulti {
             _ = curl_multi_remove_handle(handle, easy)
             guard let priv else { continue }
             let key = ObjectIdentifier(Unmanaged<CurlTransfer>.fromOpaque(priv).takeUnretainedValue())
-            if let t = transfers.removeValue(forKey: key) { done.append((t, code)) }
+            if let t = transfers.removeValue(forKey: key) {
+                done.append((t, code))
+                gauge.closed()
+                gauge.answered()
+            }
         }
     }
 
@@ -57,6 +67,8 @@ final class CurlMulti {
         let all = Array(transfers.values)
         for t in all { if let easy = t.easy?.handle { _ = curl_multi_remove_handle(handle, easy) } }
         transfers.removeAll()
+        gauge.closed(all.count)
+        gauge.answered(all.count)
         return all
     }
 

@@ -110,7 +110,7 @@ final class CurlPollLoop: @unchecked Sendable {
 
     /// Stops adding to the current pool and lets it drain; later requests open a new connection.
     private func retire() {
-        guard let fresh = CurlMulti(options: core.options) else { return }
+        guard let fresh = CurlMulti(options: core.options, gauge: core.gauge) else { return }
         draining.append(current)
         current = fresh
     }

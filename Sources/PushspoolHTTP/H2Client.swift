@@ -31,7 +31,7 @@ public final class H2Client: HTTPClient {
     init(options: HTTPClientOptions, rootsDirectory: String?, extraCAPEM: String?) throws(HTTPTransportError) {
         let alpn = options.versions == .http2Only ? ["h2"] : ["h2", "http/1.1"]
         let tls = try TLSContext(extraCAPEM: extraCAPEM, alpn: alpn, rootsDirectory: rootsDirectory)
-        core = H2Core(options: options, tls: tls, poll: try PollThread(label: "pushspool.h2"))
+        core = H2Core(options: options, tls: tls, poll: try PollThread(label: "pushspool.h2"), gauge: ConnectionGauge())
         // The thread keeps the loop and the core alive, never the client: dropping the client
         // without `shutdown()` still stops the thread (deinit below).
         let loop = H2Loop(core: core)
@@ -51,6 +51,7 @@ public final class H2Client: HTTPClient {
         let (accepted, wake) = core.inbox.withLock { box in
             if box.stopping { return (false, false) }
             box.requests.append(stream)
+            core.gauge.started()     // before the loop can take it (and count its answer)
             // Only a sleeping loop needs the wakeup, and only once: a busy loop takes the whole
             // inbox on its next turn anyway.
             defer { box.asleep = false }
@@ -72,6 +73,8 @@ public final class H2Client: HTTPClient {
 
     /// What the fake servers and benchmarks may ask: connections opened so far.
     public var connectionsOpened: Int { core.connectionsOpened.load(ordering: .relaxed) }
+
+    public var connections: HTTPConnectionCount { core.gauge.count }
 }
 
 /// What the client, its poll thread and its connect jobs share.
@@ -90,12 +93,15 @@ final class H2Core: @unchecked Sendable {
     let poll: PollThread
     let inbox = Mutex<Inbox>(Inbox())
     let connectionsOpened = Atomic<Int>(0)
+    /// Connections open and requests unanswered now (the HTTP/1.1 fallback counts in it too).
+    let gauge: ConnectionGauge
     let connects = DispatchQueue(label: "pushspool.h2.connect", attributes: .concurrent)
 
-    init(options: HTTPClientOptions, tls: TLSContext, poll: PollThread) {
+    init(options: HTTPClientOptions, tls: TLSContext, poll: PollThread, gauge: ConnectionGauge) {
         self.options = options
         self.tls = tls
         self.poll = poll
+        self.gauge = gauge
     }
 
     func shutdown() {
@@ -107,6 +113,7 @@ final class H2Core: @unchecked Sendable {
     }
 
     func hand(_ batch: [(H2Stream, Result<HTTPResponse, HTTPTransportError>)]) {
+        gauge.answered(batch.count)
         poll.complete {
             for (s, result) in batch { s.completion(result) }
         }
@@ -297,6 +304,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
                 connections.append(c)
                 p.busyAt = monotonicNow()
                 core.connectionsOpened.add(1, ordering: .relaxed)
+                core.gauge.opened()
             } catch {
                 failWaiting(p, error)
             }
@@ -321,13 +329,14 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
     }
 
     private func forwardToHTTP1(_ s: H2Stream) {
+        core.gauge.answered()        // the HTTP/1.1 client counts it from here, in the same gauge
         if http1 == nil {
             var options = core.options
             options.versions = .http1
             // The same options built the HTTP/2 transport, so this fails only when the process is
             // out of resources: the request fails with the reason.
             do {
-                http1 = try HTTPClients.make(options)
+                http1 = try HTTPClients.make(options, gauge: core.gauge)
             } catch {
                 s.completion(.failure(error))
                 return
@@ -342,6 +351,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
         guard connections.contains(where: { $0.isDone }) else { return }
         connections.removeAll { c in
             guard c.isDone else { return false }
+            core.gauge.closed()
             if let why = c.failure {
                 for (id, s) in c.takeStreams() {
                     if s.timedOut {
@@ -388,6 +398,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
             all += c.takeStreams().map { $0.1 }
             c.close()
         }
+        core.gauge.closed(connections.count)
         connections.removeAll()
         done += all.map { ($0, .failure(error)) }
         hand()

@@ -80,64 +80,15 @@ final class H2Stream: @unchecked Sendable {
     var ended = false
     var timedOut = false
 
-    /// Fields HTTP/2 forbids (RFC 9113 §8.2.2) or sets itself; dropped from the caller's headers.
-    private static let dropped: [String] = ["connection", "keep-alive", "transfer-encoding", "upgrade", "host", "proxy-connection"]
-    private static let droppedLengths: [Int] = dropped.map(\.utf8.count)
-
     init(request: HTTPRequest, origin: Origin, path: String,
          completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
         self.request = request
         self.completion = completion
         self.origin = origin
         deadline = monotonicNow() + request.timeout
-        var block: [UInt8] = []
-        block.reserveCapacity(512)
-        var fields: [Field] = []
-        fields.reserveCapacity(request.headers.count + 5)
-        func append(_ s: String) {
-            var s = s
-            s.withUTF8 { block.append(contentsOf: $0) }
-        }
-        func add(_ name: String, _ value: String, unindexed: Bool = false) {
-            let n = block.count
-            append(name)
-            let v = block.count
-            append(value)
-            fields.append(Field(nameStart: n, nameLength: v - n, valueStart: v, valueLength: block.count - v, unindexed: unindexed))
-        }
-        add(":method", request.method)
-        add(":scheme", "https")
-        add(":authority", origin.authority)
-        add(":path", path, unindexed: request.unindexedHeaders.contains(":path"))
-        var hasLength = false
-        for (name, value) in request.headers {
-            let n = block.count
-            append(name)
-            let v = block.count
-            // HTTP/2 field names are lowercase (RFC 9113 §8.2.1).
-            for i in n..<v where block[i] >= 0x41 && block[i] <= 0x5A { block[i] |= 0x20 }
-            // A local function, not a closure value: no context allocated per header.
-            func named(_ candidate: String) -> Bool {
-                candidate.utf8.count == v - n && block.withUnsafeBufferPointer { b in
-                    var c = candidate
-                    return c.withUTF8 { memcmp(b.baseAddress! + n, $0.baseAddress!, v - n) == 0 }
-                }
-            }
-            // Only names as long as a dropped one are compared with them (this runs per header).
-            if Self.droppedLengths.contains(v - n) && Self.dropped.contains(where: named) {
-                block.removeSubrange(n...)
-                continue
-            }
-            if v - n == 14 && named("content-length") { hasLength = true }
-            append(value)
-            let unindexed = !request.unindexedHeaders.isEmpty && request.unindexedHeaders.contains(where: named)
-            fields.append(Field(nameStart: n, nameLength: v - n, valueStart: v, valueLength: block.count - v, unindexed: unindexed))
-        }
-        if !hasLength && (!request.body.isEmpty || request.method == "POST" || request.method == "PUT") {
-            add("content-length", String(request.body.count))
-        }
-        self.block = block
-        self.fields = fields
+        let header = H2HeaderBlock(request: request, authority: origin.authority, path: path)
+        block = header.bytes
+        fields = header.fields
     }
 
     /// Forgets the previous attempt (the request goes again on another connection).

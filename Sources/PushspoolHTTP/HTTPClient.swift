@@ -134,9 +134,14 @@ public protocol HTTPClient: AnyObject, Sendable {
     /// old ones, which then close.
     func condemnConnections()
     func shutdown()
+    /// Connections open now and requests not answered yet (`status`, `/metrics`).
+    var connections: HTTPConnectionCount { get }
 }
 
 extension HTTPClient {
+    /// A client that does not count (a test's scripted one) shows none.
+    public var connections: HTTPConnectionCount { HTTPConnectionCount(open: 0, inFlight: 0) }
+
     /// Blocking convenience for rare calls (OAuth token fetches, CLI checks). Never call it from
     /// the client's own completion thread.
     public func executeAndWait(_ request: HTTPRequest) -> Result<HTTPResponse, HTTPTransportError> {

@@ -12,7 +12,9 @@ import Glibc
 ///   rounds' ratios;
 /// - the campaign list over a spool of `--jobs` jobs (default 100,000: done with their result
 ///   logs, some failed, some queued): the first listing (every job file read once), then pages
-///   of the list, text searches and a state filter, each timed over many requests (p50, p99);
+///   of the list, text searches and state filters, each timed over many requests (p50, p99);
+///   then `serve` started again, its first page and first ended-state filter from the list the
+///   first one saved;
 /// - each `serve`'s peak RSS (`VmHWM`) over all of it.
 enum DashboardBench {
     /// `pushspool-bench dashboard`.
@@ -100,11 +102,31 @@ enum DashboardBench {
         let spool = URL(fileURLWithPath: dir.appendingPathComponent("spool").path)
         FileHandle.standardError.write(Data("dashboard: writing \(jobs) jobs…\n".utf8))
         try writeJobs(jobs, spool: spool)
+        try firstServeRows(jobs: jobs, dir: dir, config: cfg, node: node, script: script)
+        // serve started again on the same spool: the list the first one saved, read back.
         let serve = try ServeRound.Serve(dir: dir, config: cfg)
         defer { _ = serve.stop() }
         let operators = try Operators(node: node, script: script, port: serve.port, sessions: 1)
         defer { operators.stop() }
         let first = try operators.time(["/ui/api/jobs?page=1"])
+        let ended = try operators.time(["/ui/api/jobs?state=cancelled"])
+        let peak = ReceiptsServe.highWaterMark(pid: serve.pid)
+        row(["campaign list over \(jobs) jobs: first page after serve starts again (the list it saved, read back)",
+             String(format: "%.0f ms", first.max), "", "", "≤ 200 ms", first.max <= 200 && first.failed == 0 ? "yes" : "no"])
+        row(["same, then the first filter by an ended state (cancelled)", String(format: "%.0f ms", ended.max), "", "", "≤ 200 ms",
+             ended.max <= 200 && ended.failed == 0 ? "yes" : "no"])
+        row(["serve's peak RSS (VmHWM) so far, started again", mb(Double(peak)), "", "", "≤ 64 MB", peak > 0 && peak <= 64 << 20 ? "yes" : "no"])
+    }
+
+    /// The first `serve` on a spool of `jobs` jobs: every job file read once, then the list's pages, searches and filters.
+    static func firstServeRows(jobs: Int, dir: URL, config cfg: String, node: String, script: String) throws {
+        let serve = try ServeRound.Serve(dir: dir, config: cfg)
+        defer { _ = serve.stop() }
+        let operators = try Operators(node: node, script: script, port: serve.port, sessions: 1)
+        defer { operators.stop() }
+        let startCPU = processCPUSeconds(serve.pid)
+        let first = try operators.time(["/ui/api/jobs?page=1"])
+        let firstCPU = processCPUSeconds(serve.pid) - startCPU
         let pages = (0..<400).map { i in "/ui/api/jobs?page=\([1, 2, 3, jobs / 100, jobs / 50][i % 5] + i % 7)" }
         let list = try operators.time(pages)
         // Searches: a word in every tenth job, one in a single job, an id, and nothing.
@@ -112,16 +134,19 @@ enum DashboardBench {
         let search = try operators.time((0..<400).map { "/ui/api/jobs?q=\(words[$0 % words.count])&page=\(1 + $0 % 3)" })
         let stateFirst = try operators.time(["/ui/api/jobs?state=cancelled"])
         let state = try operators.time((0..<12).map { "/ui/api/jobs?state=\(["cancelled", "waiting", "done"][$0 % 3])" })
+        let waiting = try operators.time((0..<40).map { "/ui/api/jobs?state=waiting&page=\(1 + $0 % 3)" })
         let peak = ReceiptsServe.highWaterMark(pid: serve.pid)
         func ms(_ t: Operators.Timing) -> String { String(format: "p50 %.1f ms, p99 %.1f ms", t.p50, t.p99) }
         func met(_ t: Operators.Timing) -> String { t.p99 <= 200 && t.failed == 0 ? "yes" : "no" }
-        row(["campaign list over \(jobs) jobs: first page after serve starts (every job file read once)",
-             String(format: "%.0f ms", first.max), "", "", "", ""])
+        row(["campaign list over \(jobs) jobs: first page after serve starts on a spool it never listed (every job file read once)",
+             String(format: "%.0f ms", first.max), String(format: "serve's CPU %.2f s", firstCPU), "", "", ""])
         row(["campaign list, a page of 50 (400 requests, pages near the start and the end)", ms(list), "total \(list.total)", "",
              "≤ 200 ms", met(list)])
         row(["campaign list, text search (400 requests: a common word, a rare one, an id, none)", ms(search), "", "", "≤ 200 ms", met(search)])
         row(["campaign list, filtered by state (12 requests; a job not ended is asked its state as status does)", ms(state),
              String(format: "first %.0f ms", stateFirst.max), "", "", ""])
+        row(["campaign list, filtered by waiting (40 requests over the queued jobs, pages 1–3)", ms(waiting), "total \(waiting.total)", "",
+             "≤ 200 ms", met(waiting)])
         row(["serve's peak RSS (VmHWM), campaign list over \(jobs) jobs", mb(Double(peak)), "", "", "≤ 64 MB", peak > 0 && peak <= 64 << 20 ? "yes" : "no"])
     }
 

@@ -1,4 +1,4 @@
-// pushspool-bench [apns|nginx|kinds|channel|webpush|registry|postgres|serve|flood|apps|webhooks|caps|clocks|queue|secure|receipts|webhook-backlog|dashboard|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
+// pushspool-bench [apns|nginx|kinds|channel|webpush|registry|postgres|serve|flood|apps|webhooks|caps|clocks|queue|secure|receipts|webhook-backlog|dashboard|hms|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]]
 //                 [--postgres URI]
 //
 // Prints one table: the median of R runs (default 3) of each figure, beside its peer measured in
@@ -42,6 +42,9 @@
 // the receiver refusing connections: run --once's peak RSS (≤ 64 MB), every event still pending after.
 // `dashboard`: a sandbox broadcast to --devices with 100 dashboard sessions polling its page vs serve idle (≤ 1.05×);
 // the campaign list over --jobs jobs (default 100,000): pages, text search (≤ 200 ms); serve's peak RSS (≤ 64 MB).
+// `hms`: one campaign to --devices (default 100,000 here) Huawei devices against the fake Push Kit
+// answering at once, beside as many FCM devices against the fake FCM, at --concurrency (default
+// 1000 here): pushes/s and the ratio (HMS carries up to 1,000 tokens a request).
 // README.md next to this file explains each figure and how it is measured.
 import Foundation
 import PushspoolHTTP
@@ -57,8 +60,8 @@ func option(_ name: String, default value: Int) -> Int {
 
 let args = CommandLine.arguments
 let what = args.count >= 2 && !args[1].hasPrefix("--") ? args[1] : "all"
-guard ["apns", "nginx", "kinds", "channel", "webpush", "registry", "postgres", "serve", "flood", "apps", "webhooks", "caps", "clocks", "queue", "secure", "receipts", "webhook-backlog", "dashboard", "all"].contains(what) else {
-    print("usage: pushspool-bench [apns|nginx|kinds|channel|webpush|registry|postgres|serve|flood|apps|webhooks|caps|clocks|queue|secure|receipts|webhook-backlog|dashboard|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
+guard ["apns", "nginx", "kinds", "channel", "webpush", "registry", "postgres", "serve", "flood", "apps", "webhooks", "caps", "clocks", "queue", "secure", "receipts", "webhook-backlog", "dashboard", "hms", "all"].contains(what) else {
+    print("usage: pushspool-bench [apns|nginx|kinds|channel|webpush|registry|postgres|serve|flood|apps|webhooks|caps|clocks|queue|secure|receipts|webhook-backlog|dashboard|hms|all] [--count N] [--concurrency C] [--devices N] [--runs R] [--baseline BINARY [--unobserved]] [--postgres URI]")
     exit(64)
 }
 let count = option("count", default: 30_000)
@@ -133,6 +136,9 @@ do {
                  String(format: "baseline %.1f µs", median(rounds.map { $0.baseline!.cpuMicrosPerRequest })),
                  String(format: "%.3f×", median(rounds.map { $0.pushspool.cpuMicrosPerRequest / $0.baseline!.cpuMicrosPerRequest })), "", ""])
         }
+    }
+    if what == "hms" {
+        try HMSRound.printRows(devices: option("devices", default: 100_000), concurrency: option("concurrency", default: 1000))
     }
     if what == "nginx" || what == "all" {
         try NginxRound.printRows(count: option("count", default: 100_000), concurrency: option("concurrency", default: 1000),

@@ -6,7 +6,9 @@ exits 1 at the first that fails.
 What it shows: an operator logs in; a 20,000-device campaign's progress bar moves, it is paused,
 seen paused, resumed, and ends with the counts of its result log's summary; another is
 cancelled; a composed job shows its audience and APNs and FCM payloads, is sent and arrives at
-the fakes; a tracked job's funnel moves when events are posted. And that strings from jobs are
+the fakes; a tracked job's funnel moves when events are posted; the System page shows the FCM
+provider's connection and the campaign's failed answers with their meaning, as `status --json`
+does. And that strings from jobs are
 text (no dialog, no element made from them), another site cannot pause a job or frame the page,
 app users' Basic and bearer tokens are refused, the cookie is HttpOnly and SameSite=Strict; no
 page logs a console error or a failed request; every page is photographed at 1440 and 390 px."""
@@ -265,6 +267,36 @@ try:
     shots(driver, "devices", 1440)
     driver.get(BASE + "/ui/#/system")
     wait_for(lambda: driver.find_elements(By.CSS_SELECTOR, "#system .card"), "the system page")
+    # The FCM provider's connection and the failed answers of the campaign (10 malformed tokens,
+    # 10 gone, 10 of another project), each with its meaning, as `status --json` has them.
+    meanings = {"INVALID_ARGUMENT": "malformed", "UNREGISTERED": "gone", "SENDER_ID_MISMATCH": "another Firebase project"}
+
+    def fcm_card():
+        card = driver.find_element(By.CSS_SELECTOR, '#system .provider[data-provider="fcm"]')
+        rows = [{k: tr.find_element(By.CLASS_NAME, k).text for k in ["code", "reason", "meaning", "count"]}
+                for tr in card.find_elements(By.CSS_SELECTOR, ".recent-errors tr.recent-error")]
+        return {"connections": int(card.find_element(By.CLASS_NAME, "connections").text.replace(",", "")),
+                "failed": int(card.find_element(By.CLASS_NAME, "failed").text.replace(",", "")), "rows": rows}
+
+    def status_fcm():
+        out = subprocess.run(cfg["cli"] + ["status", "--json", "--config", cfg["config"]], capture_output=True, text=True, check=True).stdout
+        fcm = [p for p in json.loads(out)["providers"] if p["provider"] == "fcm"][0]
+        return {"connections": fcm["connections"], "failed": sum(fcm["errors_total"].values()),
+                "newest": [fcm["recent_errors"][0]["code"], fcm["recent_errors"][0]["reason"] or "—"] if fcm["recent_errors"] else None}
+
+    def agree():
+        page, cli = fcm_card(), status_fcm()
+        newest = [page["rows"][0]["code"], page["rows"][0]["reason"]] if page["rows"] else None
+        same = page["connections"] == cli["connections"] and page["failed"] == cli["failed"] and newest == cli["newest"]
+        return same and (page, cli)
+    page, cli = wait_for(agree, "the FCM provider's figures on the page equal `status --json`'s", 20, 0.5)
+    check(page["connections"] >= 1 and page["failed"] >= 30,
+          f"the FCM provider: {page['connections']} connection(s), {page['failed']} failed answers, as `status --json` says ({cli})")
+    shown = [(r["reason"], r["meaning"]) for r in page["rows"] if r["reason"] in meanings]
+    check(shown and all(meanings[reason] in meaning for reason, meaning in shown),
+          f"its recent errors with what they mean: {shown[:3]}")
+    page_text = driver.find_element(By.ID, "system").text
+    check(not any(h in page_text for h in ["invalid-1", "gone-11", "mismatch-21", "fcm-tok-"]), "no handle on the system page")
     shots(driver, "system", 1440)
     clean(driver, "devices and system")
 

@@ -92,7 +92,7 @@ import Testing
              "default_app": "blog"}
             """#
         let found = problems(text)
-        #expect(found.contains(#"providers.fcm-x.type: must be one of apns, fcm, wns, webpush, azure, sandbox, got "fcmm""#), "\(found)")
+        #expect(found.contains(#"providers.fcm-x.type: must be one of apns, fcm, wns, webpush, azure, sandbox, hms, adm, got "fcmm""#), "\(found)")
         #expect(found.contains { $0.hasPrefix(#"providers."bad name": provider name must match"#) }, "\(found)")
         #expect(found.contains(#"apps.shop.apns_topic: "com.acme.chat" is also app chat's topic on provider apns-acme (one topic, one app)"#), "\(found)")
         #expect(found.contains("apps.news.apns_topic: is required: app news routes apns to provider apns-acme, which has no topic"), "\(found)")

@@ -106,7 +106,7 @@ import Testing
             #"providers.apns.environment: must be "production" or "sandbox", got "prod\nuction""#,
             #"providers.wns.client_secret: environment variable "WNS\rSECRET" is not set"#,
             #"providers.azure.fcm_format: must be "fcmV1" or "gcm", got "fcm\u0085V1""#,
-            #"routes.wns: unknown provider "w\u001B[2Jns" (expected apns, fcm, wns, webpush, azure, sandbox)"#,
+            #"routes.wns: unknown provider "w\u001B[2Jns" (expected apns, fcm, wns, webpush, azure, sandbox, hms, adm)"#,
         ])
     }
 
@@ -128,5 +128,28 @@ import Testing
 
     @Test func aControlByteOutsideAStringIsNamedNotPrinted() {
         #expect(problems("\u{0C}") == ["pushspool.json: invalid JSON at byte 0: unexpected byte 0x0C"])
+    }
+}
+
+@Suite struct HMSADMConfigTests {
+    func parse(_ text: String) -> Result<Config, ConfigError> {
+        do { return .success(try ConfigParser.parse(Array(text.utf8), source: "pushspool.json", environment: ["HMS_SECRET": "s3"])) } catch { return .failure(error) }
+    }
+
+    @Test func bothProvidersParseWithDefaultsAndRouteTheirPlatforms() throws {
+        let c = try parse(#"{"providers":{"hms":{"app_id":"104","client_id":"104","client_secret":"env:HMS_SECRET"},"adm":{"client_id":"amzn1.application-oa2-client.1","client_secret":"x"}}}"#).get()
+        #expect(c.hms?.appID == "104" && c.hms?.clientSecret.value == "s3" && c.hms?.endpoint == nil)
+        #expect(c.adm?.clientID == "amzn1.application-oa2-client.1")
+        #expect(c.routes[.hms] == "hms" && c.routes[.adm] == "adm")
+    }
+
+    @Test func hmsWithoutAppIDIsOneLineNamingTheField() {
+        guard case .failure(let e) = parse(#"{"providers":{"hms":{"client_id":"1","client_secret":"x"}}}"#) else { Issue.record("parsed"); return }
+        #expect(e.problems == ["providers.hms.app_id: is required"])
+    }
+
+    @Test func onlyTheirOwnProvidersDeliverThem() {
+        guard case .failure(let e) = parse(#"{"providers":{"fcm":{"service_account_file":"sa.json"}},"routes":{"hms":"fcm"}}"#) else { Issue.record("parsed"); return }
+        #expect(e.problems == [#"routes.hms: provider "fcm" cannot deliver to hms"#])
     }
 }

@@ -93,6 +93,14 @@ import Testing
                 s.writePayload(into: &out)
                 #expect(out == s.payload && s.payload == filled(r.payload))
                 #expect(String(decoding: s.payload, as: UTF8.self).contains(Self.id))
+            case (.hms(let r), .hms(let s)):
+                #expect(s.body(tokens: ["t"]) == filled(r.body(tokens: ["t"])))
+                #expect(String(decoding: s.body(tokens: ["t"]), as: UTF8.self).contains(Self.id))
+            case (.adm(let r), .adm(let s)):
+                var out: [UInt8] = []
+                s.writeBody(into: &out)
+                #expect(out == s.body && s.body == filled(r.body))
+                #expect(String(decoding: s.body, as: UTF8.self).contains(Self.id))
             default:
                 Issue.record("\(platform): stamping changed the platform")
             }

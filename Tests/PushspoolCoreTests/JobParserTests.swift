@@ -115,7 +115,7 @@ func sendJob(_ json: String, file: String = "job.json") -> SendJob? {
         let json = #"{"colour":"red","pns":["apnz","fcm"],"to_tag":"a b","badge":-1,"data":{"from":"x","n":1},"priority":"urgent"}"#
         #expect(parseJob(json).problems == [
             "colour: unknown field",
-            #"pns[0]: unknown platform "apnz" (expected apns, fcm, gcm, wns, web)"#,
+            #"pns[0]: unknown platform "apnz" (expected apns, fcm, gcm, wns, web, hms, adm)"#,
             #"to_tag: invalid tag "a b" (expected 1 to 120 of A-Z a-z 0-9 _ @ # . : -)"#,
             "badge: must be an integer from 0 to 2147483647, got -1",
             "data.from: is reserved by FCM (from, notification, message_type, collapse_key, google*, gcm*)",

@@ -66,12 +66,12 @@ import PushspoolCore
     /// Whole registrations → every problem with its field.
     static let bad: [(String, JSONValue?, JSONValue?, JSONValue?, JSONValue?, JSONValue?, [String])] = [
         ("nothing", nil, nil, nil, nil, nil,
-         ["platform: required (one of apns, fcm, gcm, wns, web)", "handle: required (the device token or channel URI)"]),
+         ["platform: required (one of apns, fcm, gcm, wns, web, hms, adm)", "handle: required (the device token or channel URI)"]),
         ("id not a string", 7, "fcm", "t", nil, nil, ["id: must be a string, got number"]),
         ("id with a slash", "a/b", "fcm", "t", nil, nil, [#"id: must not contain "/" (ids appear in URL paths)"#]),
         ("id ..", "..", "fcm", "t", nil, nil, [#"id: must not be "." or "..""#]),
         ("id bidi", "a\u{202E}b", "fcm", "t", nil, nil, ["id: contains a bidirectional control character (U+202E)"]),
-        ("unknown platform", nil, "ios", "t", nil, nil, [#"platform: unknown platform "ios" (expected apns, fcm, gcm, wns, web)"#]),
+        ("unknown platform", nil, "ios", "t", nil, nil, [#"platform: unknown platform "ios" (expected apns, fcm, gcm, wns, web, hms, adm)"#]),
         ("platform empty", nil, "", "t", nil, nil, ["platform: must be a non-empty string"]),
         ("handle empty", nil, "fcm", "", nil, nil, ["handle: must not be empty"]),
         ("handle with a space", nil, "fcm", "a b", nil, nil, ["handle: must not contain spaces or control characters"]),

@@ -24,7 +24,7 @@ public struct Config: Sendable {
     public var maxJobs: Int = 4
     public var retry = RetryPolicy()
     /// Platform → provider name (`apns`, `fcm`, `wns`, `azure`, `sandbox`).
-    public var routes: [Platform: String] = [.apns: "sandbox", .fcm: "sandbox", .wns: "sandbox", .web: "sandbox"]
+    public var routes: [Platform: String] = [.apns: "sandbox", .fcm: "sandbox", .wns: "sandbox", .web: "sandbox", .hms: "sandbox", .adm: "sandbox"]
     /// `providers`, by name (§ Several apps: a name with a `type`, or the type itself).
     public var providers: [String: ProviderConfig] = [:]
     /// `apps`, as the file declares them; nil: no `apps` (one app, `default`).
@@ -83,6 +83,14 @@ public struct Config: Sendable {
     public var webpush: WebPushConfig? {
         get { providers["webpush"]?.webpush }
         set { providers["webpush"] = newValue.map(ProviderConfig.webpush) }
+    }
+    public var hms: HMSConfig? {
+        get { providers["hms"]?.hms }
+        set { providers["hms"] = newValue.map(ProviderConfig.hms) }
+    }
+    public var adm: ADMConfig? {
+        get { providers["adm"]?.adm }
+        set { providers["adm"] = newValue.map(ProviderConfig.adm) }
     }
 
     /// Connections per origin when `max_connections` is not set: at APNs's 1,000 streams per

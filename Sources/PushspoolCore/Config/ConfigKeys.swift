@@ -13,7 +13,7 @@ public enum ConfigKeys {
     public static let tls = ["ca_file"]
     public static let metrics = ["textfile", "interval_seconds", "instance"]
     /// `routes`, at the top level and in each app: one key per platform name a job may list.
-    public static let routes = ["apns", "fcm", "gcm", "wns", "web"]
+    public static let routes = ["apns", "fcm", "gcm", "wns", "web", "hms", "adm"]
     /// Each entry of `apps`.
     public static let app = ["routes", "apns_topic", "max_per_second", "frequency_cap", "default_tz", "quiet_hours", "track"]
     public static let frequencyCap = ["max", "per_hours"]
@@ -42,6 +42,8 @@ public enum ConfigKeys {
         case .azure: ["connection_string", "hub", "fcm_format", "api_version"]
         case .webpush: ["vapid_private_key_file", "subject", "allowed_hosts", "declarative"]
         case .sandbox: ["outbox"]
+        case .hms: ["app_id", "client_id", "client_secret", "endpoint", "token_endpoint"]
+        case .adm: ["client_id", "client_secret", "endpoint", "token_endpoint"]
         }
     }
 

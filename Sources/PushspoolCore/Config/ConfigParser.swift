@@ -173,6 +173,8 @@ public enum ConfigParser {
             c.routes[.fcm] = c.fcm != nil ? "fcm" : "sandbox"
             c.routes[.wns] = c.wns != nil ? "wns" : "sandbox"
             c.routes[.web] = c.webpush != nil ? "webpush" : "sandbox"
+            c.routes[.hms] = c.hms != nil ? "hms" : "sandbox"
+            c.routes[.adm] = c.adm != nil ? "adm" : "sandbox"
             c.routes = routes(top["routes"], "routes", over: c.routes, config: c)
             apps(top, into: &c)
             webhooks(top["webhooks"], into: &c)
@@ -400,6 +402,19 @@ public enum ConfigParser {
             case .sandbox:
                 guard let s = object(value, key, allowed: allowed) else { return nil }
                 return .sandbox(SandboxConfig(outbox: string(s["outbox"], "\(key).outbox")))
+            case .hms:
+                guard let h = object(value, key, allowed: allowed) else { return nil }
+                return .hms(HMSConfig(appID: required(h["app_id"], "\(key).app_id"),
+                                      clientID: required(h["client_id"], "\(key).client_id"),
+                                      clientSecret: Secret(required(h["client_secret"], "\(key).client_secret")),
+                                      endpoint: string(h["endpoint"], "\(key).endpoint"),
+                                      tokenEndpoint: string(h["token_endpoint"], "\(key).token_endpoint")))
+            case .adm:
+                guard let a = object(value, key, allowed: allowed) else { return nil }
+                return .adm(ADMConfig(clientID: required(a["client_id"], "\(key).client_id"),
+                                      clientSecret: Secret(required(a["client_secret"], "\(key).client_secret")),
+                                      endpoint: string(a["endpoint"], "\(key).endpoint"),
+                                      tokenEndpoint: string(a["token_endpoint"], "\(key).token_endpoint")))
             }
         }
     }

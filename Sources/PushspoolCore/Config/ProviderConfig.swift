@@ -7,6 +7,8 @@ public enum ProviderConfig: Sendable {
     case webpush(WebPushConfig)
     case azure(AzureConfig)
     case sandbox(SandboxConfig)
+    case hms(HMSConfig)
+    case adm(ADMConfig)
 
     public var kind: ProviderKind {
         switch self {
@@ -16,6 +18,8 @@ public enum ProviderConfig: Sendable {
         case .webpush: .webpush
         case .azure: .azure
         case .sandbox: .sandbox
+        case .hms: .hms
+        case .adm: .adm
         }
     }
 
@@ -25,6 +29,8 @@ public enum ProviderConfig: Sendable {
     public var webpush: WebPushConfig? { if case .webpush(let c) = self { c } else { nil } }
     public var azure: AzureConfig? { if case .azure(let c) = self { c } else { nil } }
     public var sandbox: SandboxConfig? { if case .sandbox(let c) = self { c } else { nil } }
+    public var hms: HMSConfig? { if case .hms(let c) = self { c } else { nil } }
+    public var adm: ADMConfig? { if case .adm(let c) = self { c } else { nil } }
 }
 
 extension Config {

@@ -1,7 +1,7 @@
 /// The providers a route may name, by their config names (`routes.<platform>`,
 /// `providers.<name>`): the one list the parser, the redacted config and the provider factory use.
 public enum ProviderKind: String, CaseIterable, Sendable {
-    case apns, fcm, wns, webpush, azure, sandbox
+    case apns, fcm, wns, webpush, azure, sandbox, hms, adm
 
     /// Whether it opens HTTP connections, and so takes `max_connections` (all but the sandbox).
     public var connects: Bool { self != .sandbox }
@@ -14,6 +14,8 @@ public enum ProviderKind: String, CaseIterable, Sendable {
         case .fcm: .fcm
         case .wns: .wns
         case .webpush: .web
+        case .hms: .hms
+        case .adm: .adm
         case .azure, .sandbox: nil
         }
     }
@@ -22,8 +24,9 @@ public enum ProviderKind: String, CaseIterable, Sendable {
     public func delivers(_ platform: Platform) -> Bool {
         switch self {
         case .sandbox: true
-        // The hub's browser (Web Push) format is not implemented: web goes direct.
-        case .azure: platform != .web
+        // The hub's browser (Web Push) format is not implemented: web goes direct; Huawei and
+        // Amazon devices have no hub format at all.
+        case .azure: platform != .web && platform != .hms && platform != .adm
         default: directPlatform == platform
         }
     }

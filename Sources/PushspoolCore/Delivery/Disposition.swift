@@ -42,11 +42,19 @@ public struct ProviderResult: Sendable, Equatable {
     public var reason: String?
     /// The service's id for the message (`apns-id`, FCM `name`, `X-WNS-Msg-ID`, hub notification id).
     public var providerID: String?
+    /// The device's new handle, when a delivery's answer names one (ADM's canonical
+    /// `registrationID`): the registry replaces the handle sent with it.
+    public var canonicalHandle: String?
+    /// The service's wait (`retry(after:)`) concerns this target only (ADM's per-device
+    /// `MaxRateExceeded`): its retry waits, the provider's other targets go on.
+    public var waitIsTargets = false
 
-    public init(_ disposition: Disposition, code: String? = nil, reason: String? = nil, providerID: String? = nil) {
+    public init(_ disposition: Disposition, code: String? = nil, reason: String? = nil, providerID: String? = nil,
+                canonicalHandle: String? = nil) {
         self.disposition = disposition
         self.code = code
         self.reason = reason
         self.providerID = providerID
+        self.canonicalHandle = canonicalHandle
     }
 }

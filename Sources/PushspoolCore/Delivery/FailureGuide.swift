@@ -4,7 +4,7 @@
 /// starts with the provider's own word (`BadDeviceToken`, `UNREGISTERED`), which is matched first.
 public enum FailureGuide {
     public struct Entry: Sendable, Equatable {
-        /// The platform it applies to (`apns`, `fcm`, `wns`, `web`), nil: any.
+        /// The platform it applies to (`apns`, `fcm`, `wns`, `web`, `hms`, `adm`), nil: any.
         public var platform: String?
         /// The reason's first word, matched before `code` (nil: any reason).
         public var reason: String?
@@ -45,6 +45,20 @@ public enum FailureGuide {
         e("web", nil, "404", "The subscription is not known to the push service.", "Nothing: the device is removed from the registry."),
         e("web", nil, "413", "The encrypted payload is over 4 KB.", "Shorten the message or its data."),
         e("web", "host-not-allowed", nil, "The subscription's push service is not in allowed_hosts.", "Add the push service's host to allowed_hosts if it is genuine."),
+        e("hms", nil, "80100000", "Huawei named this token illegal in a partly successful answer.",
+          "Nothing: the device is removed from the registry; the request's other devices were delivered."),
+        e("hms", nil, "80300007", "Huawei found every token of the request invalid.",
+          "Nothing: the devices are removed from the registry."),
+        e("hms", nil, "80300002", "The HMS app may not send pushes.",
+          "Enable Push Kit for the app in AppGallery Connect (providers.hms.app_id)."),
+        e("hms", nil, "80100016", "Huawei judged the message's content sensitive.",
+          "Reword the message."),
+        e("adm", "Unregistered", nil, "The app was uninstalled from the Fire device.",
+          "Nothing: the device is removed from the registry."),
+        e("adm", "InvalidRegistrationId", nil, "Amazon does not know this registration id.",
+          "Nothing: the device is removed from the registry."),
+        e("adm", "MessageTooLarge", nil, "The data is over ADM's 6 KB.",
+          "Shorten the message or its data."),
         e(nil, "frequency cap", nil, "The device already had its app's allowed pushes for the period.", "Nothing, or raise the app's frequency cap."),
         e(nil, nil, "transport", "The provider could not be reached (connection, TLS or timeout).", "Check the network and the provider's status; it was retried."),
         e(nil, nil, "local", "pushspool refused it before sending (bad token, payload or credentials).", "The reason names the field to fix."),

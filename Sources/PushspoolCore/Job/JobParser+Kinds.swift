@@ -116,7 +116,7 @@ extension JobParser {
         case .wns:
             // A badge shows `badge`; a silent job to WNS is refused by its own rule.
             return message.native.wnsType != .badge && !type.isSilent
-        case .web:
+        case .web, .hms, .adm:
             return !type.isSilent
         }
     }

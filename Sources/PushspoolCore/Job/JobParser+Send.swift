@@ -307,7 +307,7 @@ extension PayloadOverrides {
         case .apns: return apns != nil
         case .fcm: return fcm.map { $0["data"] != nil || $0["notification"] != nil } ?? false
         case .wns: return wns != nil
-        case .web: return false
+        case .web, .hms, .adm: return false
         }
     }
 }

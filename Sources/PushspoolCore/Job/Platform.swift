@@ -1,7 +1,8 @@
 /// A push platform a job can target. `gcm` is FCM's retired name and parses as `.fcm`; `web` is
-/// browsers (Web Push), whose handle is a PushSubscription.
+/// browsers (Web Push), whose handle is a PushSubscription; `hms` is Huawei Push Kit (phones
+/// without Google services), `adm` Amazon Device Messaging (Fire tablets and TV).
 public enum Platform: String, Sendable, Hashable, CaseIterable, Comparable {
-    case apns, fcm, wns, web
+    case apns, fcm, wns, web, hms, adm
 
     /// Parses a platform name as written in jobs, configs and CLI flags (`gcm` → `.fcm`).
     public init?(name: String) {
@@ -14,7 +15,7 @@ public enum Platform: String, Sendable, Hashable, CaseIterable, Comparable {
     }
 
     /// The names accepted by `init(name:)`, for error messages.
-    public static let acceptedNames = "apns, fcm, gcm, wns, web"
+    public static let acceptedNames = "apns, fcm, gcm, wns, web, hms, adm"
 }
 
 extension Platform {
@@ -43,6 +44,20 @@ extension Platform {
                     || b == UInt8(ascii: "-") || b == UInt8(ascii: "_") || b == UInt8(ascii: ":") || b == UInt8(ascii: ".")
             }
             guard allowed else { return "an FCM registration token holds only letters, digits and - _ : ." }
+        case .hms:
+            // Huawei publishes no format; tokens go into a JSON array, so anything printable passes.
+            guard bytes.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else {
+                return "an HMS push token holds only printable ASCII characters without spaces"
+            }
+        case .adm:
+            // The registration id goes into the send URL's path: only characters a path segment
+            // carries as they are (Amazon's ids are `amzn1.adm-registration.v3.` and base64).
+            let allowed = bytes.allSatisfy { b in
+                (b >= 0x30 && b <= 0x39) || (b >= 0x41 && b <= 0x5A) || (b >= 0x61 && b <= 0x7A)
+                    || b == UInt8(ascii: "-") || b == UInt8(ascii: "_") || b == UInt8(ascii: ".") || b == UInt8(ascii: "~")
+                    || b == UInt8(ascii: "+") || b == UInt8(ascii: "=") || b == UInt8(ascii: ":")
+            }
+            guard allowed else { return "an ADM registration id holds only letters, digits and - _ . ~ + = :" }
         case .wns:
             let authority = bytes.dropFirst(8).prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") }
             guard handle.hasPrefix("https://"), !authority.isEmpty, !authority.contains(UInt8(ascii: "@")),
@@ -67,7 +82,7 @@ extension Platform {
         switch self {
         case .web: (try? WebPushSubscription.parse(text: handle))?.canonicalJSON ?? handle
         case .apns: handle.lowercased()
-        case .fcm, .wns: handle
+        case .fcm, .wns, .hms, .adm: handle
         }
     }
 

@@ -119,6 +119,8 @@ public struct NotificationID: Sendable, Hashable {
         case .fcm: 2
         case .wns: 3
         case .web: 4
+        case .hms: 5
+        case .adm: 6
         }
     }
 
@@ -128,6 +130,8 @@ public struct NotificationID: Sendable, Hashable {
         case 2: .fcm
         case 3: .wns
         case 4: .web
+        case 5: .hms
+        case 6: .adm
         default: nil
         }
     }

@@ -8,11 +8,7 @@ extension PayloadRenderer {
     static func renderFCM(_ message: Message) throws(RenderError) -> FCMNotification {
         var pairs: [(String, JSONValue)] = []
         let native = message.native
-        if let title = message.title {
-            var notification: [(String, JSONValue)] = [("title", .string(title)), ("body", .string(message.displayText))]
-            if let image = native.image { notification.append(("image", .string(image))) }
-            pairs.append(("notification", .object(notification)))
-        }
+        if let notification = titledNotification(message) { pairs.append(("notification", notification)) }
         var android: [(String, JSONValue)] = []
         if let priority = message.priority { android.append(("priority", .string(priority == .high ? "HIGH" : "NORMAL"))) }
         if let ttl = message.ttlSeconds { android.append(("ttl", .string("\(ttl)s"))) }  // a Duration string
@@ -67,6 +63,14 @@ extension PayloadRenderer {
             throw RenderError(field: field, message: "FCM message is \(size) bytes (limit \(FCMNotification.maxMessageBytes))")
         }
         return notification
+    }
+
+    /// `{"title", "body", "image"?}` when the job has a title (FCM's and HMS's `notification`).
+    static func titledNotification(_ message: Message) -> JSONValue? {
+        guard let title = message.title else { return nil }
+        var notification: [(String, JSONValue)] = [("title", .string(title)), ("body", .string(message.displayText))]
+        if let image = message.native.image { notification.append(("image", .string(image))) }
+        return .object(notification)
     }
 
     /// FCM refuses non-string data values with INVALID_ARGUMENT for every device; refuse once here.

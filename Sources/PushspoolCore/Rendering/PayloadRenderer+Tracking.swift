@@ -67,6 +67,17 @@ extension PayloadRenderer {
                                           topic: message.collapseID.flatMap { try? renderWeb(Message(text: "", collapseID: $0)).topic })
             web.rendered = IDTemplate(payload, slot: IDTemplate.slot(ofMember: "secureId", in: payload))
             return .web(web)
+        case .hms:
+            // A data message: `data` is the string `{"secureId":"…"}`, the slot inside it (the
+            // slot's characters, like an id's, need no escaping in either JSON level).
+            var pairs: [(String, JSONValue)] = []
+            let android = hmsAndroid(message)
+            if !android.isEmpty { pairs.append(("android", .object(android))) }
+            pairs.append(("data", .string(String(decoding: JSONValue.object([("secureId", slot)]).encoded(), as: UTF8.self))))
+            return .hms(HMSNotification(members: lastSlot(members(pairs))))
+        case .adm:
+            // consolidationKey and expiresAfter kept, nothing else of the job's.
+            return .adm(admNotification(data: [("secureId", slot)], message: message, slot: "secureId"))
         }
     }
 
@@ -114,7 +125,47 @@ extension PayloadRenderer {
                 slot = template.slot
             }
             return .wns(WNSNotification(body: body, idSlot: slot, type: w.type, ttlSeconds: w.ttlSeconds, tag: w.tag))
+        case .hms(let h):
+            // `data` (the message's last member) as a string holding `{…,"notification_id":…}`.
+            var pairs: [(String, JSONValue)] = []
+            if let parsed = try? JSONParser.parse(Array("{".utf8) + h.members.bytes + Array("}".utf8)), case .object(let p) = parsed { pairs = p }
+            var data: [(String, JSONValue)] = []
+            if let i = pairs.lastIndex(where: { $0.0 == "data" }) {
+                if let text = pairs[i].1.stringValue, let d = try? JSONParser.parse(Array(text.utf8)), case .object(let o) = d { data = o }
+                pairs.remove(at: i)
+            }
+            data.append(("notification_id", .string(idSlot)))
+            pairs.append(("data", .string(String(decoding: JSONValue.object(data).encoded(), as: UTF8.self))))
+            return .hms(try checkedHMS(HMSNotification(members: lastSlot(members(pairs))), field: "message"))
+        case .adm(let a):
+            let body = withDataMember(a.rendered.bytes, "notification_id")
+            let made = ADMNotification(body: body, dataBytes: a.dataBytes + NotificationIDText.count + #","notification_id":"""#.utf8.count)
+            guard made.dataBytes <= ADMNotification.maxDataBytes else {
+                throw RenderError(field: "message", message: "ADM data with its notification_id is \(made.dataBytes) bytes (limit \(ADMNotification.maxDataBytes))")
+            }
+            return .adm(made)
         }
+    }
+
+    /// Bytes whose last `idSlot` is where the id goes (the renderer puts it after the job's own).
+    private static func lastSlot(_ bytes: [UInt8]) -> IDTemplate {
+        let slot = Array(idSlot.utf8)
+        var i = bytes.count - slot.count
+        while i >= 0 {
+            if bytes[i..<(i + slot.count)].elementsEqual(slot) { return IDTemplate(bytes, slot: i) }
+            i -= 1
+        }
+        return IDTemplate(bytes)
+    }
+
+    /// An ADM body (`{…,"data":{…}}`, `data` last) with `member` added to `data`, the slot its value.
+    private static func withDataMember(_ body: [UInt8], _ member: String) -> IDTemplate {
+        guard body.count >= 2, body.suffix(2).elementsEqual("}}".utf8) else { return IDTemplate(body) }
+        var out = Array(body.dropLast(2))
+        if out.last != UInt8(ascii: "{") { out.append(UInt8(ascii: ",")) }
+        JSONValue.writeString(member, into: &out)
+        out.append(contentsOf: ":\"\(idSlot)\"}}".utf8)
+        return IDTemplate(out, slot: out.count - 3 - NotificationIDText.count)
     }
 
     /// An APNs rendering whose id goes in the value of its `member`.
@@ -166,6 +217,12 @@ extension RenderedNotification {
             return .wns(w)
         case .fcm(let f):
             return .fcm(f.stamped(id))
+        case .hms(var h):
+            h.id = id
+            return .hms(h)
+        case .adm(var a):
+            a.id = id
+            return .adm(a)
         }
     }
 }

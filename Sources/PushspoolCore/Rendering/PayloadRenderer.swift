@@ -13,6 +13,8 @@ public enum PayloadRenderer {
         case .fcm: return .fcm(try renderFCM(message))
         case .wns: return .wns(try renderWNS(message))
         case .web: return .web(try renderWeb(message))
+        case .hms: return .hms(try renderHMS(message))
+        case .adm: return .adm(try renderADM(message))
         }
     }
 }

@@ -5,6 +5,8 @@ public enum RenderedNotification: Sendable, Equatable {
     case fcm(FCMNotification)
     case wns(WNSNotification)
     case web(WebPushNotification)
+    case hms(HMSNotification)
+    case adm(ADMNotification)
 
     public var platform: Platform {
         switch self {
@@ -12,16 +14,20 @@ public enum RenderedNotification: Sendable, Equatable {
         case .fcm: return .fcm
         case .wns: return .wns
         case .web: return .web
+        case .hms: return .hms
+        case .adm: return .adm
         }
     }
 
-    /// The bytes a sandbox or hub sends (FCM: the v1 envelope without a target).
+    /// The bytes a sandbox or hub sends (FCM: the v1 envelope without a target; HMS: with no token).
     public var body: [UInt8] {
         switch self {
         case .apns(let n): return n.payload
         case .fcm(let n): return JSONValue.object([("message", n.message)]).encoded()
         case .wns(let n): return n.body
         case .web(let n): return n.payload
+        case .hms(let n): return n.body(tokens: [])
+        case .adm(let n): return n.body
         }
     }
 }

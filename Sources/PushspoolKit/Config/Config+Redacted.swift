@@ -38,6 +38,14 @@ extension Config {
                 pairs += [("vapid_private_key_file", .string(w.vapidPrivateKeyFile)), ("subject", .string(w.subject)),
                           ("allowed_hosts", .array(w.allowedHosts.map(JSONValue.string))),
                           ("declarative", .string(w.declarative.rawValue))]
+            case .hms(let h):
+                pairs += [("app_id", .string(h.appID)), ("client_id", .string(h.clientID)), ("client_secret", .string(Redaction.mask)),
+                          ("endpoint", url(h.endpoint ?? HMSConfig.defaultEndpoint)),
+                          ("token_endpoint", url(h.tokenEndpoint ?? HMSConfig.defaultTokenEndpoint))]
+            case .adm(let a):
+                pairs += [("client_id", .string(a.clientID)), ("client_secret", .string(Redaction.mask)),
+                          ("endpoint", url(a.endpoint ?? ADMConfig.defaultEndpoint)),
+                          ("token_endpoint", url(a.tokenEndpoint ?? ADMConfig.defaultTokenEndpoint))]
             case .sandbox(let s):
                 if name == "sandbox" { continue }
                 pairs += [("outbox", .string(resolve(s.outbox ?? outboxPath).path))]

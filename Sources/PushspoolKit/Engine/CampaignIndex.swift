@@ -12,13 +12,14 @@ import Darwin
 /// files. What a page shows of each job is `JobStatus.lookup` (the entry of `status --json` and
 /// `GET /v1/jobs/{id}`), computed for that page's jobs only.
 ///
-/// What is kept between requests, per job file (`CampaignRecords`: 32 bytes and its text once):
-/// its name, folder and time, and what its file says (apps, platforms, a headline; never a
-/// secure job's text), read once when the name first shows up; an ended job's final state, read
+/// What is kept between requests, per job file (`CampaignRecords`: 40 bytes and its text once):
+/// its name, folder and time, and what its file says (apps, platforms, a headline, `not_before`;
+/// never a secure job's text), read once when the name first shows up; an ended job's final state, read
 /// once from its log's last line. A folder is listed again only when its own modification time
 /// changed (a job came, went or moved), and at most once a second; only the jobs new to it are
 /// read. A page is the only thing made per request: a filter walks the records, and text is
-/// searched in their bytes.
+/// searched in their bytes. The records are saved in the spool's state folder now and then, so
+/// that `serve` started again reads back what it knew instead of every job file.
 public final class CampaignIndex: Sendable {
     /// A job as a page shows it.
     public struct Entry: Sendable {
@@ -33,6 +34,8 @@ public final class CampaignIndex: Sendable {
         /// The title, or else the start of the message; nil for a secure job (its text is never shown).
         public var headline: String?
         public var secure: Bool
+        /// A send job's `not_before`, as its file said when it was read.
+        public var notBefore: Date?
     }
 
     /// One page of the list.
@@ -53,6 +56,11 @@ public final class CampaignIndex: Sendable {
         var versions: [Spool.Folder: FileIO.Version] = [:]
         var listedAt: Double = -1
         var records = CampaignRecords()
+        /// Whether the saved list was looked for (once, at the first listing).
+        var loaded = false
+        /// Job files read and ended states learned since the list was last saved, and when that was.
+        var unsaved = 0
+        var savedAt: Double = 0
     }
 
     static let folders: [Spool.Folder] = [.incoming, .active, .done, .failed]
@@ -115,7 +123,14 @@ public final class CampaignIndex: Sendable {
             if total >= start && entries.count < perPage { entries.append(entry(r, all)) }
             total += 1
         }
-        if !learned.isEmpty { state.withLock { $0.records.learn(learned, generation: all.generation) } }
+        if !learned.isEmpty {
+            let save = state.withLock { s in
+                s.records.learn(learned, generation: all.generation)
+                s.unsaved += learned.count
+                return due(&s, now: Date().timeIntervalSince1970) ? s.records : nil
+            }
+            if let save { listing.withLock { _ in self.save(save) } }
+        }
         // Thousands of logs' last lines read once: their buffers given back.
         if learned.count > 1000 { FileIO.trimHeap() }
         return Page(total: total, entries: entries)
@@ -124,7 +139,8 @@ public final class CampaignIndex: Sendable {
     private func entry(_ r: CampaignRecords.Record, _ all: CampaignRecords) -> Entry {
         func list(_ i: UInt32) -> [String] { all.string(i).isEmpty ? [] : all.string(i).split(separator: ",").map(String.init) }
         return Entry(id: all.id(r), name: all.name(r), folder: Self.folders[Int(r.folder)], modified: r.modified, kind: all.kind(r),
-                     apps: list(r.apps), platforms: list(r.platforms), headline: all.headline(r), secure: r.secure)
+                     apps: list(r.apps), platforms: list(r.platforms), headline: all.headline(r), secure: r.secure,
+                     notBefore: all.notBefore(r))
     }
 
     /// An ended job's final state, from its log's last line (its folder when the log is gone).
@@ -138,56 +154,122 @@ public final class CampaignIndex: Sendable {
         if let fresh = state.withLock({ s in now - s.listedAt < 1 && now >= s.listedAt ? s.records : nil }) { return fresh }
         return listing.withLock { _ in
             if let fresh = state.withLock({ s in now - s.listedAt < 1 && now >= s.listedAt ? s.records : nil }) { return fresh }
-            var (versions, records) = state.withLock { s in
-                let taken = (s.versions, s.records)
+            var versions: [Spool.Folder: FileIO.Version] = [:], records = CampaignRecords(), loaded = true
+            state.withLock { s in
                 // Held here alone while it changes: changed in place, not copied.
-                s.records = CampaignRecords()
-                return taken
+                swap(&records, &s.records)
+                (versions, loaded, s.loaded) = (s.versions, s.loaded, true)
+            }
+            // Started again: the list as it was saved, its records kept for the files still there.
+            if !loaded, records.records.isEmpty, let known = loadSaved() {
+                records = known
+                state.withLock { $0.savedAt = now }
             }
             var read = 0
+            var relisted: Set<UInt8> = [], listed: [CampaignRecords.Record] = []
             for (f, folder) in Self.folders.enumerated() {
                 let dir = spool.url(folder).path
                 let version = FileIO.version(dir)
                 // Unchanged since it was listed (and not changed in the last two seconds, in case
                 // the file system's clock is coarse): its names are the same.
                 if let version, versions[folder] == version, now - version.modified > 2 { continue }
-                read += relist(folder, index: UInt8(f), dir: dir, into: &records)
+                read += relist(folder, index: UInt8(f), dir: dir, records: &records, into: &listed)
+                relisted.insert(UInt8(f))
                 versions[folder] = version
             }
-            state.withLock { s in
+            // One sort for every folder listed again.
+            if !relisted.isEmpty { records.replace(folders: relisted, with: listed) }
+            let save = state.withLock { s in
                 // Ended states learned meanwhile were learned of the list taken here: lost, read again.
                 s.versions = versions
                 s.records = records
                 s.listedAt = now
+                s.unsaved += read
+                return due(&s, now: now)
             }
+            if save { self.save(records) }
             // Thousands of job files parsed once leave their garbage in malloc's arenas: given back.
             if read > 1000 { FileIO.trimHeap() }
             return records
         }
     }
 
-    /// Folder `folder`'s job files as they are now: the ones already known kept, the new ones
-    /// read. The directory is read entry by entry (no list of its names is made). How many were read.
-    private func relist(_ folder: Spool.Folder, index f: UInt8, dir: String, into records: inout CampaignRecords) -> Int {
+    // MARK: The saved list
+
+    /// Where the list is saved between runs of `serve`.
+    var savedURL: URL { spool.stateDirectory.appendingPathComponent("campaign-index") }
+    /// A saved list larger than this (some 300,000 jobs) is not read back: its files are.
+    static let savedLimit = 32 << 20
+
+    /// Whether the list is to be saved now: after a thousand changes, or a minute after the first
+    /// one (a spool that changes a job at a time is not written out at every job).
+    private func due(_ s: inout State, now: Double) -> Bool {
+        guard s.unsaved >= 1000 || (s.unsaved > 0 && now - s.savedAt >= 60) else { return false }
+        s.unsaved = 0
+        s.savedAt = now
+        return true
+    }
+
+    /// Written beside the spool's other state (a temporary file renamed into place; not synced:
+    /// a list lost is read again from the files). Readable by its owner only: it holds headlines.
+    private func save(_ records: CampaignRecords) {
+        let temporary = spool.stateDirectory.appendingPathComponent(".campaign-index.\(getpid())").path
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        // Written a megabyte at a time: the list is not held twice.
+        var written = true
+        records.saved { chunk in written = written && (try? FileIO.writeAll(fd, chunk)) != nil }
+        close(fd)
+        if !written || rename(temporary, savedURL.path) != 0 { unlink(temporary) }
+    }
+
+    /// The saved list, read at its size (not grown by doubling: `serve` holds it once).
+    private func loadSaved() -> CampaignRecords? {
+        let fd = open(savedURL.path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        var st = stat()
+        guard fstat(fd, &st) == 0, st.st_size > 0, st.st_size <= Self.savedLimit else { return nil }
+        let size = Int(st.st_size)
+        var complete = false
+        let bytes = [UInt8](unsafeUninitializedCapacity: size) { buffer, count in
+            var done = 0
+            while done < size {
+                let n = pread(fd, buffer.baseAddress! + done, size - done, off_t(done))
+                if n < 0 && errno == EINTR { continue }
+                if n <= 0 { break }
+                done += n
+            }
+            if done < size { buffer.baseAddress!.update(repeating: 0, count: size) }
+            complete = done == size
+            count = size
+        }
+        return complete ? CampaignRecords(saved: bytes) : nil
+    }
+
+    /// Folder `folder`'s job files as they are now, added to `listed`: the ones `records` knows
+    /// kept, the new ones read. The directory is read entry by entry (no list of its names is
+    /// made). How many were read.
+    private func relist(_ folder: Spool.Folder, index f: UInt8, dir: String, records: inout CampaignRecords,
+                        into listed: inout [CampaignRecords.Record]) -> Int {
         var known: [UInt64: Int] = [:]
         known.reserveCapacity(records.records.count(where: { $0.folder == f }))
-        for (i, r) in records.records.enumerated() where r.folder == f { known[records.nameHash(r)] = i }
-        var listed: [CampaignRecords.Record] = []
+        for (i, r) in records.records.enumerated() where r.folder == f { known[records.nameHash(r) ^ r.ino] = i }
         var read = 0
-        guard let handle = opendir(dir) else { records.replace(folder: f, with: []); return 0 }
+        guard let handle = opendir(dir) else { return 0 }
         defer { closedir(handle) }
         while let entry = readdir(handle) {
             let bytes = withUnsafeBytes(of: &entry.pointee.d_name) { raw in Array(raw.prefix { $0 != 0 }) }
             let name = SpoolName(bytes)
             guard name.looksLikeJob else { continue }
-            if let i = known[CampaignRecords.nameHash(of: bytes)], records.hasName(records.records[i], bytes) {
+            let ino = UInt64(entry.pointee.d_ino)
+            if let i = known[CampaignRecords.nameHash(of: bytes) ^ ino], records.records[i].ino == ino, records.hasName(records.records[i], bytes) {
                 listed.append(records.records[i])
-            } else if let text = name.text, let fields = self.read(folder, index: f, text) {
+            } else if let text = name.text, let fields = self.read(folder, index: f, text, ino: ino) {
                 listed.append(records.make(fields))
                 read += 1
             }
         }
-        records.replace(folder: f, with: listed)
         return read
     }
 
@@ -209,12 +291,12 @@ public final class CampaignIndex: Sendable {
     }
 
     /// What the job file says, read once.
-    private func read(_ folder: Spool.Folder, index: UInt8, _ name: String) -> CampaignRecords.Fields? {
+    private func read(_ folder: Spool.Folder, index: UInt8, _ name: String, ino: UInt64) -> CampaignRecords.Fields? {
         let path = spool.url(folder, name).path
         guard let modified = FileIO.modificationTime(path) else { return nil }   // moved meanwhile: the next listing has it
         let job = JobFile.peek(path).flatMap { try? JobParser.parse($0, fileName: name) }
         var fields = CampaignRecords.Fields(id: job?.id ?? JobRunner.fallbackID(for: name), name: name, folder: index, modified: modified,
-                                            kind: 0, apps: "", platforms: "", headline: nil, secure: false)
+                                            kind: 0, apps: "", platforms: "", headline: nil, secure: false, notBefore: JobStatus.notBefore(job), ino: ino)
         switch job?.kind {
         case .send(let send)?:
             fields.kind = 1

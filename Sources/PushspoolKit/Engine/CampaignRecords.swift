@@ -1,7 +1,7 @@
 import Foundation
 
 /// The campaign list's jobs as `CampaignIndex` keeps them between requests: a fixed-size record
-/// per job (32 bytes) and the job's id, file name and headline in one shared byte arena, the
+/// per job (48 bytes) and the job's id, file name and headline in one shared byte arena, the
 /// lists of apps and platforms (a few distinct values over thousands of jobs) interned. 100,000
 /// jobs take about 4 MB of records and their text once, instead of seven Strings each; a search
 /// scans the arena's bytes without making a String per job.
@@ -9,6 +9,11 @@ struct CampaignRecords: Sendable {
     struct Record: Sendable {
         /// The job file's modification time (seconds since 1970).
         var modified: Double
+        /// A send job's `not_before` (seconds since 1970); NaN: none. What tells a waiting job
+        /// from a scheduled one without reading its file again.
+        var notBefore: Double
+        /// The file's inode: a file of the same name put in its place is read again.
+        var ino: UInt64
         /// Where its bytes start in the arena: the id, then the file name (unless it is
         /// `<id>.json`), then the headline.
         var start: UInt32
@@ -40,18 +45,20 @@ struct CampaignRecords: Sendable {
         var platforms: String
         var headline: String?
         var secure: Bool
+        var notBefore: Date?
+        var ino: UInt64
     }
 
     static let kinds = ["invalid", "send", "register", "unregister"]
     static let states = JobState.allCases
 
     /// Every job, newest first (then by file name, last first).
-    private(set) var records: [Record] = []
-    private var arena: [UInt8] = []
+    var records: [Record] = []
+    var arena: [UInt8] = []
     /// Counts changes of `records`' order (an index into it holds until the next).
     private(set) var generation = 0
-    private var strings: [String] = [""]
-    private var stringIDs: [String: UInt32] = ["": 0]
+    var strings: [String] = [""]
+    var stringIDs: [String: UInt32] = ["": 0]
 
     // MARK: Reading a record
 
@@ -68,6 +75,7 @@ struct CampaignRecords: Sendable {
     func string(_ i: UInt32) -> String { strings[Int(i)] }
     func kind(_ r: Record) -> String { Self.kinds[Int(r.kind)] }
     func ended(_ r: Record) -> String? { r.ended == 0 ? nil : Self.states[Int(r.ended) - 1].rawValue }
+    func notBefore(_ r: Record) -> Date? { r.notBefore.isNaN ? nil : Date(timeIntervalSince1970: r.notBefore) }
 
     /// The interned id of a list (nil when it was never seen: no record has it).
     func stringID(_ s: String) -> UInt32? { stringIDs[s] }
@@ -154,7 +162,7 @@ struct CampaignRecords: Sendable {
             arena += bytes
             headlineLength = UInt16(bytes.count)
         }
-        return Record(modified: f.modified, start: start, apps: intern(f.apps), platforms: intern(f.platforms), idLength: UInt16(id.count),
+        return Record(modified: f.modified, notBefore: f.notBefore?.timeIntervalSince1970 ?? .nan, ino: f.ino, start: start, apps: intern(f.apps), platforms: intern(f.platforms), idLength: UInt16(id.count),
                       nameLength: nameLength, headlineLength: headlineLength, folder: f.folder, kind: f.kind, ended: 0, secure: f.secure)
     }
 
@@ -165,10 +173,12 @@ struct CampaignRecords: Sendable {
         return UInt32(strings.count - 1)
     }
 
-    /// Folder `folder`'s records become `listed` (each from `make`, or one of its records kept);
+    /// The records of `folders` become `listed` (each from `make`, or one of its records kept);
     /// the list sorted again, and the arena compacted once it is half garbage or half empty.
-    mutating func replace(folder: UInt8, with listed: [Record]) {
-        var kept = records.filter { $0.folder != folder }
+    mutating func replace(folders: Set<UInt8>, with listed: [Record]) {
+        var kept = records.filter { !folders.contains($0.folder) }
+        // The old list given back before the new one is sorted: not held twice.
+        records = []
         kept.append(contentsOf: listed)
         arena.withUnsafeBufferPointer { buf in
             kept.sort { a, b in

@@ -81,7 +81,7 @@ public final class Dispatcher: Sendable {
         self.log = log
         self.maxJobs = max(1, maxJobs)
         self.report = report
-        presence = DispatcherPresence(spool: spool)
+        presence = DispatcherPresence(spool: spool) { [apps = runner.env.apps] in apps.providers.map { $0.runtime() } }
     }
 
     private var controls: JobControls? { runner.env.controls }

@@ -28,12 +28,16 @@ public final class Engine: Sendable {
         public var random: @Sendable () -> Double
         /// Where the live progress lines are drawn (`run` on a terminal); nil: nowhere.
         public var board: TerminalBoard?
+        /// People's clocks: what `local_time` waves, quiet hours and the grace rule are judged by
+        /// (the system's; an accelerated one only in tests and benchmarks).
+        public var clock: EngineClock
 
         public init(log: Log, isStopping: @escaping @Sendable () -> Bool = { false },
                     report: @escaping @Sendable (JobReport) -> Void = { _ in },
                     random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
-                    board: TerminalBoard? = nil) {
+                    board: TerminalBoard? = nil, clock: EngineClock = .system) {
             self.log = log
+            self.clock = clock
             self.isStopping = isStopping
             self.report = report
             self.random = random
@@ -91,7 +95,7 @@ public final class Engine: Sendable {
         self.apps = apps
         let log = hooks.log, metrics = metrics, activity = activity
         controls = JobControls(directory: spool.url(.control))
-        pool = WorkerPool(concurrency: config.concurrency, policy: config.retry, metrics: metrics, random: hooks.random)
+        pool = EngineSetup.workerPool(config: config, metrics: metrics, random: hooks.random)
         var service: Webhooks?
         do {
             service = try Webhooks(config: config, spool: spool, metrics: metrics.webhooks, log: log)
@@ -102,7 +106,7 @@ public final class Engine: Sendable {
         service?.start()
         let flag = stopping
         let userStop = hooks.isStopping
-        let clock = EngineClock.fromEnvironment()
+        let clock = hooks.clock
         let shared = registry.shared.flatMap { registry in
             config.queue.enabled && RegistryLocation.isPostgres(config.registryPath)
                 ? SharedQueue(registry: registry, config: config.queue, spool: spool) : nil

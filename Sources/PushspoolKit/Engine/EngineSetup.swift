@@ -178,9 +178,12 @@ public enum EngineSetup {
                 if broken.contains(name) { continue }
                 if byName[name] == nil {
                     do {
-                        let provider = try ProviderFactory.make(name: name, context: context)
+                        // Its clients noted, so that its connections are counted (`status`, `/metrics`).
+                        let clients = ProviderClients()
+                        let provider = try ProviderFactory.make(name: name, context: clients.noting(context))
                         byName[name] = ProviderState(provider: provider, name: name, maxPerSecond: config.maxPerSecond[name],
-                                                      rateGrants: grants, sharing: sharing, log: log, onPause: { [spool] reason in
+                                                      rateGrants: grants, sharing: sharing, log: log,
+                                                      connections: clients.count, onPause: { [spool] reason in
                             if let spool { PauseRecord.write(provider: name, reason: reason, in: spool) }
                         })
                     } catch let error as ProviderSetupError {

@@ -19,18 +19,14 @@ import Darwin
 /// removed only when the hub confirmed the write of the state read after the mark was taken.
 ///
 /// Each write goes through `InstallationWriter` (the pool's `RetryPolicy`, the hub's rate cap and
-/// pause). One the policy gave up on stays pending and is tried again after `retryAfter` seconds
-/// (one timer, armed only then). At most `concurrency` writes are in flight. Thread-safe.
+/// pause). One the policy gave up on stays pending and is tried again `retryAfter` seconds later.
+/// The waiting is the spool outbox's (`SpoolOutbox`, shared with the webhooks): at most
+/// `concurrency` writes in flight, one installation's never two at once, and one thread that
+/// sleeps until the earliest retry is due. Thread-safe.
 public final class HubQueue: Sendable {
     private struct State {
-        /// Marks being written or whose registry change is not done yet: not taken.
+        /// Marks whose registry change is not done yet: not taken (`release` makes them ready).
         var held: [String: Int] = [:]
-        var running: Set<String> = []
-        /// Marked again while its write was running: taken once more afterwards.
-        var again: Set<String> = []
-        var waiting: [String] = []
-        var queued: Set<String> = []
-        var retryArmed = false
         var stopped = false
         /// The last failure per installation, for `GET /v1/devices/{id}` (bounded).
         var failures: [String: String] = [:]
@@ -43,30 +39,33 @@ public final class HubQueue: Sendable {
         case pending(lastError: String?)
     }
 
-    private let pendingDir: URL
+    /// `hub/`: a mark per installation in `pending/` (written from a temporary in `hub/` itself).
+    private let folder: OutboxFolder
+    private var pendingDir: URL { folder.pending }
+    /// Marks whose write is in flight: a new mark may be made meanwhile in `pending/`.
     private let sendingDir: URL
     private let writer: InstallationWriter
     private let registry: any DeviceRegistry
     private let log: Log
-    private let concurrency: Int
     private let retryAfter: Double
+    private let now: @Sendable () -> Double
     private let state = Mutex(State())
-    private let queue = DispatchQueue(label: "pushspool.hub-queue")
+    /// Which marks may be written now, the retries' due times, and the thread that waits for them.
+    private let outbox: SpoolOutbox<String>
     private let inFlight = DispatchGroup()
 
     public init(spool: Spool, writer: InstallationWriter, registry: any DeviceRegistry, log: Log,
-                concurrency: Int = 16, retryAfter: Double = 30) throws {
-        let root = spool.root.appendingPathComponent("hub")
-        pendingDir = root.appendingPathComponent("pending")
-        sendingDir = root.appendingPathComponent("sending")
-        for dir in [pendingDir, sendingDir] {
-            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        }
+                concurrency: Int = 16, retryAfter: Double = 30,
+                now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) throws {
+        folder = try OutboxFolder(root: spool.root.appendingPathComponent("hub"), keepsFailed: false)
+        sendingDir = folder.root.appendingPathComponent("sending")
+        try FileManager.default.createDirectory(at: sendingDir, withIntermediateDirectories: true)
         self.writer = writer
         self.registry = registry
         self.log = log
-        self.concurrency = max(1, concurrency)
         self.retryAfter = retryAfter
+        self.now = now
+        outbox = SpoolOutbox(name: "pushspool-hub-queue", maxInFlight: concurrency, now: now)
         // A write cut short by a stop or a crash is owed again.
         for name in (try? FileManager.default.contentsOfDirectory(atPath: sendingDir.path)) ?? [] {
             let pending = pendingDir.appendingPathComponent(name).path
@@ -83,7 +82,11 @@ public final class HubQueue: Sendable {
     public func serves(_ platform: Platform) -> Bool { writer.serves(platform) }
 
     /// Starts writing what is pending from before (a previous run's marks).
-    public func start() { queue.async { self.scan() } }
+    public func start() {
+        // The outbox holds this until its thread ends at `stop`.
+        outbox.start(send: { [self] name in take(name) })
+        for name in folder.names() { outbox.ready(name) }
+    }
 
     /// Marks installation `id` (of `platform`) as owed to the hub, durably, before the registry
     /// change; `release(id)` once the change is made (or failed). Throws when the mark cannot be
@@ -93,9 +96,7 @@ public final class HubQueue: Sendable {
         state.withLock { $0.held[name, default: 0] += 1 }
         do {
             let record = JSONValue.object([("id", .string(id)), ("platform", .string(platform.rawValue))]).encoded()
-            let mark = pendingDir.appendingPathComponent(name)
-            // The temporary beside pending/, not in it: the scan of pending/ never sees it.
-            try DurableFile().write(record, to: mark, temporary: DurableFile.temporary(for: mark, in: pendingDir.deletingLastPathComponent()), mode: 0o600)
+            try folder.write(record, name: name, mode: 0o600)
         } catch {
             release(id)
             throw error
@@ -109,7 +110,7 @@ public final class HubQueue: Sendable {
             if let n = s.held[name], n > 1 { s.held[name] = n - 1 } else { s.held[name] = nil }
             s.failures[name] = nil
         }
-        queue.async { self.enqueue(name) }
+        outbox.ready(name)
     }
 
     /// Whether the hub has the registry's last change of `id` yet.
@@ -123,6 +124,7 @@ public final class HubQueue: Sendable {
     /// Takes no more writes; what is not written stays pending for the next run.
     public func stop() {
         state.withLock { $0.stopped = true }
+        outbox.stop()
     }
 
     /// Waits, at most `seconds`, for the writes in flight after `stop` (a hanging hub's are cut
@@ -135,42 +137,14 @@ public final class HubQueue: Sendable {
     /// True once `stop` was called: the writer's retries end.
     public var isStopping: Bool { state.withLock { $0.stopped } }
 
-    // MARK: - On `queue`
-
-    private func scan() {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: pendingDir.path)) ?? []
-        for name in names.sorted() where !name.hasPrefix(".") { enqueue(name) }
-    }
-
-    private func enqueue(_ name: String) {
-        state.withLock { s in
-            if s.running.contains(name) {
-                s.again.insert(name)
-            } else if !s.queued.contains(name) {
-                s.queued.insert(name)
-                s.waiting.append(name)
-            }
-        }
-        pump()
-    }
-
-    private func pump() {
-        while let name = state.withLock({ s -> String? in
-            guard !s.stopped, s.running.count < concurrency else { return nil }
-            // Held ones wait for their registry change (their `release` enqueues them again).
-            guard let i = s.waiting.firstIndex(where: { s.held[$0] == nil }) else { return nil }
-            let name = s.waiting.remove(at: i)
-            s.queued.remove(name)
-            s.running.insert(name)
-            return name
-        }) {
-            take(name)
-        }
-    }
+    // MARK: - Writing
 
     /// Moves the mark to `sending/` (a new mark may then be made meanwhile), reads the device as
-    /// the registry has it now, and writes that (or the installation's removal) to the hub.
+    /// the registry has it now, and writes that (or the installation's removal) to the hub. On
+    /// the outbox's thread; the write's answer comes on the writer's.
     private func take(_ name: String) {
+        // Held: its `release` makes it ready again once the registry change is done.
+        if state.withLock({ $0.held[name] != nil }) { return outbox.finished(name) }
         inFlight.enter()
         let pending = pendingDir.appendingPathComponent(name).path, sending = sendingDir.appendingPathComponent(name).path
         guard rename(pending, sending) == 0,
@@ -180,7 +154,7 @@ public final class HubQueue: Sendable {
               let platform = fields.first(where: { $0.0 == "platform" })?.1.stringValue.flatMap(Platform.init(name:)) else {
             unlink(sending)
             inFlight.leave()
-            return finished(name)
+            return outbox.finished(name)
         }
         let device: Device?
         do {
@@ -198,44 +172,27 @@ public final class HubQueue: Sendable {
             (change, hubPlatform) = (.delete(id: id), writer.serves(platform) ? platform : (writer.platforms.min() ?? platform))
         }
         writer.write(change, platform: hubPlatform) { [self] outcome in
-            queue.async { [self] in
-                defer { inFlight.leave() }
-                if outcome.ok {
-                    unlink(sending)
-                    finished(name)
-                } else {
-                    // A newer mark, if any, replaces this one.
-                    if access(pending, F_OK) == 0 { unlink(sending) } else { rename(sending, pending) }
-                    failed(name, outcome.summary)
-                }
+            defer { inFlight.leave() }
+            if outcome.ok {
+                unlink(sending)
+                outbox.finished(name)
+            } else {
+                // A newer mark, if any, replaces this one.
+                if access(pending, F_OK) == 0 { unlink(sending) } else { rename(sending, pending) }
+                failed(name, outcome.summary)
             }
         }
     }
 
-    private func finished(_ name: String) {
-        let again = state.withLock { s in
-            s.running.remove(name)
-            return s.again.remove(name) != nil
-        }
-        if again { enqueue(name) } else { pump() }
-    }
-
+    /// The mark stays in `pending/` and is written again `retryAfter` seconds from now (at once
+    /// when it was marked again meanwhile).
     private func failed(_ name: String, _ why: String) {
-        let (again, arm) = state.withLock { s -> (Bool, Bool) in
-            s.running.remove(name)
+        let stopping = state.withLock { s in
             if s.failures.count < 10_000 { s.failures[name] = why }
-            let arm = !s.retryArmed && !s.stopped
-            if arm { s.retryArmed = true }
-            return (s.again.remove(name) != nil, arm)
+            return s.stopped
         }
-        if !isStopping { log.warning("hub: \(why); kept in hub/pending/ and tried again") }
-        if arm {
-            queue.asyncAfter(deadline: .now() + retryAfter) { [self] in
-                state.withLock { $0.retryArmed = false }
-                scan()
-            }
-        }
-        if again { enqueue(name) } else { pump() }
+        if !stopping { log.warning("hub: \(why); kept in hub/pending/ and tried again") }
+        outbox.retry(name, at: now() + retryAfter)
     }
 
     /// A file name for an installation id: the id itself when it is plain, else a digest of it

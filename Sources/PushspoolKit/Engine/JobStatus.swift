@@ -109,18 +109,8 @@ public struct JobStatus: Sendable {
     }
 
     private func waiting(id: String, name: String, now: Date) -> JSONValue {
-        var notBefore: Date?
-        if let bytes = JobFile.peek(spool.url(.incoming, name).path), let job = try? JobParser.parse(bytes, fileName: name),
-           case .send(let send) = job.kind {
-            notBefore = send.notBefore
-        }
-        let state: JobState = switch controls.request(for: id) {
-        case .cancel?: .cancelling
-        case .pause?: .paused
-        case nil: notBefore.map { $0 > now } ?? false ? .scheduled : .waiting
-        }
-        return .object([("id", .string(id)), ("file", .string(name)), ("running", false), ("state", .string(state.rawValue)),
-                        ("not_before", notBefore.map { .string(Timestamp.rfc3339($0)) } ?? .null)])
+        let job = JobFile.peek(spool.url(.incoming, name).path).flatMap { try? JobParser.parse($0, fileName: name) }
+        return waiting(id: id, name: name, notBefore: Self.notBefore(job), now: now)
     }
 
     /// A send job's `spread_over_seconds`.

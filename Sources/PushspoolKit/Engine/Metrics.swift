@@ -84,6 +84,8 @@ public final class Metrics: Sendable {
         public var queue: [(folder: String, jobs: Int)] = []
         public var targetsRemaining = 0
         public var providers: [(name: String, paused: Bool)] = []
+        /// Each provider's connections, requests in flight and failed answers by code (`ProviderState.runtime`).
+        public var runtime: [ProviderRuntime] = []
         public init() {}
     }
 
@@ -114,6 +116,16 @@ public final class Metrics: Sendable {
         sample("pushspool_targets_remaining", [], String(gauges.targetsRemaining))
         family("pushspool_provider_paused", "gauge", "1 while a provider is paused after its credentials were refused.")
         for p in gauges.providers { sample("pushspool_provider_paused", [("provider", p.name)], p.paused ? "1" : "0") }
+        family("pushspool_provider_connections", "gauge", "Connections a provider's HTTP clients hold open.")
+        for p in gauges.runtime { sample("pushspool_provider_connections", [("provider", p.name)], String(p.connections)) }
+        family("pushspool_provider_requests_in_flight", "gauge", "Requests a provider's HTTP clients were given and have not answered.")
+        for p in gauges.runtime { sample("pushspool_provider_requests_in_flight", [("provider", p.name)], String(p.inFlight)) }
+        family("pushspool_provider_errors_total", "counter", "Answers of a provider that were not a delivery (retried ones too), by provider and code.")
+        for p in gauges.runtime {
+            for (code, n) in p.errorTotals.sorted(by: { $0.key < $1.key }) {
+                sample("pushspool_provider_errors_total", [("provider", p.name), ("code", code)], String(n))
+            }
+        }
         family("pushspool_provider_request_duration_seconds", "histogram", "Time from sending a request to its answer, by provider.")
         for (provider, h) in s.durations.sorted(by: { $0.provider < $1.provider }) {
             var cumulative = 0

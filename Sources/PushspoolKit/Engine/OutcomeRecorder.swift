@@ -51,6 +51,7 @@ final class OutcomeRecorder: Sendable {
                 ResultRecord.appendDelivery(platform: e.platform, provider: e.provider, app: e.app, recipient: e.recipient,
                                             outcome: e.outcome, at: e.at, to: &bytes)
                 if let gone = e.outcome.pruning(e.recipient) { pruner.remove(gone, platform: e.platform, recipient: e.recipient, result: e.outcome.result) }
+                if let change = e.outcome.handleChange(e.recipient) { pruner.replace(change) }
                 counted.count(e.outcome)
             }
             counted.offset = Int64(bytes.count)

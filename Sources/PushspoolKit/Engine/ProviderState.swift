@@ -1,6 +1,7 @@
 import Dispatch
 import Foundation
 import PushspoolCore
+import PushspoolHTTP
 import Synchronization
 
 /// Run-time health of one provider, shared by every job of a dispatcher: paused after broken
@@ -11,9 +12,16 @@ import Synchronization
 /// long-running `run` tries the service again later instead of staying paused until restarted
 /// (credentials may have been fixed, a token endpoint may be back).
 public final class ProviderState: Sendable {
+    /// What the engine sends through: the provider made from the config, its failed answers noted
+    /// on the way back (`ObservedProvider`).
     public let provider: any PushProvider
     /// The provider, when it answers at once (the sandbox): a producer's `Handout` batches its requests.
     let immediate: (any ImmediateProvider)?
+    /// The provider as made (for what only it offers: FCM's topic subscriptions).
+    public var underlying: any PushProvider { observed.inner }
+    private let observed: ObservedProvider
+    /// The connections of the HTTP clients it made (`ProviderClients`); nil: it counts none.
+    private let connections: (@Sendable () -> HTTPConnectionCount)?
     public let pauseDuration: Double
     /// `senderRefused` answers in a row (no delivery between them) that pause the provider.
     public static let refusalsBeforePause = 5
@@ -45,11 +53,16 @@ public final class ProviderState: Sendable {
 
     /// `rateGrants`: where the cap is shared with other hosts (a PostgreSQL registry), in
     /// bucket `provider:<name>`.
+    /// `connections`: how many connections its HTTP clients hold now (`ProviderClients.count`).
     public init(provider: any PushProvider, name: String? = nil, pauseDuration: Double = 600, maxPerSecond: Double? = nil,
                 rateGrants: (any RateGrantSource)? = nil, sharing: (any ProviderPauseSharing)? = nil, log: Log? = nil,
+                connections: (@Sendable () -> HTTPConnectionCount)? = nil,
                 onPause: @escaping @Sendable (String) -> Void = { _ in }) {
-        self.provider = provider
+        let observed = ObservedProvider(provider)
+        self.observed = observed
+        self.provider = observed
         immediate = provider as? any ImmediateProvider
+        self.connections = connections
         self.sharing = sharing
         let name = name ?? provider.name
         self.name = name
@@ -160,6 +173,15 @@ public final class ProviderState: Sendable {
             disturbed.store(true, ordering: .releasing)
             s.quietUntil = max(s.quietUntil, date)
         }
+    }
+
+    /// Its connections, requests in flight and recent failed answers now: what this process
+    /// reports in its presence record (`status`, the System page) and its metrics.
+    public func runtime() -> ProviderRuntime {
+        let count = connections?() ?? HTTPConnectionCount(open: 0, inFlight: 0)
+        let ring = observed.recent
+        return ProviderRuntime(name: name, connections: count.open, inFlight: count.inFlight,
+                               recentErrors: ring.newestFirst, errorTotals: ring.totals)
     }
 
     /// `.distantPast` unless something asked for quiet.

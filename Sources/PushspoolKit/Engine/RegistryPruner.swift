@@ -14,6 +14,8 @@ final class RegistryPruner: Sendable {
     private let gathered = Gathered()
     private let flush: @Sendable ([(GoneDevice, WebhookEvent.GoneDevice?)]) -> Void
     private let wantsEvents: Bool
+    /// Handles a service replaced (ADM's canonical ids), written on the same kind of queue.
+    private let replacements: BatchQueue<HandleChange>
 
     init(registry: any DeviceRegistry, log: Log, jobID: String, webhooks: Webhooks? = nil) {
         let flush: @Sendable ([(GoneDevice, WebhookEvent.GoneDevice?)]) -> Void = { batch in
@@ -34,6 +36,15 @@ final class RegistryPruner: Sendable {
         }
         self.flush = flush
         wantsEvents = webhooks != nil
+        replacements = BatchQueue(label: "pushspool.replace.\(jobID)") { changes in
+            for change in changes {
+                do {
+                    try registry.replaceHandle(change, now: Date())
+                } catch {
+                    log.error("could not replace the handle of device \(change.id) with the one its service named: \(RegistryError.detail(error))", [(.job, jobID)])
+                }
+            }
+        }
         let gathered = gathered, gathering = webhooks != nil
         batches = BatchQueue(label: "pushspool.prune.\(jobID)") { batch in
             guard gathering else { return flush(batch) }
@@ -49,6 +60,9 @@ final class RegistryPruner: Sendable {
 
     func remove(_ device: GoneDevice) { batches.add((device, nil)) }
 
+    /// The service named the device's new handle: the registry holds it instead of the one sent.
+    func replace(_ change: HandleChange) { replacements.add(change) }
+
     /// `device`, as `platform`'s service answered `result`: its webhook event names the device,
     /// its app and platform and the service's reason, never its handle.
     func remove(_ device: GoneDevice, platform: Platform, recipient: Recipient, result: ProviderResult) {
@@ -60,6 +74,7 @@ final class RegistryPruner: Sendable {
     /// Waits until every queued device has been removed (or failed to be), the ones gathered
     /// for a webhook event included.
     func finish() {
+        replacements.wait()
         batches.wait()
         flush(gathered.items.withLock { g in defer { g.removeAll() }; return g })
     }

@@ -105,6 +105,7 @@ package final class RunMonitor: Sendable {
         }
         g.targetsRemaining = activity.targetsRemaining
         g.providers = providers.map { ($0.name, $0.pausedReason != nil) }.sorted { $0.0 < $1.0 }
+        g.runtime = providers.map { $0.runtime() }.sorted { $0.name < $1.name }
         do {
             try textfile.write(metrics.render(g))
             lastWriteFailed.withLock { $0 = false }

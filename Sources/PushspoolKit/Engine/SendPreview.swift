@@ -104,6 +104,8 @@ public struct SendPreview: Sendable {
         case .fcm(let f): return JSONValue.object([("message", f.message)]).encodedString
         case .wns(let w): return String(decoding: w.body, as: UTF8.self)
         case .web(let w): return String(decoding: w.payload, as: UTF8.self)
+        case .hms(let h): return String(decoding: h.body(tokens: []), as: UTF8.self)
+        case .adm(let a): return String(decoding: a.body, as: UTF8.self)
         }
     }
 }

@@ -12,3 +12,13 @@ extension TargetOutcome {
         return GoneDevice(id: device.id, handle: device.handle, since: since.map { Date(timeIntervalSince1970: $0) })
     }
 }
+
+extension TargetOutcome {
+    /// The handle change this outcome carries: a delivery whose answer named the device's new
+    /// handle (ADM's canonical id).
+    func handleChange(_ recipient: Recipient) -> HandleChange? {
+        guard status == .delivered, case .device(let device) = recipient, let canonical = result.canonicalHandle,
+              canonical != device.handle else { return nil }
+        return HandleChange(id: device.id, handle: device.handle, canonical: canonical)
+    }
+}

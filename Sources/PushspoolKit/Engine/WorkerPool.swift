@@ -167,7 +167,7 @@ public final class WorkerPool: Sendable {
             case .retry(let after):
                 metrics?.retry(provider: state.name)
                 switch result.disposition {
-                case .retry(_?): state.quiet(until: now().addingTimeInterval(after))
+                case .retry(_?) where !result.waitIsTargets: state.quiet(until: now().addingTimeInterval(after))
                 case .retry(nil), .reconnect: state.noteTransientFailure(policy)
                 default: break
                 }

@@ -48,6 +48,8 @@ public enum ProviderFactory {
         case .fcm: return try FCMProvider(config: section(config.fcm, name), context: context)
         case .wns: return try WNSProvider(config: section(config.wns, name), context: context)
         case .webpush: return try WebPushProvider(config: section(config.webpush, name), context: context)
+        case .hms: return try HMSProvider(config: section(config.hms, name), context: context)
+        case .adm: return try ADMProvider(config: section(config.adm, name), context: context)
         case .azure:
             return try AzureHubProvider(config: section(config.azure, name, routed: "to \"\(name)\" (connection_string and hub are required)"),
                                         context: context)

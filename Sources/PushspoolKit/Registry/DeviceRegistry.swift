@@ -46,6 +46,13 @@ public protocol DeviceRegistry: APNsChannelStore {
     /// Returns how many were deleted.
     @discardableResult
     func removeGone(_ devices: [GoneDevice]) throws(RegistryError) -> Int
+    /// A service named the device's new handle (ADM's canonical id): the device holding
+    /// `change.handle` under `change.id` gets `change.canonical` instead. When another device of
+    /// its app and platform already holds the new handle, this one is removed (the other is the
+    /// same device, registered again). False when it holds another handle by now (it
+    /// re-registered meanwhile): nothing changes.
+    @discardableResult
+    func replaceHandle(_ change: HandleChange, now: Date) throws(RegistryError) -> Bool
     func device(id: String) throws(RegistryError) -> Device?
     func device(handle: String, app: String?) throws(RegistryError) -> Device?
     /// Devices in ascending order of a key of the registry's own (SQLite's rowid, PostgreSQL's
@@ -149,6 +156,21 @@ public struct GoneDevice: Sendable {
         self.id = id
         self.handle = handle
         self.since = since
+    }
+}
+
+/// A device whose service answered with another handle for it (`DeviceRegistry.replaceHandle`).
+public struct HandleChange: Sendable, Equatable {
+    public var id: String
+    /// The handle sent to.
+    public var handle: String
+    /// The handle the service named.
+    public var canonical: String
+
+    public init(id: String, handle: String, canonical: String) {
+        self.id = id
+        self.handle = handle
+        self.canonical = canonical
     }
 }
 

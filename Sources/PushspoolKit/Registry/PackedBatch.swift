@@ -257,8 +257,8 @@ extension RegistrationLine {
                 guard h.count >= 8, memcmp(b.baseAddress! + handle.lowerBound, "https://", 8) == 0 else { return false }
                 let authority = h.dropFirst(8).prefix { $0 != UInt8(ascii: "/") && $0 != UInt8(ascii: "?") }
                 guard !authority.isEmpty, !authority.contains(UInt8(ascii: "@")) else { return false }
-            case .web:
-                return false   // a PushSubscription is JSON: the general path parses it
+            case .web, .hms, .adm:
+                return false   // a PushSubscription is JSON; HMS and ADM: the general path checks them
             }
             // A token kind: one of Apple's, on an APNs line only (else the general path names it).
             if let tokenKind {

@@ -78,13 +78,22 @@ struct RegistrationFile {
             var report = RegistryImportReport()
             var rowid: Int64 = 0
             var stopped = false
-            while !stopped, let _ = try reader.withNextLine({ (number: Int, line: UnsafeBufferPointer<UInt8>) -> Bool in
-                guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { return true }
-                if fast.pack(line, rowid: rowid + 1, into: &batch) {
-                    rowid += 1
-                } else {
+            let defaults = self.defaults
+            while !stopped {
+                // The per-line closure touches local state only: one capturing `self` or
+                // `defaults` copied them (a retain per field) for every line.
+                var general: (number: Int, line: [UInt8])?
+                guard try reader.withNextLine({ (number: Int, line: UnsafeBufferPointer<UInt8>) in
+                    guard line.contains(where: { $0 != 0x20 && $0 != 0x09 && $0 != 0x0D }) else { return }
+                    if fast.pack(line, rowid: rowid + 1, into: &batch) {
+                        rowid += 1
+                    } else {
+                        general = (number, Array(line))
+                    }
+                }) != nil else { break }
+                if let (number, line) = general {
                     do throws(RegistryError) {
-                        let r = try Self.registration(fromJSONLine: Array(line), defaults: defaults)
+                        let r = try Self.registration(fromJSONLine: line, defaults: defaults)
                         rowid += 1
                         batch.append(r, rowid: rowid)
                     } catch {
@@ -92,11 +101,10 @@ struct RegistrationFile {
                     }
                 }
                 if batch.count == batchRows {
-                    guard put(batch) else { stopped = true; return false }
+                    guard put(batch) else { stopped = true; break }
                     batch = PackedBatch(capacity: batchRows)
                 }
-                return true
-            }) {}
+            }
             if stopped { return report }
             if batch.count > 0, !put(batch) { return report }
             return report

@@ -406,6 +406,23 @@ public final class SQLiteRegistry: RegistryDatabase {
         }
     }
 
+    public func replaceHandle(_ change: HandleChange, now: Date) throws(RegistryError) -> Bool {
+        try locked { db in
+            try db.transaction {
+                // OR IGNORE: a device of the same app and platform holding the new handle
+                // already leaves this row as it is, to be removed below.
+                try db.statement("UPDATE OR IGNORE devices SET handle = ?, updated_at = ? WHERE id = ? AND handle = ?")
+                    .run([.text(change.canonical), .real(now.timeIntervalSince1970), .text(change.id), .text(change.handle)])
+                if db.changes > 0 { return true }
+                try db.statement("""
+                    DELETE FROM devices WHERE id = ? AND handle = ? AND EXISTS (SELECT 1 FROM devices o
+                        WHERE o.handle = ? AND o.app = devices.app AND o.platform = devices.platform)
+                    """).run([.text(change.id), .text(change.handle), .text(change.canonical)])
+                return db.changes > 0
+            }
+        }
+    }
+
     // MARK: - Reads
 
     public func device(id: String) throws(RegistryError) -> Device? { try device(where: "d.id = ?", [.text(id)]) }

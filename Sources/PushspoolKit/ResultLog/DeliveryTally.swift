@@ -37,14 +37,24 @@ public struct DeliveryTally: Sendable, Equatable {
     }
 
     mutating func count(app: String?, platform: Platform, status: DeliveryStatus, defaultApp: String = AppConfig.implicitID) {
+        var one = Counts()
+        switch status {
+        case .delivered: one.delivered = 1
+        case .failed: one.failed = 1
+        case .unregistered: one.unregistered = 1
+        case .capped: one.capped = 1
+        }
+        add(one, app: app, platform: platform, defaultApp: defaultApp)
+    }
+
+    /// Outcomes counted elsewhere (a reader that tallies a batch of lines first) added to a route's.
+    mutating func add(_ counts: Counts, app: String?, platform: Platform, defaultApp: String = AppConfig.implicitID) {
         let route = Route(app: app ?? defaultApp, platform: platform)
         var c = routes[route] ?? Counts()
-        switch status {
-        case .delivered: c.delivered += 1
-        case .failed: c.failed += 1
-        case .unregistered: c.unregistered += 1
-        case .capped: c.capped += 1
-        }
+        c.delivered += counts.delivered
+        c.failed += counts.failed
+        c.unregistered += counts.unregistered
+        c.capped += counts.capped
         routes[route] = c
     }
 

@@ -46,6 +46,8 @@ public struct ResultLogDigest: Sendable {
     private var lastApp: (bytes: [UInt8], name: String) = ([], "")
     /// Outcomes of the second being read, not yet in `seconds`.
     private var pendingSecond: (at: Int, counts: Second) = (0, Second())
+    /// Outcomes per route of the lines being read, not yet in `deliveries`.
+    private var pendingRoutes: [(app: String?, platform: Platform, counts: DeliveryTally.Counts)] = []
 
     /// Reasons are cut to this length, so a provider's long answers group and stay small.
     static let reasonLength = 160
@@ -70,33 +72,38 @@ public struct ResultLogDigest: Sendable {
             let n = buffer.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(position)) }
             if n <= 0 { break }
             position += Int64(n)
-            var start = 0
-            let chunk = buffer[0..<n]
-            while let nl = chunk[start...].firstIndex(of: 0x0A) {
-                if carry.isEmpty {
-                    take(chunk[start..<nl])
-                } else {
-                    carry.append(contentsOf: chunk[start..<nl])
-                    take(carry[...])
-                    carry.removeAll(keepingCapacity: true)
+            buffer.withUnsafeBufferPointer { chunk in
+                let base = chunk.baseAddress!
+                var start = 0
+                // memchr finds each line's end (vectorised): the lines themselves are read once.
+                while start < n, let hit = memchr(base + start, 0x0A, n - start) {
+                    let nl = base.distance(to: hit.assumingMemoryBound(to: UInt8.self))
+                    if carry.isEmpty {
+                        take(UnsafeBufferPointer(rebasing: chunk[start..<nl]))
+                    } else {
+                        carry.append(contentsOf: chunk[start..<nl])
+                        carry.withUnsafeBufferPointer { take($0) }
+                        carry.removeAll(keepingCapacity: true)
+                    }
+                    start = nl + 1
                 }
-                start = nl + 1
+                carry.append(contentsOf: chunk[start..<n])
             }
-            carry.append(contentsOf: chunk[start...])
             offset = position - Int64(carry.count)
         }
         flushSecond()
+        flushRoutes()
         // A line still being written is read next time, whole.
     }
 
-    private mutating func take(_ line: ArraySlice<UInt8>) {
-        // A delivery line (nearly every line) from its bytes; the others, and any line whose
-        // fields need decoding, parsed whole.
-        if line.starts(with: Self.deliveryStart), line.withUnsafeBufferPointer({ takeDelivery($0) }) { return }
+    private mutating func take(_ line: UnsafeBufferPointer<UInt8>) {
+        // A delivery line (nearly every line) from its bytes: as the writer lays it out, else
+        // member by member; the others, and any line whose fields need decoding, parsed whole.
+        if line.count > Self.deliveryStart.count, Self.matches(line, at: 0, Self.deliveryStart), takeWritten(line) || takeDelivery(line) { return }
         guard let record = ResultRecord(line: line) else { return }
         switch record {
         case .delivery(let d):
-            count(platform: d.platform, app: d.app, status: d.status, second: second(of: d.at), code: d.code, reason: d.reason)
+            count(platform: d.platform, app: d.app, status: d.status, second: second(of: d.at)) { (d.code, d.reason) }
         case .job(let j):
             targets = j.targets
             deliveries.targets = j.targets
@@ -119,19 +126,27 @@ public struct ResultLogDigest: Sendable {
     private static let statuses = [DeliveryStatus.delivered, .failed, .unregistered, .capped].map { (bytes: Array($0.rawValue.utf8), status: $0) }
     private static let platforms = Platform.allCases.map { (bytes: Array($0.rawValue.utf8), platform: $0) }
 
+    /// Whether `bytes` are at `i` in `p` (the caller made sure `p` is long enough).
+    private static func matches(_ p: UnsafeBufferPointer<UInt8>, at i: Int, _ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBufferPointer { b in memcmp(p.baseAddress! + i, b.baseAddress!, b.count) == 0 }
+    }
+
     private static func same(_ p: UnsafeBufferPointer<UInt8>, _ r: Range<Int>, _ bytes: [UInt8]) -> Bool {
         r.count == bytes.count && bytes.withUnsafeBufferPointer { b in (0..<b.count).allSatisfy { p[r.lowerBound + $0] == b[$0] } }
     }
 
     /// One outcome: in its second, its route's tally, and (not delivered) its reason's group.
-    private mutating func count(platform: Platform, app: String?, status: DeliveryStatus, second: Int, code: String?, reason: String?) {
-        deliveries.count(app: app, platform: platform, status: status)
+    /// `failure` gives the code and reason, made only for an outcome that did not deliver.
+    private mutating func count(platform: Platform, app: String?, status: DeliveryStatus, second: Int,
+                                failure: () -> (code: String?, reason: String?)) {
+        countRoute(app: app, platform: platform, status: status)
         // Lines of one second follow each other: counted here, put in `seconds` when the second changes.
         if second != pendingSecond.at { flushSecond(); pendingSecond.at = second }
         switch status {
         case .delivered: pendingSecond.counts.delivered += 1
         case .unregistered, .failed:
             if status == .failed { pendingSecond.counts.failed += 1 } else { pendingSecond.counts.unregistered += 1 }
+            let (code, reason) = failure()
             var key = FailureKey(platform: platform.rawValue, status: status.rawValue, code: code ?? "",
                                  reason: String((reason ?? "").prefix(Self.reasonLength)))
             if failures[key] == nil && failures.count >= Self.maxGroups {
@@ -141,6 +156,92 @@ public struct ResultLogDigest: Sendable {
         case .capped: break
         }
     }
+
+    /// Counted in the few routes of the lines being read (a broadcast's platforms interleave,
+    /// its app is one `String` made once): `deliveries` gets them when the read ends, not a
+    /// hashed look-up per line.
+    private mutating func countRoute(app: String?, platform: Platform, status: DeliveryStatus) {
+        let i = pendingRoutes.firstIndex { $0.platform == platform && $0.app == app } ?? {
+            pendingRoutes.append((app, platform, DeliveryTally.Counts()))
+            return pendingRoutes.count - 1
+        }()
+        switch status {
+        case .delivered: pendingRoutes[i].counts.delivered += 1
+        case .failed: pendingRoutes[i].counts.failed += 1
+        case .unregistered: pendingRoutes[i].counts.unregistered += 1
+        case .capped: pendingRoutes[i].counts.capped += 1
+        }
+    }
+
+    private mutating func flushRoutes() {
+        for r in pendingRoutes { deliveries.add(r.counts, app: r.app, platform: r.platform) }
+        pendingRoutes.removeAll(keepingCapacity: true)
+    }
+
+    /// A delivery line laid out exactly as `ResultRecord.Delivery.write` writes it, read at its
+    /// places: what is needed is the platform, the app, the status and the time (the code and
+    /// reason of a failure). False when it is laid out otherwise or holds an escape in any
+    /// string: then it is read member by member.
+    private mutating func takeWritten(_ p: UnsafeBufferPointer<UInt8>) -> Bool {
+        var i = Self.deliveryStart.count
+        let n = p.count, quote = UInt8(ascii: "\""), backslash = UInt8(ascii: "\\")
+        func literal(_ bytes: [UInt8]) -> Bool {
+            guard n - i >= bytes.count, Self.matches(p, at: i, bytes) else { return false }
+            i += bytes.count
+            return true
+        }
+        /// At a value: a string's bytes (nil for `null`); false: neither, or an escape in it.
+        func value(_ found: inout Range<Int>?) -> Bool {
+            guard i < n else { return false }
+            if p[i] == quote {
+                let start = i + 1
+                i = start
+                while i < n, p[i] != quote { if p[i] == backslash { return false }; i += 1 }
+                guard i < n else { return false }
+                found = start..<i
+                i += 1
+                return true
+            }
+            found = nil
+            return literal(Self.null)
+        }
+        var platformBytes: Range<Int>?, appBytes: Range<Int>?, statusBytes: Range<Int>?, code: Range<Int>?, reason: Range<Int>?, at: Range<Int>?
+        var key: Range<Int>?, skipped: Range<Int>?
+        guard literal(Self.platformKey), value(&platformBytes), literal(Self.providerKey), value(&skipped) else { return false }
+        if literal(Self.appKey) { guard value(&appBytes), appBytes != nil else { return false } }
+        // The target's key (device, tags, topic, channel or condition) and its value.
+        guard literal(Self.comma), value(&key), key != nil, literal(Self.colon), value(&skipped),
+              literal(Self.statusKey), value(&statusBytes), literal(Self.attemptsKey) else { return false }
+        let digits = i
+        while i < n, p[i] &- UInt8(ascii: "0") < 10 { i += 1 }
+        guard i > digits, literal(Self.codeKey), value(&code), literal(Self.reasonKey), value(&reason),
+              literal(Self.providerIDKey), value(&skipped), literal(Self.atKey), value(&at), i == n - 1, p[i] == UInt8(ascii: "}"),
+              let platformBytes, let statusBytes,
+              let platform = Self.platforms.first(where: { Self.same(p, platformBytes, $0.bytes) })?.platform,
+              let status = Self.statuses.first(where: { Self.same(p, statusBytes, $0.bytes) })?.status else { return false }
+        func text(_ r: Range<Int>?) -> String? { r.map { String(decoding: UnsafeBufferPointer(rebasing: p[$0]), as: UTF8.self) } }
+        var app: String?
+        if let appBytes {
+            // Lines of one app follow each other: its name made once.
+            if !Self.same(p, appBytes, lastApp.bytes) { lastApp = (Array(p[appBytes]), text(appBytes)!) }
+            app = lastApp.name
+        }
+        count(platform: platform, app: app, status: status, second: at.map { secondOf(p, $0) } ?? 0) { (text(code), text(reason)) }
+        return true
+    }
+
+    private static let platformKey = Array(#""platform":"#.utf8)
+    private static let providerKey = Array(#","provider":"#.utf8)
+    private static let appKey = Array(#","app":"#.utf8)
+    private static let comma = Array(",".utf8)
+    private static let colon = Array(":".utf8)
+    private static let statusKey = Array(#","status":"#.utf8)
+    private static let attemptsKey = Array(#","attempts":"#.utf8)
+    private static let codeKey = Array(#","code":"#.utf8)
+    private static let reasonKey = Array(#","reason":"#.utf8)
+    private static let providerIDKey = Array(#","provider_id":"#.utf8)
+    private static let atKey = Array(#","at":"#.utf8)
+    private static let null = Array("null".utf8)
 
     /// A delivery line read from its bytes (`FlatJSONMembers`); false: parse it whole (a field
     /// with an escape, or not as `ResultRecord.Delivery` writes it).
@@ -170,7 +271,7 @@ public struct ResultLogDigest: Sendable {
             }
         }
         guard scanned, readable, let platform, let status else { return false }
-        count(platform: platform, app: app, status: status, second: at.map { secondOf(p, $0) } ?? 0, code: code, reason: reason)
+        count(platform: platform, app: app, status: status, second: at.map { secondOf(p, $0) } ?? 0) { (code, reason) }
         return true
     }
 

@@ -24,9 +24,12 @@ package final class DispatcherPresence: Sendable {
     let records: DispatcherRecordFolder
     private let name = "\(DispatcherRecord.instance).json"
     private let timer = Mutex<(any DispatchSourceTimer)?>(nil)
+    /// This dispatcher's providers now, written with every heartbeat.
+    private let providers: @Sendable () -> [ProviderRuntime]
 
-    init(spool: Spool) {
+    init(spool: Spool, providers: @escaping @Sendable () -> [ProviderRuntime] = { [] }) {
         records = DispatcherRecordFolder(directory: Self.directory(spool))
+        self.providers = providers
     }
 
     static func directory(_ spool: Spool) -> URL { spool.stateDirectory.appendingPathComponent("dispatchers") }
@@ -54,7 +57,7 @@ package final class DispatcherPresence: Sendable {
     /// the record's modification time is set instead, which readers take as a heartbeat too, so
     /// a full disk does not make a working dispatcher look stalled.
     private func beat() {
-        if !records.replace(name, with: .current()) { utimensat(AT_FDCWD, records.path(name), nil, 0) }
+        if !records.replace(name, with: .current(providers: providers())) { utimensat(AT_FDCWD, records.path(name), nil, 0) }
     }
 
     /// Stops beating and removes the record: this dispatcher is no longer running.
@@ -89,6 +92,12 @@ package final class DispatcherPresence: Sendable {
             isResponding ? "dispatcher pid \(record.pid) responding"
                 : "dispatcher pid \(record.pid) not responding (no heartbeat for \(Int(age.rounded(.down))) s)"
         }
+    }
+
+    /// The providers of the responding dispatchers among `dispatchers`, merged by name: what
+    /// `status --json` and the dashboard's System page show as `providers`.
+    package static func providers(of dispatchers: [Seen]) -> [ProviderRuntime] {
+        ProviderRuntime.merged(dispatchers.filter(\.isResponding).flatMap(\.record.providers))
     }
 
     /// The dispatchers running on `spool` (records left by crashed ones are not listed),

@@ -8,16 +8,21 @@ import Darwin
 
 /// A dispatcher process as a small file of the spool's `.state/` names it: its pid, a random id
 /// of the process and a time. `DispatcherPresence` keeps one per running dispatcher, its time
-/// the heartbeat; `JobOwners` one per running job, naming the dispatcher that runs it.
+/// the heartbeat, with its providers' connections and recent errors; `JobOwners` one per running
+/// job, naming the dispatcher that runs it.
 package struct DispatcherRecord: Equatable, Sendable {
     var pid: Int32
     /// Random per process: tells this process from an earlier one that had the same pid.
     var instance: String
     var heartbeat: Date
+    /// Its providers as it reported them at this heartbeat (a presence record's; empty in a job's).
+    var providers: [ProviderRuntime] = []
 
     /// This process, now.
-    static func current() -> DispatcherRecord {
-        DispatcherRecord(pid: getpid(), instance: instance, heartbeat: Date())
+    static func current(providers: [ProviderRuntime] = []) -> DispatcherRecord {
+        var record = DispatcherRecord(pid: getpid(), instance: instance, heartbeat: Date())
+        record.providers = providers
+        return record
     }
 
     var isThisProcess: Bool { instance == Self.instance }
@@ -25,8 +30,10 @@ package struct DispatcherRecord: Equatable, Sendable {
     static let instance = UUID().uuidString.lowercased()
 
     func encoded() -> [UInt8] {
-        JSONValue.object([("pid", .int(Int64(pid))), ("instance", .string(instance)),
-                          ("heartbeat_at", .string(Timestamp.rfc3339(heartbeat)))]).encoded()
+        var fields: [(String, JSONValue)] = [("pid", .int(Int64(pid))), ("instance", .string(instance)),
+                                             ("heartbeat_at", .string(Timestamp.rfc3339(heartbeat)))]
+        if !providers.isEmpty { fields.append(("providers", .array(providers.map { $0.json() }))) }
+        return JSONValue.object(fields).encoded()
     }
 
     init(pid: Int32, instance: String, heartbeat: Date) {
@@ -40,6 +47,7 @@ package struct DispatcherRecord: Equatable, Sendable {
         guard let v = try? JSONParser.parse(bytes), case .int(let pid)? = v["pid"], let instance = v["instance"]?.stringValue,
               let heartbeat = v["heartbeat_at"]?.stringValue.flatMap(Timestamp.parse) else { return nil }
         self.init(pid: Int32(truncatingIfNeeded: pid), instance: instance, heartbeat: heartbeat)
+        if case .array(let items)? = v["providers"] { providers = items.compactMap { ProviderRuntime(json: $0) } }
     }
 }
 
@@ -55,8 +63,12 @@ struct DispatcherRecordFolder: Sendable {
 
     /// The record `name`, or nil when there is none or it cannot be read.
     func read(_ name: String) -> DispatcherRecord? {
-        (try? FileIO.readAll(URL(fileURLWithPath: path(name)), limit: 4096)).flatMap(DispatcherRecord.init)
+        (try? FileIO.readAll(URL(fileURLWithPath: path(name)), limit: Self.maxRecordBytes)).flatMap(DispatcherRecord.init)
     }
+
+    /// A record with a few providers' 20 recent errors each is some kilobytes; this bounds a
+    /// corrupt or hostile one.
+    static let maxRecordBytes = 256 * 1024
 
     /// Writes `record` over whatever record `name` has (temporary file + rename, so a reader
     /// sees the old record or the new one). Not fsynced: a record lost in a crash names a

@@ -14,6 +14,9 @@ import PushspoolHTTP
 /// costs the files on disk, not the events in memory. Reading files in the order written keeps
 /// each (webhook, job)'s events in order; the cost is that a window full of one job's events
 /// waiting for a retry holds the later files until one of them is delivered or given up.
+///
+/// The waiting is the spool outbox's (`SpoolOutbox`, shared with the hub queue): its thread
+/// posts what is ready, sleeps until the earliest retry is due, and reads from disk as room is made.
 final class WebhookDelivery: @unchecked Sendable {
     struct Hook: Sendable {
         var url: String
@@ -35,21 +38,16 @@ final class WebhookDelivery: @unchecked Sendable {
     private let random: @Sendable () -> Double
     private let now: @Sendable () -> Double
     private let log: Log
-    let maxInFlight: Int
+    /// Which (webhook, job) may post now, the retries' due times, and the thread that waits for them.
+    private let outbox: SpoolOutbox<String>
+    var maxInFlight: Int { outbox.maxInFlight }
 
-    private let cond = NSCondition()
+    /// Guards what follows (never held while calling `outbox`).
+    private let lock = NSLock()
     /// Each (webhook, job)'s events in order; the head is the one being sent or waiting.
     private var queues: [String: [Item]] = [:]
-    /// Keys whose head may be sent now, in the order they became ready.
-    private var ready: [String] = []
-    private var readyHead = 0
-    /// Keys whose head waits for a retry, with when.
-    private var waiting: [(due: Double, key: String)] = []
     /// Lines not yet delivered or given up, per journal file.
     private var remaining: [String: Int] = [:]
-    private var inFlight = 0
-    private var stopping = false
-    private var thread: Thread?
     /// Entries held in `queues`, and their bodies' bytes.
     private var held = 0, heldBytes = 0
     let window: Int, windowBytes: Int
@@ -73,44 +71,46 @@ final class WebhookDelivery: @unchecked Sendable {
         self.log = log
         self.policy = policy
         self.giveUpAfter = giveUpAfter
-        self.maxInFlight = maxInFlight
         self.window = max(1, window)
         self.windowBytes = windowBytes
         self.random = random
         self.now = now
+        outbox = SpoolOutbox(name: "pushspool-webhooks", maxInFlight: maxInFlight, now: now)
     }
 
     func start() {
-        let t = Thread { [self] in run() }
-        t.name = "pushspool-webhooks"
-        thread = t
-        t.start()
+        // The outbox holds these (and so this) until its thread ends at `stop`.
+        outbox.start(send: { [self] key in post(key) }, refill: { [self] in refillFromDisk() })
     }
 
     /// Takes the entries of journal file `file`, just written: into memory when the window has
     /// room and no older file waits on disk, else left in the file to be read in turn.
     func add(file: String, _ entries: [WebhookJournal.Entry]) {
-        cond.lock()
+        var started: [String] = []
+        lock.lock()
         metrics.pending.add(entries.count)
-        if onDisk == 0, held + entries.count <= window, heldBytes + entries.reduce(0, { $0 + $1.body.count }) <= windowBytes {
-            for e in entries { hold(file: file, e) }
+        let fits = onDisk == 0 && held + entries.count <= window
+            && heldBytes + entries.reduce(0, { $0 + $1.body.count }) <= windowBytes
+        if fits {
+            for e in entries { if let key = hold(file: file, e) { started.append(key) } }
         } else {
             queueOnDisk(file)
         }
-        cond.broadcast()
-        cond.unlock()
+        lock.unlock()
+        for key in started { outbox.ready(key) }
+        if !fits { outbox.wake() }
     }
 
     /// A file an earlier run left in `pending/`, holding `lines` entries: read in turn.
     func addOnDisk(file: String, lines: Int) {
-        cond.lock()
+        lock.lock()
         metrics.pending.add(lines)
         queueOnDisk(file)
-        cond.broadcast()
-        cond.unlock()
+        lock.unlock()
+        outbox.wake()
     }
 
-    /// Under `cond`.
+    /// Under `lock`.
     private func queueOnDisk(_ file: String) {
         if backlog == nil, let dir = journal()?.pendingDir { backlog = WebhookBacklog(directory: dir) }
         backlog?.add(file)
@@ -118,43 +118,47 @@ final class WebhookDelivery: @unchecked Sendable {
         reading.insert(file)
     }
 
-    /// Under `cond`: one entry into its (webhook, job)'s queue.
-    private func hold(file: String, _ e: WebhookJournal.Entry) {
+    /// Under `lock`: one entry into its (webhook, job)'s queue; its key when that queue was
+    /// empty (the caller tells the outbox it is ready, once the lock is let go).
+    private func hold(file: String, _ e: WebhookJournal.Entry) -> String? {
         remaining[file, default: 0] += 1
         held += 1
         heldBytes += e.body.count
         let key = "\(e.hook)\u{0}\(e.order)"
-        if queues[key, default: []].isEmpty { ready.append(key) }
+        let first = queues[key, default: []].isEmpty
         queues[key, default: []].append(Item(file: file, entry: e))
+        return first ? key : nil
     }
 
     /// Entries held in memory now (at most `window`).
     var heldCount: Int {
-        cond.lock()
-        defer { cond.unlock() }
+        lock.lock()
+        defer { lock.unlock() }
         return held
     }
 
-    /// Under `cond`: whether entries on disk may be read into the window now.
+    /// Under `lock`: whether entries on disk may be read into the window now.
     private var mayRead: Bool { onDisk > 0 && held < window && heldBytes < windowBytes }
 
-    /// Reads what the window has room for from the files on disk (the lock let go meanwhile).
-    /// Under `cond`, on the delivery thread.
-    private func readFromDisk() {
+    /// On the outbox's thread, before each turn: reads what the window has room for from the
+    /// files on disk.
+    private func refillFromDisk() {
+        lock.lock()
+        guard mayRead else { return lock.unlock() }
         guard let backlog, let journal = journal() else {
             // No journal, no files (only a delivery made without one: tests of the posting alone).
             onDisk = 0
-            return
+            return lock.unlock()
         }
         let room = window - held, roomBytes = windowBytes - heldBytes
-        cond.unlock()
+        lock.unlock()
         let taken = backlog.read(entries: room, bytes: roomBytes)
         let lines = taken.entries.map { ($0.file, journal.parse($0.line)) }
-        cond.lock()
-        var skipped = 0
+        lock.lock()
+        var skipped = 0, started: [String] = []
         for (file, line) in lines {
             switch line {
-            case .entry(let e): hold(file: file, e)
+            case .entry(let e): if let key = hold(file: file, e) { started.append(key) }
             case .otherHook: dropped += 1; skipped += 1
             case .unreadable: skipped += 1
             }
@@ -166,76 +170,34 @@ final class WebhookDelivery: @unchecked Sendable {
             reading.remove(file)
             if remaining[file] == nil { done.append(file) }
         }
-        let told = dropped
+        let told = dropped, more = mayRead
         dropped = 0
-        cond.unlock()
+        lock.unlock()
+        for key in started { outbox.ready(key) }
+        if more { outbox.wake() }
         for file in done { journal.remove(file) }
         if told > 0 { log.warning("\(told) webhook event(s) in webhooks/pending/ are for a webhook no longer configured: not sent") }
-        cond.lock()
     }
 
     /// Waits up to `timeout` seconds until nothing is in flight or ready to send (events waiting
     /// for a retry are left to the next run): `run --once` delivers what it made before it exits.
     func drain(timeout: Double) {
-        let deadline = Date(timeIntervalSinceNow: timeout)
-        cond.lock()
-        while (inFlight > 0 || mayRead || ready[readyHead...].contains(where: { queues[$0] != nil })) && Date() < deadline {
-            _ = cond.wait(until: deadline)
+        outbox.drain(timeout: timeout) { [self] in
+            lock.lock()
+            defer { lock.unlock() }
+            return mayRead
         }
-        cond.unlock()
     }
 
     /// Stops posting (what is in flight is left to finish or to the next run).
-    func stop() {
-        cond.lock()
-        stopping = true
-        cond.broadcast()
-        cond.unlock()
-    }
+    func stop() { outbox.stop() }
 
-    private func run() {
-        cond.lock()
-        while !stopping {
-            if mayRead {
-                readFromDisk()
-                continue
-            }
-            let t = now()
-            if !waiting.isEmpty {
-                waiting.sort { $0.due < $1.due }
-                while let first = waiting.first, first.due <= t {
-                    waiting.removeFirst()
-                    ready.append(first.key)
-                }
-            }
-            var starts: [(String, Item)] = []
-            while inFlight < maxInFlight, readyHead < ready.count {
-                let key = ready[readyHead]
-                readyHead += 1
-                guard let item = queues[key]?.first else { continue }
-                inFlight += 1
-                starts.append((key, item))
-            }
-            if readyHead > 4096, readyHead * 2 > ready.count {
-                ready.removeFirst(readyHead)
-                readyHead = 0
-            }
-            if !starts.isEmpty {
-                cond.unlock()
-                for (key, item) in starts { post(key, item) }
-                cond.lock()
-                continue
-            }
-            if let due = waiting.map(\.due).min() {
-                _ = cond.wait(until: Date(timeIntervalSince1970: max(due, t + 0.001)))
-            } else {
-                cond.wait()
-            }
-        }
-        cond.unlock()
-    }
-
-    private func post(_ key: String, _ item: Item) {
+    /// On the outbox's thread: posts the head of `key`'s queue.
+    private func post(_ key: String) {
+        lock.lock()
+        let head = queues[key]?.first
+        lock.unlock()
+        guard let item = head else { return outbox.finished(key) }
         let hook = hooks[item.entry.hook]
         let signature = WebhookSignature.value(secret: hook.secret, body: item.entry.body, at: Int(now()))
         let request = HTTPRequest(method: "POST", url: hook.url,
@@ -270,15 +232,13 @@ final class WebhookDelivery: @unchecked Sendable {
         case .retry(let after): delay = after
         default: delay = policy.maxDelay
         }
-        cond.lock()
+        lock.lock()
         if var q = queues[key], !q.isEmpty {
             q[0].attempts = attempt
             queues[key] = q
         }
-        inFlight -= 1
-        waiting.append((now() + delay, key))
-        cond.broadcast()
-        cond.unlock()
+        lock.unlock()
+        outbox.retry(key, at: now() + delay)
         if attempt == 1 || attempt % 10 == 0 {
             log.info("webhook event to \(hostOf(item.entry.hook)) not delivered (\(outcome)); attempt \(attempt + 1) in \(Int(delay.rounded(.up))) s")
         }
@@ -286,19 +246,23 @@ final class WebhookDelivery: @unchecked Sendable {
 
     private func done(_ key: String, _ item: Item, delivered: Bool) {
         if !delivered { journal()?.keepFailed(item.entry, file: item.file) }
-        cond.lock()
+        lock.lock()
+        var more = false
         if var q = queues[key], !q.isEmpty {
             q.removeFirst()
-            if q.isEmpty { queues[key] = nil } else { queues[key] = q; ready.append(key) }
+            more = !q.isEmpty
+            queues[key] = more ? q : nil
         }
-        inFlight -= 1
         held -= 1
         heldBytes -= item.entry.body.count
         let left = (remaining[item.file] ?? 1) - 1
         remaining[item.file] = left > 0 ? left : nil
         let finished = left <= 0 && !reading.contains(item.file)
-        cond.broadcast()
-        cond.unlock()
+        lock.unlock()
+        // The next event of this (webhook, job) goes once this one is done; the window's room
+        // lets the outbox read more from disk.
+        if more { outbox.ready(key) }
+        outbox.finished(key)
         if finished { journal()?.remove(item.file) }
         metrics.pending.add(-1)
         if delivered { metrics.delivered.add(1) } else { metrics.failed.add(1) }

@@ -29,8 +29,9 @@ public final class WebhookJournal: @unchecked Sendable {
         var body: [UInt8]
     }
 
-    let root: URL
-    let pendingDir: URL, failedDir: URL, tmpDir: URL
+    /// `webhooks/`: `pending/`, `failed/`, and `tmp/` for the batches being written.
+    let folder: OutboxFolder
+    var pendingDir: URL { folder.pending }
     /// A stable name per webhook (a digest of its URL, never the secret): entries name it, so a
     /// restart with webhooks reordered still finds each entry's webhook.
     let hookKeys: [String]
@@ -45,16 +46,11 @@ public final class WebhookJournal: @unchecked Sendable {
     private var thread: Thread?
 
     init(spoolRoot: URL, hookKeys: [String], log: Log, onWritten: @escaping @Sendable (String, [Entry]) -> Void) throws {
-        root = spoolRoot.appendingPathComponent("webhooks")
-        pendingDir = root.appendingPathComponent("pending")
-        failedDir = root.appendingPathComponent("failed")
-        tmpDir = root.appendingPathComponent("tmp")
+        let root = spoolRoot.appendingPathComponent("webhooks")
+        folder = try OutboxFolder(root: root, temporaries: root.appendingPathComponent("tmp"), keepsFailed: true, permissions: 0o750)
         self.hookKeys = hookKeys
         self.log = log
         self.onWritten = onWritten
-        for dir in [root, pendingDir, failedDir, tmpDir] {
-            try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o750])
-        }
     }
 
     func start() {
@@ -105,7 +101,7 @@ public final class WebhookJournal: @unchecked Sendable {
             for e in batch { line(e, into: &bytes) }
             var problem: String?
             do {
-                try DurableFile().write(bytes, to: pendingDir.appendingPathComponent(name), temporary: tmpDir.appendingPathComponent(name), mode: 0o640)
+                try folder.write(bytes, name: name, mode: 0o640)
             } catch {
                 problem = "cannot write webhook events to \(pendingDir.path): \(error)"
             }
@@ -164,11 +160,10 @@ public final class WebhookJournal: @unchecked Sendable {
     /// lines each holds (counted as they stream by: nothing is kept). Their entries are read
     /// later, as the delivery makes room (`WebhookBacklog`); an empty file is removed.
     func pendingFiles() -> [(name: String, lines: Int)] {
-        let names = ((try? FileManager.default.contentsOfDirectory(atPath: pendingDir.path)) ?? [])
-            .filter { $0.hasSuffix(".jsonl") && !$0.hasPrefix(".") }.sorted()
+        let names = folder.names(suffix: ".jsonl")
         var out: [(String, Int)] = []
         for name in names {
-            let lines = Self.lineCount(pendingDir.appendingPathComponent(name))
+            let lines = Self.lineCount(folder.url(name))
             if lines == 0 { remove(name) } else { out.append((name, lines)) }
         }
         return out
@@ -210,18 +205,13 @@ public final class WebhookJournal: @unchecked Sendable {
     }
 
     /// Every line of file `name` was delivered or given up.
-    func remove(_ name: String) { unlink(pendingDir.appendingPathComponent(name).path) }
+    func remove(_ name: String) { folder.remove(name) }
 
     /// An entry given up after its 24 hours: kept in `failed/<name>` (fsynced) for the operator.
     func keepFailed(_ e: Entry, file name: String) {
         var bytes: [UInt8] = []
         line(e, into: &bytes)
-        let path = failedDir.appendingPathComponent(name).path
-        let fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640)
-        guard fd >= 0 else { log.error("cannot keep a failed webhook event in \(path): \(String(cString: strerror(errno)))"); return }
-        defer { close(fd) }
-        do { try FileIO.writeAll(fd, bytes) } catch { log.error("cannot keep a failed webhook event in \(path): \(error)") }
-        _ = fsync(fd)
+        do { try folder.keepFailed(bytes, name: name, mode: 0o640) } catch { log.error("cannot keep a failed webhook event in \(error)") }
     }
 
     /// Lines in `pending/` and in `failed/` of a spool (for `status`, from any process).

@@ -261,7 +261,7 @@ extension DashboardAssets {
     const kind = h("select", { id: "c-kind" }, h("option", { value: "to_tag", text: "one tag" }), h("option", { value: "tags", text: "tag expression" }), h("option", { value: "broadcast", text: "everyone (broadcast)" }));
     const audience = h("input", { id: "c-audience", type: "text", placeholder: "news or (sports && fr) || vip" });
     const app = h("input", { id: "c-app", type: "text", placeholder: "default app; or ids, comma-separated, or *" });
-    const platformBoxes = ["apns", "fcm", "wns", "web"].map(p => h("label", null, h("input", { type: "checkbox", value: p, id: "c-pns-" + p, checked: p === "apns" || p === "fcm" }), p));
+    const platformBoxes = ["apns", "fcm", "wns", "web", "hms", "adm"].map(p => h("label", null, h("input", { type: "checkbox", value: p, id: "c-pns-" + p, checked: p === "apns" || p === "fcm" }), p));
     problems.platforms = h("p", { class: "problem", id: "problem-platforms" });
     const title = h("input", { id: "c-title", type: "text" });
     const message = h("textarea", { id: "c-message" });
@@ -406,6 +406,25 @@ extension DashboardAssets {
       if (!items || items.length === 0) return h("p", { class: "muted", text: "none" });
       return h("div", null, items.map(i => h("div", { class: "card" }, kv(Object.entries(i)))));
     }
+    // Each provider as the running dispatchers reported it (`status --json`'s `providers`).
+    function providers(items) {
+      if (items.length === 0) return h("p", { class: "muted", text: "no dispatcher running: no connections" });
+      const clock = t => { const d = new Date(t); return isNaN(d) ? String(t) : d.toDateString() === new Date().toDateString() ? d.toLocaleTimeString() : d.toLocaleString(); };
+      return h("div", { class: "grid providers" }, items.map(p => {
+        const failed = Object.values(p.errors_total || {}).reduce((a, b) => a + b, 0);
+        const rows = (p.recent_errors || []).map(e => ({ attrs: { class: "recent-error" }, cells: [
+          h("span", { class: "at", text: clock(e.at) }), h("span", { class: "code", text: e.code }),
+          h("span", null, h("span", { class: "reason", text: e.reason || "—" }), h("br"), h("span", { class: "meaning muted", text: e.meaning })),
+          h("span", { class: "count", text: num(e.count) })] }));
+        return h("div", { class: "card provider", "data-provider": p.provider },
+          h("h3", { text: p.provider }),
+          kv([["Connections", h("span", { class: "connections", text: num(p.connections) })], ["In flight", num(p.in_flight)],
+              ["Failed answers", h("span", { class: "failed", text: num(failed) })]]),
+          rows.length === 0 ? h("p", { class: "muted", text: "no failed answers" })
+            : table([{ title: "Last at" }, { title: "Code" }, { title: "Reason and what it means" }, { title: "In a row", num: true }],
+                rows, { class: "recent-errors" }));
+      }));
+    }
     async function refresh() {
       const { json } = await api("GET", "/ui/api/system");
       if (!json) return;
@@ -416,6 +435,7 @@ extension DashboardAssets {
           h("div", { class: "card" }, h("h2", { text: "Webhooks" }), kv([["Pending", num(json.webhooks.pending)], ["Given up", num(json.webhooks.failed)]])),
           h("div", { class: "card" }, h("h2", { text: "Rate caps" }), kv(Object.entries(json.rate_limits).map(([k, v]) => [k, v + "/s"]))),
         ),
+        h("h2", { text: "Providers" }), providers(json.providers || []),
         h("h2", { text: "Dispatchers (queue hosts)" }), list(json.dispatchers),
         h("h2", { text: "Paused providers" }), list(json.paused_providers),
         json.queue ? h("div", { class: "card" }, h("h2", { text: "Shared queue" }), kv(Object.entries(json.queue))) : null,

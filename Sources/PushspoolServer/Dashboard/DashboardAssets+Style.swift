@@ -18,9 +18,12 @@ main { max-width: 1400px; margin: 0 auto; padding: 1rem; }
 .bottom { text-align: center; color: var(--muted); font-size: .8rem; padding: .5rem; }
 h1 { font-size: 1.4rem; margin: .2rem 0 .8rem; overflow-wrap: anywhere; }
 h2 { font-size: 1.1rem; margin: 1.2rem 0 .5rem; }
+h3 { font-size: 1rem; margin: 0 0 .4rem; overflow-wrap: anywhere; }
 .card { background: var(--card); border: 1px solid var(--line); border-radius: 8px; padding: .8rem 1rem; margin-bottom: 1rem; }
 .grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(300px, 1fr)); gap: 1rem; }
 .muted { color: var(--muted); }
+.grid.providers { grid-template-columns: repeat(auto-fit, minmax(min(100%, 440px), 1fr)); }
+.recent-errors .reason { font-weight: 600; overflow-wrap: anywhere; } .recent-errors .meaning { font-size: .85rem; }
 .error, .problem { color: var(--bad); }
 .problem { font-size: .85rem; margin: .2rem 0 0; }
 .notice { background: #e8f0fb; border: 1px solid #b9cdee; padding: .6rem .8rem; border-radius: 6px; }

@@ -59,8 +59,12 @@ struct DashboardData: Sendable {
         let page = max(1, Int(query["page"] ?? "") ?? 1)
         let perPage = min(200, max(1, Int(query["per_page"] ?? "") ?? Self.perPage))
         let status = JobStatus(spool: spool)
+        let now = Date()
         let result = index.page(filter, page: page, perPage: perPage) { entry in
-            statusEntry(entry, status)["state"]?.stringValue
+            // A queued job's state from what its file said when listed (`JobStatus`'s own rule):
+            // a filter over thousands of them reads none of their files.
+            if entry.folder == .incoming { return status.waitingState(id: entry.id, notBefore: entry.notBefore, now: now).rawValue }
+            return statusEntry(entry, status)["state"]?.stringValue
         }
         let jobs: [JSONValue] = result.entries.map { e in
             .object([
@@ -81,7 +85,8 @@ struct DashboardData: Sendable {
     private func statusEntry(_ e: CampaignIndex.Entry, _ status: JobStatus) -> JSONValue {
         if e.folder == .active { return status.active(name: e.name) }
         if let found = status.lookup(id: e.id) { return found }
-        let state = e.folder == .incoming ? "waiting" : e.folder == .failed ? "failed" : "done"
+        if e.folder == .incoming { return status.waiting(id: e.id, name: e.name, notBefore: e.notBefore) }
+        let state = e.folder == .failed ? "failed" : "done"
         return .object([("id", .string(e.id)), ("file", .string(e.name)), ("running", false), ("state", .string(state))])
     }
 
@@ -318,6 +323,7 @@ struct DashboardData: Sendable {
             ("dispatchers", .array(dispatchers.map { $0.json() })),
             ("registry", RegistryProbe.json(RegistryProbe(config: config, timeout: 0.3, open: registry).problem())),
             ("folders", .object(folders)),
+            ("providers", .array(DispatcherPresence.providers(of: dispatchers).map { $0.json() })),
             ("paused_providers", .array(PauseRecord.all(in: spool))),
             ("rate_limits", .object(config.maxPerSecond.sorted { $0.key < $1.key }.map { ($0.key, .double($0.value)) })),
             ("webhooks", .object([("pending", .int(Int64(hooks.pending))), ("failed", .int(Int64(hooks.failed)))])),
@@ -331,6 +337,7 @@ struct DashboardData: Sendable {
     /// from the very text `/metrics` serves (histogram buckets left out).
     static func providerSamples(_ text: String) -> [JSONValue] {
         let wanted = ["pushspool_deliveries_total", "pushspool_retries_total", "pushspool_provider_paused",
+                      "pushspool_provider_connections", "pushspool_provider_requests_in_flight", "pushspool_provider_errors_total",
                       "pushspool_provider_request_duration_seconds_count", "pushspool_provider_request_duration_seconds_sum",
                       "pushspool_queue", "pushspool_targets_remaining", "pushspool_jobs_total", "pushspool_notification_events_total"]
         var out: [JSONValue] = []

@@ -11,7 +11,7 @@ import PushspoolCore
     @Test("no file: sandbox for every platform, the documented defaults")
     func defaults() throws {
         let c = try parse("{}")
-        #expect(c.routes == [.apns: "sandbox", .fcm: "sandbox", .wns: "sandbox", .web: "sandbox"])
+        #expect(c.routes == [.apns: "sandbox", .fcm: "sandbox", .wns: "sandbox", .web: "sandbox", .hms: "sandbox", .adm: "sandbox"])
         #expect(c.concurrency == 256)
         #expect(c.retry == RetryPolicy(maxAttempts: 6, baseDelay: 0.25, maxDelay: 300))
         #expect(c.spool == "jobs")
@@ -31,7 +31,7 @@ import PushspoolCore
                "sandbox": {"outbox": "out"}},
              "tls": {"ca_file": "ca.pem"}}
             """, env: ["WNS_SECRET": "s3cret", "NH": "Endpoint=sb://x/;SharedAccessKeyName=k;SharedAccessKey=v"])
-        #expect(c.routes == [.apns: "apns", .fcm: "azure", .wns: "wns", .web: "sandbox"])
+        #expect(c.routes == [.apns: "apns", .fcm: "azure", .wns: "wns", .web: "sandbox", .hms: "sandbox", .adm: "sandbox"])
         #expect(c.apns?.baseURL == "https://api.sandbox.push.apple.com")
         #expect(c.wns?.clientSecret.value == "s3cret")
         #expect(c.retry.maxDelay == 5)
@@ -102,7 +102,7 @@ import PushspoolCore
 
     /// Unlisted platforms stay routed to the sandbox.
     static func routes(apns: String = "sandbox", fcm: String = "sandbox", web: String = "sandbox", wns: String = "sandbox") -> [String] {
-        ["route apns \(apns)", "route fcm \(fcm)", "route web \(web)", "route wns \(wns)"]
+        ["route adm sandbox", "route apns \(apns)", "route fcm \(fcm)", "route hms sandbox", "route web \(web)", "route wns \(wns)"]
     }
     static let production = ["spool /var/spool/pushspool", "registry -", "concurrency 256", "attempts 6"]
     static let apnsLine = "apns ABCDE12345 KEY1234567 /etc/pushspool/AuthKey_KEY1234567.p8 com.example.app production -"

@@ -170,6 +170,130 @@ import PushspoolCore
         #expect(!ResultLogDigests(spool: spool).digest(id: "none").found)
     }
 
+    @Test func linesAsTheWriterLaysThemOutCountAsAWholeReadDoes() throws {
+        let dir = TempDir("pushspool-digest-writer")
+        let spool = try Spool(root: dir.url.appendingPathComponent("spool"))
+        let url = spool.resultURL(jobID: "w")
+        typealias D = ResultRecord.Delivery
+        let written = [
+            D(platform: .apns, provider: "apns", app: "shop", target: .device("d1"), status: .delivered, attempts: 1, code: "200", reason: nil,
+              providerID: "x", at: "2026-11-28T08:00:00.100Z"),
+            D(platform: .fcm, provider: "fcm", app: nil, target: .tags(nil), status: .failed, attempts: 3, code: "403", reason: "SENDER_ID_MISMATCH",
+              providerID: nil, at: "2026-11-28T08:00:01.000Z"),
+            D(platform: .fcm, provider: "fcm", app: "shop", target: .service(field: "topic", value: "news"), status: .unregistered, attempts: 1,
+              code: "404", reason: "UNREGISTERED", providerID: nil, at: "2026-11-28T08:00:01.500Z"),
+            // An escape (in the device's id, and in a reason): read member by member, then whole.
+            D(platform: .wns, provider: "wns", app: "default", target: .device(#"d"2"#), status: .delivered, attempts: 1, code: "200", reason: nil,
+              providerID: nil, at: "2026-11-28T08:00:02.000Z"),
+            D(platform: .fcm, provider: "fcm", app: "shop", target: .device("d4"), status: .failed, attempts: 1, code: "400", reason: #"bad "x""#,
+              providerID: nil, at: "2026-11-28T08:00:02.500Z"),
+            D(platform: .apns, provider: "apns", app: "shop", target: .device("d3"), status: .capped, attempts: 0, code: nil, reason: nil,
+              providerID: nil, at: nil),
+            D(platform: .apns, provider: "apns", app: "shop", target: .tags("vip && !optout"), status: .delivered, attempts: 2, code: "200",
+              reason: nil, providerID: nil, at: "2026-11-28T08:00:02.900Z"),
+        ]
+        var bytes = Array((#"{"type":"job","id":"w","file":"w.json","received_at":"2026-11-28T08:00:00.000Z","pns":["apns","fcm","wns"],"targets":9}"# + "\n").utf8)
+        for d in written { bytes += d.line() }
+        try Data(bytes).write(to: url)
+        let digest = ResultLogDigests(spool: spool).digest(id: "w")
+        let whole = try #require(ResultLogContents.read(url))
+        var expected = whole.byRoute
+        expected.targets = whole.targets
+        #expect(digest.deliveries == expected)
+        #expect(digest.deliveries.routes[.init(app: "shop", platform: .apns)] == {
+            var c = DeliveryTally.Counts()
+            (c.delivered, c.capped) = (2, 1)
+            return c
+        }())
+        #expect(digest.failures == [
+            .init(platform: "fcm", status: "failed", code: "403", reason: "SENDER_ID_MISMATCH"): 1,
+            .init(platform: "fcm", status: "unregistered", code: "404", reason: "UNREGISTERED"): 1,
+            .init(platform: "fcm", status: "failed", code: "400", reason: #"bad "x""#): 1,
+        ])
+        let s = digest.series()
+        #expect(s.buckets.map(\.delivered) == [1, 0, 2] && s.buckets.map { $0.failed + $0.unregistered } == [0, 2, 1])
+    }
+
+    @Test func aRunningJobsDigestIsReadAgainEveryFewSecondsAndAtOnceWhenItEnds() throws {
+        let dir = TempDir("pushspool-digest-refresh")
+        let spool = try Spool(root: dir.url.appendingPathComponent("spool"))
+        let url = spool.resultURL(jobID: "r")
+        func append(_ lines: [String]) throws {
+            let handle = try FileHandle(forWritingTo: url)
+            try handle.seekToEnd()
+            try handle.write(contentsOf: Data(lines.map { $0 + "\n" }.joined().utf8))
+            try handle.close()
+        }
+        try (#"{"type":"job","id":"r","file":"r.json","received_at":"2026-11-28T08:00:00.000Z","pns":["fcm"],"targets":9}"# + "\n")
+            .write(to: url, atomically: true, encoding: .utf8)
+        let digests = ResultLogDigests(spool: spool, runningRefresh: 5)
+        let t = 1_800_000_000.0
+        func delivered(_ now: Double) -> Int { digests.digest(id: "r", now: now).deliveries.routes.values.reduce(0) { $0 + $1.delivered } }
+        #expect(delivered(t) == 0)
+        try append((0..<3).map { _ in Self.delivery("fcm", "delivered", at: "2026-11-28T08:00:01.000Z") })
+        // Running: what it said a moment ago, until a few seconds have passed.
+        #expect(delivered(t + 1) == 0 && delivered(t + 4.9) == 0)
+        #expect(delivered(t + 5) == 3)
+        try append([Self.delivery("fcm", "delivered", at: "2026-11-28T08:00:06.000Z"),
+                    #"{"type":"summary","id":"r","status":"done","delivered":4,"failed":0,"unregistered":0,"retries":0,"duration_ms":6000}"#])
+        // Ended: exact at once.
+        #expect(delivered(t + 5.5) == 4 && digests.digest(id: "r", now: t + 5.5).summary?.delivered == 4)
+    }
+
+    @Test func aQueuedJobsStateFromTheListIsTheOneStatusGives() throws {
+        let dir = TempDir("pushspool-index-waiting")
+        let spool = try Spool(root: dir.url.appendingPathComponent("spool"))
+        let now = Date()
+        let later = Timestamp.rfc3339(now.addingTimeInterval(3600)), earlier = Timestamp.rfc3339(now.addingTimeInterval(-3600))
+        let jobs = [("plain", ""), ("later", #", "not_before": "\#(later)""#), ("earlier", #", "not_before": "\#(earlier)""#),
+                    ("held", #", "not_before": "\#(later)""#), ("dropped", "")]
+        for (id, extra) in jobs {
+            let job = #"{"id": "\#(id)", "broadcast": true, "pns": ["fcm"], "message": "m"\#(extra)}"#
+            FileManager.default.createFile(atPath: spool.url(.incoming, "\(id).json").path, contents: Data(job.utf8))
+        }
+        let controls = JobControls(directory: spool.url(.control))
+        try controls.write(.pause, id: "held")
+        try controls.write(.cancel, id: "dropped")
+        let status = JobStatus(spool: spool)
+        let entries = CampaignIndex(spool: spool, defaultApp: "default").page(.init(), page: 1, perPage: 10) { _ in nil }.entries
+        #expect(entries.count == 5)
+        for e in entries {
+            let listed = status.waitingState(id: e.id, notBefore: e.notBefore, now: now).rawValue
+            #expect(listed == status.lookup(id: e.id, now: now)?["state"]?.stringValue, "\(e.id)")
+        }
+        #expect(Dictionary(uniqueKeysWithValues: entries.map { ($0.id, status.waitingState(id: $0.id, notBefore: $0.notBefore, now: now)) })
+            == ["plain": .waiting, "later": .scheduled, "earlier": .waiting, "held": .paused, "dropped": .cancelling])
+    }
+
+    @Test func theListIsSavedAndReadBackForTheSameFilesOnly() throws {
+        let dir = TempDir("pushspool-index-saved")
+        let spool = try Spool(root: dir.url.appendingPathComponent("spool"))
+        func write(_ name: String, title: String, second: Double, replacing: Bool = false) throws {
+            let path = spool.url(.done, name).path
+            let job = Data(#"{"id": "\#(name.dropLast(5))", "broadcast": true, "pns": ["fcm"], "title": "\#(title)", "message": "m"}"#.utf8)
+            // In place (the same inode), or a new file renamed over it.
+            if replacing { try job.write(to: URL(fileURLWithPath: path), options: .atomic) } else { try job.write(to: URL(fileURLWithPath: path)) }
+            try FileManager.default.setAttributes([.modificationDate: Date(timeIntervalSince1970: 1_800_000_000 + second)], ofItemAtPath: path)
+        }
+        for i in 0..<50 { try write("j\(i).json", title: "Offer \(i)", second: Double(i)) }
+        let first = CampaignIndex(spool: spool, defaultApp: "default")
+        #expect(first.page(.init(), page: 1, perPage: 100) { _ in nil }.total == 50)
+        let saved = try FileIO.readAll(first.savedURL)
+        #expect(CampaignRecords(saved: saved)?.saved() == saved)
+        #expect(CampaignRecords(saved: Array(saved.dropLast())) == nil && CampaignRecords(saved: Array(saved.dropFirst())) == nil)
+        // Changed while no serve ran: one file rewritten in place (its saved record still used, as
+        // for a file never changed), one replaced by a new file (read again), one gone, one new.
+        try write("j1.json", title: "Rewritten in place", second: 1)
+        try write("j2.json", title: "Replaced", second: 2, replacing: true)
+        try FileManager.default.removeItem(atPath: spool.url(.done, "j3.json").path)
+        try write("j50.json", title: "Offer 50", second: 50)
+        let again = CampaignIndex(spool: spool, defaultApp: "default")
+        let entries = again.page(.init(), page: 1, perPage: 100) { _ in nil }.entries
+        let headlines = Dictionary(uniqueKeysWithValues: entries.map { ($0.id, $0.headline ?? "") })
+        #expect(entries.count == 50 && entries.first?.id == "j50" && headlines["j3"] == nil)
+        #expect(headlines["j1"] == "Offer 1" && headlines["j2"] == "Replaced" && headlines["j50"] == "Offer 50" && headlines["j49"] == "Offer 49")
+    }
+
     @Test(arguments: [
         (#"{"a":"x","b":1,"c":null}"#, "a=s:x b=1 c=null"),
         (#" { "a" : "x" , "b" : [1,{"c":"]"}] , "d":true } "#, "a=s:x b=[] d=true"),

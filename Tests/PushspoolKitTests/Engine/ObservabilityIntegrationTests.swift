@@ -36,8 +36,40 @@ struct ObservabilityIntegrationTests {
         let requests = waitForIdle(s.fake, answered: 19)["requests"] as? Int
         #expect(m.value("pushspool_provider_request_duration_seconds_count", ["provider": "apns"]) == requests.map(Double.init),
                 "one observation per request the fake saw")
+        // Every answer that was not a delivery is counted by code, retried ones too; none is in
+        // flight at the end, and the session is still open when the file is written last.
+        let delivered = summary["delivered"] as? Int ?? -1
+        #expect(m.sum("pushspool_provider_errors_total", where: ["provider": "apns"]) == requests.map { Double($0 - delivered) })
+        #expect(m.value("pushspool_provider_errors_total", ["provider": "apns", "code": "410"]) == 3)
+        #expect(m.value("pushspool_provider_requests_in_flight", ["provider": "apns"]) == 0)
+        #expect((m.value("pushspool_provider_connections", ["provider": "apns"]) ?? 0) >= 1)
         let perms = try FileManager.default.attributesOfItem(atPath: s.dir.path("spool/pushspool.prom"))[.posixPermissions] as? Int
         #expect(perms == 0o644, "readable by the collector")
+    }
+
+    /// A running dispatcher's providers in `status`: one line each, and in `--json` their
+    /// connections and recent failed answers, with the provider's word and what it means.
+    @Test func statusShowsEachProvidersConnectionsAndRecentErrors() throws {
+        let s = try APNsSpool()
+        for (id, prefix, _, _, _) in APNsIntegrationTests.script { try s.register(id: id, handle: APNsSpool.token(prefix, 7)) }
+        let run = try startPushspool(["run"] + s.common)
+        defer { if run.isRunning { run.terminate() }; run.waitUntilExit() }
+        s.drop("j1", #"{"id":"j1","to_tag":"username:alice","pns":["apns"],"message":"hi","from":"bob"}"#)
+        eventually("the job to end", timeout: 60) { s.results("j1").last?["type"] as? String == "summary" }
+        let line = eventually("status to show the provider", timeout: 20, {
+            (try? runPushspool(["status"] + s.common).stdout)?.split(separator: "\n").first { $0.contains("provider apns:") }.map(String.init) ?? ""
+        }, until: { $0.contains("1 connection, 0 in flight") })
+        #expect(line.contains("failed answers, the last"), "\(line)")
+        let r = try runPushspool(["status", "--json"] + s.common)
+        let doc = (try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8))) as? [String: Any] ?? [:]
+        let apns = (doc["providers"] as? [[String: Any]] ?? []).first { $0["provider"] as? String == "apns" } ?? [:]
+        #expect(apns["connections"] as? Int == 1 && apns["in_flight"] as? Int == 0, "\(apns)")
+        let recent = apns["recent_errors"] as? [[String: Any]] ?? []
+        let reasons = Set(recent.compactMap { $0["reason"] as? String })
+        #expect(reasons.isSuperset(of: ["Unregistered", "BadDeviceToken", "ExpiredToken"]), "\(recent)")
+        let bad = recent.first { $0["reason"] as? String == "BadDeviceToken" } ?? [:]
+        #expect(bad["code"] as? String == "400" && (bad["meaning"] as? String ?? "").hasPrefix("The token is not a valid APNs token"))
+        #expect(!r.stdout.contains("400b"), "no device token in status")
     }
 
     @Test func structuredLogsAndRepeatedWarningsCounted() throws {

@@ -9,10 +9,13 @@ final class PushCloudHarness: SpoolHarness {
     var fcm: FakeServer?
     var wns: FakeServer?
     var apns: FakeServer?
+    var hms: FakeServer?
+    var adm: FakeServer?
     static let clientID = "ms-app://s-1-15-2-test"
     static let clientSecret = "t0p&secret=value"
 
     init(fcmArgs: [String: String]? = nil, wnsArgs: [String: String]? = nil, apnsArgs: [String: String]? = nil,
+         hmsArgs: [String: String]? = nil, admArgs: [String: String]? = nil, concurrency: Int = 256,
          retry: String = #"{"max_attempts": 4, "base_delay_ms": 10, "max_delay_ms": 2000}"#) throws {
         var providers: [String] = []
         if let fcmArgs {
@@ -39,8 +42,20 @@ final class PushCloudHarness: SpoolHarness {
                 + #""topic": "com.example.app", "environment": "sandbox", "endpoint": "\#(a.url)"}"#)
             apns = a
         }
+        if let hmsArgs {
+            let f = try FakeServer("hms", args: hmsArgs, dir: dir)
+            providers.append(#""hms": {"app_id": "104000001", "client_id": "104000001", "client_secret": "env:TEST_HMS_SECRET", "#
+                + #""endpoint": "\#(f.url)", "token_endpoint": "\#(f.url)/oauth2/v3/token"}"#)
+            hms = f
+        }
+        if let admArgs {
+            let f = try FakeServer("adm", args: admArgs, dir: dir)
+            providers.append(#""adm": {"client_id": "amzn1.application-oa2-client.test", "client_secret": "env:TEST_ADM_SECRET", "#
+                + #""endpoint": "\#(f.url)", "token_endpoint": "\#(f.url)/auth/o2/token"}"#)
+            adm = f
+        }
         dir.write("pushspool.json", """
-            {"spool": "spool", "concurrency": 256, "retry": \(retry),
+            {"spool": "spool", "concurrency": \(concurrency), "retry": \(retry),
              "providers": {\(providers.joined(separator: ", "))},
              "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}}
             """)
@@ -51,7 +66,8 @@ final class PushCloudHarness: SpoolHarness {
 
     @discardableResult
     func cli(_ args: [String]) throws -> RunResult {
-        try runPushspool(args + ["--config", configPath], cwd: dir.url, env: ["TEST_WNS_SECRET": Self.clientSecret])
+        try runPushspool(args + ["--config", configPath], cwd: dir.url, env: ["TEST_WNS_SECRET": Self.clientSecret,
+                                                                      "TEST_HMS_SECRET": "hms-secret", "TEST_ADM_SECRET": "adm-secret"])
     }
 
     /// Registers devices in one `import` (one process however many devices).

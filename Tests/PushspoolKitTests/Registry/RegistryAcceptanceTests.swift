@@ -60,7 +60,7 @@ import PushspoolCore
             case .apns: String(format: "%064x", i)
             case .fcm: "h\(i)"
             case .wns: "https://db5.notify.windows.com/?token=h\(i)"
-            case .web: ""   // not drawn: `% 3` picks the first three platforms
+            case .web, .hms, .adm: ""   // not drawn: `% 3` picks the first three platforms
             }
             jsonl += #"{"id":"d\#(i)","platform":"\#(platform.rawValue)","handle":"\#(handle)","tags":[\#(tagList)]}"# + "\n"
         }

@@ -38,7 +38,7 @@ import PushspoolCore
         let report = try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("devices.jsonl"))
         #expect(report.imported == 7)
         #expect(report.refusedCount == 3)
-        #expect(report.refused == [#"line 7: platform: unknown platform "ios" (expected apns, fcm, gcm, wns, web)"#,
+        #expect(report.refused == [#"line 7: platform: unknown platform "ios" (expected apns, fcm, gcm, wns, web, hms, adm)"#,
                                    #"line 9: tags[0]: invalid tag "a b" (1-120 characters of A-Z a-z 0-9 _ @ # . : -)"#,
                                    "line 10: handle: an APNs device token must be an even number (64 or more) of hex digits"])
         #expect(try registry.count(platforms: Set(Platform.allCases), matching: nil) == 7)
@@ -167,6 +167,45 @@ import PushspoolCore
         #expect(bulk.devices["esc"]?.tags == ["A", "Ax"])
         #expect(bulk.devices["many"]?.tags.count == 20)
         #expect(bulk.devices.count == lines.count - 9)
+    }
+
+    /// The bulk load keeps a row's app, environment, token kind and zone bound from one insert
+    /// to the next unless the row names them: lines naming some of them between lines naming
+    /// none, in every position of a multi-row insert, store what the upsert path stores.
+    @Test func bulkLoadStoresEachRowsOwnAppKindAndZone() throws {
+        let defaults = RegistryDefaults(app: "main", environment: .production, apps: ["main", "other"], environments: ["other": .development])
+        func token(_ i: Int) -> String { String(format: "%064lx", i) }
+        let lines = (0..<70).map { i -> String in
+            let (platform, handle) = i % 2 == 0 ? ("apns", token(i)) : ("fcm", "fcm-\(i)")
+            let head = #"{"id":"d\#(i)","platform":"\#(platform)","handle":"\#(handle)","tags":["t"]"#
+            switch (i / 2) % 5 {
+            case 0 where i % 2 == 0: return head + #","token_kind":"voip","tz":"Europe/Paris"}"#
+            case 1: return head + #","tz":"Asia/Kolkata"}"#
+            case 2: return head + #","app":"other"}"#
+            case 3 where i % 2 == 0: return head + #","app":"main","environment":"development"}"#
+            default: return head + "}"
+            }
+        }
+        func load(empty: Bool) throws -> [Device] {
+            let dir = TempDir("registry")
+            let registry = try SQLiteRegistry(path: dir.path("registry.sqlite"), defaults: defaults)
+            defer { registry.close() }
+            if !empty { try registry.upsert(RegistryFixture.reg("sentinel", .fcm, "sentinel")) }
+            dir.write("devices.jsonl", lines.joined(separator: "\n"))
+            let report = try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("devices.jsonl"),
+                                                  now: Date(timeIntervalSince1970: 1_700_000_000))
+            #expect(report.imported == lines.count && report.refused.isEmpty, "\(report.refused)")
+            return try (0..<lines.count).map { try #require(try registry.device(id: "d\($0)")) }
+        }
+        let bulk = try load(empty: true), upserted = try load(empty: false)
+        #expect(bulk == upserted)
+        #expect(bulk[0].tokenKind == .voip && bulk[0].tz == "Europe/Paris" && bulk[0].environment == .production)
+        #expect(bulk[2].tz == "Asia/Kolkata" && bulk[2].tokenKind == .device && bulk[2].app == "main")
+        #expect(bulk[4].app == "other" && bulk[4].environment == .development)
+        #expect(bulk[5].app == "other" && bulk[5].environment == nil)
+        #expect(bulk[6].app == "main" && bulk[6].environment == .development)
+        #expect(bulk[8].app == "main" && bulk[8].environment == .production && bulk[8].tz == nil && bulk[8].tokenKind == .device)
+        #expect(bulk[10].tokenKind == .voip && bulk[12].tz == "Asia/Kolkata" && bulk[9].tz == nil)
     }
 
     /// Into a registry that already has devices: a line without an id keeps the id holding its

@@ -45,9 +45,9 @@ public struct AzureHubRequest: Sendable {
         case .apns: return .apple
         case .fcm: return fcmFormat
         case .wns: return .windows
-        // Never sent: the config refuses `routes.web = azure` and the provider refuses web
-        // notifications before building a request (the hub's browser format is not implemented).
-        case .web: return .windows
+        // Never sent: the config refuses `routes.web = azure` (and hms, adm) and the provider
+        // refuses their notifications before building a request (the hub has no such formats).
+        case .web, .hms, .adm: return .windows
         }
     }
 
@@ -89,10 +89,10 @@ public struct AzureHubRequest: Sendable {
             headers.append(("X-WNS-Type", n.type))
             if let ttl = n.ttlSeconds { headers.append(("X-WNS-TTL", String(ttl))) }
             body = n.body
-        case .web(let n):
+        case .web, .hms, .adm:   // never sent (see `format(for:)`): the body as the service would take it
             headers.append(("Content-Type", Self.jsonContentType))
             headers += common(format, tags)
-            body = n.payload
+            body = notification.body
         }
         return HTTPRequest(method: "POST", url: url(for: format), headers: headers, body: body)
     }
@@ -132,7 +132,7 @@ extension AzureHubRequest {
         case .apns: return "apns"
         case .fcm: return fcmFormat == .gcm ? "gcm" : "fcmv1"
         case .wns: return "wns"
-        case .web: return nil
+        case .web, .hms, .adm: return nil
         }
     }
 

@@ -102,6 +102,8 @@ public final class SandboxProvider: ImmediateProvider {
         case .fcm: return ProviderResult(.deviceGone(since: nil), code: "400", reason: "INVALID_ARGUMENT: not a valid FCM registration token")
         case .wns: return ProviderResult(.rejected, code: "host-not-allowed", reason: "channel URI is not an https URL")
         case .web: return ProviderResult(.rejected, code: "invalid-subscription", reason: "not a valid Web Push subscription")
+        case .hms: return ProviderResult(.deviceGone(since: nil), code: "80300007", reason: "not a valid HMS push token")
+        case .adm: return ProviderResult(.deviceGone(since: nil), code: "400", reason: "InvalidRegistrationId")
         }
     }
 
@@ -159,6 +161,16 @@ public final class SandboxProvider: ImmediateProvider {
                 h.member("Content-Encoding", "aes128gcm")
             })
             w.field("payload", writing: { n.writePayload(into: &$0) })
+        case .hms(let n):
+            // The body without its token (each device's line names the device).
+            w.field("headers", members: { _ in })
+            w.field("payload", writing: { $0 += n.body(tokens: []) })
+        case .adm(let n):
+            w.field("headers", members: { h in
+                h.member("X-Amzn-Type-Version", "com.amazon.device.messaging.ADMMessage@1.0")
+                h.member("X-Amzn-Accept-Type", "com.amazon.device.messaging.ADMSendResult@1.0")
+            })
+            w.field("payload", writing: { n.writeBody(into: &$0) })
         }
         w.field("at", Timestamp.rfc3339(date))
         return w.line()

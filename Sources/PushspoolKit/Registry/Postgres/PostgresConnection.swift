@@ -60,7 +60,18 @@ final class PostgresConnection: @unchecked Sendable {
         // Notices ("relation already exists, skipping") would go to stderr: drop them.
         PQsetNoticeProcessor(handle, { _, _ in }, nil)
         conn = handle
+        // The server's side of a cut: a host cut off inside a transaction (a chunk's cut moving
+        // on, a credential's renewal) would keep its row and advisory locks for as long as the
+        // server believes the session alive (hours of TCP keepalive, forever behind a proxy or
+        // a socket), and every other host would wait on them. No pushspool transaction waits
+        // on its client for more than a token fetch, so one idle longer than this is ended and
+        // its locks go. A plain SET, not a startup `options` (which PgBouncer refuses); a
+        // server that does not know the setting (before 9.6) keeps its own behaviour.
+        try? execute("SET idle_in_transaction_session_timeout = '\(Self.idleInTransactionSeconds)s'")
     }
+
+    /// How long the server lets one of these sessions sit idle inside a transaction.
+    static let idleInTransactionSeconds = 30
 
     deinit { close() }
 

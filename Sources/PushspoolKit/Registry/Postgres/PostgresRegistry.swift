@@ -181,6 +181,20 @@ public final class PostgresRegistry: SharedRegistry {
         }
     }
 
+    public func replaceHandle(_ change: HandleChange, now: Date) throws(RegistryError) -> Bool {
+        try run { c in
+            // A device of the same app and platform holding the new handle already: this row is
+            // the same device under its old handle, removed instead.
+            let holder = "EXISTS (SELECT 1 FROM devices o WHERE o.handle = $3 AND o.app = devices.app AND o.platform = devices.platform)"
+            if try c.query("UPDATE devices SET handle = $3, updated_at = $4::float8 WHERE id = $1 AND handle = $2 AND NOT \(holder)",
+                           [change.id, change.handle, change.canonical, "\(now.timeIntervalSince1970)"]).affected > 0 {
+                return true
+            }
+            return try c.query("DELETE FROM devices WHERE id = $1 AND handle = $2 AND \(holder)",
+                               [change.id, change.handle, change.canonical]).affected > 0
+        }
+    }
+
     // MARK: - Reads
 
     /// Columns read by `device(from:row:)`.

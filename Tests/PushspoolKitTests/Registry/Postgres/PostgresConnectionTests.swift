@@ -33,6 +33,22 @@ struct PostgresConnectionTests {
         #expect(try c.query("SELECT count(*) FROM t").int64(0, 0) == 1)
     }
 
+    /// A session left idle inside a transaction (its host cut off mid-transaction) is ended by
+    /// the server, so its locks cannot hold every other host up.
+    @Test func aSessionIdleInATransactionIsEndedByTheServer() throws {
+        let c = try connect()
+        #expect(try c.query("SELECT current_setting('idle_in_transaction_session_timeout')").text(0, 0) == "\(PostgresConnection.idleInTransactionSeconds)s")
+        try c.execute("SET idle_in_transaction_session_timeout = '200ms'")   // the same rule, sooner
+        try c.execute("BEGIN")
+        try c.query("SELECT pg_advisory_xact_lock(46)")
+        let other = try connect()
+        let ended = pollUntil(timeout: 30, poll: 0.1) {
+            (try? other.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND objid = 46").int64(0, 0)) == 0
+        }
+        #expect(ended, "the idle transaction's lock is still held")
+        #expect(throws: PostgresError.self) { try c.query("SELECT 1") }
+    }
+
     @Test func transactionsCommitOrRollBack() throws {
         let c = try connect()
         try c.execute("CREATE TABLE t(k text PRIMARY KEY)")

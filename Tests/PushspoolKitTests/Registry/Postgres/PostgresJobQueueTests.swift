@@ -77,6 +77,19 @@ struct PostgresJobQueueTests {
         #expect(try b.complete(taken[0]))
     }
 
+    /// A chunk's lines are read a page of rows at a time, in the order they were written, the
+    /// origin's own rows left out across pages.
+    @Test func aChunksLinesAreStreamedAPageAtATime() throws {
+        let (_, a, _) = try Self.published(devices: 20)
+        let chunk = try #require(try a.claim(count: 1, lease: 30).first)
+        var rows: [Int64] = []
+        for i in 0..<7 { rows.append(try #require(try a.record([(chunk, Array("{\"n\":\(i)}\n".utf8))])[chunk])) }
+        var read: [String] = []
+        try a.forEachBatch(job: "j", chunk: chunk.number, excluding: [rows[1], rows[4]], pageSize: 2) { read.append($0) }
+        #expect(read == [0, 2, 3, 5, 6].map { "{\"n\":\($0)}\n" })
+        #expect(try a.lines(job: "j", chunk: chunk.number).count == 7)
+    }
+
     /// Several chunks' batches go in one statement; a batch of a chunk the host no longer holds
     /// is dropped, and the rows the others became are what the origin leaves out when it reads
     /// back (it has them in its log: sent on its own host).

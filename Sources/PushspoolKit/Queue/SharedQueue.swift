@@ -5,7 +5,7 @@ import Synchronization
 /// This host's side of the job queue every host on one PostgreSQL registry shares (README
 /// "Several hosts"): the queue's store, the `queue` settings, the wake-ups its notifications
 /// give, and the cancel and pause requests any host made (read again on each `control`
-/// notification, and at least every `fallbackSeconds`).
+/// notification, and whenever the listener reconnects).
 final class SharedQueue: Sendable {
     let store: PostgresJobQueue
     /// The registry the queue's audiences are cut from; the store borrows its pool.
@@ -28,8 +28,8 @@ final class SharedQueue: Sendable {
     /// the same after a restart (the origin finds its jobs again).
     static func origin(_ spool: Spool) -> String { "\(HostName.current):\(spool.root.path)" }
 
-    /// How often a host looks at the queue with no notification (a lease that ran out tells
-    /// no one): at most a third of a lease, at most 5 s.
+    /// How often an origin following its job looks at the queue between notifications, and a
+    /// host retries while the database is away: at most a third of a lease, at most 5 s.
     var fallbackSeconds: Double { min(5, Double(config.leaseSeconds) / 3) }
 
     /// Whether a send job goes through the queue: one whose audience the registry resolves and
@@ -74,38 +74,5 @@ final class SharedQueue: Sendable {
         }
         // A chunk of a job cancelled or paused on any host stops waiting at once.
         if changed { StopBell.shared.ring() }
-    }
-}
-
-/// Wakes every waiter at once (a notification came); a waiter that started before the last
-/// wake-up returns at once.
-final class Wakeups: @unchecked Sendable {   // the condition guards `generation`
-    private let condition = NSCondition()
-    private var generation = 0
-
-    var current: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return generation
-    }
-
-    func signal() {
-        condition.lock()
-        generation += 1
-        condition.broadcast()
-        condition.unlock()
-    }
-
-    /// Waits until a wake-up after `seen`, or `timeout` seconds; `stopping` is asked before it
-    /// sleeps (a stop is a wake-up: `ChunkWorker.stop` signals). Returns the generation then.
-    @discardableResult
-    func wait(after seen: Int, timeout: Double, stopping: () -> Bool = { false }) -> Int {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while generation == seen, Date() < deadline, !stopping() {
-            _ = condition.wait(until: deadline)
-        }
-        return generation
     }
 }

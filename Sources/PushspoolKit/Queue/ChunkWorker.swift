@@ -6,10 +6,11 @@ import Synchronization
 /// This host's hands on the shared queue: it cuts jobs' audiences into chunks and claims at most
 /// `queue.max_chunks` chunks at once, each sent by a `SendRun` on a thread of its own with its
 /// outcomes going to the queue, then completed (or, stopped, paused or cancelled, let go for
-/// any host to take). It wakes on the queue's notifications, and every `fallbackSeconds` for
-/// what tells no one (a lease that ran out). Leases are renewed every third of a lease; a host
-/// that cannot renew for a whole lease (partitioned from the database) stops sending, since
-/// its chunks go on elsewhere.
+/// any host to take). It wakes on the queue's notifications, and at the one time that tells no
+/// one: when the earliest lease another host holds runs out (`alarm`). Idle, it makes no
+/// statement at all: its presence is a lock its listening connection holds. Leases are renewed
+/// every third of a lease while it holds chunks; a host that cannot renew for a whole lease
+/// (partitioned from the database) stops sending, since its chunks go on elsewhere.
 final class ChunkWorker: Sendable {
     /// A chunk this host holds, whether it lost it, and whether its targets are all handed out.
     final class Held: Sendable {
@@ -35,7 +36,11 @@ final class ChunkWorker: Sendable {
     /// (`ChunkLease`), so a renewal never waits behind claims and cuts on `control`.
     private let leases = DispatchQueue(label: "pushspool.chunk-leases")
     private let listener: QueueListener
-    private let threads = DispatchGroup()
+    private let threads: DispatchGroup
+    /// Wakes `claimMore` when a lease another host holds runs out, a skipped job may be tried
+    /// again, or (the database away) to try again.
+    private let alarm: QueueAlarm
+    private let retention: QueueRetention
 
     private struct State {
         var held: [String: Held] = [:]
@@ -45,10 +50,9 @@ final class ChunkWorker: Sendable {
         var skip: [String: Date] = [:]
         var lastRenewed = Date()
         var rate = RateEstimator(window: 10, minimumSpan: 1)
+        /// Armed while this host holds chunks (and for one more report after the last).
         var renewer: (any DispatchSourceTimer)?
         var unreachableSince: Date?
-        /// When this host next deletes the rows of jobs that ended more than `keep_days` ago.
-        var nextPurge = Date.distantPast
     }
     private let state = Mutex(State())
     private let stopFlag = Atomic<Bool>(false)
@@ -66,7 +70,13 @@ final class ChunkWorker: Sendable {
         self.queue = queue
         self.env = env
         outcomes = OutcomeWriter(store: queue.store)
-        listener = QueueListener(pool: queue.store.pool)
+        listener = QueueListener(pool: queue.store.pool, presence: queue.store.host)
+        alarm = QueueAlarm(queue: control)
+        let threads = DispatchGroup()
+        self.threads = threads
+        retention = QueueRetention(queue: queue, log: env.log, control: control, isStopping: env.isStopping,
+                                   spawn: { name, body in Self.spawn(name, on: threads, body) })
+        alarm.onFire { [weak self] in self?.claimMore() }
     }
 
     private var lease: Double { Double(queue.config.leaseSeconds) }
@@ -81,29 +91,37 @@ final class ChunkWorker: Sendable {
         threads.enter()
         let thread = Thread { [self] in
             defer { threads.leave() }
-            listener.listen(timeout: queue.fallbackSeconds) { payload in
-                // nil: a reconnect or a quiet while, when anything may have been missed.
+            listener.listen { payload in
+                // nil: (re)connected, when anything may have been missed.
                 let kind = payload.map { String($0.prefix { $0 != " " }) }
                 if kind == nil || kind == "control" { refreshRequests() }
                 if kind == nil || kind == "pause" { applySharedPauses() }
                 // Origins wait for chunks to complete and for steering; claims, for chunks to take.
                 if kind != "ready" { queue.wakeups.signal() }
                 if kind == nil || ["ready", "released", "control"].contains(kind!) { poke() }
+                if kind == "ended" { retention.jobEnded() }
             }
         }
         thread.name = "pushspool queue listener"
         thread.start()
-        let every = lease / 3
-        state.withLock { s in
-            let timer = DispatchSource.makeTimerSource(queue: leases)
-            timer.schedule(deadline: .now() + every, repeating: every, leeway: .milliseconds(100))
-            timer.setEventHandler { [weak self] in self?.renew() }
-            timer.resume()
-            s.renewer = timer
-        }
         queue.refreshRequests()
-        poke()
-        purgeIfDue(Date())
+        // This host's first report: `status` lists it from now on.
+        control.async { [self] in
+            try? queue.store.report(chunks: 0, sent: sent.load(ordering: .relaxed), rate: 0)
+            claimMore()
+        }
+        retention.purgeIfDue()
+    }
+
+    /// Renews every third of a lease from now on, until it holds no chunk (`renew`).
+    private func renewWhileHolding(_ s: inout State) {
+        guard s.renewer == nil, !isStopping else { return }
+        let every = lease / 3
+        let timer = DispatchSource.makeTimerSource(queue: leases)
+        timer.schedule(deadline: .now() + every, repeating: every, leeway: .milliseconds(100))
+        timer.setEventHandler { [weak self] in self?.renew() }
+        timer.resume()
+        s.renewer = timer
     }
 
     /// Stops claiming; chunks in hand stop producing, finish what is in flight and are let go.
@@ -113,6 +131,8 @@ final class ChunkWorker: Sendable {
             s.renewer?.cancel()
             s.renewer = nil
         }
+        alarm.cancel()
+        retention.stop()
         // Wakes the listener and the origins following their jobs (`QueuedSend`) at once.
         listener.stop()
         queue.wakeups.signal()
@@ -136,10 +156,10 @@ final class ChunkWorker: Sendable {
         // last page (its last devices go out while the next is claimed and read, so the slots
         // never drain between chunks), up to `max_chunks` held. One reader keeps every slot
         // busy; more would only contend for the slots and hold work other hosts could take.
-        let (room, skip, cutting) = state.withLock { s in
+        let (room, skip, cutting, skipEnds) = state.withLock { s in
             s.skip = s.skip.filter { $0.value > now }
             let reading = s.held.values.contains { $0.isReading && !$0.isLost }
-            return (reading ? 0 : min(1, queue.config.maxChunks - s.held.count), Array(s.skip.keys), s.cutting)
+            return (reading ? 0 : min(1, queue.config.maxChunks - s.held.count), Array(s.skip.keys), s.cutting, s.skip.values.min())
         }
         do {
             let own = ownOnly.load(ordering: .acquiring)
@@ -147,19 +167,31 @@ final class ChunkWorker: Sendable {
                 state.withLock { $0.cutting = true }
                 spawn("pushspool cut \(cut.job)") { [self] in runCut(cut) }
             }
-            guard room > 0 else { return }
-            for chunk in try queue.store.claim(count: room, lease: lease, excluding: skip, ownOnly: own) {
-                let held = Held(chunk)
-                state.withLock { $0.held[PostgresJobQueue.key(chunk.job, chunk.number)] = held }
-                spawn("pushspool chunk \(chunk.job)#\(chunk.number)") { [self] in runChunk(held) }
+            if room > 0 {
+                for chunk in try queue.store.claim(count: room, lease: lease, excluding: skip, ownOnly: own) {
+                    let held = Held(chunk)
+                    state.withLock { s in
+                        s.held[PostgresJobQueue.key(chunk.job, chunk.number)] = held
+                        renewWhileHolding(&s)
+                    }
+                    spawn("pushspool chunk \(chunk.job)#\(chunk.number)") { [self] in runChunk(held) }
+                }
             }
+            // Nothing tells when another host's lease runs out: wake just after it (the claim
+            // takes a lease strictly past its end), or when a skipped job may be tried again.
+            var next = try queue.store.nextLapse(ownOnly: own).map { $0 + 0.1 }
+            if let skipEnds { next = min(next ?? .infinity, skipEnds.timeIntervalSince(now)) }
+            if let next { alarm.wake(in: next) }
             noteReachable()
         } catch {
             noteUnreachable(error)
+            alarm.wake(in: queue.fallbackSeconds)
         }
     }
 
-    private func spawn(_ name: String, _ body: @escaping @Sendable () -> Void) {
+    private func spawn(_ name: String, _ body: @escaping @Sendable () -> Void) { Self.spawn(name, on: threads, body) }
+
+    private static func spawn(_ name: String, on threads: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
         threads.enter()
         let thread = Thread { [threads] in
             body()
@@ -229,10 +261,10 @@ final class ChunkWorker: Sendable {
                 try? queue.store.release(chunk)
                 return
             }
-            if let previous = chunk.tookOverFrom { takeOver(chunk, from: previous) }
+            TakeOver.announce(chunk, log: env.log)
             // Outcomes recorded before it was taken over (or let go): those targets are final.
             var prior = ResultLogContents()
-            for batch in try queue.store.lines(job: chunk.job, chunk: chunk.number) {
+            try queue.store.forEachBatch(job: chunk.job, chunk: chunk.number) { batch in
                 for line in batch.utf8.split(separator: UInt8(ascii: "\n")) { prior.absorb(Array(line)) }
             }
             prior.finished.seal()
@@ -263,14 +295,6 @@ final class ChunkWorker: Sendable {
         }
     }
 
-    /// A chunk whose holder's lease ran out is taken over here (`ChunkLease.tookOver`): the
-    /// claim took it, and the lapsed holder can record nothing more (its lines are refused under
-    /// the row's lock), so the outcomes recorded so far are final and the rest of its targets
-    /// are sent from here. Said in the log: a take-over means a host stalled or was cut off.
-    private func takeOver(_ chunk: PostgresJobQueue.Chunk, from previous: String) {
-        env.log.info("took over chunk \(chunk.number) from \(previous), whose lease ran out", [(.job, chunk.job)])
-    }
-
     /// Reads the cancel and pause requests again. A queued job this host accepted and keeps
     /// paused in its `active/` (its `control/` pause request, written when the pause came) is
     /// resumed here when a host resumed it: its pause request goes, and the dispatcher, which
@@ -294,6 +318,7 @@ final class ChunkWorker: Sendable {
 
     /// Renews every lease held; a chunk whose lease another host took is lost (its run stops).
     /// Unable to renew for a whole lease, every chunk in hand is lost: other hosts have them.
+    /// Holding none, it reports so once more and stops until the next claim.
     private func renew() {
         let keys = state.withLock { s in s.held.filter { !$0.value.isLost }.map(\.key) }
         let sent = sent.load(ordering: .relaxed)
@@ -303,43 +328,22 @@ final class ChunkWorker: Sendable {
             return s.rate.rate ?? 0
         }
         do {
-            let kept = try queue.store.renew(keys, lease: lease, sent: sent, rate: rate)
+            let kept = try queue.store.renew(keys, lease: lease, sent: sent, rate: keys.isEmpty ? 0 : rate)
             state.withLock { s in
                 s.lastRenewed = now
                 for key in keys where !kept.contains(key) { s.held[key]?.lose() }
+                // Checked under the lock a claim adds its chunk under: a claim after this arms
+                // a new renewer.
+                if keys.isEmpty, s.held.isEmpty {
+                    s.renewer?.cancel()
+                    s.renewer = nil
+                }
             }
             noteReachable()
         } catch {
             let late = state.withLock { s -> Bool in now.timeIntervalSince(s.lastRenewed) >= lease }
             if late { state.withLock { s in for held in s.held.values { held.lose() } } }
             noteUnreachable(error)
-        }
-        poke()
-        purgeIfDue(now)
-    }
-
-    // MARK: Retention
-
-    /// At start and then hourly, deletes the queue's rows of jobs that ended more than
-    /// `queue.keep_days` ago, on a thread of its own (about a second per million lines). Only a
-    /// stop (SIGTERM) cuts it short: `run --once` waits for it after its own jobs, so hosts run
-    /// from cron delete old jobs whole too.
-    private func purgeIfDue(_ now: Date) {
-        let days = queue.config.keepDays
-        guard days > 0, !isStopping, state.withLock({ s -> Bool in
-            guard s.nextPurge <= now else { return false }
-            s.nextPurge = now.addingTimeInterval(3600)
-            return true
-        }) else { return }
-        spawn("pushspool queue retention") { [self] in
-            do {
-                let jobs = try queue.store.purge(endedBefore: Double(days) * 86_400, stop: { [env] in env.isStopping() })
-                if jobs > 0 {
-                    env.log.info("deleted from the shared queue \(jobs) job\(jobs == 1 ? "" : "s") that ended more than \(days) day\(days == 1 ? "" : "s") ago (queue.keep_days)")
-                }
-            } catch {
-                env.log.warning("could not delete old jobs from the shared queue: \(RegistryError.detail(error)); again in an hour")
-            }
         }
     }
 

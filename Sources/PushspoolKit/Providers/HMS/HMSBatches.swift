@@ -1,0 +1,76 @@
+import Dispatch
+import PushspoolCore
+import Synchronization
+
+/// The HMS pushes waiting to share a request: one batch per message (pushes whose bodies are the
+/// same but for the token), up to `HMSNotification.maxTokensPerRequest` tokens, never a token
+/// twice. A full batch leaves at once. The rest leave at the producer's `flush` (a send job's
+/// producer flushes before it waits for anything, `ProducerThread`), or, for a push handed over
+/// on any other thread (a retry), after a short gathering window, since nobody would flush it.
+final class HMSBatches: Sendable {
+    struct Entry: Sendable {
+        let token: String
+        let completion: @Sendable (ProviderResult) -> Void
+    }
+    struct Batch: Sendable {
+        let notification: HMSNotification
+        var entries: [Entry] = []
+        var tokens: Set<String> = []
+    }
+    private struct State {
+        var batches: [[UInt8]: Batch] = [:]
+        var timerArmed = false
+    }
+    private let state = Mutex(State())
+    private let send: @Sendable (Batch) -> Void
+    private let window: DispatchTimeInterval
+    private let queue = DispatchQueue(label: "pushspool.hms.batches")
+
+    /// `send` carries one batch (on the calling thread); `window`: how long a push handed over off
+    /// the producer waits for others.
+    init(window: DispatchTimeInterval = .milliseconds(5), send: @escaping @Sendable (Batch) -> Void) {
+        self.window = window
+        self.send = send
+    }
+
+    /// Adds one push; `held`: the caller flushes (a producer), else the gathering window does.
+    func add(_ notification: HMSNotification, token: String, held: Bool, completion: @escaping @Sendable (ProviderResult) -> Void) {
+        let key = notification.members.stamped(notification.id)
+        var ready: [Batch] = []
+        let arm = state.withLock { s -> Bool in
+            var batch = s.batches[key] ?? Batch(notification: notification)
+            // A token twice in one request would be sent twice: the batch holding it leaves first.
+            if batch.tokens.contains(token) {
+                ready.append(batch)
+                batch = Batch(notification: notification)
+            }
+            batch.entries.append(Entry(token: token, completion: completion))
+            batch.tokens.insert(token)
+            if batch.entries.count >= HMSNotification.maxTokensPerRequest {
+                ready.append(batch)
+                s.batches[key] = nil
+            } else {
+                s.batches[key] = batch
+            }
+            guard !held, !s.timerArmed else { return false }
+            s.timerArmed = true
+            return true
+        }
+        for batch in ready { send(batch) }
+        if arm {
+            queue.asyncAfter(deadline: .now() + window) { [self] in
+                state.withLock { $0.timerArmed = false }
+                flush()
+            }
+        }
+    }
+
+    /// Sends every batch held.
+    func flush() {
+        let all = state.withLock { s -> [Batch] in
+            defer { s.batches.removeAll(keepingCapacity: true) }
+            return Array(s.batches.values)
+        }
+        for batch in all { send(batch) }
+    }
+}

@@ -1,0 +1,137 @@
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The real binary against the fake Push Kit (token endpoint + messages:send), which verifies the
+/// grant, the bearer, the body's shape, its 4,096 bytes without tokens and 1 to 1,000 tokens.
+@Suite(.enabled(if: Paths.nodeAvailable), .serialized)
+struct HMSIntegrationTests {
+    static func register(_ h: PushCloudHarness, count: Int, illegal: Set<Int> = []) throws {
+        try h.register((0..<count).map { i in ("h\(i)", "hms", illegal.contains(i) ? "illegal-\(i)" : "tok-\(i)") })
+    }
+
+    /// 3,000 devices, 7 of them named illegal in partial answers: exactly those 7 are
+    /// unregistered, the other 2,993 delivered once each, and no request carries a token twice.
+    @Test func partialAnswerFailsExactlyTheNamedTokens() throws {
+        let h = try PushCloudHarness(hmsArgs: [:], concurrency: 1000)
+        let illegal: Set<Int> = [3, 400, 999, 1000, 1777, 2500, 2999]
+        try Self.register(h, count: 3000, illegal: illegal)
+        let d = try h.runOnce("c", #"{"to_tag": "username:alice", "pns": ["hms"], "title": "Sale", "message": "50% off", "data": {"k": "v"}, "priority": "high", "ttl_seconds": 600}"#)
+        #expect(d.count == 3000)
+        let gone = Set(d.filter { $0.value.str("status") == "unregistered" }.keys)
+        #expect(gone == Set(illegal.map { "h\($0)" }))
+        #expect(d.values.filter { $0.str("status") == "delivered" }.count == 2993)
+        #expect(d["h3"]?.str("code") == "80100000")
+        #expect(try h.registeredIDs().count == 2993)
+
+        let s = try #require(h.hms).syncedState()
+        #expect((s.list("problems") ?? ["?"]).isEmpty, "\(s["problems"] ?? "")")
+        #expect(s.int("delivered") == 2993)
+        #expect(s.int("duplicateDeliveries") == 0)
+        #expect(s.int("duplicateInRequest") == 0)
+        #expect(s.int("tokenRequests") == 1)
+        let perSend = (s.list("tokensPerSend") as? [Int]) ?? []
+        #expect(perSend.reduce(0, +) == 3000, "a token sent twice or not at all: \(perSend)")
+        #expect(perSend.allSatisfy { $0 >= 1 && $0 <= 1000 })
+        #expect(perSend.count < 300, "tokens were not batched: \(perSend.count) requests")
+        let message = try #require(s.dict("lastMessage"))
+        #expect(message.dict("notification")?.str("title") == "Sale")
+        #expect(message.dict("android")?.str("urgency") == "HIGH")
+        #expect(message.dict("android")?.str("ttl") == "600s")
+        #expect(message.str("data")?.contains(#""k":"v""#) == true)
+        #expect(!h.visibleText([]).contains("hms-secret"))
+        #expect(!h.visibleText([]).contains("hms.fake-"))
+    }
+
+    /// The other spelling of the list (`illegalTokens`), which some of Huawei's documents show.
+    @Test func partialAnswerWithTheOtherSpellingToo() throws {
+        let h = try PushCloudHarness(hmsArgs: ["spelling": "illegalTokens"])
+        try Self.register(h, count: 20, illegal: [5])
+        let d = try h.runOnce("c", #"{"to_tag": "username:alice", "pns": ["hms"], "message": "m"}"#)
+        #expect(d["h5"]?.str("status") == "unregistered")
+        #expect(d.values.filter { $0.str("status") == "delivered" }.count == 19)
+    }
+
+    /// An expired access token (80200003) is refreshed once, and the tokens it refused go again.
+    @Test func expiredTokenIsRefreshedOnce() throws {
+        let h = try PushCloudHarness(hmsArgs: ["expire-first-token": "true"])
+        try Self.register(h, count: 50)
+        let d = try h.runOnce("c", #"{"to_tag": "username:alice", "pns": ["hms"], "message": "m"}"#)
+        #expect(d.values.allSatisfy { $0.str("status") == "delivered" })
+        let s = try #require(h.hms).syncedState()
+        #expect(s.int("tokenRequests") == 2)
+        #expect(s.int("delivered") == 50)
+        #expect(s.int("duplicateDeliveries") == 0)
+    }
+
+    /// A body over 4,096 bytes without its tokens never leaves: the job fails with size and limit.
+    @Test func oversizedMessageIsRefusedBeforeAnyRequest() throws {
+        let h = try PushCloudHarness(hmsArgs: [:])
+        try Self.register(h, count: 2)
+        let text = String(repeating: "x", count: 5000)
+        try h.submit("big", #"{"to_tag": "username:alice", "pns": ["hms"], "message": "\#(text)"}"#)
+        let run = try h.runOnce()
+        #expect(run.stdout.contains("without its tokens (limit 4096)") || run.stderr.contains("without its tokens (limit 4096)"), "\(run.stdout)\(run.stderr)")
+        #expect(try #require(h.hms).syncedState().int("sends") == 0)
+    }
+
+    /// kill -9 in the middle of a campaign, then resume: every device ends with one line, and
+    /// only tokens of requests in flight at the kill can reach the service twice.
+    @Test func killDashNineThenResumeResendsNoTokenOfACompletedRequest() throws {
+        let concurrency = 200
+        let h = try PushCloudHarness(hmsArgs: ["delay-ms": "60"], concurrency: concurrency)
+        let count = 4000
+        try Self.register(h, count: count)
+        try h.submit("campaign", #"{"to_tag": "username:alice", "pns": ["hms"], "message": "m"}"#)
+        let p = try startPushspool(["run", "--once", "--config", h.configPath], cwd: h.dir.url, env: ["TEST_HMS_SECRET": "hms-secret"])
+        eventually("1000 deliveries logged", timeout: 60, lastSeen: { "\(h.deliveries("campaign").count) logged" }) { h.deliveries("campaign").count >= 1000 }
+        kill(p.processIdentifier, SIGKILL)
+        p.waitUntilExit()
+        let logged = h.deliveries("campaign").count
+        #expect(logged >= 1000 && logged < count, "killed after \(logged)")
+
+        let resume = try h.runOnce()
+        #expect(resume.status == 0, "\(resume.stderr)")
+        #expect(h.dir.list("spool/done") == ["campaign.json"])
+        #expect(h.results("campaign").filter { $0["type"] as? String == "delivery" }.count == count, "a device was logged twice")
+        #expect(h.deliveries("campaign").values.allSatisfy { $0.str("status") == "delivered" })
+        let s = try #require(h.hms).syncedState()
+        let twice = s.int("duplicateDeliveries") ?? -1
+        // A line is written before its slot is released: only tokens in flight (≤ concurrency) again.
+        #expect(twice >= 0 && twice <= concurrency, "\(twice) tokens delivered twice")
+        #expect(s.int("duplicateInRequest") == 0)
+    }
+}
+
+/// A secure job to Huawei and Amazon devices: each push is a data message carrying only its own
+/// `secureId` (so no two HMS devices share a request), and no text of the job reaches either service.
+@Suite(.enabled(if: Paths.nodeAvailable), .serialized)
+struct HMSADMSecurePushTests {
+    @Test func securePushCarriesOnlyEachDevicesID() throws {
+        let h = try PushCloudHarness(hmsArgs: [:], admArgs: [:])
+        try h.register((0..<3).map { ("h\($0)", "hms", "tok-\($0)") } + (0..<3).map { ("a\($0)", "adm", "ok-\($0)") })
+        let d = try h.runOnce("s", #"{"to_tag": "username:alice", "pns": ["hms", "adm"], "title": "Bank", "message": "balance is 12 EUR", "secure": true}"#)
+        #expect(d.count == 6 && d.values.allSatisfy { $0.str("status") == "delivered" })
+
+        let hms = try #require(h.hms).syncedState()
+        let sent = (hms.list("sent") as? [[String: Any]]) ?? []
+        #expect(sent.count == 3 && sent.allSatisfy { ($0["tokens"] as? [String])?.count == 1 })
+        var ids: Set<String> = []
+        for s in sent {
+            let data = try JSONSerialization.jsonObject(with: Data((s["data"] as? String ?? "").utf8)) as? [String: String]
+            #expect(data?.count == 1)
+            if let id = data?["secureId"] { ids.insert(id) }
+        }
+        let adm = try #require(h.adm).state()
+        for i in 0..<3 {
+            let data = adm.dict("perDevice")?.dict("ok-\(i)")?.dict("data") as? [String: String]
+            #expect(data?.count == 1)
+            if let id = data?["secureId"] { ids.insert(id) }
+        }
+        #expect(ids.count == 6 && ids.allSatisfy { $0.utf8.count == 46 })
+        let states = String(decoding: try JSONSerialization.data(withJSONObject: [hms, adm]), as: UTF8.self)
+        #expect(!states.contains("balance") && !states.contains("Bank"))
+    }
+}
