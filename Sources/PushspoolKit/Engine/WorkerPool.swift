@@ -68,11 +68,11 @@ public final class WorkerPool: Sendable {
     /// recorded the outcome (its result-log line written) and calls `release`, so that after a
     /// crash only requests in flight are sent again. The producer waits here as `wait` says (its
     /// `Handout` released first, which also frees the slots of the targets it holds), and stops
-    /// when `wait.halted`; a provider that answers at once gets the first attempt at the
-    /// handout's next release.
+    /// when `wait.halted`. With a handout, a provider that answers at once gets the first attempt
+    /// at the handout's next release, and a batching provider's target joins the batch its
+    /// handout fills (one slot per batch).
     func submit(_ request: SendRequest, via state: ProviderState, wait: ProducerWait = .holdingNothing,
                 record: @escaping @Sendable (TargetEnd, _ release: @escaping @Sendable () -> Void) -> Void) {
-        let isStopping = wait.halted
         // The service asked for quiet: sleep until it ends (it may be pushed back meanwhile), or
         // until a stop rings.
         while true {
@@ -81,29 +81,60 @@ public final class WorkerPool: Sendable {
             if !wait.until(quietUntil.timeIntervalSince1970) { break }
             if state.quietUntil <= quietUntil { break }
         }
+        if let handout = wait.handout, let batching = state.batching, let key = batching.batchKey(request) {
+            return submit(request, joining: key, of: batching, in: handout, via: state, wait: wait, record: record)
+        }
         let slots = slots(for: state)
-        if slots.wait(timeout: .now()) == .timedOut {
-            wait.release()
-            slots.wait()
-        }
-        // Stopped while waiting for a slot, or for the provider's rate cap: no new target
-        // starts after a stop (or a cancel or pause of its job).
-        if isStopping() || state.limiter.map({ limiter in
-            state.waitUntilReady()
-            return !wait.until(limiter.reserve())
-        }) == true {
-            slots.signal()
-            return record(.abandoned, {})
-        }
+        guard take(slots, via: state, wait: wait) else { return record(.abandoned, {}) }
         var operation = Operation.send(request, via: state)
         if let handout = wait.handout, let immediate = state.immediate {
             // Prepared now: the handout holds the provider's output, not the request.
             let prepared = immediate.prepare(request)
             operation.first = { _, completion in handout.send(prepared, to: immediate, answer: completion) }
         }
-        attempt(operation, via: state, previous: nil, isStopping: isStopping) { [slots] outcome in
+        attempt(operation, via: state, previous: nil, isStopping: wait.halted) { [slots] outcome in
             record(outcome, { slots.signal() })
         }
+    }
+
+    /// A batching provider's target: it joins the batch `handout` fills for its message, or opens
+    /// one, which takes a slot and a turn of the rate cap. Its retries go alone (`call`).
+    private func submit(_ request: SendRequest, joining key: BatchKey, of batching: any BatchingProvider, in handout: Handout,
+                        via state: ProviderState, wait: ProducerWait,
+                        record: @escaping @Sendable (TargetEnd, _ release: @escaping @Sendable () -> Void) -> Void) {
+        let batch: HandoutBatch
+        if let open = handout.batch(for: batching, key: key) {
+            if wait.halted() { return record(.abandoned, {}) }
+            batch = open
+        } else {
+            let slots = slots(for: state)
+            guard take(slots, via: state, wait: wait) else { return record(.abandoned, {}) }
+            batch = handout.open(for: batching, key: key) { slots.signal() }
+        }
+        batch.join()
+        var operation = Operation.send(request, via: state)
+        operation.first = { _, completion in handout.add(request, member: key.member, to: batch, answer: completion) }
+        attempt(operation, via: state, previous: nil, isStopping: wait.halted) { outcome in
+            record(outcome, { batch.leave() })
+        }
+    }
+
+    /// Takes a slot of `state`'s, then a turn of its rate cap, waiting as `wait` says; false
+    /// (the slot given back) when stopped meanwhile: no new target starts after a stop (or a
+    /// cancel or pause of its job).
+    private func take(_ slots: DispatchSemaphore, via state: ProviderState, wait: ProducerWait) -> Bool {
+        if slots.wait(timeout: .now()) == .timedOut {
+            wait.release()
+            slots.wait()
+        }
+        if wait.halted() || state.limiter.map({ limiter in
+            state.waitUntilReady()
+            return !wait.until(limiter.reserve())
+        }) == true {
+            slots.signal()
+            return false
+        }
+        return true
     }
 
     /// Carries one call to a provider that is not a notification (a hub installation write,
@@ -124,16 +155,19 @@ public final class WorkerPool: Sendable {
     struct Operation: Sendable {
         var attempt: Int
         let call: @Sendable (Int, @escaping @Sendable (ProviderResult) -> Void) -> Void
+        /// The platform of the notification it sends, whose failed answers its provider notes
+        /// (`ProviderState.noteFailedAnswer`); nil: not a notification.
+        var platform: Platform? = nil
         /// How the first attempt goes, when not as `call` (held in a producer's `Handout`);
         /// retries always go as `call`.
         var first: (@Sendable (Int, @escaping @Sendable (ProviderResult) -> Void) -> Void)? = nil
 
         static func send(_ request: SendRequest, via state: ProviderState) -> Operation {
-            Operation(attempt: request.attempt) { number, completion in
+            Operation(attempt: request.attempt, call: { number, completion in
                 var request = request
                 request.attempt = number
                 state.provider.send(request, completion: completion)
-            }
+            }, platform: request.platform)
         }
     }
 
@@ -156,6 +190,8 @@ public final class WorkerPool: Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         let answer: @Sendable (ProviderResult) -> Void = { [self] result in
             metrics?.requestDuration(provider: state.name, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+            // Every answer passes here, whoever made the attempt: a failed one is noted once.
+            if result.disposition != .delivered, let platform = request.platform { state.noteFailedAnswer(result, platform: platform, at: now()) }
             switch policy.decide(result.disposition, attempt: request.attempt, previous: previous, random: random) {
             case .finish(let status):
                 if status == .delivered { state.noteDelivery() }
