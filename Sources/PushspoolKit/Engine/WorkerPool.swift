@@ -86,11 +86,10 @@ public final class WorkerPool: Sendable {
         }
         let slots = slots(for: state)
         guard take(slots, via: state, wait: wait) else { return record(.abandoned, {}) }
-        var operation = Operation.send(request, via: state)
+        var operation = Operation(attempt: request.attempt, work: .send(request))
         if let handout = wait.handout, let immediate = state.immediate {
             // Prepared now: the handout holds the provider's output, not the request.
-            let prepared = immediate.prepare(request)
-            operation.first = { _, completion in handout.send(prepared, to: immediate, answer: completion) }
+            operation.held = .immediate(immediate.prepare(request), immediate, handout)
         }
         attempt(operation, via: state, previous: nil, isStopping: wait.halted) { [slots] outcome in
             record(outcome, { slots.signal() })
@@ -112,8 +111,8 @@ public final class WorkerPool: Sendable {
             batch = handout.open(for: batching, key: key) { slots.signal() }
         }
         batch.join()
-        var operation = Operation.send(request, via: state)
-        operation.first = { _, completion in handout.add(request, member: key.member, to: batch, answer: completion) }
+        var operation = Operation(attempt: request.attempt, work: .send(request))
+        operation.held = .batch(batch, member: key.member, handout)
         attempt(operation, via: state, previous: nil, isStopping: wait.halted) { outcome in
             record(outcome, { batch.leave() })
         }
@@ -146,28 +145,49 @@ public final class WorkerPool: Sendable {
     public func perform(via state: ProviderState, isStopping: @escaping @Sendable () -> Bool = { false },
                         _ call: @escaping @Sendable (_ attempt: Int, _ completion: @escaping @Sendable (ProviderResult) -> Void) -> Void,
                         done: @escaping @Sendable (TargetEnd) -> Void) {
-        let operation = Operation(attempt: 1, call: call)
+        let operation = Operation(attempt: 1, work: .call(call))
         retry(operation, via: state, previous: nil, due: max(Date(), state.quietUntil), isStopping: isStopping, done: done)
     }
 
     /// What the pool attempts until the policy finishes it: a notification or another call to the
     /// provider, and the number of the attempt to make next.
     struct Operation: Sendable {
+        enum Work: Sendable {
+            /// A notification, sent through the state's provider.
+            case send(SendRequest)
+            /// Another call (numbered from 1), which calls back once.
+            case call(@Sendable (Int, @escaping @Sendable (ProviderResult) -> Void) -> Void)
+        }
+        /// Where the first attempt goes when a producer's `Handout` holds it; retries never.
+        enum Held: Sendable {
+            /// Prepared for a provider that answers at once: answered at the handout's release.
+            case immediate(PreparedSend, any ImmediateProvider, Handout)
+            /// In the batch the handout fills.
+            case batch(HandoutBatch, member: String, Handout)
+        }
         var attempt: Int
-        let call: @Sendable (Int, @escaping @Sendable (ProviderResult) -> Void) -> Void
+        let work: Work
+        var held: Held? = nil
+
         /// The platform of the notification it sends, whose failed answers its provider notes
         /// (`ProviderState.noteFailedAnswer`); nil: not a notification.
-        var platform: Platform? = nil
-        /// How the first attempt goes, when not as `call` (held in a producer's `Handout`);
-        /// retries always go as `call`.
-        var first: (@Sendable (Int, @escaping @Sendable (ProviderResult) -> Void) -> Void)? = nil
+        var platform: Platform? {
+            if case .send(let request) = work { return request.platform }
+            return nil
+        }
 
-        static func send(_ request: SendRequest, via state: ProviderState) -> Operation {
-            Operation(attempt: request.attempt, call: { number, completion in
-                var request = request
-                request.attempt = number
+        /// Makes the attempt numbered `attempt`.
+        func start(via state: ProviderState, _ completion: @escaping @Sendable (ProviderResult) -> Void) {
+            switch work {
+            case .send(var request):
+                request.attempt = attempt
+                if case .batch(let batch, let member, let handout)? = held {
+                    return handout.add(request, member: member, to: batch, answer: completion)
+                }
                 state.provider.send(request, completion: completion)
-            }, platform: request.platform)
+            case .call(let call):
+                call(attempt, completion)
+            }
         }
     }
 
@@ -209,13 +229,16 @@ public final class WorkerPool: Sendable {
                 }
                 var following = request
                 following.attempt += 1
-                following.first = nil
+                following.held = nil
                 retry(following, via: state, previous: result.disposition, due: Date(timeIntervalSinceNow: max(0, after)),
                       isStopping: isStopping, done: done)
             }
         }
-        let call = request.first ?? request.call
-        watchdog.bound(from: started, name: state.name, answer: answer) { call(request.attempt, $0) }
+        // Answered by the handout's release, on the producer's thread: no deadline to watch.
+        if case .immediate(let prepared, let provider, let handout)? = request.held {
+            return handout.send(prepared, to: provider, answer: answer)
+        }
+        watchdog.bound(from: started, name: state.name, answer: answer) { request.start(via: state, $0) }
     }
 
     /// Attempts `request` at `due` (a retry, or the first attempt of `perform`), waiting on the

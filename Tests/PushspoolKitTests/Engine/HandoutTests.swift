@@ -79,4 +79,60 @@ import Testing
         #expect(f.deliveries() == ["d0", "d1", "d2"])
         try f.log.close()
     }
+
+    /// A provider that batches up to three targets per request and records each request's handles.
+    final class Batcher: BatchingProvider {
+        let name = "batcher"
+        let maxBatch = 3
+        let requests = Mutex<[[String]]>([])
+        func batchKey(_ request: SendRequest) -> BatchKey? {
+            guard case .device(let d) = request.recipient else { return nil }
+            return BatchKey(message: Array("m".utf8), member: d.handle)
+        }
+        func send(batch requests: [SendRequest], answers: [@Sendable (ProviderResult) -> Void]) {
+            self.requests.withLock { r in
+                r.append(requests.compactMap { if case .device(let d) = $0.recipient { d.handle } else { nil } })
+            }
+            for answer in answers { answer(ProviderResult(.delivered)) }
+        }
+        func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {
+            send(batch: [request], answers: [completion])
+        }
+        func shutdown() {}
+    }
+
+    /// A batch leaves at once when full, or when a member would be in it twice, and the others at
+    /// `release`; its slot is given back once it left and every target it carried has ended.
+    @Test func batchesLeaveFullOrAtReleaseAndFreeTheirSlotLast() throws {
+        let f = try Fixture()
+        let batcher = Batcher()
+        let freed = Count()
+        func request(_ handle: String) -> SendRequest {
+            SendRequest(jobID: "j", platform: .hms, recipient: .device(Device(id: handle, platform: .hms, handle: handle, tags: [], updatedAt: Date())),
+                        notification: .apns(APNsNotification(payload: Array("{}".utf8))))
+        }
+        let ended = Mutex<[@Sendable () -> Void]>([])
+        /// Hands `handle` out as the worker pool does: into the open batch, or a new one.
+        func handOut(_ handle: String) {
+            let key = batcher.batchKey(request(handle))!
+            let batch = f.handout.batch(for: batcher, key: key) ?? f.handout.open(for: batcher, key: key) { freed.add() }
+            batch.join()
+            f.handout.add(request(handle), member: key.member, to: batch) { _ in ended.withLock { $0.append { batch.leave() } } }
+        }
+        for h in ["a", "b", "c", "d"] { handOut(h) }
+        #expect(batcher.requests.withLock { $0 } == [["a", "b", "c"]], "a full batch leaves at once")
+        handOut("d")
+        #expect(batcher.requests.withLock { $0 } == [["a", "b", "c"], ["d"]], "d twice in one request: the batch holding it left first")
+        handOut("e")
+        f.handout.release()
+        #expect(batcher.requests.withLock { $0 } == [["a", "b", "c"], ["d"], ["d", "e"]])
+        #expect(freed.value == 0, "no target has ended yet")
+        let leaves = ended.withLock { $0 }
+        #expect(leaves.count == 6)
+        for leave in leaves.prefix(3) { leave() }
+        #expect(freed.value == 1, "the first batch's slot, once its three targets ended")
+        for leave in leaves.dropFirst(3) { leave() }
+        #expect(freed.value == 3)
+        try f.log.close()
+    }
 }

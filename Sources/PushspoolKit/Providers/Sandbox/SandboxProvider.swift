@@ -172,7 +172,7 @@ public final class SandboxProvider: ImmediateProvider {
             })
             w.field("payload", writing: { n.writeBody(into: &$0) })
         }
-        w.field("at", Timestamp.rfc3339(date))
+        w.field("at", plainASCII: { Timestamp.append(date, to: &$0) })
         return w.line()
     }
 }
