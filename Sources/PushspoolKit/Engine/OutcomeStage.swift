@@ -21,14 +21,24 @@ final class OutcomeStage: Sendable {
         self.metrics = metrics
     }
 
-    /// A target handed out, with its registry key when it has one (a hub request has none).
-    struct Target: Sendable {
+    /// A target handed out, with its registry key when it has one (a hub request has none). A
+    /// class: the send path holds it in several places, each a reference rather than a copy of
+    /// its recipient.
+    final class Target: Sendable {
         let platform: Platform
         let provider: String
         let app: String
         let recipient: Recipient
         /// Its number in the resume tracker.
         fileprivate let ticket: Int?
+
+        fileprivate init(platform: Platform, provider: String, app: String, recipient: Recipient, ticket: Int?) {
+            self.platform = platform
+            self.provider = provider
+            self.app = app
+            self.recipient = recipient
+            self.ticket = ticket
+        }
     }
 
     /// Tells the stage a target is on its way: it ends with `entry` or `abandoned`.

@@ -165,6 +165,8 @@ struct SendRun {
         var matched: Int
         var sentThisRun = 0
         var interruption: StopReason?
+        /// The devices' platforms and apps resolved so far.
+        var routes = RouteCache()
     }
 
     /// One send per hub request the plan holds (the hub resolves the audience), unless final already.
@@ -258,8 +260,8 @@ struct SendRun {
             cursor.interruption = stop.reason ?? .stopping
             return false
         }
-        guard var notification = plan.renditions[device.platform]?.notification(for: device.lang),
-              let route = services.apps.apps[device.app], let state = route.routes[device.platform] else {
+        let route = cursor.routes.route(device.platform, app: device.app, plan: plan, apps: services.apps)
+        guard var notification = route.rendition?.notification(for: device.lang), let state = route.state else {
             fanout.tracker?.passed(key: key)
             return true
         }

@@ -71,7 +71,7 @@ public final class WorkerPool: Sendable {
     /// when `wait.halted`. With a handout, a provider that answers at once gets the first attempt
     /// at the handout's next release, and a batching provider's target joins the batch its
     /// handout fills (one slot per batch).
-    func submit(_ request: SendRequest, via state: ProviderState, wait: ProducerWait = .holdingNothing,
+    func submit(_ request: consuming SendRequest, via state: ProviderState, wait: ProducerWait = .holdingNothing,
                 record: @escaping @Sendable (TargetEnd, _ release: @escaping @Sendable () -> Void) -> Void) {
         // The service asked for quiet: sleep until it ends (it may be pushed back meanwhile), or
         // until a stop rings.
@@ -86,12 +86,12 @@ public final class WorkerPool: Sendable {
         }
         let slots = slots(for: state)
         guard take(slots, via: state, wait: wait) else { return record(.abandoned, {}) }
-        var operation = Operation(attempt: request.attempt, work: .send(request))
+        var held: Operation.Held?
         if let handout = wait.handout, let immediate = state.immediate {
-            // Prepared now: the handout holds the provider's output, not the request.
-            operation.held = .immediate(immediate.prepare(request), immediate, handout)
+            // Prepared now: the handout holds the provider's output, and the request only for a retry.
+            held = .immediate(immediate.prepare(request), immediate, handout)
         }
-        attempt(operation, via: state, previous: nil, isStopping: wait.halted) { [slots] outcome in
+        attempt(Operation(attempt: request.attempt, work: .send(request), held: held), via: state, previous: nil, isStopping: wait.halted) { [slots] outcome in
             record(outcome, { slots.signal() })
         }
     }
@@ -111,9 +111,7 @@ public final class WorkerPool: Sendable {
             batch = handout.open(for: batching, key: key) { slots.signal() }
         }
         batch.join()
-        var operation = Operation(attempt: request.attempt, work: .send(request))
-        operation.held = .batch(batch, member: key.member, handout)
-        attempt(operation, via: state, previous: nil, isStopping: wait.halted) { outcome in
+        attempt(Operation(attempt: request.attempt, work: .send(request), held: .batch(batch, member: key.member, handout)), via: state, previous: nil, isStopping: wait.halted) { outcome in
             record(outcome, { batch.leave() })
         }
     }
@@ -150,7 +148,8 @@ public final class WorkerPool: Sendable {
     }
 
     /// What the pool attempts until the policy finishes it: a notification or another call to the
-    /// provider, and the number of the attempt to make next.
+    /// provider, and the number of the attempt to make next. Copied into every answer's closure:
+    /// what it carries is in one object, so a copy is one reference.
     struct Operation: Sendable {
         enum Work: Sendable {
             /// A notification, sent through the state's provider.
@@ -165,20 +164,36 @@ public final class WorkerPool: Sendable {
             /// In the batch the handout fills.
             case batch(HandoutBatch, member: String, Handout)
         }
+        final class Load: Sendable {
+            let work: Work
+            let held: Held?
+            init(_ work: Work, held: Held?) {
+                self.work = work
+                self.held = held
+            }
+        }
         var attempt: Int
-        let work: Work
-        var held: Held? = nil
+        let load: Load
+        /// Whether the next attempt is the first (the one a handout may hold).
+        var isFirst = true
+
+        init(attempt: Int, work: Work, held: Held? = nil) {
+            self.attempt = attempt
+            load = Load(work, held: held)
+        }
+
+        var held: Held? { isFirst ? load.held : nil }
 
         /// The platform of the notification it sends, whose failed answers its provider notes
         /// (`ProviderState.noteFailedAnswer`); nil: not a notification.
         var platform: Platform? {
-            if case .send(let request) = work { return request.platform }
+            if case .send(let request) = load.work { return request.platform }
             return nil
         }
 
         /// Makes the attempt numbered `attempt`.
         func start(via state: ProviderState, _ completion: @escaping @Sendable (ProviderResult) -> Void) {
-            switch work {
+            switch load.work {
             case .send(var request):
                 request.attempt = attempt
                 if case .batch(let batch, let member, let handout)? = held {
@@ -229,7 +244,7 @@ public final class WorkerPool: Sendable {
                 }
                 var following = request
                 following.attempt += 1
-                following.held = nil
+                following.isFirst = false
                 retry(following, via: state, previous: result.disposition, due: Date(timeIntervalSinceNow: max(0, after)),
                       isStopping: isStopping, done: done)
             }
