@@ -119,7 +119,7 @@ public final class Dispatcher: Sendable {
 
     /// Jobs seen in `incoming/` at the last listing whose `not_before` is still ahead, soonest first.
     public var scheduled: [(name: String, notBefore: Date)] {
-        let now = Date()
+        let now = clock.wall()
         return state.withLock { s in
             s.peeked.compactMap { name, seen in seen.settling ? nil : seen.notBefore.flatMap { $0 > now ? (name, $0) : nil } }
         }.sorted { $0.notBefore < $1.notBefore }
@@ -129,7 +129,7 @@ public final class Dispatcher: Sendable {
     public func runOnce() {
         state.withLock { s in
             s.onceMode = true
-            s.settleDeadline = Date().addingTimeInterval(IncomingPlan.settleSeconds + 0.5)
+            s.settleDeadline = clock.wall().addingTimeInterval(IncomingPlan.settleSeconds + 0.5)
         }
         presence.start()
         defer { presence.stop() }
@@ -190,7 +190,8 @@ public final class Dispatcher: Sendable {
     private func scan() {
         state.withLock { $0.scanQueued = false }
         if isStopping { return }
-        let now = Date()
+        // Wall time: what files' modification times and `not_before` are compared with.
+        let now = clock.wall()
         let orphanScanDue = state.withLock { s -> Bool in
             guard now.timeIntervalSince(s.lastOrphanScan) >= Self.orphanInterval - 0.5 else { return false }
             s.lastOrphanScan = now
@@ -249,7 +250,7 @@ public final class Dispatcher: Sendable {
             if let result = runner.quarantine.quarantine(unsafe: raw, in: .incoming) { report(result) }
         }
         warnAboutStrays(plan)
-        IncomingTally(jobs: plan.jobs, strays: plan.strays, oldestModified: plan.oldestModified, at: Date().timeIntervalSince1970, pid: getpid()).write(to: spool)
+        IncomingTally(jobs: plan.jobs, strays: plan.strays, oldestModified: plan.oldestModified, at: clock.wall().timeIntervalSince1970, pid: getpid()).write(to: spool)
         state.withLock { s in
             s.peeked = plan.peeked      // forgets files that are gone
             s.backlog = plan.due.reversed()
@@ -423,12 +424,12 @@ public final class Dispatcher: Sendable {
             s.wake?.cancel()
             s.wake = nil
             // A wave's instant is on `clock`; the timer waits real seconds.
-            let wave = s.sleeping.values.min().map { Date().addingTimeInterval(clock.secondsUntil($0)) }
+            let wave = s.sleeping.values.min().map { clock.wall().addingTimeInterval(clock.secondsUntil($0)) }
             let due = [s.incomingDue, wave].compactMap { $0 }.min()
             // `run --once` waits for no scheduled job, only for files still being written.
             guard let date = s.onceMode ? s.settledBy : due else { return }
             let timer = DispatchSource.makeTimerSource(queue: control)
-            timer.schedule(wallDeadline: .now() + max(0.01, date.timeIntervalSinceNow + 0.01), leeway: .milliseconds(20))
+            timer.schedule(wallDeadline: .now() + max(0.01, date.timeIntervalSince(clock.wall()) + 0.01), leeway: .milliseconds(20))
             timer.setEventHandler { [weak self] in self?.requestScan() }
             timer.resume()
             s.wake = timer
