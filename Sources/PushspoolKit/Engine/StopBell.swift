@@ -28,6 +28,9 @@ final class StopBell: Sendable {
     /// Sleeps until `deadline` or until `halted` says so (asked first, and again after each
     /// ring). True once the deadline came, false when halted.
     func sleep(until deadline: DispatchTime, halted: () -> Bool) -> Bool {
+        // Nothing to wait for (a rate cap's turn that has come): no listener made.
+        if halted() { return false }
+        if DispatchTime.now() >= deadline { return true }
         // Listening before the question: a ring between the question and the wait ends the
         // wait at once instead of being missed (the semaphore keeps it).
         let rung = DispatchSemaphore(value: 0)

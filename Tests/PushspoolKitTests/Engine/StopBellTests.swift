@@ -20,13 +20,16 @@ import Testing
         let done = DispatchSemaphore(value: 0), asked = DispatchSemaphore(value: 0)
         Thread.detachNewThread {
             let slept = StopBell.shared.sleep(until: .distantFuture) {
-                asked.signal()   // it listens for rings before it first asks
+                asked.signal()
                 return halted.load(ordering: .acquiring)
             }
             answer.withLock { $0 = slept }
             done.signal()
         }
-        asked.wait()   // the sleeper is past its first question: only a ring makes it ask again
+        // It asks once before it listens for rings (nothing to wait for?) and once after: past
+        // that second question, only a ring makes it ask again.
+        asked.wait()
+        asked.wait()
         halted.store(true, ordering: .releasing)
         StopBell.shared.ring()
         done.wait()
