@@ -105,6 +105,33 @@ struct HMSIntegrationTests {
     }
 }
 
+/// A tracked job to Huawei and Amazon devices: each push carries its own `notification_id` beside
+/// the text, so no two HMS devices share a request.
+@Suite(.enabled(if: Paths.nodeAvailable), .serialized)
+struct HMSADMTrackingTests {
+    @Test func trackedPushesCarryEachDevicesID() throws {
+        let h = try PushCloudHarness(hmsArgs: [:], admArgs: [:])
+        try h.register((0..<3).map { ("h\($0)", "hms", "tok-\($0)") } + (0..<3).map { ("a\($0)", "adm", "ok-\($0)") })
+        let d = try h.runOnce("t", #"{"to_tag": "username:alice", "pns": ["hms", "adm"], "message": "hello", "track": true}"#)
+        #expect(d.count == 6 && d.values.allSatisfy { $0.str("status") == "delivered" })
+        var ids: Set<String> = []
+        let sent = (try #require(h.hms).syncedState().list("sent") as? [[String: Any]]) ?? []
+        #expect(sent.count == 3 && sent.allSatisfy { ($0["tokens"] as? [String])?.count == 1 }, "\(sent)")
+        for s in sent {
+            let data = try JSONSerialization.jsonObject(with: Data((s["data"] as? String ?? "").utf8)) as? [String: String]
+            #expect(data?["message"] == "hello")
+            if let id = data?["notification_id"] { ids.insert(id) }
+        }
+        let adm = try #require(h.adm).state()
+        for i in 0..<3 {
+            let data = adm.dict("perDevice")?.dict("ok-\(i)")?.dict("data") as? [String: String]
+            #expect(data?["message"] == "hello")
+            if let id = data?["notification_id"] { ids.insert(id) }
+        }
+        #expect(ids.count == 6, "\(ids)")
+    }
+}
+
 /// A secure job to Huawei and Amazon devices: each push is a data message carrying only its own
 /// `secureId` (so no two HMS devices share a request), and no text of the job reaches either service.
 @Suite(.enabled(if: Paths.nodeAvailable), .serialized)
