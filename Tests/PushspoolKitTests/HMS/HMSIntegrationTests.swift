@@ -132,6 +132,45 @@ struct HMSADMTrackingTests {
     }
 }
 
+/// Languages and frequency caps for Huawei and Amazon devices through the fakes: each device
+/// gets its language's text (an HMS request carries one language's tokens only), and a capped
+/// job sent twice reaches each device once, the second time `capped` without a request.
+@Suite(.enabled(if: Paths.nodeAvailable), .serialized)
+struct HMSADMLanguagesAndCapsTests {
+    @Test func eachDeviceGetsItsLanguageAndACapHoldsOnBothServices() throws {
+        let h = try PushCloudHarness(hmsArgs: [:], admArgs: [:], extraConfig: #", "apps": {"shop": {"frequency_cap": {"max": 1, "per_hours": 24}}}, "default_app": "shop""#)
+        var lines: [String] = []
+        for i in 0..<40 { lines.append(#"{"id": "h\#(i)", "platform": "hms", "handle": "tok-\#(i)", "tags": ["all"]\#(i % 2 == 0 ? #", "lang": "de""# : "")}"#) }
+        for i in 0..<4 { lines.append(#"{"id": "a\#(i)", "platform": "adm", "handle": "ok-\#(i)", "tags": ["all"]\#(i % 2 == 0 ? #", "lang": "de""# : "")}"#) }
+        h.dir.write("devices.jsonl", lines.joined(separator: "\n") + "\n")
+        let imported = try h.cli(["import", h.dir.path("devices.jsonl")])
+        try #require(imported.status == 0, "\(imported.stderr)")
+        let job = #"{"to_tag": "all", "pns": ["hms", "adm"], "message": "hello", "localized": {"de": {"message": "hallo"}}, "capped": true}"#
+
+        let first = try h.runOnce("first", job)
+        #expect(first.count == 44 && first.values.allSatisfy { $0.str("status") == "delivered" }, "\(first.values.map { $0.str("status") ?? "?" })")
+        let sent = (try #require(h.hms).syncedState().list("sent") as? [[String: Any]]) ?? []
+        var reached: [String: String] = [:]
+        for s in sent {
+            let text = (try? JSONSerialization.jsonObject(with: Data((s["data"] as? String ?? "").utf8)) as? [String: String])?["message"] ?? "?"
+            let tokens = (s["tokens"] as? [String]) ?? []
+            let german = Set(tokens.map { (Int($0.dropFirst(4)) ?? 1) % 2 == 0 })
+            #expect(german.count == 1, "one request, two languages: \(tokens)")
+            for t in tokens { reached[t] = text }
+        }
+        #expect(reached.count == 40 && reached.allSatisfy { $0.value == ((Int($0.key.dropFirst(4)) ?? 1) % 2 == 0 ? "hallo" : "hello") }, "\(reached)")
+        let adm = try #require(h.adm).state()
+        for i in 0..<4 {
+            #expect(adm.dict("perDevice")?.dict("ok-\(i)")?.dict("data")?.str("message") == (i % 2 == 0 ? "hallo" : "hello"))
+        }
+
+        let second = try h.runOnce("second", job)
+        #expect(second.count == 44 && second.values.allSatisfy { $0.str("status") == "capped" }, "\(second.values.map { $0.str("status") ?? "?" })")
+        #expect(try #require(h.hms).syncedState().int("delivered") == 40)
+        #expect(((try #require(h.adm).state().dict("perDevice") ?? [:]).values.compactMap { ($0 as? [String: Any])?.int("attempts") }) == [1, 1, 1, 1])
+    }
+}
+
 /// A secure job to Huawei and Amazon devices: each push is a data message carrying only its own
 /// `secureId` (so no two HMS devices share a request), and no text of the job reaches either service.
 @Suite(.enabled(if: Paths.nodeAvailable), .serialized)
