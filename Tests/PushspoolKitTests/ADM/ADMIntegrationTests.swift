@@ -111,5 +111,16 @@ struct HMSADMConfigCheckTests {
         #expect(bad.status != 0)
         #expect(bad.stderr.contains("providers.hms: no access token: hms token endpoint answered HTTP 401 invalid_client"), "\(bad.stderr)")
         #expect(!bad.stderr.contains("providers.adm:"))
+
+        // Keys that cannot work: one line each, naming the key, before any token is asked for.
+        revoked.dir.write("pushspool.json", #"{"spool": "spool", "providers": {"hms": {"app_id": "a/b", "client_id": "1", "client_secret": "x", "endpoint": "http://127.0.0.1:1"}, "#
+                          + #""adm": {"client_id": "c", "client_secret": "y", "token_endpoint": "ftp://x"}}}"#)
+        let keys = try revoked.cli(["config", "--check"])
+        #expect(keys.status == 78)
+        #expect(keys.stderr.split(separator: "\n").dropFirst().map { $0.trimmingCharacters(in: .whitespaces) } == [
+            #"providers.hms.app_id: "a/b" is not an app id (letters, digits, - and _)"#,
+            #"providers.hms.endpoint: "http://127.0.0.1:1" is not an https URL"#,
+            #"providers.adm.token_endpoint: "ftp://x" is not an https URL"#,
+        ], "\(keys.stderr)")
     }
 }
