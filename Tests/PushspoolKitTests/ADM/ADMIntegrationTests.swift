@@ -32,6 +32,7 @@ struct ADMIntegrationTests {
         s = try #require(h.adm).state()
         #expect(s.dict("perDevice")?.dict("new-1")?.int("attempts") == 1)
         #expect(s.dict("perDevice")?.dict("old-1")?.int("attempts") == 1)
+        #expect(s.int("tokenRequests") == 1, "the second process sent with the token the first cached")
         #expect(!h.visibleText([]).contains("adm-secret"))
     }
 

@@ -102,6 +102,7 @@ struct HMSIntegrationTests {
         // A line is written before its slot is released: only tokens in flight (≤ concurrency) again.
         #expect(twice >= 0 && twice <= concurrency, "\(twice) tokens delivered twice")
         #expect(s.int("duplicateInRequest") == 0)
+        #expect(s.int("tokenRequests") == 1, "the resumed process sent with the token the killed one cached")
     }
 }
 
