@@ -45,6 +45,28 @@ struct HMSIntegrationTests {
         #expect(!h.visibleText([]).contains("hms.fake-"))
     }
 
+    /// Push Kit's other answers through the binary, the fake answering every send with one code:
+    /// what each device ends as, how many attempts it took, whether it stays registered, and
+    /// whether the provider paused (never deleting a device for a configuration error).
+    @Test(arguments: [
+        ("80100003", "400", "failed", 1, true, false),      // message structure: no retry
+        ("80300007", "200", "unregistered", 1, false, false), // every token invalid
+        ("81000001", "500", "failed", 4, true, false),      // internal error: retried up to max_attempts
+        ("80300002", "403", "failed", 1, true, true),       // no permission: the provider pauses
+        ("80600003", "200", "failed", 2, true, true),       // OAuth check failed: refreshed once, then paused
+    ])
+    func eachCodeEndsItsDevicesAsHuaweiMeansIt(code: String, http: String, status: String, attempts: Int, kept: Bool, paused: Bool) throws {
+        let h = try PushCloudHarness(hmsArgs: ["code": code, "http-status": http])
+        try Self.register(h, count: 5)
+        let d = try h.runOnce("c", #"{"to_tag": "username:alice", "pns": ["hms"], "message": "m"}"#)
+        #expect(d.count == 5 && d.values.allSatisfy { $0.str("status") == status && $0.str("code") == code }, "\(code): \(d.values.first ?? [:])")
+        #expect(d.values.allSatisfy { $0.int("attempts") == attempts }, "\(code): \(d.values.map { $0.int("attempts") ?? -1 })")
+        #expect(try h.registeredIDs().count == (kept ? 5 : 0), "\(code)")
+        let status = try h.cli(["status", "--json"])
+        let pauses = ((try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8))) as? [String: Any])?["paused_providers"] as? [[String: Any]] ?? []
+        #expect(pauses.compactMap { $0["provider"] as? String } == (paused ? ["hms"] : []), "\(code): \(pauses)")
+    }
+
     /// The other spelling of the list (`illegalTokens`), which some of Huawei's documents show.
     @Test func partialAnswerWithTheOtherSpellingToo() throws {
         let h = try PushCloudHarness(hmsArgs: ["spelling": "illegalTokens"])
