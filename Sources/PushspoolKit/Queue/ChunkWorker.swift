@@ -158,14 +158,12 @@ final class ChunkWorker: Sendable {
     private func claimMore() {
         guard !isStopping else { return }
         let now = Uptime.seconds
-        // One chunk at a time is read: the next is taken once the one being read has read its
-        // last page (its last devices go out while the next is claimed and read, so the slots
-        // never drain between chunks), up to `max_chunks` held. One reader keeps every slot
-        // busy; more would only contend for the slots and hold work other hosts could take.
+        // One chunk at a time reads, up to `max_chunks` in progress (`ChunkSlots`).
         let (room, skip, cutting, skipEnds) = state.withLock { s in
             s.skip = s.skip.filter { $0.value > now }
-            let reading = s.held.values.contains { $0.isReading && !$0.isLost }
-            return (reading ? 0 : min(1, queue.config.maxChunks - s.held.count), Array(s.skip.keys), s.cutting, s.skip.values.min())
+            let slots = ChunkSlots(max: queue.config.maxChunks, held: s.held.count,
+                                   reading: s.held.values.contains { $0.isReading && !$0.isLost })
+            return (slots.room, Array(s.skip.keys), s.cutting, s.skip.values.min())
         }
         do {
             let own = ownOnly.load(ordering: .acquiring)
@@ -183,11 +181,11 @@ final class ChunkWorker: Sendable {
                     run { [self] in runChunk(held) }
                 }
             }
-            // Nothing tells when another host's lease runs out: wake just after it (the claim
-            // takes a lease strictly past its end), or when a skipped job may be tried again.
-            var next = try queue.store.nextLapse(ownOnly: own).map { $0 + 0.1 }
-            if let skipEnds { next = min(next ?? .infinity, skipEnds - now) }
-            if let next { alarm.wake(in: next) }
+            // Nothing tells when another host's lease runs out, or a skipped job may be tried
+            // again: the alarm does.
+            if let next = ChunkSlots.nextLook(lapse: try queue.store.nextLapse(ownOnly: own), skipEnds: skipEnds.map { $0 - now }) {
+                alarm.wake(in: next)
+            }
             noteReachable()
         } catch {
             noteUnreachable(error)
