@@ -10,11 +10,11 @@ import Synchronization
 /// Scheduling, all on Dispatch: claims, cuts' ends and chunks' ends are serialised on `control`;
 /// each chunk sent, each cut and each purge is a work item (`run(_:)`) on Dispatch's pool of
 /// threads, reused from one chunk to the next (no thread is made per chunk); the listener is one
-/// long work item of its own. The chunks in progress are
-/// bounded by their slots (`max_chunks`, one of them reading its devices at a time), and every
-/// waiter sleeps until its next event: a claim waits for a notification, a slot freed (a chunk's
-/// last devices read, or its end), or the `alarm`, armed for the one time that tells no one, when
-/// the earliest lease another host holds runs out. Idle, it makes no statement at all: its
+/// long work item of its own. The chunks in progress are bounded by their slots (`ChunkSlots`:
+/// `max_chunks`, one of them reading its devices at a time), and every waiter sleeps until its
+/// next event: a claim waits for a notification, a slot freed (a chunk's last devices read, or
+/// its end), or the `alarm`, armed for the one time that tells no one, when the earliest lease
+/// another host holds runs out. Idle, it makes no statement at all: its
 /// presence is a lock its listening connection holds. Leases are renewed every third of a lease
 /// while it holds chunks (a timer on `leases`); a host that cannot renew for a whole lease
 /// (partitioned from the database) stops sending, since its chunks go on elsewhere. Its spans are
