@@ -42,7 +42,8 @@ struct H2HeaderBlock: ~Copyable {
         var hasLength = false
         for f in request.fields {
             let name = w.copy(f.name)
-            Self.lowercase(name)
+            // HTTP/2 field names are lowercase (RFC 9113 §8.2.1).
+            for i in 0..<name.count where name[i] >= 0x41 && name[i] <= 0x5A { name[i] |= 0x20 }
             if Self.dropped.contains(where: { Self.named($0, name) }) {
                 w.text = name.baseAddress!
                 continue
@@ -66,22 +67,6 @@ struct H2HeaderBlock: ~Copyable {
         return (String(decoding: UnsafeBufferPointer(start: nv.name, count: nv.namelen), as: UTF8.self),
                 String(decoding: UnsafeBufferPointer(start: nv.value, count: nv.valuelen), as: UTF8.self),
                 nv.flags & UInt8(NGHTTP2_NV_FLAG_NO_INDEX.rawValue) != 0)
-    }
-
-    /// HTTP/2 field names are lowercase (RFC 9113 §8.2.1). Names nearly always come lowercase:
-    /// eight bytes at a time say so (for ASCII bytes, `b + 0x3F` has its top bit set from `A`
-    /// up and `b + 0x25` from past `Z`, with no carry between bytes); bytes after the first
-    /// eight holding an uppercase letter or a non-ASCII byte are looked at one by one.
-    private static func lowercase(_ name: UnsafeMutableBufferPointer<UInt8>) {
-        let ones: UInt64 = 0x0101_0101_0101_0101, high = 0x80 &* ones
-        let raw = UnsafeRawPointer(name.baseAddress!)
-        var i = 0
-        while i + 8 <= name.count {
-            let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
-            if x & high != 0 || (x &+ 0x3F &* ones) & ~(x &+ 0x25 &* ones) & high != 0 { break }
-            i += 8
-        }
-        for j in i..<name.count where name[j] >= 0x41 && name[j] <= 0x5A { name[j] |= 0x20 }
     }
 
     /// Whether `name` is `candidate` (lengths compared first: this runs per field).
