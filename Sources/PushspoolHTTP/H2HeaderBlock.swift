@@ -92,6 +92,7 @@ struct H2HeaderBlock: ~Copyable {
         }
 
         mutating func copy(_ s: String) -> UnsafeMutableBufferPointer<UInt8> {
+            if let copied = s.utf8.withContiguousStorageIfAvailable({ copy($0) }) { return copied }
             var s = s
             return s.withUTF8 { copy($0) }
         }
@@ -113,8 +114,8 @@ struct H2HeaderBlock: ~Copyable {
         }
 
         mutating func add(_ name: StaticString, _ value: String, unindexed: Bool = false) {
-            var value = value
-            value.withUTF8 { add(name, $0, unindexed: unindexed) }
+            let n = copy(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+            append(name: n, value: copy(value), unindexed: unindexed)
         }
 
         mutating func add(_ name: StaticString, _ value: UnsafeBufferPointer<UInt8>, unindexed: Bool = false) {
