@@ -32,7 +32,7 @@ final class CurlTransfer: @unchecked Sendable {
         self.completion = completion
         method = request.method.uppercased()
         isHTTPS = request.url.utf8.count > 8 && request.url.prefix(8).lowercased() == "https://"
-        headerList = Self.headerList(for: request.headers)
+        headerList = Self.headerList(for: request.fields)
     }
 
     deinit {
@@ -46,11 +46,12 @@ final class CurlTransfer: @unchecked Sendable {
     /// Built in one allocation (the nodes, then the NUL-terminated lines) instead of
     /// `curl_slist_append`'s two mallocs per line: curl only reads a `CURLOPT_HTTPHEADER` list,
     /// and this transfer frees it in `deinit` with one `deallocate` (never `curl_slist_free_all`).
-    private static func headerList(for headers: [(String, String)]) -> UnsafeMutablePointer<curl_slist>? {
+    private static func headerList(for headers: [HTTPField]) -> UnsafeMutablePointer<curl_slist>? {
         var lines: [(name: String, value: String?)] = []
         lines.reserveCapacity(headers.count + 3)
         var hasContentType = false, hasAccept = false, hasExpect = false
-        for (name, value) in headers {
+        for field in headers {
+            let (name, value) = (field.name, field.value)
             switch name.lowercased() {
             case "content-type": hasContentType = true
             case "accept": hasAccept = true

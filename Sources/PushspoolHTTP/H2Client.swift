@@ -43,11 +43,13 @@ public final class H2Client: HTTPClient {
     deinit { core.shutdown() }
 
     public func execute(_ request: HTTPRequest, completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
-        guard let (origin, path) = Origin.split(request.url) else {
+        let known = core.lastOrigin.withLock { $0 }
+        guard let (origin, pathStart) = Origin.parse(request.url, known: known) else {
             completion(.failure(HTTPTransportError("not an https URL: \(request.url.prefix(80))", isPermanent: true)))
             return
         }
-        let stream = H2Stream(request: request, origin: origin, path: path, completion: completion)
+        if origin.authority != known?.authority { core.lastOrigin.withLock { $0 = origin } }
+        let stream = H2Stream(request: request, origin: origin, pathStart: pathStart, completion: completion)
         let (accepted, wake) = core.inbox.withLock { box in
             if box.stopping { return (false, false) }
             box.requests.append(stream)
@@ -92,6 +94,8 @@ final class H2Core: @unchecked Sendable {
     let tls: TLSContext
     let poll: PollThread
     let inbox = Mutex<Inbox>(Inbox())
+    /// Where the last request went: nearly every request goes there again (`Origin.parse`).
+    let lastOrigin = Mutex<Origin?>(nil)
     let connectionsOpened = Atomic<Int>(0)
     /// Connections open and requests unanswered now (the HTTP/1.1 fallback counts in it too).
     let gauge: ConnectionGauge

@@ -38,8 +38,13 @@ final class H2Connection {
     private var lastReadAt = monotonicNow()
     private var pingSentAt: Double?
 
-    private var out: [UInt8] = []
+    /// What nghttp2 gave to send, `outCount` bytes of which `outSent` are written. A buffer of our
+    /// own, copied into with `memcpy`: appending to a `[UInt8]` cost more than the copy itself.
+    private var out = UnsafeMutableRawBufferPointer.allocate(byteCount: 2 * H2Connection.writeSize, alignment: 16)
+    private var outCount = 0
     private var outSent = 0
+    /// nghttp2's output is coalesced up to this many bytes per write.
+    static let writeSize = 65_536
     private(set) var wantsWrite = false
 
     /// Our receive windows: responses are small, but thousands arrive at once.
@@ -73,7 +78,10 @@ final class H2Connection {
         _ = nghttp2_session_set_local_window_size(s, UInt8(NGHTTP2_FLAG_NONE.rawValue), 0, Self.connectionWindow)
     }
 
-    deinit { nghttp2_session_del(session) }
+    deinit {
+        nghttp2_session_del(session)
+        out.deallocate()
+    }
 
     /// Streams this connection carries at once: the server's limit or ours, the smaller.
     var streamLimit: Int { min(ourStreamLimit, serverStreamLimit) }
@@ -96,24 +104,15 @@ final class H2Connection {
     /// False when the connection can take no more streams (the caller requeues it).
     func submit(_ stream: H2Stream) -> Bool {
         stream.resetAttempt()
-        let fields = stream.fields
-        // The name/value array lives on the stack: nghttp2 copies it into its own frame.
-        let id: Int32 = withUnsafeTemporaryAllocation(of: nghttp2_nv.self, capacity: fields.count) { nva in
-            stream.block.withUnsafeBufferPointer { block in
-                let base = UnsafeMutablePointer(mutating: block.baseAddress!)
-                for (i, f) in fields.enumerated() {
-                    nva.initializeElement(at: i, to: nghttp2_nv(
-                        name: base + f.nameStart, value: base + f.valueStart, namelen: f.nameLength, valuelen: f.valueLength,
-                        flags: UInt8(f.unindexed ? NGHTTP2_NV_FLAG_NO_INDEX.rawValue : NGHTTP2_NV_FLAG_NONE.rawValue)))
-                }
-                if stream.request.body.isEmpty {
-                    return nghttp2_submit_request(session, nil, nva.baseAddress, fields.count, nil, nil)
-                }
-                var provider = nghttp2_data_provider(
-                    source: nghttp2_data_source(ptr: Unmanaged.passUnretained(stream).toOpaque()),
-                    read_callback: h2ReadBody)
-                return nghttp2_submit_request(session, nil, nva.baseAddress, fields.count, &provider, nil)
-            }
+        // The stream rides along as nghttp2's stream data: the callbacks find it there, not by a
+        // lookup in `streams` per header field.
+        let data = Unmanaged.passUnretained(stream).toOpaque()
+        let id: Int32
+        if stream.request.body.isEmpty {
+            id = nghttp2_submit_request(session, nil, stream.header.fields, stream.header.count, nil, data)
+        } else {
+            var provider = nghttp2_data_provider(source: nghttp2_data_source(ptr: data), read_callback: h2ReadBody)
+            id = nghttp2_submit_request(session, nil, stream.header.fields, stream.header.count, &provider, data)
         }
         if id < 0 {
             // Stream ids used up (after about a billion requests) or the session is closing.
@@ -136,6 +135,7 @@ final class H2Connection {
 
     /// Reads everything the socket has and feeds it to nghttp2.
     func readAvailable(into buffer: UnsafeMutableRawBufferPointer) {
+        TLSSocket.clearErrors()
         while failure == nil {
             switch socket.read(into: buffer) {
             case .bytes(let n):
@@ -154,26 +154,34 @@ final class H2Connection {
 
     /// Writes what nghttp2 has to send, coalesced up to 64 KB per write.
     func flush() {
+        TLSSocket.clearErrors()
         while failure == nil {
-            if outSent < out.count {
-                let result = out.withUnsafeBytes { socket.write(UnsafeRawBufferPointer(rebasing: $0[outSent...])) }
-                switch result {
+            if outSent < outCount {
+                switch socket.write(UnsafeRawBufferPointer(rebasing: out[outSent..<outCount])) {
                 case .bytes(let n): outSent += n; continue
                 case .wouldBlock: wantsWrite = true; return
                 case .closed: fail("connection closed by the server"); return
                 case .failed(let why): fail(why); return
                 }
             }
-            out.removeAll(keepingCapacity: true)
+            outCount = 0
             outSent = 0
-            while out.count < 65_536 {
+            while outCount < Self.writeSize {
                 var data: UnsafePointer<UInt8>?
                 let n = nghttp2_session_mem_send(session, &data)
                 if n < 0 { fail("HTTP/2: \(String(cString: nghttp2_strerror(Int32(n))))"); return }
                 guard n > 0, let data else { break }
-                out.append(contentsOf: UnsafeBufferPointer(start: data, count: n))
+                if outCount + n > out.count {
+                    // A frame bigger than the room left (the peer allows frames over 64 KB).
+                    let bigger = UnsafeMutableRawBufferPointer.allocate(byteCount: 2 * (outCount + n), alignment: 16)
+                    bigger.copyMemory(from: UnsafeRawBufferPointer(rebasing: out[..<outCount]))
+                    out.deallocate()
+                    out = bigger
+                }
+                (out.baseAddress! + outCount).copyMemory(from: data, byteCount: n)
+                outCount += n
             }
-            if out.isEmpty {
+            if outCount == 0 {
                 wantsWrite = false
                 if nghttp2_session_want_read(session) == 0 && nghttp2_session_want_write(session) == 0 && streams.isEmpty {
                     draining = true   // the session is over (GOAWAY both ways)
@@ -208,6 +216,8 @@ final class H2Connection {
     /// Takes every stream still open, for the loop to answer or requeue after a failure.
     func takeStreams() -> [(Int32, H2Stream)] {
         defer { streams.removeAll() }
+        // No callback may reach a stream this connection no longer holds.
+        for id in streams.keys { _ = nghttp2_session_set_stream_user_data(session, id, nil) }
         return streams.map { ($0.key, $0.value) }
     }
 
@@ -231,15 +241,22 @@ final class H2Connection {
         case NGHTTP2_PING.rawValue where hd.flags & UInt8(NGHTTP2_FLAG_ACK.rawValue) != 0:
             pingSentAt = nil
         case NGHTTP2_HEADERS.rawValue, NGHTTP2_DATA.rawValue:
-            if hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 { streams[hd.stream_id]?.ended = true }
+            if hd.flags & UInt8(NGHTTP2_FLAG_END_STREAM.rawValue) != 0 { stream(hd.stream_id)?.ended = true }
         default:
             break
         }
     }
 
+    /// The open stream `id`, from the data it was submitted with (nil once taken out of `streams`).
+    private func stream(_ id: Int32) -> H2Stream? {
+        nghttp2_session_get_stream_user_data(session, id).map { Unmanaged<H2Stream>.fromOpaque($0).takeUnretainedValue() }
+    }
+
+    private static let status: StaticString = ":status"
+
     fileprivate func onHeader(_ id: Int32, name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) {
-        guard let s = streams[id] else { return }
-        if name.count == 7 && name.elementsEqual(":status".utf8) {
+        guard let s = stream(id) else { return }
+        if name.count == 7 && memcmp(name.baseAddress!, Self.status.utf8Start, 7) == 0 {
             var status = 0
             for b in value where b >= 0x30 && b <= 0x39 { status = status * 10 + Int(b - 0x30) }
             if status >= 200 || s.status == 0 { s.status = status }
@@ -253,7 +270,7 @@ final class H2Connection {
     }
 
     fileprivate func onData(_ id: Int32, _ data: UnsafeBufferPointer<UInt8>) {
-        guard let s = streams[id] else { return }
+        guard let s = stream(id) else { return }
         let keep = min(data.count, max(0, HTTPResponse.maxBodyBytes - s.body.count))   // the rest is read and dropped
         if keep > 0 { s.body.append(contentsOf: UnsafeBufferPointer(rebasing: data[..<keep])) }
     }

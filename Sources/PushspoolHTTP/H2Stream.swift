@@ -8,10 +8,19 @@ struct Origin: Hashable, Sendable {
     var authority: String
 
     /// Splits an https URL into its origin and `:path` (path and query). Nil for anything else.
-    /// One pass over the bytes: this runs for every request.
     static func split(_ url: String) -> (Origin, path: String)? {
+        guard let (origin, pathStart) = parse(url) else { return nil }
+        let path = url.utf8.count == pathStart ? "/" : String(url[url.utf8.index(url.utf8.startIndex, offsetBy: pathStart)...])
+        return (origin, path)
+    }
+
+    /// The URL's origin and where its path starts (a byte offset; the URL's end when it has no
+    /// path, which is then `/`). `known`: the origin the last request went to, returned as it is
+    /// when the URL names it again, so a request costs no new host and authority strings.
+    /// One pass over the bytes: this runs for every request.
+    static func parse(_ url: String, known: Origin? = nil) -> (Origin, pathStart: Int)? {
         var url = url
-        return url.withUTF8 { u -> (Origin, path: String)? in
+        return url.withUTF8 { u -> (Origin, pathStart: Int)? in
             let scheme: StaticString = "https://"
             let n = scheme.utf8CodeUnitCount
             guard u.count > n, memcmp(u.baseAddress!, scheme.utf8Start, n) == 0 else { return nil }
@@ -28,6 +37,10 @@ struct Origin: Hashable, Sendable {
                 slash += 1
             }
             guard slash > n else { return nil }
+            if var k = known?.authority, k.utf8.count == slash - n,
+               k.withUTF8({ memcmp($0.baseAddress!, u.baseAddress! + n, slash - n) == 0 }) {
+                return (known!, slash)
+            }
             let bracketed = u[n] == UInt8(ascii: "[")
             if bracketed && closeBracket < 0 { return nil }
             var hostRange = n..<slash
@@ -47,8 +60,7 @@ struct Origin: Hashable, Sendable {
             guard !hostRange.isEmpty else { return nil }
             let host = String(decoding: UnsafeBufferPointer(rebasing: u[hostRange]), as: UTF8.self)
             let authority = String(decoding: UnsafeBufferPointer(rebasing: u[n..<slash]), as: UTF8.self)
-            let path = slash == u.count ? "/" : String(decoding: UnsafeBufferPointer(rebasing: u[slash...]), as: UTF8.self)
-            return (Origin(host: host, port: port, authority: authority), path)
+            return (Origin(host: host, port: port, authority: authority), slash)
         }
     }
 }
@@ -59,18 +71,11 @@ final class H2Stream: @unchecked Sendable {
     let request: HTTPRequest
     let completion: @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void
     let origin: Origin
-    /// Names and values of the header block back to back; `fields` indexes into it.
-    let block: [UInt8]
-    let fields: [Field]
+    /// Built once, sent on every attempt.
+    let header: H2HeaderBlock
     let deadline: Double
     /// Times the server refused this request unprocessed (REFUSED_STREAM, past a GOAWAY).
     var refusals = 0
-
-    struct Field {
-        var nameStart: Int, nameLength: Int, valueStart: Int, valueLength: Int
-        /// Sent as a literal never indexed by HPACK (a value new on every request).
-        var unindexed: Bool
-    }
 
     // Per attempt.
     var bodySent = 0
@@ -80,15 +85,14 @@ final class H2Stream: @unchecked Sendable {
     var ended = false
     var timedOut = false
 
-    init(request: HTTPRequest, origin: Origin, path: String,
+    /// `pathStart`: where the path starts in the request's URL (`Origin.parse`).
+    init(request: HTTPRequest, origin: Origin, pathStart: Int,
          completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {
         self.request = request
         self.completion = completion
         self.origin = origin
         deadline = monotonicNow() + request.timeout
-        let header = H2HeaderBlock(request: request, authority: origin.authority, path: path)
-        block = header.bytes
-        fields = header.fields
+        header = H2HeaderBlock(request: request, authority: origin.authority, pathStart: pathStart)
     }
 
     /// Forgets the previous attempt (the request goes again on another connection).

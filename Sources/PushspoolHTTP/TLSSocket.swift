@@ -166,15 +166,19 @@ final class TLSSocket: @unchecked Sendable {
         return TLSSocket(fd: fd, ssl: ssl)
     }
 
+    /// `SSL_get_error` needs the thread's error queue empty before the call it explains. The
+    /// caller empties it once before a run of reads or writes (`clearErrors`), and a failure
+    /// empties it after itself, rather than a clear before every call: a successful `SSL_read`
+    /// leaves nothing in the queue, and a clear per record cost a seventh of reading the record.
+    static func clearErrors() { ERR_clear_error() }
+
     func read(into buffer: UnsafeMutableRawBufferPointer) -> IO {
-        ERR_clear_error()
         let n = SSL_read(ssl, buffer.baseAddress, Int32(buffer.count))
         if n > 0 { return .bytes(Int(n)) }
         return ioFailure(n)
     }
 
     func write(_ bytes: UnsafeRawBufferPointer) -> IO {
-        ERR_clear_error()
         let n = SSL_write(ssl, bytes.baseAddress, Int32(bytes.count))
         if n > 0 { return .bytes(Int(n)) }
         return ioFailure(n)
@@ -182,6 +186,7 @@ final class TLSSocket: @unchecked Sendable {
 
     private func ioFailure(_ rc: Int32) -> IO {
         let saved = errno
+        defer { ERR_clear_error() }
         switch SSL_get_error(ssl, rc) {
         case SSL_ERROR_WANT_READ, SSL_ERROR_WANT_WRITE: return .wouldBlock
         case SSL_ERROR_ZERO_RETURN: return .closed

@@ -5,7 +5,8 @@ exits 1 at the first that fails.
 
 What it shows: an operator logs in; a 20,000-device campaign's progress bar moves, it is paused,
 seen paused, resumed, and ends with the counts of its result log's summary; another is
-cancelled; a composed job shows its audience and APNs and FCM payloads, is sent and arrives at
+cancelled; a composed job shows its audience and APNs and FCM payloads (and HMS and ADM bodies
+when those boxes are ticked), is sent and arrives at
 the fakes; a tracked job's funnel moves when events are posted; the System page shows the FCM
 provider's connection and the campaign's failed answers with their meaning, as `status --json`
 does. And that strings from jobs are
@@ -229,7 +230,6 @@ try:
     clean(driver, "hostile strings")
 
     # ---- Compose, preview, send ----
-    before = (fake_state(cfg["apns_state"]).get("tokensDelivered", 0), fake_state(cfg["fcm_state"]).get("delivered", 0))
     driver.get(BASE + "/ui/#/compose")
     Select(driver.find_element(By.ID, "c-kind")).select_by_value("tags")
     driver.find_element(By.ID, "c-audience").send_keys("vip && (")
@@ -246,7 +246,23 @@ try:
     check(json.loads(payloads["apns"]) == {"aps": {"alert": "Composed for VIPs"}}, f"the APNs payload as sent: {payloads.get('apns')}")
     check("Composed for VIPs" in payloads["fcm"] and json.loads(payloads["fcm"])["message"]["data"]["message"] == "Composed for VIPs",
           f"the FCM payload as sent: {payloads.get('fcm')}")
+    # Huawei and Amazon are offered too: ticked, their bodies show beside the others'; unticked again.
+    def blocks():
+        return {b.get_attribute("data-platform"): b.find_element(By.TAG_NAME, "pre").text
+                for b in driver.find_elements(By.CSS_SELECTOR, ".payload-block")}
+    for p in ("hms", "adm"):
+        driver.find_element(By.ID, "c-pns-" + p).click()
+    wait_for(lambda: {"hms", "adm"} <= set(blocks()), "the HMS and ADM bodies in the preview")
+    shown = blocks()
+    check("Composed for VIPs" in json.loads(json.loads(shown["hms"])["message"]["data"])["message"],
+          f"the HMS body as sent, its tokens left out: {shown.get('hms')}")
+    check(json.loads(shown["adm"])["data"]["message"] == "Composed for VIPs", f"the ADM body as sent: {shown.get('adm')}")
+    for p in ("hms", "adm"):
+        driver.find_element(By.ID, "c-pns-" + p).click()
+    wait_for(lambda: set(blocks()) == {"apns", "fcm"}, "back to APNs and FCM")
     shots(driver, "compose", 1440)
+    # The fakes' counts just before sending: what arrives after is the composed job's.
+    before = (fake_state(cfg["apns_state"]).get("tokensDelivered", 0), fake_state(cfg["fcm_state"]).get("delivered", 0))
     driver.find_element(By.ID, "send").click()
     check("50 devices" in wait_for(lambda: driver.find_element(By.ID, "confirm-text").text, "the confirmation"), "the confirmation names 50 devices")
     driver.find_element(By.ID, "confirm-send").click()

@@ -8,6 +8,8 @@
 //   old-X      200 {"registrationID": "new-X"}  (the canonical id)
 //   throttle…  429 MaxRateExceeded + Retry-After: 2 once, then 200
 //   flaky…     503 + Retry-After: 1 once, then 200      anything else: 200 with the id sent
+//   reason-R-… 400 {"reason": R} (InvalidData, InvalidConsolidationKey, InvalidExpiration, …)
+//   status-N-… HTTP N (413 MessageTooLarge every time; 500 once, then 200)
 // --expire-first-token: sends with the first access token get 401 AccessTokenExpired.
 // --revoked: the token endpoint refuses the client (401 invalid_client).
 // Stats (--state FILE): sends per registration id with their times and statuses.
@@ -77,6 +79,10 @@ function handleSend(req, res, raw, id) {
   if (id.startsWith('invalid')) return reply(400, { reason: 'InvalidRegistrationId' });
   if (id.startsWith('throttle') && d.attempts === 1) return reply(429, { reason: 'MaxRateExceeded' }, { 'retry-after': '2' });
   if (id.startsWith('flaky') && d.attempts === 1) return reply(503, null, { 'retry-after': '1' });
+  const scripted = /^(reason|status)-([A-Za-z0-9]+)-/.exec(id);
+  if (scripted && scripted[1] === 'reason') return reply(400, { reason: scripted[2] });
+  if (scripted && scripted[2] === '413') return reply(413, { reason: 'MessageTooLarge' });
+  if (scripted && d.attempts === 1) return reply(Number(scripted[2]), { reason: 'n/a' });
   if (d.statuses.includes(200)) stats.duplicateDeliveries++;
   stats.delivered++;
   reply(200, { registrationID: id.startsWith('old-') ? 'new-' + id.slice(4) : id });

@@ -148,6 +148,13 @@ import Testing
         #expect(e.problems == ["providers.hms.app_id: is required"])
     }
 
+    /// An app's `hms` route to a named HMS provider that has no `app_id`: one line naming it.
+    @Test func anAppsHMSRouteToAProviderWithoutAppIDIsOneLine() {
+        let text = #"{"providers":{"hms-shop":{"type":"hms","client_id":"1","client_secret":"x"}},"apps":{"shop":{"routes":{"hms":"hms-shop"}}},"default_app":"shop"}"#
+        guard case .failure(let e) = parse(text) else { Issue.record("parsed"); return }
+        #expect(e.problems == ["providers.hms-shop.app_id: is required"], "\(e.problems)")
+    }
+
     @Test func onlyTheirOwnProvidersDeliverThem() {
         guard case .failure(let e) = parse(#"{"providers":{"fcm":{"service_account_file":"sa.json"}},"routes":{"hms":"fcm"}}"#) else { Issue.record("parsed"); return }
         #expect(e.problems == [#"routes.hms: provider "fcm" cannot deliver to hms"#])

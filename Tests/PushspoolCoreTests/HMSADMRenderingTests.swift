@@ -36,6 +36,15 @@ import Testing
         }
     }
 
+    /// Huawei keeps a message 15 days at most; ADM 31 days, at least 60 s.
+    @Test func lifetimesAreHeldToWhatEachServiceTakes() throws {
+        for (ttl, hmsTTL, admExpiry) in [(0, "0s", 60), (600, "600s", 600), (1_296_000, "1296000s", 1_296_000), (2_419_200, "1296000s", 2_419_200)] {
+            let m = Message(text: "x", ttlSeconds: ttl)
+            #expect(try json(hms(m).body(tokens: ["t"]))["message"]?["android"]?["ttl"] == .string(hmsTTL), "\(ttl)")
+            #expect(try json(adm(m).body)["expiresAfter"] == .int(Int64(admExpiry)), "\(ttl)")
+        }
+    }
+
     @Test func hmsBodyOverTheLimitWithoutTokensIsRefusedWithItsSize() throws {
         let fits = try hms(Message(text: String(repeating: "a", count: 1800)))
         #expect(fits.bodyBytes <= HMSNotification.maxBodyBytes)

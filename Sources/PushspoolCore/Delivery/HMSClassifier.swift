@@ -30,13 +30,17 @@ public enum HMSClassifier {
         case (_, "80100000"?):
             guard let illegal = msg.flatMap(illegalTokens) else { return .each(.rejected) }
             return .partial(illegal: illegal)
-        // The message itself is wrong (parameters, structure, sensitive content): any resend of
-        // the same bytes fails alike.
-        case (_, "80100001"?), (_, "80100003"?), (_, "80100016"?):
+        // The message itself is wrong (parameters, structure, a ttl already past (80100004), an
+        // invalid collapse_key (80100013), sensitive content, over 4,096 bytes without its tokens
+        // (80300008), a high-priority message the app has no permission for (80300011)): any
+        // resend of the same bytes fails alike, while the app's other messages may go.
+        case (_, "80100001"?), (_, "80100003"?), (_, "80100004"?), (_, "80100013"?), (_, "80100016"?),
+             (_, "80300008"?), (_, "80300011"?):
             return .each(.rejected)
-        // The token expired (80200003) or is not accepted (80200001: missing, another app's):
-        // refreshed and retried once; a second refusal in a row pauses the provider.
-        case (_, "80200001"?), (_, "80200003"?):
+        // The token expired (80200003), is not accepted (80200001: missing, another app's), or
+        // Push Kit could not check it with the OAuth service (80600003, "check the client id and
+        // secret"): refreshed and retried once; a second refusal in a row pauses the provider.
+        case (_, "80200001"?), (_, "80200003"?), (_, "80600003"?):
             return .each(.refreshCredentials)
         // No permission to send: configuration, for every request alike.
         case (_, "80300002"?):
@@ -51,7 +55,9 @@ public enum HMSClassifier {
             return .each(.retry(after: retryAfter))
         case (401, _):
             return .each(.refreshCredentials)
-        case (403, _):
+        // 403, and 404 ("service not found: check the request URI"): the endpoint or app id in
+        // the configuration, the same for every request: the provider pauses.
+        case (403, _), (404, _):
             return .each(.credentialsBroken)
         case (429, _), (500...599, _):
             return .each(.retry(after: retryAfter))

@@ -12,6 +12,8 @@ public struct HMSNotification: Sendable, Equatable {
     public static let maxBodyBytes = 4096
     /// Tokens one request may carry at most (`80300010` otherwise).
     public static let maxTokensPerRequest = 1000
+    /// The longest `android.ttl` Huawei takes: 15 days.
+    public static let maxTTLSeconds = 1_296_000
 
     public init(members: IDTemplate) {
         self.members = members

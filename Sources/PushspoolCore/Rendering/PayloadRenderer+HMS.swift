@@ -30,11 +30,12 @@ extension PayloadRenderer {
         return try checkedHMS(HMSNotification(members: IDTemplate(members(pairs))), field: "message")
     }
 
-    /// `urgency` and `ttl`, which every HMS message of the job carries (a secure one too).
+    /// `urgency` and `ttl`, which every HMS message of the job carries (a secure one too). Huawei
+    /// keeps a message at most 15 days ("1296000s"): a longer `ttl_seconds` is held to that.
     static func hmsAndroid(_ message: Message) -> [(String, JSONValue)] {
         var android: [(String, JSONValue)] = []
         if let priority = message.priority { android.append(("urgency", .string(priority == .high ? "HIGH" : "NORMAL"))) }
-        if let ttl = message.ttlSeconds { android.append(("ttl", .string("\(ttl)s"))) }
+        if let ttl = message.ttlSeconds { android.append(("ttl", .string("\(min(ttl, HMSNotification.maxTTLSeconds))s"))) }
         return android
     }
 

@@ -27,13 +27,19 @@ public enum StableUUID {
         low = (low & ~(0xC0 << 56)) | (0x80 << 56)         // the RFC 9562 variant
         return String(unsafeUninitializedCapacity: 36) { out in
             let hex: StaticString = "0123456789abcdef"
-            var o = 0
-            for k in 0..<32 {
-                if k == 8 || k == 12 || k == 16 || k == 20 { out[o] = UInt8(ascii: "-"); o += 1 }
-                let word = k < 16 ? high : low
-                out[o] = hex.utf8Start[Int((word >> (60 - 4 * UInt64(k % 16))) & 0xF)]
-                o += 1
+            // `count` hex digits of `word`, from its digit `first` (0: the top one), at `at`.
+            func put(_ word: UInt64, first: Int, count: Int, at: Int) {
+                for j in 0..<count { out[at + j] = hex.utf8Start[Int((word >> UInt64(60 - 4 * (first + j))) & 0xF)] }
             }
+            put(high, first: 0, count: 8, at: 0)
+            put(high, first: 8, count: 4, at: 9)
+            put(high, first: 12, count: 4, at: 14)
+            put(low, first: 0, count: 4, at: 19)
+            put(low, first: 4, count: 12, at: 24)
+            out[8] = UInt8(ascii: "-")
+            out[13] = UInt8(ascii: "-")
+            out[18] = UInt8(ascii: "-")
+            out[23] = UInt8(ascii: "-")
             return 36
         }
     }

@@ -235,25 +235,31 @@ public struct FileCredentialStore: CredentialStore {
     private func withFileLock<T>(_ key: String, waitingAtMost seconds: Double, _ body: () throws -> T) throws -> T {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
-        let fd = open(fileURL(key, ext: "lock").path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let path = fileURL(key, ext: "lock").path
+        let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return try body() }
+        // Closed after the lock is let go: that close is what a waiter in another process wakes on.
         defer { close(fd) }
-        guard Self.lock(fd, waitingAtMost: seconds) else { throw CredentialLockBusy(key: key, seconds: seconds) }
+        guard Self.lock(fd, path: path, waitingAtMost: seconds) else { throw CredentialLockBusy(key: key, seconds: seconds) }
         defer { _ = flock(fd, LOCK_UN) }
         return try body()
     }
 
-    /// `flock` without blocking, tried again (every 5 ms, backing off to 100 ms) until `seconds`
-    /// have passed: false if another process still holds it then. Any other failure (a file
-    /// system without locks) lets the caller go on unlocked, as it always has.
-    static func lock(_ fd: Int32, waitingAtMost seconds: Double) -> Bool {
+    /// `flock` without blocking, tried again each time the lock file at `path` is closed (its
+    /// holder lets go, then closes it: `FileCloseWatch`) until `seconds` have passed: false if
+    /// another process still holds it then. (`flock` itself cannot block for a bounded time.)
+    /// Any other failure (a file system without locks, no inotify to wait with) lets the caller
+    /// go on unlocked, as it always has: the credential file is replaced whole, never torn, and
+    /// the worst is a credential fetched twice.
+    static func lock(_ fd: Int32, path: String, waitingAtMost seconds: Double) -> Bool {
+        if flock(fd, LOCK_EX | LOCK_NB) == 0 { return true }
+        guard errno == EWOULDBLOCK || errno == EINTR else { return true }
         let deadline = DispatchTime.now() + seconds
-        var pause: UInt32 = 5_000
+        // Watching before trying again: a close between the try and the wait is not missed.
+        guard let closes = FileCloseWatch(path: path) else { return true }
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard errno == EWOULDBLOCK || errno == EINTR else { return true }
-            guard DispatchTime.now() < deadline else { return false }
-            usleep(pause)
-            pause = min(pause * 2, 100_000)
+            guard closes.wait(until: deadline) else { return false }
         }
         return true
     }

@@ -30,8 +30,12 @@ public final class Activity: Sendable {
         var rate = RateEstimator(window: 10, minimumSpan: 1)
     }
     private let entries = Mutex<[String: Entry]>([:])
+    /// Rates are sampled on its `wall` time, as the jobs' `started` is read.
+    private let clock: EngineClock
 
-    public init() {}
+    public init(clock: EngineClock = .system) {
+        self.clock = clock
+    }
 
     func begin(_ progress: Progress, read: @escaping @Sendable () -> (finished: Int, failed: Int)) {
         var entry = Entry(progress: progress, read: read)
@@ -45,8 +49,9 @@ public final class Activity: Sendable {
 
     /// Each running job's progress now, by id. The rate is over the last 10 s (or since start,
     /// which `begin` sampled).
-    public func snapshot(now: Date = Date()) -> [Progress] {
-        entries.withLock { entries -> [Progress] in
+    public func snapshot(now: Date? = nil) -> [Progress] {
+        let now = now ?? clock.wall()
+        return entries.withLock { entries -> [Progress] in
             var out: [Progress] = []
             for (id, var e) in entries {
                 let (finished, failed) = e.read()

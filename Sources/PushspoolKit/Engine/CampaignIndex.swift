@@ -72,7 +72,11 @@ public final class CampaignIndex: Sendable {
     /// One listing at a time.
     private let listing = Mutex(())
 
-    public init(spool: Spool, defaultApp: String) {
+    /// Its `wall` time: when the records are due to be saved again.
+    private let clock: EngineClock
+
+    public init(spool: Spool, defaultApp: String, clock: EngineClock = .system) {
+        self.clock = clock
         self.spool = spool
         self.defaultApp = defaultApp
     }
@@ -81,7 +85,7 @@ public final class CampaignIndex: Sendable {
     /// gives the state of a job that has not ended (from `JobStatus`), asked only when filtering
     /// by state.
     public func page(_ filter: Filter, page: Int, perPage: Int, live: (Entry) -> String?) -> Page {
-        let all = snapshot(now: Date().timeIntervalSince1970)
+        let all = snapshot(now: clock.wall().timeIntervalSince1970)
         let start = max(0, (page - 1) * perPage)
         let query = Array((filter.text ?? "").trimmingCharacters(in: .whitespaces).lowercased().utf8)
         let ascii = query.allSatisfy { $0 < 0x80 }
@@ -127,7 +131,7 @@ public final class CampaignIndex: Sendable {
             let save = state.withLock { s in
                 s.records.learn(learned, generation: all.generation)
                 s.unsaved += learned.count
-                return due(&s, now: Date().timeIntervalSince1970) ? s.records : nil
+                return due(&s, now: clock.wall().timeIntervalSince1970) ? s.records : nil
             }
             if let save { listing.withLock { _ in self.save(save) } }
         }

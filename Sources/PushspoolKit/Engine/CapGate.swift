@@ -12,21 +12,24 @@ struct CapGate: Sendable {
     let jobID: String
     /// Each app's cap (apps without one are not counted).
     let caps: [String: FrequencyCap]
+    /// The caps' windows are wall times (`clock.wall`), as the registry keeps their counts.
+    let clock: EngineClock
 
     /// Devices per reservation: one registry transaction each.
     static let batchSize = 1000
 
     /// nil: the job is not capped, or no app it can reach has a cap.
-    init?(send: SendJob, jobID: String, apps: AppRoutes, registry: any FrequencyCapCounts) {
+    init?(send: SendJob, jobID: String, apps: AppRoutes, registry: any FrequencyCapCounts, clock: EngineClock = .system) {
         let caps = apps.apps.compactMapValues(\.frequencyCap)
         guard send.capped, !caps.isEmpty else { return nil }
-        self.init(registry: registry, jobID: jobID, caps: caps)
+        self.init(registry: registry, jobID: jobID, caps: caps, clock: clock)
     }
 
-    init(registry: any FrequencyCapCounts, jobID: String, caps: [String: FrequencyCap]) {
+    init(registry: any FrequencyCapCounts, jobID: String, caps: [String: FrequencyCap], clock: EngineClock = .system) {
         self.registry = registry
         self.jobID = jobID
         self.caps = caps
+        self.clock = clock
     }
 
     /// The `capped` line's reason.
@@ -36,9 +39,9 @@ struct CapGate: Sendable {
 
     /// Reserves the devices of capped apps among `devices` (those still to send) for this job;
     /// returns the keys over their cap.
-    func reserve(_ devices: [(device: Device, key: Int64)], now: Date = Date()) throws(RegistryError) -> Set<Int64> {
+    func reserve(_ devices: [(device: Device, key: Int64)], now: Date? = nil) throws(RegistryError) -> Set<Int64> {
         let candidates = devices.compactMap { d in caps[d.device.app].map { CapCandidate(key: d.key, cap: $0) } }
-        return candidates.isEmpty ? [] : try registry.reserveCapped(job: jobID, devices: candidates, now: now)
+        return candidates.isEmpty ? [] : try registry.reserveCapped(job: jobID, devices: candidates, now: now ?? clock.wall())
     }
 
     /// A reservation made on a queue of its own, so that the job's thread sends the batch before
@@ -64,10 +67,10 @@ struct CapGate: Sendable {
     }
 
     /// Deletes counts older than the longest configured window (once per capped job).
-    func prune(now: Date = Date(), log: Log) {
+    func prune(now: Date? = nil, log: Log) {
         guard let longest = caps.values.map(\.window).max() else { return }
         do {
-            try registry.pruneCapCounts(before: now.addingTimeInterval(-longest))
+            try registry.pruneCapCounts(before: (now ?? clock.wall()).addingTimeInterval(-longest))
         } catch {
             log.warning("could not prune old frequency cap counts: \(RegistryError.detail(error))", [(.job, jobID)])
         }

@@ -30,7 +30,9 @@ public final class Dispatcher: Sendable {
         var running: Set<String> = []
         var stopping = false
         var scanQueued = false
-        var lastOrphanScan = Date.distantPast
+        /// When the last orphan scan, `tmp/` sweep and notification sweep were, on the monotonic
+        /// clock (nil: not yet, or asked for again at once).
+        var lastOrphanScan: DispatchTime?
         /// What a peek found in waiting incoming files and the current batch, by name, so each
         /// file version is read once however often the folder is listed (bounded: `IncomingPlan`).
         var peeked: [String: IncomingPlan.Peeked] = [:]
@@ -42,8 +44,8 @@ public final class Dispatcher: Sendable {
         /// many as it has slots.
         var orphans: [String] = []
         /// When `tmp/` was last swept of files older than `staleTemporaryAge`.
-        var lastTmpSweep = Date.distantPast
-        var lastNotificationSweep = Date.distantPast
+        var lastTmpSweep: DispatchTime?
+        var lastNotificationSweep: DispatchTime?
         /// When the registry next has notifications to sweep (`NotificationSweep`); a job of this
         /// dispatcher starting or ending brings it forward to a minute after the last sweep.
         var nextNotificationSweep = Date.distantPast
@@ -103,7 +105,7 @@ public final class Dispatcher: Sendable {
             guard changed || !markers.isEmpty else { return }
             // A job between waves hears a cancel or pause now (it starts, and acts on it).
             state.withLock { s in
-                s.lastOrphanScan = .distantPast
+                s.lastOrphanScan = nil
                 s.sleeping = [:]
             }
             requestScan()
@@ -111,7 +113,7 @@ public final class Dispatcher: Sendable {
             if !markers.isEmpty { control.async { markers.forEach(controls.acknowledgeResume) } }
         }
         // A request written between the runner's first look and the watch.
-        if controls.refresh() { state.withLock { $0.lastOrphanScan = .distantPast } }
+        if controls.refresh() { state.withLock { $0.lastOrphanScan = nil } }
         return watcher
     }
 
@@ -119,7 +121,7 @@ public final class Dispatcher: Sendable {
 
     /// Jobs seen in `incoming/` at the last listing whose `not_before` is still ahead, soonest first.
     public var scheduled: [(name: String, notBefore: Date)] {
-        let now = Date()
+        let now = clock.wall()
         return state.withLock { s in
             s.peeked.compactMap { name, seen in seen.settling ? nil : seen.notBefore.flatMap { $0 > now ? (name, $0) : nil } }
         }.sorted { $0.notBefore < $1.notBefore }
@@ -129,7 +131,7 @@ public final class Dispatcher: Sendable {
     public func runOnce() {
         state.withLock { s in
             s.onceMode = true
-            s.settleDeadline = Date().addingTimeInterval(IncomingPlan.settleSeconds + 0.5)
+            s.settleDeadline = clock.wall().addingTimeInterval(IncomingPlan.settleSeconds + 0.5)
         }
         presence.start()
         defer { presence.stop() }
@@ -190,10 +192,11 @@ public final class Dispatcher: Sendable {
     private func scan() {
         state.withLock { $0.scanQueued = false }
         if isStopping { return }
-        let now = Date()
+        // Wall time: what files' modification times and `not_before` are compared with.
+        let now = clock.wall(), tick = DispatchTime.now()
         let orphanScanDue = state.withLock { s -> Bool in
-            guard now.timeIntervalSince(s.lastOrphanScan) >= Self.orphanInterval - 0.5 else { return false }
-            s.lastOrphanScan = now
+            guard Self.seconds(since: s.lastOrphanScan, at: tick) >= Self.orphanInterval - 0.5 else { return false }
+            s.lastOrphanScan = tick
             return true
         }
         if orphanScanDue {
@@ -217,8 +220,8 @@ public final class Dispatcher: Sendable {
                 s.orphans = orphans
                 if !s.onceMode { s.sleeping.merge(sleepers) { $1 } }
             }
-            sweepTemporaries(now: now)
-            sweepNotifications(now: now)
+            sweepTemporaries(now: now, tick: tick)
+            sweepNotifications(now: now, tick: tick)
         }
         wakeDueSleepers()
         listIncoming(now: now)
@@ -249,7 +252,7 @@ public final class Dispatcher: Sendable {
             if let result = runner.quarantine.quarantine(unsafe: raw, in: .incoming) { report(result) }
         }
         warnAboutStrays(plan)
-        IncomingTally(jobs: plan.jobs, strays: plan.strays, oldestModified: plan.oldestModified, at: Date().timeIntervalSince1970, pid: getpid()).write(to: spool)
+        IncomingTally(jobs: plan.jobs, strays: plan.strays, oldestModified: plan.oldestModified, at: clock.wall().timeIntervalSince1970, pid: getpid()).write(to: spool)
         state.withLock { s in
             s.peeked = plan.peeked      // forgets files that are gone
             s.backlog = plan.due.reversed()
@@ -307,11 +310,17 @@ public final class Dispatcher: Sendable {
     /// full), removed as Maildir readers do: no writer takes 36 h between create and rename.
     static let staleTemporaryAge = 36.0 * 3600
 
-    /// Sweeps `tmp/` at most hourly, along with an orphan scan.
-    private func sweepTemporaries(now: Date) {
+    /// Seconds from `mark` to `tick` on the monotonic clock; infinite when there is no mark.
+    private static func seconds(since mark: DispatchTime?, at tick: DispatchTime) -> Double {
+        mark.map { Double(tick.uptimeNanoseconds - min($0.uptimeNanoseconds, tick.uptimeNanoseconds)) / 1e9 } ?? .infinity
+    }
+
+    /// Sweeps `tmp/` at most hourly (`tick`, monotonic), along with an orphan scan; files older
+    /// than `staleTemporaryAge` by their modification time (`now`, wall) go.
+    private func sweepTemporaries(now: Date, tick: DispatchTime) {
         let due = state.withLock { s -> Bool in
-            guard now.timeIntervalSince(s.lastTmpSweep) >= 3600 else { return false }
-            s.lastTmpSweep = now
+            guard Self.seconds(since: s.lastTmpSweep, at: tick) >= 3600 else { return false }
+            s.lastTmpSweep = tick
             return true
         }
         guard due else { return }
@@ -322,11 +331,11 @@ public final class Dispatcher: Sendable {
     /// Expired secure content and old events (`NotificationSweep`), when the last sweep said the
     /// next is due, at most once a minute, off the scanning queue: a registry another process
     /// holds busy delays the sweep, not the jobs.
-    private func sweepNotifications(now: Date) {
+    private func sweepNotifications(now: Date, tick: DispatchTime) {
         let due = state.withLock { s -> Int? in
-            guard now >= s.nextNotificationSweep, now.timeIntervalSince(s.lastNotificationSweep) >= NotificationSweep.interval,
+            guard now >= s.nextNotificationSweep, Self.seconds(since: s.lastNotificationSweep, at: tick) >= NotificationSweep.interval,
                   !s.sweepingNotifications else { return nil }
-            s.lastNotificationSweep = now
+            s.lastNotificationSweep = tick
             s.sweepingNotifications = true
             return s.jobEvents
         }
@@ -423,12 +432,12 @@ public final class Dispatcher: Sendable {
             s.wake?.cancel()
             s.wake = nil
             // A wave's instant is on `clock`; the timer waits real seconds.
-            let wave = s.sleeping.values.min().map { Date().addingTimeInterval(clock.secondsUntil($0)) }
+            let wave = s.sleeping.values.min().map { clock.wall().addingTimeInterval(clock.secondsUntil($0)) }
             let due = [s.incomingDue, wave].compactMap { $0 }.min()
             // `run --once` waits for no scheduled job, only for files still being written.
             guard let date = s.onceMode ? s.settledBy : due else { return }
             let timer = DispatchSource.makeTimerSource(queue: control)
-            timer.schedule(wallDeadline: .now() + max(0.01, date.timeIntervalSinceNow + 0.01), leeway: .milliseconds(20))
+            timer.schedule(wallDeadline: .now() + max(0.01, date.timeIntervalSince(clock.wall()) + 0.01), leeway: .milliseconds(20))
             timer.setEventHandler { [weak self] in self?.requestScan() }
             timer.resume()
             s.wake = timer

@@ -53,7 +53,7 @@ public final class Engine: Sendable {
     /// The default app's provider state per platform.
     public var routes: [Platform: ProviderState] { apps.routes }
     public let metrics = Metrics()
-    public let activity = Activity()
+    public let activity: Activity
     public let controls: JobControls
     public let pool: WorkerPool
     public let dispatcher: Dispatcher
@@ -72,7 +72,7 @@ public final class Engine: Sendable {
         let registry = try EngineSetup.openRegistry(config, log: hooks.log)
         let apps: AppRoutes
         do {
-            apps = try EngineSetup.makeApps(config: config, spool: spool, log: hooks.log, registry: registry)
+            apps = try EngineSetup.makeApps(config: config, spool: spool, log: hooks.log, registry: registry, clock: hooks.clock)
         } catch {
             registry.close()
             throw error
@@ -93,8 +93,10 @@ public final class Engine: Sendable {
         self.spool = spool
         self.registry = registry
         self.apps = apps
+        let clock = hooks.clock
+        activity = Activity(clock: clock)
         let log = hooks.log, metrics = metrics, activity = activity
-        controls = JobControls(directory: spool.url(.control))
+        controls = JobControls(directory: spool.url(.control), clock: clock)
         pool = EngineSetup.workerPool(config: config, metrics: metrics, random: hooks.random)
         var service: Webhooks?
         do {
@@ -106,7 +108,6 @@ public final class Engine: Sendable {
         service?.start()
         let flag = stopping
         let userStop = hooks.isStopping
-        let clock = hooks.clock
         let shared = registry.shared.flatMap { registry in
             config.queue.enabled && RegistryLocation.isPostgres(config.registryPath)
                 ? SharedQueue(registry: registry, config: config.queue, spool: spool) : nil

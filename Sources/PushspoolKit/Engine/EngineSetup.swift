@@ -95,8 +95,11 @@ public enum EngineSetup {
 
     /// Every app's routes, one provider per distinct name across all apps. `registry`: the one
     /// the process holds open, whose connections the shared caps, pauses and credentials borrow.
-    public static func makeApps(config: Config, spool: Spool?, log: Log, registry: (any DeviceRegistry)? = nil) throws(EngineSetupError) -> AppRoutes {
-        let (apps, problems) = appsAndProblems(config: config, spool: spool, log: log, registry: registry)
+    /// `clock`: the engine's (`Engine.Hooks.clock`), which the providers' quiet times and pause
+    /// records are read from.
+    public static func makeApps(config: Config, spool: Spool?, log: Log, registry: (any DeviceRegistry)? = nil,
+                                clock: EngineClock = .system) throws(EngineSetupError) -> AppRoutes {
+        let (apps, problems) = appsAndProblems(config: config, spool: spool, log: log, registry: registry, clock: clock)
         if !problems.isEmpty {
             apps.shutdown()
             throw EngineSetupError(.config, problems)
@@ -159,8 +162,8 @@ public enum EngineSetup {
 
     /// Every app's providers that could be set up, and every problem of the others. With
     /// `apps` in the config, each problem also names the apps whose routes use the provider.
-    public static func appsAndProblems(config: Config, spool: Spool?, log: Log,
-                                       registry: (any DeviceRegistry)? = nil) -> (apps: AppRoutes, problems: [String]) {
+    public static func appsAndProblems(config: Config, spool: Spool?, log: Log, registry: (any DeviceRegistry)? = nil,
+                                       clock: EngineClock = .system) -> (apps: AppRoutes, problems: [String]) {
         // One pool for the credentials, caps and pauses: the open registry's, else one made here.
         let pool = spool == nil ? nil : pool(config: config, registry: registry)
         let (context, found) = providerContext(config: config, spool: spool, log: log, pool: pool)
@@ -183,8 +186,8 @@ public enum EngineSetup {
                         let provider = try ProviderFactory.make(name: name, context: clients.noting(context))
                         byName[name] = ProviderState(provider: provider, name: name, maxPerSecond: config.maxPerSecond[name],
                                                       rateGrants: grants, sharing: sharing, log: log,
-                                                      connections: clients.count, onPause: { [spool] reason in
-                            if let spool { PauseRecord.write(provider: name, reason: reason, in: spool) }
+                                                      connections: clients.count, clock: clock, onPause: { [spool] reason in
+                            if let spool { PauseRecord.write(provider: name, reason: reason, in: spool, clock: clock) }
                         })
                     } catch let error as ProviderSetupError {
                         // Shared settings (the CA file) are one problem, however many providers use them.

@@ -56,7 +56,7 @@ public final class HubQueue: Sendable {
 
     public init(spool: Spool, writer: InstallationWriter, registry: any DeviceRegistry, log: Log,
                 concurrency: Int = 16, retryAfter: Double = 30,
-                now: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) throws {
+                now: @escaping @Sendable () -> Double = { EngineClock.system.wall().timeIntervalSince1970 }) throws {
         folder = try OutboxFolder(root: spool.root.appendingPathComponent("hub"), keepsFailed: false)
         sendingDir = folder.root.appendingPathComponent("sending")
         try FileManager.default.createDirectory(at: sendingDir, withIntermediateDirectories: true)

@@ -19,7 +19,7 @@ struct JobCompletion: Sendable {
         // A tracked job's events are kept `receipts.keep_days` from now.
         if case .send(let send) = held.job.kind,
            NotificationTagger.tracking(send, apps: apps(of: held.job), configs: env.appConfigs) != .off {
-            do { try env.registry.endTrackedJob(id: id, at: Date()) } catch {
+            do { try env.registry.endTrackedJob(id: id, at: env.clock.wall()) } catch {
                 env.log.warning("the registry did not record its end for its receipts: \(RegistryError.detail(error))", [(.job, id)])
             }
         }

@@ -17,13 +17,16 @@ public enum ControlRequest: String, Sendable, CaseIterable {
 /// request takes effect within moments (no polling). Cancel wins over pause.
 public final class JobControls: Sendable {
     public let directory: URL
+    /// What a request's `requested_at` says (its `wall` time).
+    private let clock: EngineClock
     private let requests = Mutex<[String: Set<ControlRequest>]>([:])
     /// Whether any request is in force: running jobs ask before every target, and almost always
     /// there is none, so that answer costs one atomic load.
     private let any = Atomic<Bool>(false)
 
-    public init(directory: URL) {
+    public init(directory: URL, clock: EngineClock = .system) {
         self.directory = directory
+        self.clock = clock
         refresh()
     }
 
@@ -74,8 +77,8 @@ public final class JobControls: Sendable {
     }
 
     /// Writes a request atomically (a hidden temporary file renamed into place).
-    public func write(_ kind: ControlRequest, id: String, now: Date = Date()) throws {
-        try write(kind.rawValue, id: id, now: now)
+    public func write(_ kind: ControlRequest, id: String, now: Date? = nil) throws {
+        try write(kind.rawValue, id: id, now: now ?? clock.wall())
     }
 
     // MARK: Resume acknowledgements
@@ -87,7 +90,7 @@ public final class JobControls: Sendable {
 
     /// Writes the marker of a resume of `id` (after its pause file is gone).
     public func writeResumeMarker(id: String) throws {
-        try write(Self.resumeMarker, id: id, now: Date())
+        try write(Self.resumeMarker, id: id, now: clock.wall())
     }
 
     public func resumeMarkerURL(_ id: String) -> URL {

@@ -15,9 +15,12 @@ import Darwin
 /// under `.state/` rather than in `active/` itself, so `active/` holds jobs only.
 final class JobOwners: Sendable {
     let records: DispatcherRecordFolder
+    /// Its `wall` time, which the records' modification times are compared with.
+    private let clock: EngineClock
 
-    init(spool: Spool) {
+    init(spool: Spool, clock: EngineClock = .system) {
         records = Self.folder(spool)
+        self.clock = clock
         mkdir(records.directory.path, 0o700)
     }
 
@@ -39,7 +42,7 @@ final class JobOwners: Sendable {
     /// or it was moved away by hand) and temporary files left by a crash, once a minute old (a
     /// record is written just after its job's move to `active/`, maybe after `active` was listed).
     func sweep(active: Set<String>) {
-        let now = Date().timeIntervalSince1970
+        let now = clock.wall().timeIntervalSince1970
         for (name, modified) in records.entries() where now - modified > 60 && !active.contains(name) {
             unlink(records.path(name))
         }

@@ -5,6 +5,8 @@ import PushspoolCore
 /// sentence.
 struct JobQuarantine: Sendable {
     let spool: Spool
+    /// The `received_at` of a job whose file's modification time cannot be read (its `wall` time).
+    var clock: EngineClock = .system
 
     /// An unprocessable job in `active/`. The log is `results/<id>.jsonl` when that name is free;
     /// when a job with this id already has one (a corrected job re-dropped with a typo, a job of
@@ -13,7 +15,7 @@ struct JobQuarantine: Sendable {
     func quarantine(_ name: String, id: String, error: String, pns: [Platform], file: JobFile?) -> JobReport {
         let activePath = spool.url(.active, name).path
         if let log = spool.createResultLog(preferring: id) {
-            log.append(ResultRecord.jobLine(id: id, file: name, receivedAt: HeldJob.receivedAt(activePath), pns: pns, targets: 0))
+            log.append(ResultRecord.jobLine(id: id, file: name, receivedAt: HeldJob.receivedAt(activePath, clock: clock), pns: pns, targets: 0))
             log.append(ResultRecord.summary(id: id, outcome: .failed(error), durationMS: 0))
             try? log.close()
         }
@@ -52,7 +54,7 @@ struct JobQuarantine: Sendable {
         let id = String(moved.dropLast(5))
         let error = "the file name \"\(raw.escaped)\" \(raw.problem ?? "is unsafe"); the job was not read"
         if let log = spool.createResultLog(preferring: id) {
-            let received = FileIO.modificationTime(spool.url(.failed, moved).path).map(Date.init(timeIntervalSince1970:)) ?? Date()
+            let received = FileIO.modificationTime(spool.url(.failed, moved).path).map(Date.init(timeIntervalSince1970:)) ?? clock.wall()
             log.append(ResultRecord.jobLine(id: id, file: moved, receivedAt: received, pns: [], targets: 0))
             log.append(ResultRecord.summary(id: id, outcome: .failed(error), durationMS: 0))
             try? log.close()

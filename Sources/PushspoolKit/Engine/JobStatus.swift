@@ -11,17 +11,22 @@ public struct JobStatus: Sendable {
     let dispatchers: DispatcherRecordFolder
     /// The app of a send job that names none (`default_app`).
     let defaultApp: String
+    /// "Now" for a job's heartbeat and `not_before`, when the caller names none: its `wall`
+    /// time, which `run` stamps its records with (`status` and `serve` pass the system's).
+    let clock: EngineClock
 
-    public init(spool: Spool, defaultApp: String = AppConfig.implicitID) {
+    public init(spool: Spool, defaultApp: String = AppConfig.implicitID, clock: EngineClock = .system) {
         self.spool = spool
         self.defaultApp = defaultApp
-        controls = JobControls(directory: spool.url(.control))
+        self.clock = clock
+        controls = JobControls(directory: spool.url(.control), clock: clock)
         owners = JobOwners.folder(spool)
         dispatchers = DispatcherRecordFolder(directory: DispatcherPresence.directory(spool))
     }
 
     /// The `status --json` entry of the job file `name` in `active/`.
-    public func active(name: String, now: Date = Date()) -> JSONValue {
+    public func active(name: String, now: Date? = nil) -> JSONValue {
+        let now = now ?? clock.wall()
         // A live dispatcher holds the job file's lock; a free one waits for the next run.
         // Asked first: whatever is read next, this must describe now.
         // Only asked, never taken: a status that locked the file, even for a moment, could make
@@ -89,7 +94,8 @@ public struct JobStatus: Sendable {
     /// waiting (`incoming/`), or ended (its result log's summary). nil: no such job here.
     /// A job is found by its file name `<id>.json` (as `submit` and `serve` name them) or, once
     /// it has started, through its result log, which names its file.
-    public func lookup(id: String, now: Date = Date()) -> JSONValue? {
+    public func lookup(id: String, now: Date? = nil) -> JSONValue? {
+        let now = now ?? clock.wall()
         let named = "\(id).json"
         if FileManager.default.fileExists(atPath: spool.url(.active, named).path), Self.jobID(spool, .active, named) == id {
             return active(name: named, now: now)

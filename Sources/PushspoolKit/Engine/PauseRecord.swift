@@ -3,9 +3,10 @@ import PushspoolCore
 
 /// `.state/paused-<provider>.json`: the last time a provider was paused and why, for `status`.
 package enum PauseRecord {
-    static func write(provider: String, reason: String, in spool: Spool) {
+    /// `at` is `clock`'s wall time.
+    static func write(provider: String, reason: String, in spool: Spool, clock: EngineClock) {
         let doc = JSONValue.object([("provider", .string(provider)), ("reason", .string(reason)),
-                                    ("at", .string(Timestamp.rfc3339(Date())))])
+                                    ("at", .string(Timestamp.rfc3339(clock.wall())))])
         let url = spool.stateDirectory.appendingPathComponent("paused-\(provider).json")
         try? FileIO.writeDurably(doc.encoded(), to: url, mode: 0o640)
     }

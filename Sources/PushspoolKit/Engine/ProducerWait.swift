@@ -9,6 +9,9 @@ struct ProducerWait: Sendable {
     let handout: Handout?
     /// Whether to give up (asked again at each ring).
     let halted: @Sendable () -> Bool
+    /// The wall clock the moments are read on (seconds since 1970, as the rate caps and pacing
+    /// name them).
+    var clock: EngineClock = .system
 
     static let holdingNothing = ProducerWait(handout: nil, halted: { false })
 
@@ -18,7 +21,7 @@ struct ProducerWait: Sendable {
     /// Waits until `moment` (seconds since 1970); false when halted first. A moment already
     /// past returns at once (asking `halted` once) and releases nothing.
     func until(_ moment: Double) -> Bool {
-        if moment > Date().timeIntervalSince1970 { release() }
+        if moment > clock.wall().timeIntervalSince1970 { release() }
         return StopBell.shared.sleep(until: moment, halted: halted)
     }
 }

@@ -35,7 +35,8 @@ public final class ProviderState: Sendable {
         var refusalsInARow = 0
         var failuresInARow = 0
         var pausedReason: String?
-        var pausedUntil: Date = .distantPast
+        /// Monotonic: a pause lasts its seconds whatever the wall clock does meanwhile.
+        var pausedUntil: DispatchTime = .init(uptimeNanoseconds: 0)
         var quietUntil: Date = .distantPast
     }
     private let state = Mutex(State())
@@ -50,6 +51,10 @@ public final class ProviderState: Sendable {
     /// The end of the last quiet time told to the other hosts.
     private let sharedQuiet = Mutex<Date>(.distantPast)
 
+    /// The wall time quiet times are read on (`quietUntil` is a wall time: the service's
+    /// Retry-After names one).
+    private let clock: EngineClock
+
     /// `max_per_second`: every request of this provider (first attempts and retries) takes its turn.
     public let limiter: RateLimiter?
 
@@ -58,8 +63,9 @@ public final class ProviderState: Sendable {
     /// `connections`: how many connections its HTTP clients hold now (`ProviderClients.count`).
     public init(provider: any PushProvider, name: String? = nil, pauseDuration: Double = 600, maxPerSecond: Double? = nil,
                 rateGrants: (any RateGrantSource)? = nil, sharing: (any ProviderPauseSharing)? = nil, log: Log? = nil,
-                connections: (@Sendable () -> HTTPConnectionCount)? = nil,
+                connections: (@Sendable () -> HTTPConnectionCount)? = nil, clock: EngineClock = .system,
                 onPause: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.clock = clock
         self.provider = provider
         immediate = provider as? any ImmediateProvider
         batching = provider as? any BatchingProvider
@@ -89,7 +95,7 @@ public final class ProviderState: Sendable {
     /// Why the provider is paused, while it is.
     public var pausedReason: String? {
         guard disturbed.load(ordering: .acquiring) else { return nil }
-        return state.withLock { $0.pausedUntil > Date() ? $0.pausedReason : nil }
+        return state.withLock { $0.pausedUntil > DispatchTime.now() ? $0.pausedReason : nil }
     }
 
     public func pause(_ reason: String) {
@@ -100,9 +106,10 @@ public final class ProviderState: Sendable {
     private func pause(_ reason: String, for seconds: Double) -> Bool {
         let first = state.withLock { s -> Bool in
             disturbed.store(true, ordering: .releasing)
-            guard s.pausedUntil <= Date() else { return false }
+            let now = DispatchTime.now()
+            guard s.pausedUntil <= now else { return false }
             s.pausedReason = reason
-            s.pausedUntil = Date().addingTimeInterval(seconds)
+            s.pausedUntil = now + max(0, seconds)
             return true
         }
         if first { onPause(reason) }
@@ -114,7 +121,7 @@ public final class ProviderState: Sendable {
     func apply(_ shared: ProviderPause) {
         switch shared.kind {
         case .paused(let reason): _ = pause(reason, for: shared.seconds)
-        case .quiet: quietHere(until: Date().addingTimeInterval(shared.seconds))
+        case .quiet: quietHere(until: clock.wall().addingTimeInterval(shared.seconds))
         }
     }
 
@@ -153,7 +160,7 @@ public final class ProviderState: Sendable {
             let level = s.failuresInARow / Self.failuresBeforeThrottle
             guard level > 0 else { return }
             let pause = min(policy.maxDelay, policy.baseDelay * Double(1 << min(level, 30)))
-            s.quietUntil = max(s.quietUntil, Date().addingTimeInterval(pause))
+            s.quietUntil = max(s.quietUntil, clock.wall().addingTimeInterval(pause))
         }
     }
 
@@ -166,7 +173,7 @@ public final class ProviderState: Sendable {
             told = date
             return true
         }
-        if tell { share(ProviderPause(provider: name, kind: .quiet, seconds: date.timeIntervalSinceNow)) }
+        if tell { share(ProviderPause(provider: name, kind: .quiet, seconds: date.timeIntervalSince(clock.wall()))) }
     }
 
     private func quietHere(until date: Date) {

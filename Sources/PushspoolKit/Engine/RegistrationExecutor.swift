@@ -5,11 +5,13 @@ import PushspoolCore
 /// path (`RegistrationService`, as the CLI and `serve` do), and says how it ended.
 struct RegistrationExecutor: Sendable {
     let registrations: RegistrationService
+    /// The registry's `updated_at` (its `wall` time).
+    var clock: EngineClock = .system
 
     func register(_ registration: Registration, _ held: HeldJob, log: ResultLog, writeJobLine: Bool, cancel: Bool) -> JobReport.Outcome {
         if let ended = begin(held, log: log, pns: [registration.platform], writeJobLine: writeJobLine, cancel: cancel) { return ended }
         do throws(RegistrationError) {
-            let change = try registrations.register(registration, now: Date())
+            let change = try registrations.register(registration, now: clock.wall())
             let device = change.device
             log.append(ResultRecord.registration("register", device: device.id, platform: device.platform, tags: device.tags))
             return hubOutcome(change.hub, log: log)

@@ -17,7 +17,7 @@ final class RegistryPruner: Sendable {
     /// Handles a service replaced (ADM's canonical ids), written on the same kind of queue.
     private let replacements: BatchQueue<HandleChange>
 
-    init(registry: any DeviceRegistry, log: Log, jobID: String, webhooks: Webhooks? = nil) {
+    init(registry: any DeviceRegistry, log: Log, jobID: String, webhooks: Webhooks? = nil, clock: EngineClock = .system) {
         let flush: @Sendable ([(GoneDevice, WebhookEvent.GoneDevice?)]) -> Void = { batch in
             guard !batch.isEmpty else { return }
             if let webhooks {
@@ -39,7 +39,7 @@ final class RegistryPruner: Sendable {
         replacements = BatchQueue(label: "pushspool.replace.\(jobID)") { changes in
             for change in changes {
                 do {
-                    try registry.replaceHandle(change, now: Date())
+                    try registry.replaceHandle(change, now: clock.wall())
                 } catch {
                     log.error("could not replace the handle of device \(change.id) with the one its service named: \(RegistryError.detail(error))", [(.job, jobID)])
                 }

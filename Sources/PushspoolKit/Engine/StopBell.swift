@@ -1,4 +1,5 @@
 import Foundation
+import Dispatch
 import Synchronization
 
 /// What wakes a waiter early: rung whenever something that can halt waiting work changes (the
@@ -11,41 +12,43 @@ import Synchronization
 /// One per process: the conditions it stands for are closures composed in many places (the
 /// engine's, a job's controls, a chunk's lease), and a ring only makes each waiter ask its own
 /// again, which costs a lock and a load per waiter.
-final class StopBell: @unchecked Sendable {   // `condition` guards `rings`; `observers` is a Mutex
+///
+/// A sleeper waits on a monotonic deadline (`DispatchTime`), so a wall clock set back or forward
+/// meanwhile neither stretches nor cuts its wait.
+final class StopBell: Sendable {
     static let shared = StopBell()
 
-    private let condition = NSCondition()
-    private var rings = 0
     private let observers = Mutex<(next: Int, all: [Int: @Sendable () -> Void])>((0, [:]))
 
     /// Wakes every sleeper and tells every observer.
     func ring() {
-        condition.lock()
-        rings &+= 1
-        condition.broadcast()
-        condition.unlock()
         for observer in observers.withLock({ Array($0.all.values) }) { observer() }
     }
 
-    /// Sleeps until `moment` (seconds since 1970) or until `halted` says so (asked first, and
-    /// again after each ring). True once the moment came, false when halted.
-    func sleep(until moment: Double, halted: () -> Bool) -> Bool {
+    /// Sleeps until `deadline` or until `halted` says so (asked first, and again after each
+    /// ring). True once the deadline came, false when halted.
+    func sleep(until deadline: DispatchTime, halted: () -> Bool) -> Bool {
+        // Nothing to wait for (a rate cap's turn that has come): no listener made.
+        if halted() { return false }
+        if DispatchTime.now() >= deadline { return true }
+        // Listening before the question: a ring between the question and the wait ends the
+        // wait at once instead of being missed (the semaphore keeps it).
+        let rung = DispatchSemaphore(value: 0)
+        let token = observe { rung.signal() }
+        defer { unobserve(token) }
         while true {
-            // The ring count is read before the question: a ring between the question and the
-            // wait ends the wait at once instead of being missed.
-            let seen = ringCount
             if halted() { return false }
-            if moment <= Date().timeIntervalSince1970 { return true }
-            condition.lock()
-            while rings == seen, condition.wait(until: Date(timeIntervalSince1970: moment)) {}
-            condition.unlock()
+            if DispatchTime.now() >= deadline { return true }
+            _ = rung.wait(timeout: deadline)
         }
     }
 
-    private var ringCount: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return rings
+    /// Sleeps until `moment`, seconds since 1970 on the system's wall clock (as callers that
+    /// read the system clock name it), or until halted: the wait itself is monotonic, the moment turned
+    /// into a deadline once.
+    func sleep(until moment: Double, halted: () -> Bool) -> Bool {
+        let left = moment - EngineClock.system.wall().timeIntervalSince1970
+        return sleep(until: DispatchTime.now() + max(0, left), halted: halted)
     }
 
     /// Calls `observer` (on the ringing thread) at each ring until `unobserve` with the token.

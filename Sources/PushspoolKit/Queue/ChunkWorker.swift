@@ -4,13 +4,21 @@ import PushspoolCore
 import Synchronization
 
 /// This host's hands on the shared queue: it cuts jobs' audiences into chunks and claims at most
-/// `queue.max_chunks` chunks at once, each sent by a `SendRun` on a thread of its own with its
-/// outcomes going to the queue, then completed (or, stopped, paused or cancelled, let go for
-/// any host to take). It wakes on the queue's notifications, and at the one time that tells no
-/// one: when the earliest lease another host holds runs out (`alarm`). Idle, it makes no
-/// statement at all: its presence is a lock its listening connection holds. Leases are renewed
-/// every third of a lease while it holds chunks; a host that cannot renew for a whole lease
-/// (partitioned from the database) stops sending, since its chunks go on elsewhere.
+/// `queue.max_chunks` chunks at once, each sent by a `SendRun` with its outcomes going to the
+/// queue, then completed (or, stopped, paused or cancelled, let go for any host to take).
+///
+/// Scheduling, all on Dispatch: claims, cuts' ends and chunks' ends are serialised on `control`;
+/// each chunk sent, each cut and each purge is a work item (`run(_:)`) on Dispatch's pool of
+/// threads, reused from one chunk to the next (no thread is made per chunk); the listener is one
+/// long work item of its own. The chunks in progress are bounded by their slots (`ChunkSlots`:
+/// `max_chunks`, one of them reading its devices at a time), and every waiter sleeps until its
+/// next event: a claim waits for a notification, a slot freed (a chunk's last devices read, or
+/// its end), or the `alarm`, armed for the one time that tells no one, when the earliest lease
+/// another host holds runs out. Idle, it makes no statement at all: its
+/// presence is a lock its listening connection holds. Leases are renewed every third of a lease
+/// while it holds chunks (a timer on `leases`); a host that cannot renew for a whole lease
+/// (partitioned from the database) stops sending, since its chunks go on elsewhere. Its spans are
+/// on the monotonic clock (`Uptime`), its leases on the database's.
 final class ChunkWorker: Sendable {
     /// A chunk this host holds, whether it lost it, and whether its targets are all handed out.
     final class Held: Sendable {
@@ -35,8 +43,9 @@ final class ChunkWorker: Sendable {
     /// The renewal timer's own queue: a lease that lapses can record nothing more
     /// (`ChunkLease`), so a renewal never waits behind claims and cuts on `control`.
     private let leases = DispatchQueue(label: "pushspool.chunk-leases")
+    /// Every work item (and the listener), for `wait()`.
+    private let running = DispatchGroup()
     private let listener: QueueListener
-    private let threads: DispatchGroup
     /// Wakes `claimMore` when a lease another host holds runs out, a skipped job may be tried
     /// again, or (the database away) to try again.
     private let alarm: QueueAlarm
@@ -46,13 +55,14 @@ final class ChunkWorker: Sendable {
         var held: [String: Held] = [:]
         var cutting = false
         var started = false
-        /// Jobs this host cannot send (its config lacks their app or provider), until then.
-        var skip: [String: Date] = [:]
-        var lastRenewed = Date()
+        /// Jobs this host cannot send (its config lacks their app or provider), until then
+        /// (`Uptime`).
+        var skip: [String: Double] = [:]
+        var lastRenewed = Uptime.seconds
         var rate = RateEstimator(window: 10, minimumSpan: 1)
         /// Armed while this host holds chunks (and for one more report after the last).
         var renewer: (any DispatchSourceTimer)?
-        var unreachableSince: Date?
+        var unreachableSince: Double?
     }
     private let state = Mutex(State())
     private let stopFlag = Atomic<Bool>(false)
@@ -72,10 +82,9 @@ final class ChunkWorker: Sendable {
         outcomes = OutcomeWriter(store: queue.store)
         listener = QueueListener(pool: queue.store.pool, presence: queue.store.host)
         alarm = QueueAlarm(queue: control)
-        let threads = DispatchGroup()
-        self.threads = threads
+        let running = running
         retention = QueueRetention(queue: queue, log: env.log, control: control, isStopping: env.isStopping,
-                                   spawn: { name, body in Self.spawn(name, on: threads, body) })
+                                   background: { body in Self.run(in: running, body) })
         alarm.onFire { [weak self] in self?.claimMore() }
     }
 
@@ -88,9 +97,8 @@ final class ChunkWorker: Sendable {
             return !s.started
         }
         guard first else { return }
-        threads.enter()
-        let thread = Thread { [self] in
-            defer { threads.leave() }
+        // The listener sleeps in poll(2) for as long as the host runs: one long work item.
+        Self.run(in: running) { [self] in
             listener.listen { payload in
                 // nil: (re)connected, when anything may have been missed.
                 let kind = payload.map { String($0.prefix { $0 != " " }) }
@@ -102,8 +110,6 @@ final class ChunkWorker: Sendable {
                 if kind == "ended" { retention.jobEnded() }
             }
         }
-        thread.name = "pushspool queue listener"
-        thread.start()
         queue.refreshRequests()
         // This host's first report: `status` lists it from now on.
         control.async { [self] in
@@ -139,8 +145,8 @@ final class ChunkWorker: Sendable {
         StopBell.shared.ring()
     }
 
-    /// Waits for every chunk thread (and the listener) after `stop()`.
-    func wait() { threads.wait() }
+    /// Waits for every chunk, cut and purge in progress (and the listener) after `stop()`.
+    func wait() { running.wait() }
 
     private var isStopping: Bool { stopFlag.load(ordering: .acquiring) || env.isStopping() }
 
@@ -151,21 +157,19 @@ final class ChunkWorker: Sendable {
 
     private func claimMore() {
         guard !isStopping else { return }
-        let now = Date()
-        // One chunk at a time is read: the next is taken once the one being read has read its
-        // last page (its last devices go out while the next is claimed and read, so the slots
-        // never drain between chunks), up to `max_chunks` held. One reader keeps every slot
-        // busy; more would only contend for the slots and hold work other hosts could take.
+        let now = Uptime.seconds
+        // One chunk at a time reads, up to `max_chunks` in progress (`ChunkSlots`).
         let (room, skip, cutting, skipEnds) = state.withLock { s in
             s.skip = s.skip.filter { $0.value > now }
-            let reading = s.held.values.contains { $0.isReading && !$0.isLost }
-            return (reading ? 0 : min(1, queue.config.maxChunks - s.held.count), Array(s.skip.keys), s.cutting, s.skip.values.min())
+            let slots = ChunkSlots(max: queue.config.maxChunks, held: s.held.count,
+                                   reading: s.held.values.contains { $0.isReading && !$0.isLost })
+            return (slots.room, Array(s.skip.keys), s.cutting, s.skip.values.min())
         }
         do {
             let own = ownOnly.load(ordering: .acquiring)
             if !cutting, let cut = try queue.store.claimCut(lease: lease, ownOnly: own) {
                 state.withLock { $0.cutting = true }
-                spawn("pushspool cut \(cut.job)") { [self] in runCut(cut) }
+                run { [self] in runCut(cut) }
             }
             if room > 0 {
                 for chunk in try queue.store.claim(count: room, lease: lease, excluding: skip, ownOnly: own) {
@@ -174,14 +178,14 @@ final class ChunkWorker: Sendable {
                         s.held[PostgresJobQueue.key(chunk.job, chunk.number)] = held
                         renewWhileHolding(&s)
                     }
-                    spawn("pushspool chunk \(chunk.job)#\(chunk.number)") { [self] in runChunk(held) }
+                    run { [self] in runChunk(held) }
                 }
             }
-            // Nothing tells when another host's lease runs out: wake just after it (the claim
-            // takes a lease strictly past its end), or when a skipped job may be tried again.
-            var next = try queue.store.nextLapse(ownOnly: own).map { $0 + 0.1 }
-            if let skipEnds { next = min(next ?? .infinity, skipEnds.timeIntervalSince(now)) }
-            if let next { alarm.wake(in: next) }
+            // Nothing tells when another host's lease runs out, or a skipped job may be tried
+            // again: the alarm does.
+            if let next = ChunkSlots.nextLook(lapse: try queue.store.nextLapse(ownOnly: own), skipEnds: skipEnds.map { $0 - now }) {
+                alarm.wake(in: next)
+            }
             noteReachable()
         } catch {
             noteUnreachable(error)
@@ -189,16 +193,17 @@ final class ChunkWorker: Sendable {
         }
     }
 
-    private func spawn(_ name: String, _ body: @escaping @Sendable () -> Void) { Self.spawn(name, on: threads, body) }
+    /// A chunk or a cut, as a work item: it holds one of Dispatch's threads while it reads and
+    /// sends (`SendRun` blocks on the pool's slots and its answers), and gives it back after.
+    private func run(_ body: @escaping @Sendable () -> Void) { Self.run(in: running, body) }
 
-    private static func spawn(_ name: String, on threads: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
-        threads.enter()
-        let thread = Thread { [threads] in
-            body()
-            threads.leave()
-        }
-        thread.name = name
-        thread.start()
+    /// Runs `body` on a serial queue of its own, which Dispatch runs on a thread of its pool
+    /// (an idle one, or one more while all are busy), never on a thread made for it: a serial
+    /// queue's work item starts at once, where a concurrent queue's could wait for one of the
+    /// threads Dispatch keeps for such queues (about as many as the cores), which blocked chunks
+    /// may all be holding.
+    private static func run(in running: DispatchGroup, _ body: @escaping @Sendable () -> Void) {
+        DispatchQueue(label: "pushspool.chunk-work").async(group: running, execute: body)
     }
 
     // MARK: Cutting
@@ -242,7 +247,7 @@ final class ChunkWorker: Sendable {
             problem = "\(error)"
         }
         env.log.error("this host cannot send its chunks (\(problem)); left to other hosts for a minute", [(.job, id)])
-        state.withLock { $0.skip[id] = Date().addingTimeInterval(60) }
+        state.withLock { $0.skip[id] = Uptime.seconds + 60 }
         return nil
     }
 
@@ -322,9 +327,9 @@ final class ChunkWorker: Sendable {
     private func renew() {
         let keys = state.withLock { s in s.held.filter { !$0.value.isLost }.map(\.key) }
         let sent = sent.load(ordering: .relaxed)
-        let now = Date()
+        let now = Uptime.seconds
         let rate = state.withLock { s -> Double in
-            s.rate.sample(at: now.timeIntervalSince1970, count: Int(sent))
+            s.rate.sample(at: now, count: Int(sent))
             return s.rate.rate ?? 0
         }
         do {
@@ -341,7 +346,7 @@ final class ChunkWorker: Sendable {
             }
             noteReachable()
         } catch {
-            let late = state.withLock { s -> Bool in now.timeIntervalSince(s.lastRenewed) >= lease }
+            let late = state.withLock { s -> Bool in now - s.lastRenewed >= lease }
             if late { state.withLock { s in for held in s.held.values { held.lose() } } }
             noteUnreachable(error)
         }
@@ -350,7 +355,7 @@ final class ChunkWorker: Sendable {
     private func noteUnreachable(_ error: any Error) {
         if !databaseAway.exchange(true, ordering: .acquiringAndReleasing) { StopBell.shared.ring() }
         let first = state.withLock { s -> Bool in
-            defer { s.unreachableSince = s.unreachableSince ?? Date() }
+            defer { s.unreachableSince = s.unreachableSince ?? Uptime.seconds }
             return s.unreachableSince == nil
         }
         if first {
@@ -360,10 +365,10 @@ final class ChunkWorker: Sendable {
 
     private func noteReachable() {
         databaseAway.store(false, ordering: .releasing)
-        let was = state.withLock { s -> Date? in
+        let was = state.withLock { s -> Double? in
             defer { s.unreachableSince = nil }
             return s.unreachableSince
         }
-        if let was { env.log.info("the shared queue answers again after \(Int(Date().timeIntervalSince(was))) s") }
+        if let was { env.log.info("the shared queue answers again after \(Int(Uptime.seconds - was)) s") }
     }
 }

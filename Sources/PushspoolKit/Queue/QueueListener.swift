@@ -31,7 +31,7 @@ public final class QueueListener: Sendable {
     public func listen(timeout: Double = .infinity, stop: @Sendable () -> Bool = { false }, _ heard: @Sendable (String?) -> Void) {
         var connection: PostgresConnection?
         var backoff = 0.25
-        var quietSince = Date()
+        var quietSince = Uptime.seconds
         while !stop(), !stopped.isSet {
             do {
                 if connection == nil {
@@ -46,17 +46,17 @@ public final class QueueListener: Sendable {
                     connection = c
                     backoff = 0.25
                     heard(nil)    // reconnected: anything said meanwhile was missed
-                    quietSince = Date()
+                    quietSince = Uptime.seconds
                 }
-                let payloads = try connection!.notifications(timeout: timeout - Date().timeIntervalSince(quietSince), stop: stopped)
+                let payloads = try connection!.notifications(timeout: timeout - (Uptime.seconds - quietSince), stop: stopped)
                 if stopped.isSet { break }
                 if payloads.isEmpty {
-                    guard Date().timeIntervalSince(quietSince) >= timeout else { continue }
+                    guard Uptime.seconds - quietSince >= timeout else { continue }
                     heard(nil)
                 } else {
                     for p in payloads { heard(p) }
                 }
-                quietSince = Date()
+                quietSince = Uptime.seconds
             } catch {
                 if let connection { pool.closeDedicated(connection) }
                 connection = nil

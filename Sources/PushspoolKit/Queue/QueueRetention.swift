@@ -4,29 +4,29 @@ import Synchronization
 
 /// The end of a chunk's life: the queue's rows of jobs that ended more than `queue.keep_days`
 /// ago are deleted (`PostgresJobQueue.purge`), at start and then when the oldest ended job is
-/// that old (at most hourly), on a thread of its own (about a second per million lines). Only a
+/// that old (at most hourly), as a work item of its own (about a second per million lines). Only a
 /// stop (SIGTERM) cuts it short: `run --once` waits for it after its own jobs, so hosts run from
 /// cron delete old jobs whole too. Idle, it waits on its alarm: no statement.
 final class QueueRetention: Sendable {
     private let queue: SharedQueue
     private let log: Log
     private let engineStopping: @Sendable () -> Bool
-    private let spawn: @Sendable (String, @escaping @Sendable () -> Void) -> Void
+    private let background: @Sendable (@escaping @Sendable () -> Void) -> Void
     private let control: DispatchQueue
     private let alarm: QueueAlarm
-    /// When it may next delete (at most hourly).
-    private let next = Mutex(Date.distantPast)
+    /// When it may next delete (at most hourly), in `Uptime` seconds.
+    private let next = Mutex(-Double.infinity)
     private let stopped = Atomic<Bool>(false)
 
-    /// `control`: the serial queue it arms and fires on; `spawn` runs a purge on a thread the
-    /// caller waits for at its stop.
+    /// `control`: the serial queue it arms and fires on; `background` runs a purge as a work
+    /// item the caller waits for at its stop.
     init(queue: SharedQueue, log: Log, control: DispatchQueue, isStopping: @escaping @Sendable () -> Bool,
-         spawn: @escaping @Sendable (String, @escaping @Sendable () -> Void) -> Void) {
+         background: @escaping @Sendable (@escaping @Sendable () -> Void) -> Void) {
         self.queue = queue
         self.log = log
         self.control = control
         engineStopping = isStopping
-        self.spawn = spawn
+        self.background = background
         alarm = QueueAlarm(queue: control)
         alarm.onFire { [weak self] in self?.purgeIfDue() }
     }
@@ -44,14 +44,14 @@ final class QueueRetention: Sendable {
 
     /// Deletes now, unless it did less than an hour ago.
     func purgeIfDue() {
-        let now = Date()
+        let now = Uptime.seconds
         let days = days
         guard days > 0, !isStopping(), next.withLock({ next -> Bool in
             guard next <= now else { return false }
-            next = now.addingTimeInterval(3600)
+            next = now + 3600
             return true
         }) else { return }
-        spawn("pushspool queue retention") { [self] in
+        background { [self] in
             do {
                 let jobs = try queue.store.purge(endedBefore: Double(days) * 86_400, stop: engineStopping)
                 if jobs > 0 {
@@ -73,9 +73,9 @@ final class QueueRetention: Sendable {
     private func arm(afterEnd: Bool) {
         let age = Double(days) * 86_400
         guard age > 0, !isStopping() else { return }
-        let soonest = next.withLock { $0.timeIntervalSinceNow }
+        let soonest = next.withLock { $0 } - Uptime.seconds
         if afterEnd {
-            if alarm.armed == nil { alarm.wake(in: max(age, soonest)) }
+            if !alarm.isArmed { alarm.wake(in: max(age, soonest)) }
         } else if let due = try? queue.store.nextPurge(endedBefore: age) {
             alarm.wake(in: max(due, soonest))
         }

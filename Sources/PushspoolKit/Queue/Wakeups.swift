@@ -1,34 +1,41 @@
-import Foundation
+import Dispatch
+import Synchronization
 
 /// Wakes every waiter at once (a notification came); a waiter that started before the last
-/// wake-up returns at once.
-final class Wakeups: @unchecked Sendable {   // the condition guards `generation`
-    private let condition = NSCondition()
-    private var generation = 0
-
-    var current: Int {
-        condition.lock()
-        defer { condition.unlock() }
-        return generation
+/// wake-up returns at once. Each waiter sleeps on a semaphore of its own, its timeout counted
+/// on the monotonic clock (`DispatchTime`): moving the wall clock neither wakes nor delays it.
+final class Wakeups: Sendable {
+    private struct State {
+        var generation = 0
+        var waiters: [ObjectIdentifier: DispatchSemaphore] = [:]
     }
+    private let state = Mutex(State())
+
+    var current: Int { state.withLock { $0.generation } }
 
     func signal() {
-        condition.lock()
-        generation += 1
-        condition.broadcast()
-        condition.unlock()
+        let woken = state.withLock { s -> [DispatchSemaphore] in
+            s.generation += 1
+            defer { s.waiters = [:] }
+            return Array(s.waiters.values)
+        }
+        for semaphore in woken { semaphore.signal() }
     }
 
     /// Waits until a wake-up after `seen`, or `timeout` seconds; `stopping` is asked before it
     /// sleeps (a stop is a wake-up: `ChunkWorker.stop` signals). Returns the generation then.
     @discardableResult
     func wait(after seen: Int, timeout: Double, stopping: () -> Bool = { false }) -> Int {
-        let deadline = Date().addingTimeInterval(timeout)
-        condition.lock()
-        defer { condition.unlock() }
-        while generation == seen, Date() < deadline, !stopping() {
-            _ = condition.wait(until: deadline)
+        let semaphore = DispatchSemaphore(value: 0)
+        let id = ObjectIdentifier(semaphore)
+        let sleeps = state.withLock { s -> Bool in
+            guard s.generation == seen else { return false }
+            s.waiters[id] = semaphore
+            return true
         }
-        return generation
+        guard sleeps else { return current }
+        if !stopping() { _ = semaphore.wait(timeout: .now() + max(0, min(timeout, 86_400))) }
+        state.withLock { s in s.waiters[id] = nil }
+        return current
     }
 }

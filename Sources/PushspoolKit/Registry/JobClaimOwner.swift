@@ -15,23 +15,21 @@ enum JobClaimOwner {
         "\(hostName) \(spool.root.standardizedFileURL.path) \(spoolID(spool) ?? "-")"
     }
 
-    /// The spool's identity, created on first use (O_EXCL: two processes starting together on a
-    /// new spool agree on one).
+    /// The spool's identity, created on first use. Two processes starting together on a new
+    /// spool agree on one: each writes its id whole under a temporary name and renames it into
+    /// place only where no file is (`DurableFile`, `neverReplacing`); the one that finds a file
+    /// there reads the other's, already complete. There is nothing to wait for: the file never
+    /// exists half-written.
     static func spoolID(_ spool: Spool) -> String? {
         let url = spool.stateDirectory.appendingPathComponent("spool-id")
         if let existing = read(url) { return existing }
         try? FileManager.default.createDirectory(at: spool.stateDirectory, withIntermediateDirectories: true,
                                                  attributes: [.posixPermissions: 0o700])
         let id = UUID().uuidString.lowercased()
-        let fd = open(url.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
-        if fd >= 0 {
-            let bytes = Array((id + "\n").utf8)
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-            _ = fsync(fd)
-            close(fd)
-            if written == bytes.count { return id }
-        }
-        usleep(10_000)   // another process is writing it
+        let placed = DurableFile().write([DurableFile.Item(bytes: Array((id + "\n").utf8), temporary: DurableFile.temporary(for: url),
+                                                           destination: url)],
+                                         mode: 0o600, placement: .neverReplacing).files[0]
+        if case .renamed = placed { return id }
         return read(url)
     }
 

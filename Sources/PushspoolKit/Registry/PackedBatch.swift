@@ -16,6 +16,8 @@ struct PackedBatch: Sendable {
         var rowid: Int64
         var id: Span
         var platform: Span
+        /// The row is an APNs device: only those store an environment.
+        var isAPNs: Bool
         var handle: Span
         var lang: Span
         /// Null (the default app, its APNs environment) unless the line names them.
@@ -93,7 +95,7 @@ struct PackedBatch: Sendable {
             bytes.append(0x20)
         }
         let list = Span(start: Int32(listStart), count: Int32(bytes.count - listStart))
-        rows.append(Row(rowid: rowid, id: id, platform: platform, handle: handle, lang: lang,
+        rows.append(Row(rowid: rowid, id: id, platform: platform, isAPNs: r.platform == .apns, handle: handle, lang: lang,
                         app: r.app.map { append($0) } ?? .null, environment: r.environment.map { append($0.rawValue) } ?? .null,
                         tokenKind: r.tokenKind.map { append($0.rawValue) } ?? .null, tz: r.tz.map { append($0) } ?? .null,
                         tagList: list, firstTag: first, tagCount: Int32(sorted.count)))
@@ -133,7 +135,7 @@ struct PackedBatch: Sendable {
             n = w
         }
         let (list, first) = appendTagList(count: n) { UnsafeBufferPointer(rebasing: line[tags[$0]]) }
-        rows.append(Row(rowid: rowid, id: idSpan, platform: platformSpan, handle: handleSpan, lang: langSpan,
+        rows.append(Row(rowid: rowid, id: idSpan, platform: platformSpan, isAPNs: platform == .apns, handle: handleSpan, lang: langSpan,
                         tokenKind: kindSpan, tz: tzSpan, tagList: list, firstTag: first, tagCount: Int32(n)))
     }
 }
@@ -142,97 +144,72 @@ extension RegistrationLine {
     /// `decode`'s rules checked on the line's bytes, the row appended to `batch`: false (nothing
     /// appended) for anything `decode` would not take, which then goes the general way.
     mutating func pack(_ b: UnsafeBufferPointer<UInt8>, rowid: Int64, into batch: inout PackedBatch) -> Bool {
-        var i = 0
-        @inline(__always) func skipSpace() { while i < b.count, b[i] == 0x20 || b[i] == 0x09 || b[i] == 0x0D { i += 1 } }
-        /// A string of printable ASCII with no escape (0x7F passes here, validation refuses it).
-        func string() -> Range<Int>? {
-            guard i < b.count, b[i] == UInt8(ascii: "\"") else { return nil }
-            let start = i + 1
-            var j = start
-            while j < b.count, b[j] != UInt8(ascii: "\"") {
-                guard b[j] >= 0x20, b[j] < 0x80, b[j] != UInt8(ascii: "\\") else { return nil }
-                j += 1
-            }
-            guard j < b.count else { return nil }
-            i = j + 1
-            return start..<j
-        }
-        func equals(_ r: Range<Int>, _ s: StaticString) -> Bool {
-            r.count == s.utf8CodeUnitCount && memcmp(b.baseAddress! + r.lowerBound, s.utf8Start, r.count) == 0
-        }
-
-        var id: Range<Int>?, platform: Range<Int>?, handle: Range<Int>?, lang: Range<Int>?, tokenKind: Range<Int>?, tz: Range<Int>?
-        var sawTags = false
         // Up to 16 tags on the stack; more go the general way.
-        return withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: 16) { tagBuffer -> Bool in
+        withUnsafeTemporaryAllocation(of: Range<Int>.self, capacity: 16) { tagBuffer -> Bool in
+            var c = JSONLineCursor(b)
+            var id: Range<Int>?, platform: Range<Int>?, handle: Range<Int>?, lang: Range<Int>?, tokenKind: Range<Int>?, tz: Range<Int>?
+            var sawTags = false
             var tagCount = 0
-            skipSpace()
-            guard i < b.count, b[i] == UInt8(ascii: "{") else { return false }
-            i += 1
-            skipSpace()
-            if i < b.count, b[i] == UInt8(ascii: "}") { return false }
+            c.skipSpace()
+            guard c.take(UInt8(ascii: "{")) else { return false }
+            c.skipSpace()
+            if c.at(UInt8(ascii: "}")) { return false }
             while true {
-                skipSpace()
-                guard let key = string() else { return false }
-                skipSpace()
-                guard i < b.count, b[i] == UInt8(ascii: ":") else { return false }
-                i += 1
-                skipSpace()
-                if equals(key, "tags") {
-                    guard !sawTags, i < b.count, b[i] == UInt8(ascii: "[") else { return false }
+                c.skipSpace()
+                guard let key = c.string() else { return false }
+                c.skipSpace()
+                guard c.take(UInt8(ascii: ":")) else { return false }
+                c.skipSpace()
+                if c.equals(key, "tags") {
+                    guard !sawTags, c.take(UInt8(ascii: "[")) else { return false }
                     sawTags = true
-                    i += 1
-                    skipSpace()
-                    if i < b.count, b[i] == UInt8(ascii: "]") {
-                        i += 1
-                    } else {
+                    c.skipSpace()
+                    if !c.take(UInt8(ascii: "]")) {
                         while true {
-                            skipSpace()
-                            guard let t = string(), tagCount < 16 else { return false }
+                            c.skipSpace()
+                            guard let t = c.string(), tagCount < 16 else { return false }
                             guard t.count >= 1, t.count <= TagExpression.maxTagLength,
                                   b[t].allSatisfy(Self.isTagByte) else { return false }
                             tagBuffer[tagCount] = t
                             tagCount += 1
-                            skipSpace()
-                            guard i < b.count else { return false }
-                            if b[i] == UInt8(ascii: "]") { i += 1; break }
-                            guard b[i] == UInt8(ascii: ",") else { return false }
-                            i += 1
+                            c.skipSpace()
+                            guard !c.atEnd else { return false }
+                            if c.take(UInt8(ascii: "]")) { break }
+                            guard c.take(UInt8(ascii: ",")) else { return false }
                         }
                     }
-                } else if equals(key, "id") {
-                    guard id == nil, let v = string() else { return false }
+                } else if c.equals(key, "id") {
+                    guard id == nil, let v = c.string() else { return false }
                     id = v
-                } else if equals(key, "platform") {
-                    guard platform == nil, let v = string() else { return false }
+                } else if c.equals(key, "platform") {
+                    guard platform == nil, let v = c.string() else { return false }
                     platform = v
-                } else if equals(key, "handle") {
-                    guard handle == nil, let v = string() else { return false }
+                } else if c.equals(key, "handle") {
+                    guard handle == nil, let v = c.string() else { return false }
                     handle = v
-                } else if equals(key, "lang") {
-                    guard lang == nil, let v = string() else { return false }
+                } else if c.equals(key, "lang") {
+                    guard lang == nil, let v = c.string() else { return false }
                     lang = v
-                } else if equals(key, "token_kind") {
-                    guard tokenKind == nil, let v = string() else { return false }
+                } else if c.equals(key, "token_kind") {
+                    guard tokenKind == nil, let v = c.string() else { return false }
                     tokenKind = v
-                } else if equals(key, "tz") {
-                    guard tz == nil, let v = string() else { return false }
+                } else if c.equals(key, "tz") {
+                    guard tz == nil, let v = c.string() else { return false }
                     tz = v
                 } else {
                     return false
                 }
-                skipSpace()
-                guard i < b.count else { return false }
-                if b[i] == UInt8(ascii: "}") { i += 1; break }
-                guard b[i] == UInt8(ascii: ",") else { return false }
-                i += 1
+                c.skipSpace()
+                guard !c.atEnd else { return false }
+                if c.take(UInt8(ascii: "}")) { break }
+                guard c.take(UInt8(ascii: ",")) else { return false }
             }
-            skipSpace()
-            guard i == b.count, sawTags, let platformRange = platform, let handle else { return false }
+            c.skipSpace()
+            guard c.atEnd, sawTags, let platformRange = platform, let handle else { return false }
             let p: Platform
-            if equals(platformRange, "apns") { p = .apns }
-            else if equals(platformRange, "fcm") || equals(platformRange, "gcm") { p = .fcm }
-            else if equals(platformRange, "wns") { p = .wns }
+            if c.equals(platformRange, "apns") { p = .apns }
+            else if c.equals(platformRange, "fcm") || c.equals(platformRange, "gcm") { p = .fcm }
+            else if c.equals(platformRange, "wns") { p = .wns }
             else { return false }
             // RegistrationRules: the id rule on plain ASCII; handle non-empty, ≤ 4096 bytes, no
             // space or control.

@@ -14,8 +14,9 @@ import Glibc
 /// keep committing while it is copied (their commits go to the WAL; the backup restarts for
 /// none of them, since its snapshot does not move). Only a checkpoint cannot recycle the WAL
 /// until the copy ends. Pages are copied a batch at a time; a batch that finds the source or the
-/// copy locked (a checkpoint, WAL recovery after a crash) waits briefly and tries again, for up
-/// to the registry's busy timeout.
+/// copy locked (a checkpoint, WAL recovery after a crash) waits in SQLite's own busy handler
+/// (`sqlite3_busy_timeout`), which takes the lock as soon as it is free, for up to the
+/// registry's busy timeout.
 ///
 /// The copy is written under a temporary name beside FILE, checked with `integrity_check`, then
 /// renamed over FILE and its folder fsynced: FILE is an older complete backup or the new one,
@@ -69,27 +70,24 @@ public enum SQLiteBackup {
         defer { source.close() }
         let copy = try SQLiteDatabase(path: copyPath, create: false)
         defer { copy.close() }
-        try source.execute("PRAGMA busy_timeout = 30000")
-        try copy.execute("PRAGMA busy_timeout = 30000")
+        // A lock another connection holds is waited for by SQLite's busy handler, inside each
+        // step (`sqlite3_backup_step` calls it for the source and the copy alike).
+        let busyMS = Int32(busyLimit * 1000)
+        guard let from = source.db, let to = copy.db, sqlite3_busy_timeout(from, busyMS) == SQLITE_OK,
+              sqlite3_busy_timeout(to, busyMS) == SQLITE_OK else {
+            throw RegistryError("cannot start the backup: \(copy.errorMessage)")
+        }
         // The snapshot: a read transaction the backup's steps run inside (they open none of their own).
         try source.execute("BEGIN; SELECT count(*) FROM sqlite_schema")
         defer { try? source.execute("COMMIT") }
-        guard let from = source.db, let to = copy.db, let backup = sqlite3_backup_init(to, "main", from, "main") else {
+        guard let backup = sqlite3_backup_init(to, "main", from, "main") else {
             throw RegistryError("cannot start the backup: \(copy.errorMessage)")
         }
-        let deadline = Date().addingTimeInterval(busyLimit)
+        // SQLITE_BUSY here means the busy handler waited `busyLimit` already; SQLITE_LOCKED
+        // cannot come (it means the source connection writes, and this one is this function's
+        // own, inside a read transaction). Either ends the copy, as any other error does.
         var rc: Int32 = SQLITE_OK
-        while true {
-            rc = sqlite3_backup_step(backup, pagesPerStep)
-            let primary = rc & 0xFF
-            if rc == SQLITE_DONE { break }
-            if rc == SQLITE_OK { continue }
-            if (primary == SQLITE_BUSY || primary == SQLITE_LOCKED) && Date() < deadline {
-                usleep(20_000)
-                continue
-            }
-            break
-        }
+        repeat { rc = sqlite3_backup_step(backup, pagesPerStep) } while rc == SQLITE_OK
         let pages = Int(sqlite3_backup_pagecount(backup))
         let finished = sqlite3_backup_finish(backup)
         guard rc == SQLITE_DONE, finished == SQLITE_OK else {

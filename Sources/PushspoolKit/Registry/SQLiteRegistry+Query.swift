@@ -37,19 +37,19 @@ extension SQLiteRegistry {
                          _ body: (Device, Int64) throws -> Bool) throws {
         let limit = max(1, pageSize)
         let sql = query.pageSQL
-        var languages: [String: LanguageTag] = [:]   // a campaign has a handful among a million rows
+        var reader = SQLiteDeviceReader()   // what repeats across pages: a campaign's few languages, apps
         try KeysetPages.run(after: start, through: through, limit: limit, lastPage: lastPage, key: { $0.rowid }, fetch: { after in
-            let (page, seen): ([Row], [String: LanguageTag]) = try locked { db in
+            let (page, seen): ([Row], SQLiteDeviceReader) = try locked { db in
                 let stmt = try db.statement(sql, fixed: false)
                 try stmt.bind(query.pageParameters(after: after, limit: limit))
                 defer { stmt.reset() }
                 var rows: [Row] = []
                 rows.reserveCapacity(min(limit, 4096))
-                var known = languages
-                while try stmt.step() { rows.append(Row(rowid: stmt.int64(0), device: try Self.device(from: stmt, languages: &known))) }
+                var known = reader
+                while try stmt.step() { rows.append(Row(rowid: stmt.int64(0), device: try known.device(from: stmt))) }
                 return (rows, known)
             }
-            languages = seen
+            reader = seen
             return page
         }) { try body($0.device, $0.rowid) }
     }
@@ -132,7 +132,8 @@ struct AudienceQuery {
         }
         if let tokenKind, platforms.contains(.apns) {
             // The job's push type is served by one kind of APNs token; other platforms' rows pass.
-            conditions.append(platforms == [.apns] ? "d.token_kind = ?" : "(d.platform <> 'apns' OR d.token_kind = ?)")
+            // The kind first: on a registry of `device` tokens (the common case) one test passes each row.
+            conditions.append(platforms == [.apns] ? "d.token_kind = ?" : "(d.token_kind = ? OR d.platform <> 'apns')")
             parameters.append(.text(tokenKind.rawValue))
         }
         drivingTag = expression.flatMap(Self.requiredTag)

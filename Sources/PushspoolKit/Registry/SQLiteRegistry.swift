@@ -116,6 +116,16 @@ public final class SQLiteRegistry: RegistryDatabase {
     /// busy handler while another process opening the same file holds its lock (two `registry
     /// migrate` of one old registry failed 5 times in 30 with "database is locked"); the switch
     /// and the migration are idempotent, so they are simply tried again.
+    ///
+    /// The pause between tries is a pause, not a wait on an event, because there is no event to
+    /// wait on. SQLite skips the busy handler (and so `busy_timeout`) here on purpose: this
+    /// connection already holds a shared lock while it asks for the exclusive one, and so may
+    /// the other opener, so waiting inside would deadlock both. The lock being waited for is the
+    /// other process's POSIX lock on the file, whose release neither SQLite nor the kernel
+    /// announces (a blocking `F_SETLKW` on SQLite's lock bytes would take the lock behind
+    /// SQLite's back). Waiting for the write lock first (`BEGIN IMMEDIATE`, which does use the
+    /// busy handler) would line the two openers up to collide again; a random pause of 10–50 ms
+    /// is what breaks that symmetry. It runs only while a registry is opened, never per statement.
     static func untilNotBusy<T>(_ body: () throws -> T) throws -> T {
         let deadline = Date().addingTimeInterval(30)
         while true {
@@ -444,46 +454,8 @@ public final class SQLiteRegistry: RegistryDatabase {
     /// Columns read by `device(from:)`.
     static let deviceColumns = "d.rowid, d.id, d.platform, d.handle, d.updated_at, d.tags, d.lang, d.app, d.environment, d.token_kind, d.tz"
 
-    static func device(from stmt: SQLiteStatement, languages: inout [String: LanguageTag]) throws -> Device {
-        let raw = stmt.text(2)
-        guard let platform = Platform(rawValue: raw) else {
-            throw RegistryError("registry: device \(stmt.text(1)) has unknown platform \"\(raw)\"")
-        }
-        // ` a b c `, stored sorted: split on the bytes, one String per tag.
-        var tags: [String] = []
-        let list = stmt.bytes(5)
-        var start = 0
-        for i in 0..<list.count where list[i] == 0x20 {
-            if i > start { tags.append(String(decoding: UnsafeBufferPointer(rebasing: list[start..<i]), as: UTF8.self)) }
-            start = i + 1
-        }
-        if start < list.count { tags.append(String(decoding: UnsafeBufferPointer(rebasing: list[start...]), as: UTF8.self)) }
-        var lang: LanguageTag?
-        if !stmt.isNull(6) {
-            let text = stmt.text(6)
-            if let known = languages[text] {
-                lang = known
-            } else {
-                lang = LanguageTag(text)
-                if languages.count < 256, let lang { languages[text] = lang }
-            }
-        }
-        // The environment is read on APNs rows only (a migrated registry's default covers every row).
-        let environment = platform == .apns && !stmt.isNull(8) ? APNsEnvironment(name: stmt.text(8)) : nil
-        let kind = platform == .apns ? Self.tokenKind(stmt.bytes(9)) : .device
-        return Device(id: stmt.text(1), platform: platform, handle: stmt.text(3), tags: tags, lang: lang,
-                      updatedAt: Date(timeIntervalSince1970: stmt.double(4)), app: stmt.text(7), environment: environment,
-                      tokenKind: kind, tz: stmt.isNull(10) ? nil : stmt.text(10))
-    }
-
-    /// A stored token kind; `device` (the common case) without making a String.
-    static func tokenKind(_ bytes: UnsafeBufferPointer<UInt8>) -> APNsTokenKind {
-        if bytes.count == 6, bytes.elementsEqual("device".utf8) { return .device }
-        return APNsTokenKind(rawValue: String(decoding: bytes, as: UTF8.self)) ?? .device
-    }
-
     static func device(from stmt: SQLiteStatement) throws -> Device {
-        var languages: [String: LanguageTag] = [:]
-        return try device(from: stmt, languages: &languages)
+        var reader = SQLiteDeviceReader()
+        return try reader.device(from: stmt)
     }
 }

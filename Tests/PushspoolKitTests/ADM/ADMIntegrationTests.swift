@@ -32,7 +32,26 @@ struct ADMIntegrationTests {
         s = try #require(h.adm).state()
         #expect(s.dict("perDevice")?.dict("new-1")?.int("attempts") == 1)
         #expect(s.dict("perDevice")?.dict("old-1")?.int("attempts") == 1)
+        #expect(s.int("tokenRequests") == 1, "the second process sent with the token the first cached")
         #expect(!h.visibleText([]).contains("adm-secret"))
+    }
+
+    /// Every other answer of Amazon's table, through the binary: each refusal of the message
+    /// fails its device and keeps it registered; a 500 is retried.
+    @Test func everyRefusalFailsItsDeviceAndKeepsIt() throws {
+        let h = try PushCloudHarness(admArgs: [:])
+        let reasons = ["InvalidData", "InvalidConsolidationKey", "InvalidExpiration", "InvalidChecksum", "InvalidType", "MessageTooLarge"]
+        let ids = reasons.map { "reason-\($0)-1" } + ["status-413-1", "status-500-1"]
+        try h.register(ids.map { ("a-\($0)", "adm", $0) })
+        let d = try h.runOnce("c", #"{"to_tag": "username:alice", "pns": ["adm"], "message": "m"}"#)
+        for reason in reasons {
+            let line = d["a-reason-\(reason)-1"]
+            #expect(line?.str("status") == "failed" && line?.str("code") == "400" && line?.str("reason") == reason, "\(reason): \(line ?? [:])")
+            #expect(line?.int("attempts") == 1, "\(reason) is not retried")
+        }
+        #expect(d["a-status-413-1"]?.str("status") == "failed" && d["a-status-413-1"]?.str("reason") == "MessageTooLarge")
+        #expect(d["a-status-500-1"]?.str("status") == "delivered" && d["a-status-500-1"]?.int("attempts") == 2)
+        #expect(try h.registeredIDs() == Set(ids.map { "a-\($0)" }), "a refused message deletes no device")
     }
 
     /// 429 with Retry-After holds back that device only: the others are not kept waiting.
@@ -68,6 +87,11 @@ struct ADMIntegrationTests {
         #expect((0..<5).allSatisfy { d["a-\($0)"]?.str("status") == "failed" })
         #expect(try h.registeredIDs().count == 10, "a config error must not delete devices")
         #expect(try #require(h.adm).state().int("sends") == 0)
+        // status names the paused provider, and only it.
+        let status = try h.cli(["status", "--json"])
+        let paused = ((try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8))) as? [String: Any])?["paused_providers"] as? [[String: Any]] ?? []
+        #expect(paused.compactMap { $0["provider"] as? String } == ["adm"], "\(status.stdout)")
+        #expect(try h.cli(["status"]).stdout.contains("provider adm last paused"))
     }
 }
 
@@ -88,5 +112,16 @@ struct HMSADMConfigCheckTests {
         #expect(bad.status != 0)
         #expect(bad.stderr.contains("providers.hms: no access token: hms token endpoint answered HTTP 401 invalid_client"), "\(bad.stderr)")
         #expect(!bad.stderr.contains("providers.adm:"))
+
+        // Keys that cannot work: one line each, naming the key, before any token is asked for.
+        revoked.dir.write("pushspool.json", #"{"spool": "spool", "providers": {"hms": {"app_id": "a/b", "client_id": "1", "client_secret": "x", "endpoint": "http://127.0.0.1:1"}, "#
+                          + #""adm": {"client_id": "c", "client_secret": "y", "token_endpoint": "ftp://x"}}}"#)
+        let keys = try revoked.cli(["config", "--check"])
+        #expect(keys.status == 78)
+        #expect(keys.stderr.split(separator: "\n").dropFirst().map { $0.trimmingCharacters(in: .whitespaces) } == [
+            #"providers.hms.app_id: "a/b" is not an app id (letters, digits, - and _)"#,
+            #"providers.hms.endpoint: "http://127.0.0.1:1" is not an https URL"#,
+            #"providers.adm.token_endpoint: "ftp://x" is not an https URL"#,
+        ], "\(keys.stderr)")
     }
 }

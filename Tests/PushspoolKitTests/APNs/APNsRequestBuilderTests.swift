@@ -94,6 +94,29 @@ struct APNsRequestBuilderTests {
         #expect(APNsRequestBuilder.normalizedToken(raw) == normalized)
     }
 
+    /// A 64-character token with one byte changed, at every position (inside the eight-byte
+    /// words and in the tail past them), to each byte just outside the hex ranges, an uppercase
+    /// hex letter (lowercased, the token kept) and a non-ASCII one.
+    @Test func tokenCheckedAtEveryPosition() {
+        let good = Array("0123456789abcdef".utf8) + Array("fedcba9876543210".utf8) + Array(repeating: UInt8(ascii: "9"), count: 30) + Array("a0".utf8)
+        #expect(APNsRequestBuilder.normalizedToken(String(decoding: good, as: UTF8.self)) == String(decoding: good, as: UTF8.self))
+        for length in [64, 70] {
+            let token = Array((good + good).prefix(length))
+            for i in token.indices {
+                for bad: UInt8 in [0x2F, 0x3A, 0x40, 0x60, 0x67, 0x7F, 0xC3, 0x00] {
+                    var t = token
+                    t[i] = bad
+                    #expect(APNsRequestBuilder.normalizedToken(String(decoding: t, as: UTF8.self)) == nil, "byte \(bad) at \(i) of \(length)")
+                }
+                var upper = token
+                upper[i] = UInt8(ascii: "C")
+                var lowered = token
+                lowered[i] = UInt8(ascii: "c")
+                #expect(APNsRequestBuilder.normalizedToken(String(decoding: upper, as: UTF8.self)) == String(decoding: lowered, as: UTF8.self))
+            }
+        }
+    }
+
     @Test func malformedTokenIsDroppedWithoutSending() {
         let result = builder.build(deviceToken: "zz-not-a-token", notification: APNsNotification(payload: payload),
                                    jwt: "J", apnsID: id, now: 0)

@@ -34,4 +34,25 @@ import Testing
             #expect(!text.contains("PUSHSPOOL_TEST_CLOCK"), "\(file)")
         }
     }
+
+    /// The files of the send path another change is reshaping; they read the injected clock once
+    /// it lands, and this list is then empty.
+    static let sendPathFiles: Set<String> = [
+        "SendRun.swift", "WorkerPool.swift", "OutcomeRecorder.swift", "ObservedProvider.swift", "RateLimiter.swift",
+        "RetryTimer.swift", "QueuedSend.swift", "SendPlan.swift", "LocalTimeRun.swift", "JobRunner.swift",
+    ]
+
+    @Test func theEngineReadsTimeOnlyFromItsInjectedClock() throws {
+        // Wall time from `EngineClock` (Support/), durations and waits from a monotonic clock:
+        // no file of Engine/ reads the system's wall clock itself.
+        let root = Paths.packageRoot.appendingPathComponent("Sources/PushspoolKit/Engine")
+        let files = FileManager.default.enumerator(atPath: root.path)?.compactMap { $0 as? String }.filter { $0.hasSuffix(".swift") } ?? []
+        #expect(files.count > 20)
+        for file in files where !Self.sendPathFiles.contains((file as NSString).lastPathComponent) {
+            let text = try String(contentsOf: root.appendingPathComponent(file), encoding: .utf8)
+            for reading in ["Date()", "Date.now", "timeIntervalSinceNow"] {
+                #expect(!text.contains(reading), "\(file) reads \(reading)")
+            }
+        }
+    }
 }

@@ -117,4 +117,37 @@ struct CredentialCacheTests {
         }
         #expect(shared.token == "shared" && dir.read("k.json")?.contains("shared") == true)
     }
+
+    /// A waiter wakes on the holder's close of the lock file, not on a timer: with a bound of a
+    /// minute, the lock is still taken (the credential written to the shared file) once the
+    /// other holder lets go.
+    @Test func aLockLetGoIsTakenAtTheHoldersClose() throws {
+        let dir = TempDir()
+        let fd = open(dir.path("k.lock"), O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        try #require(fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+        let cache = CredentialCache(directory: dir.url, lockWait: 60)
+        let result = Mutex<Result<String, any Error>?>(nil)
+        let waiter = Self.spawn {
+            let r = Result { try cache.credential(for: "k", policy: RenewalPolicy()) { Self.credential("after-close") }.token }
+            result.withLock { $0 = r }
+        }
+        _ = flock(fd, LOCK_UN)
+        close(fd)
+        waiter.wait()
+        #expect(try result.withLock { $0 }?.get() == "after-close")
+        #expect(dir.read("k.json")?.contains("after-close") == true, "written under the lock")
+    }
+
+    @Test func aCloseWatchSeesACloseAndOnlyThen() throws {
+        let dir = TempDir()
+        let path = dir.path("x.lock")
+        #expect(FileManager.default.createFile(atPath: path, contents: nil))
+        let watch = try #require(FileCloseWatch(path: path))
+        #expect(!watch.wait(until: .now()), "nothing closed yet")
+        let other = open(path, O_RDWR | O_CLOEXEC)
+        try #require(other >= 0)
+        close(other)
+        #expect(watch.wait(until: .now() + 60), "the close was seen")
+        #expect(!watch.wait(until: .now()), "and counted once")
+    }
 }

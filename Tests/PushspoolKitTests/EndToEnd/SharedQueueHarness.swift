@@ -14,7 +14,8 @@ final class SharedQueueHarness {
     private(set) var runs: [String: Process] = [:]
 
     init(hosts: [String] = ["a", "b", "c"], devices: Int, chunkSize: Int, lease: Int = 3, concurrency: Int = 64,
-         delayMS: Int = 100, extraProvider: String = "", extraConfig: String = "", uri given: String? = nil) throws {
+         delayMS: Int = 100, extraProvider: String = "", otherProviders: String = "", extraConfig: String = "",
+         uri given: String? = nil) throws {
         uri = try given ?? RegistryFixture.postgresDatabase()
         self.hosts = hosts
         fcm = try FakeServer("fcm", args: ["delay-ms": "\(delayMS)"], dir: dir)
@@ -25,7 +26,7 @@ final class SharedQueueHarness {
                 {"spool": "\(host)", "registry": "env:PUSHSPOOL_TEST_REGISTRY", "concurrency": \(concurrency),
                  "retry": {"max_attempts": 4, "base_delay_ms": 10, "max_delay_ms": 500},
                  "queue": {"chunk_size": \(chunkSize), "lease_seconds": \(lease)},
-                 "providers": {"fcm": {"service_account_file": "service-account.json", "endpoint": "\(fcm.url)"\(extraProvider)}},
+                 "providers": {"fcm": {"service_account_file": "service-account.json", "endpoint": "\(fcm.url)"\(extraProvider)}\(otherProviders)},
                  "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}\(extraConfig)}
                 """)
             let r = try cli(host, ["init"])

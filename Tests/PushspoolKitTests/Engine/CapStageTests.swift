@@ -48,7 +48,8 @@ import Testing
         #expect(out.map(\.0) == Array(0..<n))
         #expect(out.allSatisfy { key, capped in capped == (key % 7 == 0 && key != 3) })
         let reserved = counts.reserved.withLock { $0 }
-        #expect(reserved.map(\.count) == [CapGate.batchSize - 1, CapGate.batchSize, 17])
+        // Each batch reserved once (two may be under way at once, so in either order).
+        #expect(reserved.map(\.count).sorted() == [17, CapGate.batchSize - 1, CapGate.batchSize])
         #expect(!reserved.joined().contains(3))
         #expect(stage.failure == nil)
     }

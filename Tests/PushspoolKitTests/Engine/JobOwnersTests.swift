@@ -47,4 +47,17 @@ import Glibc
         owners.sweep(active: ["running.json"])
         #expect(Set(owners.records.entries().map(\.name)) == ["running.json", "young.json"])
     }
+
+    @Test("a record's age is read on the injected clock's wall time")
+    func sweepReadsTheInjectedClock() throws {
+        let dir = TempDir()
+        let spool = try Spool(root: dir.url.appendingPathComponent("s"))
+        let later = EngineClock(now: { Date() }, secondsUntil: { $0.timeIntervalSinceNow }, wall: { Date().addingTimeInterval(120) })
+        let owners = JobOwners(spool: spool, clock: later)
+        for name in ["gone.json", "running.json"] { owners.take(name) }
+        JobOwners(spool: spool).sweep(active: ["running.json"])
+        #expect(Set(owners.records.entries().map(\.name)) == ["gone.json", "running.json"], "young on the system's clock")
+        owners.sweep(active: ["running.json"])
+        #expect(owners.records.entries().map(\.name) == ["running.json"], "two minutes old on the injected one")
+    }
 }

@@ -16,7 +16,7 @@ final class PushCloudHarness: SpoolHarness {
 
     init(fcmArgs: [String: String]? = nil, wnsArgs: [String: String]? = nil, apnsArgs: [String: String]? = nil,
          hmsArgs: [String: String]? = nil, admArgs: [String: String]? = nil, concurrency: Int = 256,
-         retry: String = #"{"max_attempts": 4, "base_delay_ms": 10, "max_delay_ms": 2000}"#) throws {
+         retry: String = #"{"max_attempts": 4, "base_delay_ms": 10, "max_delay_ms": 2000}"#, extraConfig: String = "") throws {
         var providers: [String] = []
         if let fcmArgs {
             let f = try FakeServer("fcm", args: fcmArgs, dir: dir)
@@ -57,17 +57,19 @@ final class PushCloudHarness: SpoolHarness {
         dir.write("pushspool.json", """
             {"spool": "spool", "concurrency": \(concurrency), "retry": \(retry),
              "providers": {\(providers.joined(separator: ", "))},
-             "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}}
+             "tls": {"ca_file": "\(Paths.fixture("ca.pem").path)"}\(extraConfig)}
             """)
         try initSpool(["--config", dir.path("pushspool.json")], cwd: dir.url)
     }
 
     var configPath: String { dir.path("pushspool.json") }
 
+    /// The environment the config's `env:` secrets are read from.
+    static let environment = ["TEST_WNS_SECRET": clientSecret, "TEST_HMS_SECRET": "hms-secret", "TEST_ADM_SECRET": "adm-secret"]
+
     @discardableResult
     func cli(_ args: [String]) throws -> RunResult {
-        try runPushspool(args + ["--config", configPath], cwd: dir.url, env: ["TEST_WNS_SECRET": Self.clientSecret,
-                                                                      "TEST_HMS_SECRET": "hms-secret", "TEST_ADM_SECRET": "adm-secret"])
+        try runPushspool(args + ["--config", configPath], cwd: dir.url, env: Self.environment)
     }
 
     /// Registers devices in one `import` (one process however many devices).

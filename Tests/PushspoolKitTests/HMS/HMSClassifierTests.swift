@@ -47,7 +47,14 @@ struct HMSClassifierTests {
         Recorded(status: 401, body: "", expected: all(.refreshCredentials), code: "401"),
         Recorded(status: 403, body: "", expected: all(.credentialsBroken), code: "403"),
         Recorded(status: 200, body: #"{"code":"80999999","msg":"new"}"#, expected: all(.rejected), code: "80999999"),
-        Recorded(status: 404, body: "", expected: all(.rejected), code: "404"),
+        // Codes of Huawei's table (the send API's error codes) beyond PROTOCOLS' first list.
+        Recorded(status: 400, body: #"{"code":"80100004","msg":"The message expiration time is earlier than the current time"}"#, expected: all(.rejected), code: "80100004"),
+        Recorded(status: 400, body: #"{"code":"80100013","msg":"The collapse_key message field is invalid"}"#, expected: all(.rejected), code: "80100013"),
+        Recorded(status: 400, body: #"{"code":"80300008","msg":"The message body size exceeds the default value"}"#, expected: all(.rejected), code: "80300008"),
+        Recorded(status: 200, body: #"{"code":"80300011","msg":"No permission to send high-level notification messages"}"#, expected: all(.rejected), code: "80300011"),
+        Recorded(status: 200, body: #"{"code":"80600003","msg":"Request OAuth service failed"}"#, expected: all(.refreshCredentials), code: "80600003"),
+        // Service not found: the configured endpoint or app id, for every request alike.
+        Recorded(status: 404, body: "", expected: all(.credentialsBroken), code: "404"),
     ]
 
     @Test(arguments: table)

@@ -58,6 +58,28 @@ struct HMSIntegrationTests {
         #expect(s.int("duplicateDeliveries") == 0 && s.int("duplicateInRequest") == 0)
     }
 
+    /// Push Kit's other answers through the binary, the fake answering every send with one code:
+    /// what each device ends as, how many attempts it took, whether it stays registered, and
+    /// whether the provider paused (never deleting a device for a configuration error).
+    @Test(arguments: [
+        ("80100003", "400", "failed", 1, true, false),      // message structure: no retry
+        ("80300007", "200", "unregistered", 1, false, false), // every token invalid
+        ("81000001", "500", "failed", 4, true, false),      // internal error: retried up to max_attempts
+        ("80300002", "403", "failed", 1, true, true),       // no permission: the provider pauses
+        ("80600003", "200", "failed", 2, true, true),       // OAuth check failed: refreshed once, then paused
+    ])
+    func eachCodeEndsItsDevicesAsHuaweiMeansIt(code: String, http: String, status: String, attempts: Int, kept: Bool, paused: Bool) throws {
+        let h = try PushCloudHarness(hmsArgs: ["code": code, "http-status": http])
+        try Self.register(h, count: 5)
+        let d = try h.runOnce("c", #"{"to_tag": "username:alice", "pns": ["hms"], "message": "m"}"#)
+        #expect(d.count == 5 && d.values.allSatisfy { $0.str("status") == status && $0.str("code") == code }, "\(code): \(d.values.first ?? [:])")
+        #expect(d.values.allSatisfy { $0.int("attempts") == attempts }, "\(code): \(d.values.map { $0.int("attempts") ?? -1 })")
+        #expect(try h.registeredIDs().count == (kept ? 5 : 0), "\(code)")
+        let status = try h.cli(["status", "--json"])
+        let pauses = ((try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8))) as? [String: Any])?["paused_providers"] as? [[String: Any]] ?? []
+        #expect(pauses.compactMap { $0["provider"] as? String } == (paused ? ["hms"] : []), "\(code): \(pauses)")
+    }
+
     /// The other spelling of the list (`illegalTokens`), which some of Huawei's documents show.
     @Test func partialAnswerWithTheOtherSpellingToo() throws {
         let h = try PushCloudHarness(hmsArgs: ["spelling": "illegalTokens"])
@@ -117,6 +139,73 @@ struct HMSIntegrationTests {
         // requests of 1,000) again.
         #expect(twice >= 0 && twice <= concurrency * 1000, "\(twice) tokens delivered twice")
         #expect(s.int("duplicateInRequest") == 0)
+        #expect(s.int("tokenRequests") == 1, "the resumed process sent with the token the killed one cached")
+    }
+}
+
+/// A tracked job to Huawei and Amazon devices: each push carries its own `notification_id` beside
+/// the text, so no two HMS devices share a request.
+@Suite(.enabled(if: Paths.nodeAvailable), .serialized)
+struct HMSADMTrackingTests {
+    @Test func trackedPushesCarryEachDevicesID() throws {
+        let h = try PushCloudHarness(hmsArgs: [:], admArgs: [:])
+        try h.register((0..<3).map { ("h\($0)", "hms", "tok-\($0)") } + (0..<3).map { ("a\($0)", "adm", "ok-\($0)") })
+        let d = try h.runOnce("t", #"{"to_tag": "username:alice", "pns": ["hms", "adm"], "message": "hello", "track": true}"#)
+        #expect(d.count == 6 && d.values.allSatisfy { $0.str("status") == "delivered" })
+        var ids: Set<String> = []
+        let sent = (try #require(h.hms).syncedState().list("sent") as? [[String: Any]]) ?? []
+        #expect(sent.count == 3 && sent.allSatisfy { ($0["tokens"] as? [String])?.count == 1 }, "\(sent)")
+        for s in sent {
+            let data = try JSONSerialization.jsonObject(with: Data((s["data"] as? String ?? "").utf8)) as? [String: String]
+            #expect(data?["message"] == "hello")
+            if let id = data?["notification_id"] { ids.insert(id) }
+        }
+        let adm = try #require(h.adm).state()
+        for i in 0..<3 {
+            let data = adm.dict("perDevice")?.dict("ok-\(i)")?.dict("data") as? [String: String]
+            #expect(data?["message"] == "hello")
+            if let id = data?["notification_id"] { ids.insert(id) }
+        }
+        #expect(ids.count == 6, "\(ids)")
+    }
+}
+
+/// Languages and frequency caps for Huawei and Amazon devices through the fakes: each device
+/// gets its language's text (an HMS request carries one language's tokens only), and a capped
+/// job sent twice reaches each device once, the second time `capped` without a request.
+@Suite(.enabled(if: Paths.nodeAvailable), .serialized)
+struct HMSADMLanguagesAndCapsTests {
+    @Test func eachDeviceGetsItsLanguageAndACapHoldsOnBothServices() throws {
+        let h = try PushCloudHarness(hmsArgs: [:], admArgs: [:], extraConfig: #", "apps": {"shop": {"frequency_cap": {"max": 1, "per_hours": 24}}}, "default_app": "shop""#)
+        var lines: [String] = []
+        for i in 0..<40 { lines.append(#"{"id": "h\#(i)", "platform": "hms", "handle": "tok-\#(i)", "tags": ["all"]\#(i % 2 == 0 ? #", "lang": "de""# : "")}"#) }
+        for i in 0..<4 { lines.append(#"{"id": "a\#(i)", "platform": "adm", "handle": "ok-\#(i)", "tags": ["all"]\#(i % 2 == 0 ? #", "lang": "de""# : "")}"#) }
+        h.dir.write("devices.jsonl", lines.joined(separator: "\n") + "\n")
+        let imported = try h.cli(["import", h.dir.path("devices.jsonl")])
+        try #require(imported.status == 0, "\(imported.stderr)")
+        let job = #"{"to_tag": "all", "pns": ["hms", "adm"], "message": "hello", "localized": {"de": {"message": "hallo"}}, "capped": true}"#
+
+        let first = try h.runOnce("first", job)
+        #expect(first.count == 44 && first.values.allSatisfy { $0.str("status") == "delivered" }, "\(first.values.map { $0.str("status") ?? "?" })")
+        let sent = (try #require(h.hms).syncedState().list("sent") as? [[String: Any]]) ?? []
+        var reached: [String: String] = [:]
+        for s in sent {
+            let text = (try? JSONSerialization.jsonObject(with: Data((s["data"] as? String ?? "").utf8)) as? [String: String])?["message"] ?? "?"
+            let tokens = (s["tokens"] as? [String]) ?? []
+            let german = Set(tokens.map { (Int($0.dropFirst(4)) ?? 1) % 2 == 0 })
+            #expect(german.count == 1, "one request, two languages: \(tokens)")
+            for t in tokens { reached[t] = text }
+        }
+        #expect(reached.count == 40 && reached.allSatisfy { $0.value == ((Int($0.key.dropFirst(4)) ?? 1) % 2 == 0 ? "hallo" : "hello") }, "\(reached)")
+        let adm = try #require(h.adm).state()
+        for i in 0..<4 {
+            #expect(adm.dict("perDevice")?.dict("ok-\(i)")?.dict("data")?.str("message") == (i % 2 == 0 ? "hallo" : "hello"))
+        }
+
+        let second = try h.runOnce("second", job)
+        #expect(second.count == 44 && second.values.allSatisfy { $0.str("status") == "capped" }, "\(second.values.map { $0.str("status") ?? "?" })")
+        #expect(try #require(h.hms).syncedState().int("delivered") == 40)
+        #expect(((try #require(h.adm).state().dict("perDevice") ?? [:]).values.compactMap { ($0 as? [String: Any])?.int("attempts") }) == [1, 1, 1, 1])
     }
 }
 

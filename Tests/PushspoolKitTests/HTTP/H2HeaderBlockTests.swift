@@ -5,13 +5,16 @@ import Testing
 /// the fields HTTP/2 forbids dropped, `content-length` added where a body needs one, and only
 /// the named fields sent unindexed.
 @Suite struct H2HeaderBlockTests {
-    /// Each field as (name, value, unindexed), read back through the offsets nghttp2 is given.
+    /// Each field as (name, value, unindexed), read back through the array nghttp2 is given, for
+    /// the request sent to `https://api.example:8443<path>`.
     func fields(_ request: HTTPRequest, path: String = "/3/device/ab") -> [(String, String, Bool)] {
-        let block = H2HeaderBlock(request: request, authority: "api.example:8443", path: path)
-        return block.fields.map { f in
-            (String(decoding: block.bytes[f.nameStart..<(f.nameStart + f.nameLength)], as: UTF8.self),
-             String(decoding: block.bytes[f.valueStart..<(f.valueStart + f.valueLength)], as: UTF8.self), f.unindexed)
-        }
+        var request = request
+        request.url = "https://api.example:8443" + path
+        guard let (origin, pathStart) = Origin.parse(request.url) else { return [] }
+        let block = H2HeaderBlock(request: request, authority: origin.authority, pathStart: pathStart)
+        var got: [(String, String, Bool)] = []
+        for i in 0..<block.count { got.append(block.field(i)) }
+        return got
     }
 
     struct Case: Sendable, CustomTestStringConvertible {
@@ -46,10 +49,34 @@ import Testing
              expected: [(":method", "POST", false), (":scheme", "https", false), (":authority", "api.example:8443", false),
                         (":path", "/3/device/ab", true), ("apns-id", "1b4e28ba", true), ("apns-topic", "t", false),
                         ("apns-id-x", "y", false), ("content-length", "0", false)]),
+        Case(name: "an uppercase letter past the first eight bytes of a long name is lowercased too",
+             request: HTTPRequest(url: "https://x/", headers: [("x-pushspool-Trace-ID", "A1"), ("apns-collapse-id", "Score"),
+                                                                ("abcdefgH", "v"), ("ABCDEFGHIJKLMNOPQRSTUVWXYZ@[`{", "z")]),
+             expected: pseudo + [("x-pushspool-trace-id", "A1", false), ("apns-collapse-id", "Score", false), ("abcdefgh", "v", false),
+                                 ("abcdefghijklmnopqrstuvwxyz@[`{", "z", false), ("content-length", "0", false)]),
         Case(name: "non-ASCII values pass through as UTF-8",
              request: HTTPRequest(method: "PUT", url: "https://x/", headers: [("x-name", "Zoë")]),
              expected: [(":method", "PUT", false)] + pseudo.dropFirst() + [("x-name", "Zoë", false), ("content-length", "0", false)]),
     ]
+
+    /// A URL without a path asks for `/`.
+    @Test func noPathIsRoot() {
+        #expect(fields(HTTPRequest(method: "GET", url: "https://x/"), path: "").map(\.1)[3] == "/")
+        #expect(fields(HTTPRequest(method: "GET", url: "https://x/"), path: "/a?b=c").map(\.1)[3] == "/a?b=c")
+    }
+
+    /// The origin the last request went to is reused only when the URL names the same authority.
+    @Test func knownOrigin() throws {
+        let (first, start) = try #require(Origin.parse("https://api.example:8443/3/device/ab"))
+        #expect(first.host == "api.example" && first.port == 8443 && start == 24)
+        let (again, _) = try #require(Origin.parse("https://api.example:8443/x", known: first))
+        #expect(again == first)
+        let (other, _) = try #require(Origin.parse("https://api.example:8444/x", known: first))
+        #expect(other.port == 8444 && other.authority == "api.example:8444")
+        #expect(Origin.parse("https://api.example:8443@evil/x", known: first) == nil)
+        #expect(Origin.split("https://[::1]:9/p?q")?.path == "/p?q")
+        #expect(Origin.split("https://h")?.path == "/")
+    }
 
     @Test(arguments: cases) func headerBlock(_ c: Case) {
         let got = fields(c.request)

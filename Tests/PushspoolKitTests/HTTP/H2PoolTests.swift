@@ -8,7 +8,7 @@ import Testing
         let p = H2Pool()
         for i in 0..<waiting {
             p.push(H2Stream(request: HTTPRequest(url: "https://h/\(i)"), origin: Origin(host: "h", port: 443, authority: "h"),
-                            path: "/\(i)", completion: { _ in }))
+                            pathStart: 9, completion: { _ in }))
         }
         p.connecting = connecting
         return p

@@ -68,7 +68,9 @@ import Testing
         let serve = try ServeProcess(config: dir.path("pushspool.json"), cwd: dir.url)
         let writer = ServeWriter()
         let port = serve.port
+        let finished = DispatchSemaphore(value: 0)
         let thread = Thread {
+            defer { finished.signal() }
             do {
                 let client = try RawHTTPClient(port: port)
                 var i = 0
@@ -112,7 +114,7 @@ import Testing
         importing.waitUntilExit()
         campaign.waitUntilExit()
         writer.stop.withLock { $0 = true }
-        while !thread.isFinished { usleep(10_000) }
+        finished.wait()
         #expect(serve.stop() == 0)
         #expect(writer.failures.withLock { $0 }.isEmpty, "\(writer.failures.withLock { $0 })")
         #expect(importing.terminationStatus == 0 && importing.output.contains("imported \(Self.imported) devices"), "\(importing.tail())")

@@ -195,6 +195,13 @@ import PushspoolCore
             let report = try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("devices.jsonl"),
                                                   now: Date(timeIntervalSince1970: 1_700_000_000))
             #expect(report.imported == lines.count && report.refused.isEmpty, "\(report.refused)")
+            // Stored, not only read: an environment on APNs rows only (a read drops the others').
+            let misplaced = try registry.locked { db in
+                let s = try db.statement("SELECT count(*) FROM devices WHERE (platform = 'apns') = (environment IS NULL)")
+                defer { s.reset() }
+                return try s.step() ? s.int64(0) : -1
+            }
+            #expect(misplaced == 0)
             return try (0..<lines.count).map { try #require(try registry.device(id: "d\($0)")) }
         }
         let bulk = try load(empty: true), upserted = try load(empty: false)

@@ -22,7 +22,17 @@ import Testing
         #expect(a.status == 400 && a.text.contains("an ADM registration id holds only"), "\(a.text)")
         a = try c.request("PUT", "/v1/devices/x", headers: service, body: #"{"platform": "hmss", "handle": "t", "tags": []}"#)
         #expect(a.status == 400 && a.text.contains("apns, fcm, gcm, wns, web, hms, adm"), "\(a.text)")
-        let r = try f.cli(["register", "--platform", "hms", "--handle", "IQAAAACy0kYSAADy", "--tag", "huawei"])
+        var r = try f.cli(["register", "--platform", "hms", "--handle", "IQAAAACy0kYSAADy", "--tag", "huawei"])
         #expect(r.status == 0, "\(r.stdout) \(r.stderr)")
+        // The command line's own one-line errors: an unknown platform lists all six, a bad handle says why.
+        r = try f.cli(["register", "--platform", "hmss", "--handle", "x", "--tag", "a"])
+        #expect(r.status == 64 && r.stderr == "pushspool: register: --platform: unknown platform \"hmss\" (expected apns, fcm, gcm, wns, web, hms, adm)\n", "\(r.stderr)")
+        r = try f.cli(["devices", "--platform", "admm"])
+        #expect(r.status == 64 && r.stderr.hasSuffix(#"unknown platform "admm" (expected apns, fcm, gcm, wns, web, hms, adm)"# + "\n"), "\(r.stderr)")
+        r = try f.cli(["register", "--platform", "adm", "--handle", "bad/id", "--tag", "a"])
+        #expect(r.status == 65 && r.stderr == "pushspool: register: --handle: an ADM registration id holds only letters, digits and - _ . ~ + = :\n", "\(r.stderr)")
+        f.dir.write("d.jsonl", #"{"platform": "hmz", "handle": "x", "tags": ["a"]}"# + "\n")
+        r = try f.cli(["import", f.dir.path("d.jsonl")])
+        #expect(r.status == 65 && r.stderr.contains(#"line 1: platform: unknown platform "hmz" (expected apns, fcm, gcm, wns, web, hms, adm)"#), "\(r.stderr)")
     }
 }

@@ -76,9 +76,10 @@ public final class APNsProvider: PushProvider {
         case .failure(let refusal):
             completion(ProviderResult(refusal.disposition, code: "local", reason: refusal.reason))
         case .success(let http):
+            // The answer's closure holds what classifying needs, not the whole device.
+            let app = (id: device.app, topic: topic ?? builder.topic)
             client.execute(http) { [self] result in
-                completion(classify(result, jwt: jwt, apnsID: apnsID, environment: env,
-                                    app: (device.app, topic ?? builder.topic)))
+                completion(classify(result, jwt: jwt, apnsID: apnsID, environment: env, app: app))
             }
         }
     }

@@ -6,15 +6,18 @@ import PushspoolHTTP
 /// token format) is refused here, before a stream is spent on it.
 public struct APNsRequestBuilder: Sendable {
     /// `https://api.push.apple.com`, the sandbox host, or the config's `endpoint`.
-    public var baseURL: String
+    public var baseURL: String { didSet { devicePrefix = baseURL + "/3/device/" } }
     /// The bundle id; push types that need a suffix get it added here.
     public var topic: String
     public var timeout: Double
+    /// `<baseURL>/3/device/`, made once: a device's URL is this and its token.
+    private var devicePrefix: String
 
     public init(baseURL: String, topic: String, timeout: Double = 30) {
         var base = baseURL
         while base.hasSuffix("/") { base.removeLast() }
         self.baseURL = base
+        devicePrefix = base + "/3/device/"
         self.topic = topic
         self.timeout = timeout
     }
@@ -65,20 +68,19 @@ public struct APNsRequestBuilder: Sendable {
         // Background pushes must be priority 5: 10 is an error there.
         let priority = n.pushType == "background" ? 5 : n.priority
 
-        var headers: [(String, String)] = [
-            ("authorization", authorization ?? "bearer " + jwt),
-            ("apns-topic", fullTopic),
-            ("apns-push-type", n.pushType),
-            ("apns-priority", String(priority)),
-        ]
+        // The common request (no expiration, no collapse id) in one allocation: this runs for every device.
+        var fields = [HTTPField("authorization", authorization ?? "bearer " + jwt), HTTPField("apns-topic", fullTopic),
+                      HTTPField("apns-push-type", n.pushType),
+                      HTTPField("apns-priority", priority == 10 ? "10" : priority == 5 ? "5" : String(priority)),
+                      HTTPField("apns-id", apnsID), HTTPField("content-type", "application/json")]
+        var optional: [HTTPField] = []
         // 0 means "deliver now or never"; otherwise Apple stores it until send time + ttl.
-        if let ttl = n.ttlSeconds { headers.append(("apns-expiration", ttl <= 0 ? "0" : String(now + ttl))) }
-        if let c = n.collapseID { headers.append(("apns-collapse-id", c)) }
-        headers.append(("apns-id", apnsID))
-        headers.append(("content-type", "application/json"))
-        return .success(HTTPRequest(method: "POST", url: "\(baseURL)/3/device/\(token)",
-                                    headers: headers, body: n.payload, timeout: timeout, unindexedHeaders: Self.unindexed,
-                                    responseHeaders: Self.read))
+        if let ttl = n.ttlSeconds { optional.append(HTTPField("apns-expiration", ttl <= 0 ? "0" : String(now + ttl))) }
+        if let c = n.collapseID { optional.append(HTTPField("apns-collapse-id", c)) }
+        if !optional.isEmpty { fields.insert(contentsOf: optional, at: 4) }
+        let url = devicePrefix + token
+        return .success(HTTPRequest(method: "POST", url: url, fields: fields, body: n.payload, timeout: timeout,
+                                    unindexedHeaders: Self.unindexed, responseHeaders: Self.read))
     }
 
     /// Lowercase hex of even length (32 bytes today; Apple says not to assume a length). Spaces
@@ -87,8 +89,7 @@ public struct APNsRequestBuilder: Sendable {
         let utf8 = raw.utf8
         // The common case, a well-formed lowercase token, costs one scan of the contiguous bytes
         // and no copy.
-        let lowerHex = { (b: UInt8) in (b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x66) }
-        if utf8.withContiguousStorageIfAvailable({ $0.allSatisfy(lowerHex) }) ?? utf8.allSatisfy(lowerHex) {
+        if utf8.withContiguousStorageIfAvailable(isLowerHex) ?? isLowerHex(Array(utf8)) {
             return utf8.count >= 16 && utf8.count <= 400 && utf8.count % 2 == 0 ? raw : nil
         }
         var out: [UInt8] = []
@@ -103,4 +104,26 @@ public struct APNsRequestBuilder: Sendable {
         }
         return out.count >= 16 && out.count <= 400 && out.count % 2 == 0 ? String(decoding: out, as: UTF8.self) : nil
     }
+
+    /// Every byte `0`–`9` or `a`–`f`. Eight bytes at a time (this runs for every device): for
+    /// ASCII bytes, `b + 0x50` has its top bit set from `0` up and `b + 0x46` from past `9`,
+    /// `b + 0x1F` from `a` up and `b + 0x19` from past `f`, with no carry from byte to byte.
+    private static func isLowerHex(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        let ones: UInt64 = 0x0101_0101_0101_0101, high = 0x80 &* ones
+        var i = 0
+        if let base = bytes.baseAddress {
+            let raw = UnsafeRawPointer(base)
+            while i + 8 <= bytes.count {
+                let x = raw.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                let digit = (x &+ 0x50 &* ones) & ~(x &+ 0x46 &* ones)
+                let letter = (x &+ 0x1F &* ones) & ~(x &+ 0x19 &* ones)
+                guard x & high == 0, (digit | letter) & high == high else { return false }
+                i += 8
+            }
+        }
+        for b in bytes[i...] where !((b >= 0x30 && b <= 0x39) || (b >= 0x61 && b <= 0x66)) { return false }
+        return true
+    }
+
+    private static func isLowerHex(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBufferPointer(isLowerHex) }
 }

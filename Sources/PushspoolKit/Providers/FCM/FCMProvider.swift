@@ -136,7 +136,7 @@ public final class FCMProvider: PushProvider {
             // The wait for the retry is part of the question: a stop that rings meanwhile ends
             // the batch as a stop before it does.
             case .retry(let after) where !isStopping()
-                && (after <= 0 || StopBell.shared.sleep(until: Date().timeIntervalSince1970 + after, halted: isStopping)):
+                && (after <= 0 || StopBell.shared.sleep(until: DispatchTime.now() + after, halted: isStopping)):
                 attempt += 1
                 previous = result.disposition
             default:

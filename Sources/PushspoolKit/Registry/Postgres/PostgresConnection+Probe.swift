@@ -13,7 +13,7 @@ extension PostgresConnection {
     /// `connect_timeout` counts whole seconds and treats anything under 2 s as 2 s, and `status`
     /// must answer within half a second with the database down or not answering.
     static func probe(uri: String, timeout: Double) -> String? {
-        let deadline = Date().addingTimeInterval(timeout)
+        let deadline = Uptime.seconds + timeout
         let keys = ["application_name", "dbname"]
         let values = ["pushspool", uri]
         let handle: OpaquePointer? = withCStrings(keys) { k in
@@ -29,7 +29,7 @@ extension PostgresConnection {
             case PGRES_POLLING_FAILED: return failure(handle, uri)
             default: break
             }
-            let remaining = deadline.timeIntervalSinceNow
+            let remaining = deadline - Uptime.seconds
             guard remaining > 0 else { return "no answer within \(Self.seconds(timeout))" }
             var pfd = pollfd(fd: PQsocket(handle), events: Int16(polling == PGRES_POLLING_READING ? POLLIN : POLLOUT), revents: 0)
             let ready = poll(&pfd, 1, Int32((remaining * 1000).rounded(.up)))

@@ -57,15 +57,15 @@ extension PostgresRegistry {
     func isSparse(_ expression: TagExpression?, limit: Int) throws -> Bool {
         guard let tag = expression.flatMap(AudienceQuery.requiredTag) else { return false }
         let bound = 20 * limit
-        let key = "\(tag)\u{1F}\(bound)", now = Date()
-        if let seen = commonTags.withLock({ $0[key] }), now.timeIntervalSince(seen) < 60 { return false }
+        let key = "\(tag)\u{1F}\(bound)", now = Uptime.seconds
+        if let seen = commonTags.withLock({ $0[key] }), now - seen < 60 { return false }
         let n = try run { c in
             try c.query("SELECT count(*) FROM (SELECT 1 FROM devices WHERE tags @> ARRAY[$1::text] LIMIT $2::bigint) s",
                         [tag, "\(bound + 1)"]).int64(0, 0)
         }
         guard n > bound else { return true }
         commonTags.withLock { tags in
-            tags = tags.filter { now.timeIntervalSince($0.value) < 60 }
+            tags = tags.filter { now - $0.value < 60 }
             tags[key] = now
         }
         return false

@@ -17,8 +17,8 @@ public final class PostgresRegistry: SharedRegistry {
     public var concurrentCalls: Int { pool.maxConnections }
     /// When this process last deleted expired reservations.
     let lastPurge = Mutex<Date?>(nil)
-    /// Required tags found common (`isSparse`), and when.
-    let commonTags = Mutex<[String: Date]>([:])
+    /// Required tags found common (`isSparse`), and when (`Uptime` seconds).
+    let commonTags = Mutex<[String: Double]>([:])
     /// The app and environment of registrations that name none, and the apps there are.
     public let defaults: RegistryDefaults
 
