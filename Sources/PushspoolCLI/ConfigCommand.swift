@@ -34,7 +34,7 @@ enum ConfigCommand {
         // HMS and ADM credentials: only their token endpoints can tell (unless a secret is unset).
         var tokenProblems: [String] = []
         if providerProblems.isEmpty && unset.isEmpty {
-            for state in apps.providers { if let check = state.underlying as? any TokenCheck, let p = check.tokenProblem() { tokenProblems.append(p) } }
+            for state in apps.providers { if let check = state.provider as? any TokenCheck, let p = check.tokenProblem() { tokenProblems.append(p) } }
         }
         apps.shutdown()
         problems += providerProblems.filter { p in !unset.contains { p.hasPrefix($0.key + ":") || p.contains($0.placeholder) } }

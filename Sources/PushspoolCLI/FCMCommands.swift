@@ -33,7 +33,7 @@ enum FCMCommands {
         let apps: AppRoutes
         do { apps = try EngineSetup.makeApps(config: only(route, of: config), spool: runtime.spool, log: Log.shared) } catch { throw CLIError(error) }
         defer { apps.shutdown() }
-        guard let fcm = apps.state(app: app, platform: .fcm)?.underlying as? FCMProvider else {
+        guard let fcm = apps.state(app: app, platform: .fcm)?.provider as? FCMProvider else {
             throw CLIError(.config, "\(label): app \(app) has no FCM provider")
         }
         let registry = try runtime.openRegistry()

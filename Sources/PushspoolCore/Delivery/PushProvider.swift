@@ -46,10 +46,6 @@ public protocol PushProvider: AnyObject, Sendable {
     /// Checks a job's audience before anything is sent (hub tag limits); nil when acceptable.
     func audienceProblem(_ audience: Audience) -> String?
     func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void)
-    /// Writes out and answers whatever `send` held back to share one write with the requests
-    /// around it (the sandbox does so on a send job's own thread, which calls this before it waits
-    /// for anything and when it is done). Most providers hold nothing.
-    func flush()
     /// The provider's own registration store, when it keeps one (a hub); nil for direct providers.
     var installations: (any InstallationStore)? { get }
     /// Calls `ready` once a request could leave at once: when the access token its requests
@@ -64,7 +60,6 @@ extension PushProvider {
     public var resolvesTags: Bool { false }
     public var installations: (any InstallationStore)? { nil }
     public func audienceProblem(_ audience: Audience) -> String? { nil }
-    public func flush() {}
     public func whenReady(_ ready: @escaping @Sendable () -> Void) { ready() }
 }
 

@@ -22,6 +22,10 @@ struct CapGate: Sendable {
     init?(send: SendJob, jobID: String, apps: AppRoutes, registry: any FrequencyCapCounts, clock: EngineClock = .system) {
         let caps = apps.apps.compactMapValues(\.frequencyCap)
         guard send.capped, !caps.isEmpty else { return nil }
+        self.init(registry: registry, jobID: jobID, caps: caps, clock: clock)
+    }
+
+    init(registry: any FrequencyCapCounts, jobID: String, caps: [String: FrequencyCap], clock: EngineClock = .system) {
         self.registry = registry
         self.jobID = jobID
         self.caps = caps

@@ -30,5 +30,13 @@ extension JobRunner {
 
         /// The default app's provider state per platform.
         var routes: [Platform: ProviderState] { apps.routes }
+
+        /// What the send path takes of it (`SendRun` and its stages).
+        var sending: SendServices {
+            SendServices(registry: registry, pool: pool, apps: apps, log: log, activity: activity, metrics: metrics, webhooks: webhooks)
+        }
+
+        /// What a `local_time` run judges its waves by (`LocalTimeRun`).
+        var peoplesClocks: PeoplesClocks { PeoplesClocks(clock: clock, grace: localTimeGrace, apps: appConfigs) }
     }
 }

@@ -20,6 +20,7 @@ struct LocalTimeRun {
     var run: SendRun
     /// Nil: a job for now, deferred by quiet hours only.
     let local: LocalDelivery?
+    let clocks: PeoplesClocks
 
     /// Whether `send` runs here: it has `local_time`, or quiet hours apply to it (its own, or
     /// an app's, unless its interruption level ignores them) and every target is a registry
@@ -36,7 +37,7 @@ struct LocalTimeRun {
     }
 
     func execute() -> SendRun.Result {
-        let env = run.env, clock = env.clock
+        let log = run.services.log, clock = clocks.clock
         var result = SendRun.Result(delivered: run.prior.delivered, failed: run.prior.failed, unregistered: run.prior.unregistered,
                                     retries: run.prior.retries, matched: 0)
         let anchor: Date
@@ -49,7 +50,7 @@ struct LocalTimeRun {
         }
         let waves: [KeyedWave<ZoneKey>]
         do { waves = try plan(anchor: anchor) } catch {
-            env.log.error("counting its audience per time zone failed: \(RegistryError.detail(error))", [(.job, run.job.id)])
+            log.error("counting its audience per time zone failed: \(RegistryError.detail(error))", [(.job, run.job.id)])
             result.interruption = .registry(RegistryError.detail(error))
             return result
         }
@@ -65,16 +66,16 @@ struct LocalTimeRun {
                 return result
             }
             let zones = wave.zones
-            guard local == nil || WavePlanner.isWithinGrace(due: wave.at, now: now, grace: env.localTimeGrace) else {
+            guard local == nil || WavePlanner.isWithinGrace(due: wave.at, now: now, grace: clocks.grace) else {
                 let late = Int(now.timeIntervalSince(wave.at) / 60)
                 run.log.append(ResultRecord.wave(.init(status: "skipped", at: text, zones: zones, devices: wave.devices,
-                    reason: "\(late) minutes late (the dispatcher was not running at its time); local_time_grace_minutes is \(Int(env.localTimeGrace / 60))")))
-                env.log.warning("skipped the local-time wave of \(text) (\(wave.devices) devices): \(late) minutes late", [(.job, run.job.id)])
+                    reason: "\(late) minutes late (the dispatcher was not running at its time); local_time_grace_minutes is \(Int(clocks.grace / 60))")))
+                log.warning("skipped the local-time wave of \(text) (\(wave.devices) devices): \(late) minutes late", [(.job, run.job.id)])
                 continue
             }
             var waveRun = run
             waveRun.prior = prior
-            waveRun.zones = planned.keys
+            waveRun.scope = .wave(planned.keys)
             let sent = waveRun.execute()
             (result.delivered, result.failed, result.unregistered, result.retries) = (sent.delivered, sent.failed, sent.unregistered, sent.retries)
             if let why = sent.interruption {
@@ -92,12 +93,12 @@ struct LocalTimeRun {
     /// the registry, each pair in its effective zone (its `tz`, else its app's `default_tz`,
     /// else UTC) under the quiet hours that apply to it.
     func plan(anchor: Date) throws(RegistryError) -> [KeyedWave<ZoneKey>] {
-        let env = run.env, send = run.send
-        let counts = try env.registry.zoneCounts(platforms: Set(run.plan.direct), apps: run.plan.directApps,
+        let send = run.send
+        let counts = try run.services.registry.zoneCounts(platforms: Set(run.plan.direct), apps: run.plan.directApps,
                                                  tokenKind: send.message.native.tokenKind, matching: send.audience.tagExpression)
         let urgent = Self.ignoresQuietHours(send)
         let groups = counts.map { c in
-            let app = env.appConfigs[c.app]
+            let app = clocks.apps[c.app]
             return ZoneGroup(key: c.key, zone: app?.zone(of: c.tz) ?? c.tz ?? "UTC", quiet: urgent ? nil : send.quietHours ?? app?.quietHours,
                              devices: c.devices)
         }

@@ -29,8 +29,6 @@ final class OutcomeRecorder: Sendable {
     }
 
     private let batches: BatchQueue<Entry>
-    /// The job's own (producer) thread: the one that makes the recorder.
-    private let jobThread = ThreadID.current
     private final class Written: Sendable {
         let position: Mutex<LogPosition>
         init(_ start: LogPosition) { position = Mutex(start) }
@@ -72,30 +70,33 @@ final class OutcomeRecorder: Sendable {
         }
     }
 
-    /// An outcome that comes back on the job's own thread, as from a provider that answers at
-    /// once, waits for the job's next `flush` (which it makes before it waits for anything), with
-    /// no hand-off to another thread (that hand-off, a wake-up per target, doubled the CPU of a
-    /// sandbox broadcast): the targets handed out between two waits share one `write(2)`. Its slot
-    /// stays taken until then. Answers from a transport's completion queue always go through the
-    /// recorder's queue.
-    func record(_ entry: Entry) {
-        if ThreadID.current == jobThread { batches.hold(entry) } else { batches.add(entry) }
-    }
+    /// Queues an outcome: written by the pass under way, or by one it starts on the recorder's
+    /// queue (or, inside `together`, by the caller when its body is done).
+    func record(_ entry: Entry) { batches.add(entry) }
 
-    /// Writes what the job's own thread recorded since the last flush, on the calling thread.
-    func flush() { batches.drainHeld() }
+    /// Runs `body`, which records a group of outcomes (a producer's `Handout`), and writes what
+    /// it recorded with one pass on the calling thread, unless a pass running elsewhere takes it:
+    /// the group shares one `write(2)`, with no hand-off to another thread.
+    func together(_ body: () -> Void) { batches.together(body) }
 
     /// The log's end as this recorder wrote it, and the deliveries it then holds.
     var position: LogPosition { written.position.withLock { $0 } }
 }
 
-/// Items handled in batches on a serial queue of its own: `add` never waits for the work, `hold`
-/// leaves it to the caller's `drainHeld`, and each pass hands `handle` everything that arrived
-/// since the last one. One pass runs at a time, wherever it runs.
+/// Items handled in batches on a serial queue of its own: `add` never waits for the work, and
+/// each pass hands `handle` everything that arrived since the last one. One pass runs at a time,
+/// wherever it runs: on the queue, or on the caller of `together` once its body is done.
 final class BatchQueue<Item: Sendable>: Sendable {
     private let queue: DispatchQueue
     private let group = DispatchGroup()
-    private let pending = Mutex<(items: [Item], draining: Bool)>(([], false))
+    /// What waits for a pass, whether one runs, and how many `together` bodies are running
+    /// (while any is, an `add` leaves its item for the pass that body's end makes).
+    private struct Pending {
+        var items: [Item] = []
+        var draining = false
+        var gathering = 0
+    }
+    private let pending = Mutex(Pending())
     private let handle: @Sendable ([Item]) -> Void
 
     init(label: String, handle: @escaping @Sendable ([Item]) -> Void) {
@@ -103,37 +104,33 @@ final class BatchQueue<Item: Sendable>: Sendable {
         self.handle = handle
     }
 
-    /// Adds `item` and, if no pass is running, starts one on the queue.
+    /// Adds `item` and, if no pass is running or gathered for, starts one on the queue.
     func add(_ item: Item) {
-        guard appendStartingPass(item, start: true) else { return }
+        let start = pending.withLock { p -> Bool in
+            p.items.append(item)
+            if p.draining || p.gathering > 0 { return false }
+            p.draining = true
+            return true
+        }
+        guard start else { return }
         group.enter()
         queue.async { [self] in drain() }
     }
 
-    /// Adds `item` for a later `drainHeld` (or a pass already running, or one `add` starts).
-    func hold(_ item: Item) { _ = appendStartingPass(item, start: false) }
-
-    /// Runs a pass on the calling thread for what is waiting, unless one is running elsewhere
-    /// (which then takes it).
-    func drainHeld() {
+    /// Runs `body`, then a pass on the calling thread for what is waiting (what `body` added,
+    /// and what others added meanwhile), unless one is running elsewhere (which then takes it).
+    func together(_ body: () -> Void) {
+        pending.withLock { $0.gathering += 1 }
+        body()
         let start = pending.withLock { p -> Bool in
-            if p.draining || p.items.isEmpty { return false }
+            p.gathering -= 1
+            if p.draining || p.gathering > 0 || p.items.isEmpty { return false }
             p.draining = true
             return true
         }
         guard start else { return }
         group.enter()
         drain()
-    }
-
-    /// Appends; true when the caller is to run the pass (`start` and none running).
-    private func appendStartingPass(_ item: Item, start: Bool) -> Bool {
-        pending.withLock { p -> Bool in
-            p.items.append(item)
-            if p.draining || !start { return false }
-            p.draining = true
-            return true
-        }
     }
 
     private func drain() {

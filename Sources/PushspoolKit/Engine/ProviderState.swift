@@ -12,12 +12,16 @@ import Synchronization
 /// long-running `run` tries the service again later instead of staying paused until restarted
 /// (credentials may have been fixed, a token endpoint may be back).
 public final class ProviderState: Sendable {
-    /// What the engine sends through: the provider made from the config, its failed answers noted
-    /// on the way back (`ObservedProvider`).
+    /// What the engine sends through: the provider made from the config.
     public let provider: any PushProvider
-    /// The provider as made (for what only it offers: FCM's topic subscriptions).
-    public var underlying: any PushProvider { observed.inner }
-    private let observed: ObservedProvider
+    /// The provider, when it answers at once (the sandbox): a producer's `Handout` batches its requests.
+    let immediate: (any ImmediateProvider)?
+    /// The provider, when its requests carry many targets (HMS): a producer's `Handout` fills its batches.
+    let batching: (any BatchingProvider)?
+    /// Its failed answers, as the worker pool classifies each answer (`noteFailedAnswer`).
+    private let errors = Mutex(RecentErrorRing(capacity: ProviderState.recentErrors))
+    /// Failed answers kept per provider.
+    static let recentErrors = 20
     /// The connections of the HTTP clients it made (`ProviderClients`); nil: it counts none.
     private let connections: (@Sendable () -> HTTPConnectionCount)?
     public let pauseDuration: Double
@@ -62,9 +66,9 @@ public final class ProviderState: Sendable {
                 connections: (@Sendable () -> HTTPConnectionCount)? = nil, clock: EngineClock = .system,
                 onPause: @escaping @Sendable (String) -> Void = { _ in }) {
         self.clock = clock
-        let observed = ObservedProvider(provider)
-        self.observed = observed
-        self.provider = observed
+        self.provider = provider
+        immediate = provider as? any ImmediateProvider
+        batching = provider as? any BatchingProvider
         self.connections = connections
         self.sharing = sharing
         let name = name ?? provider.name
@@ -179,11 +183,18 @@ public final class ProviderState: Sendable {
         }
     }
 
+    /// An answer that is not a delivery, for `status`, the System page and
+    /// `pushspool_provider_errors_total` (its handle never kept: `RecentError`).
+    func noteFailedAnswer(_ result: ProviderResult, platform: Platform, at time: Date) {
+        let noted = RecentError(result, platform: platform, at: time.timeIntervalSince1970)
+        errors.withLock { $0.note(noted) }
+    }
+
     /// Its connections, requests in flight and recent failed answers now: what this process
     /// reports in its presence record (`status`, the System page) and its metrics.
     public func runtime() -> ProviderRuntime {
         let count = connections?() ?? HTTPConnectionCount(open: 0, inFlight: 0)
-        let ring = observed.recent
+        let ring = errors.withLock { $0 }
         return ProviderRuntime(name: name, connections: count.open, inFlight: count.inFlight,
                                recentErrors: ring.newestFirst, errorTotals: ring.totals)
     }

@@ -23,7 +23,7 @@ struct SendExecutor: Sendable {
         }
         let progress = ProgressCheckpoint.url(in: env.spool, jobID: held.job.id)
         let stop = StopSignal(isStopping: env.isStopping, controls: env.controls, jobID: held.job.id)
-        let run = SendRun(env: env, job: held.job, send: send, plan: plan, log: log, prior: prior, stop: stop, progress: (progress, targets))
+        let run = SendRun(services: env.sending, job: held.job, send: send, plan: plan, log: log, prior: prior, stop: stop, progress: (progress, targets))
         let tally: SendRun.Result
         if cancel {
             tally = SendRun.Result(delivered: prior.delivered, failed: prior.failed, unregistered: prior.unregistered,
@@ -32,7 +32,7 @@ struct SendExecutor: Sendable {
             tally = QueuedSend(env: env, queue: queue, held: held, log: log, prior: prior, targets: targets,
                                platforms: send.platforms, requests: !plan.hubSends.isEmpty).execute()
         } else if LocalTimeRun.applies(to: send, plan: plan, apps: env.appConfigs) {
-            tally = LocalTimeRun(run: run, local: send.localDelivery).execute()
+            tally = LocalTimeRun(run: run, local: send.localDelivery, clocks: env.peoplesClocks).execute()
         } else {
             tally = run.execute()
         }

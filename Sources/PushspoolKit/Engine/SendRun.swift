@@ -7,7 +7,7 @@ import Synchronization
 /// slots block the producer), sends each through its platform's provider, prunes gone devices
 /// and appends one delivery line per target as it reaches its final outcome.
 struct SendRun {
-    let env: JobRunner.Environment
+    let services: SendServices
     let job: Job
     let send: SendJob
     let plan: SendPlan
@@ -18,13 +18,40 @@ struct SendRun {
     /// Where to keep the progress checkpoint `status` reads (nil: nowhere, a chunk of the shared
     /// queue: its origin keeps the job's), and the targets planned.
     let progress: (url: URL?, targets: Int?)
-    /// A `local_time` wave: only these zones' devices, each zone read on its own, every one
-    /// checked against the log's finished targets (no resume point: waves are not one pass).
-    var zones: [ZoneKey]? = nil
-    /// A chunk of the shared queue (`ChunkWorker`): only its devices, or only the job's hub,
-    /// topic and channel requests; its outcomes go to the queue (no resume point: a chunk
-    /// taken over goes on from the outcomes it recorded).
-    var chunk: ChunkScope? = nil
+    /// Which of the job's targets this run sends (which of its three callers runs it).
+    var scope: Scope = .job
+
+    enum Scope {
+        /// The whole job (`SendExecutor`): its hub requests, then its devices from the point it
+        /// resumes from.
+        case job
+        /// A `local_time` wave (`LocalTimeRun`): only these zones' devices, each zone read on its
+        /// own, every one checked against the log's finished targets (no resume point: waves are
+        /// not one pass).
+        case wave([ZoneKey])
+        /// A chunk of the shared queue (`ChunkWorker`): only its devices, or only the job's hub,
+        /// topic and channel requests; its outcomes go to the queue (no resume point: a chunk
+        /// taken over goes on from the outcomes it recorded).
+        case chunk(ChunkScope)
+
+        var chunk: ChunkScope? {
+            if case .chunk(let c) = self { return c }
+            return nil
+        }
+        /// Whether a resume point is kept and used: only a whole job's devices are one pass.
+        var resumes: Bool {
+            if case .job = self { return true }
+            return false
+        }
+        var sendsHubRequests: Bool {
+            switch self {
+            case .job: return true
+            case .wave: return false
+            case .chunk(let c): return c.requests
+            }
+        }
+        var sendsDevices: Bool { chunk?.requests != true }
+    }
 
     struct ChunkScope: Sendable {
         /// Devices with keys in `(after, last]`, unless `requests`.
@@ -81,41 +108,38 @@ struct SendRun {
         // Where this run starts in the registry and the log (ResumeTracker): after the point it
         // resumes from, or from the start. Hub sends are not keyed: such a job keeps no point.
         let runStart = log.size
-        let start = (zones == nil && chunk == nil ? prior.resumedFrom : nil)
+        let chunk = scope.chunk
+        let start = (scope.resumes ? prior.resumedFrom : nil)
             ?? ResumePoint(after: chunk?.after ?? 0, log: LogPosition(offset: prior.finished.count == 0 ? runStart : 0))
-        let tracker = plan.hubSends.isEmpty && zones == nil && chunk == nil ? ResumeTracker(start: start, runStart: runStart) : nil
-        let activity = env.activity, jobID = chunk?.label ?? job.id
+        let tracker = plan.hubSends.isEmpty && scope.resumes ? ResumeTracker(start: start, runStart: runStart) : nil
+        let activity = services.activity, jobID = chunk?.label ?? job.id
         let finishedBefore = prior.delivered + prior.failed + prior.unregistered + prior.capped
         activity?.begin(Activity.Progress(id: jobID, targets: progress.targets, finished: finishedBefore, failed: prior.failed,
                                           finishedThisRun: 0, started: Date(), spreadOverSeconds: send.spreadOverSeconds)) {
             tally.counts.withLock { ($0.finished, $0.failed) }
         }
         defer { activity?.end(jobID) }
-        let pruner = RegistryPruner(registry: env.registry, log: env.log, jobID: job.id,
-                                    webhooks: env.webhooks.flatMap { $0.wants(.deviceUnregistered) ? $0 : nil })
-        let recorder = OutcomeRecorder(log: log, events: env.log, pruner: pruner, label: job.id,
+        let pruner = RegistryPruner(registry: services.registry, log: services.log, jobID: job.id,
+                                    webhooks: services.webhooks.flatMap { $0.wants(.deviceUnregistered) ? $0 : nil })
+        let recorder = OutcomeRecorder(log: log, events: services.log, pruner: pruner, label: job.id,
                                        start: LogPosition(offset: runStart, delivered: prior.delivered, failed: prior.failed,
                                                           unregistered: prior.unregistered, retries: prior.retries, capped: prior.capped))
-        let location = env.registry.location
+        let location = services.registry.location
         let checkpoints = progress.url == nil ? nil
             : Checkpoints(run: self, tally: tally) { tracker.map { ($0.point(current: recorder.position), location) } }
         defer { checkpoints?.stop() }
-        // Writes what this thread holds (ProducerThread): the providers' output first, whose
-        // answers then reach the recorder, then the recorder's lines (and the slots go free).
-        let providers = env.apps.providers.map(\.provider)
-        let fanout = Fanout(tally: tally, recorder: recorder, tracker: tracker,
-                            pacing: Pacing(spread: send.spreadOverSeconds, targets: progress.targets)) {
-            for provider in providers { provider.flush() }
-            recorder.flush()
-        }
+        // What the producer hands out between two of its waits is written together at the next.
+        let stop = stop
+        let handout = Handout(recorder: recorder)
+        let fanout = Fanout(outcomes: OutcomeStage(tally: tally, recorder: recorder, tracker: tracker, metrics: services.metrics),
+                            pacing: SendPacing(spread: send.spreadOverSeconds, targets: progress.targets, start: Date().timeIntervalSince1970),
+                            handout: handout, wait: ProducerWait(handout: handout, halted: { stop.isHalted }))
         var cursor = Cursor(matched: start.matched)
-        ProducerThread.run {
-            if zones == nil && chunk?.requests != false { sendToHubs(fanout) }
-            if !plan.direct.isEmpty && chunk?.requests != true { sendToDevices(fanout, after: start.after, &cursor) }
-            fanout.flush()
-        }
+        if scope.sendsHubRequests { sendToHubs(fanout) }
+        if !plan.direct.isEmpty && scope.sendsDevices { sendToDevices(fanout, after: start.after, &cursor) }
+        fanout.wait.release()
         chunk?.lastRead()
-        fanout.inFlight.wait()
+        fanout.outcomes.wait()
         pruner.finish()
         let c = tally.counts.withLock { $0 }
         // A target left unsent by a stop keeps the job in active/ for the resume.
@@ -124,14 +148,15 @@ struct SendRun {
                       matched: plan.direct.isEmpty ? nil : cursor.matched, interruption: cursor.interruption)
     }
 
-    /// What every target of one run shares.
+    /// The stages every target of one run shares, after the audience and the cap gate.
     struct Fanout {
-        let tally: Tally
-        let inFlight = DispatchGroup()
-        let recorder: OutcomeRecorder
-        let tracker: ResumeTracker?
-        let pacing: Pacing
-        let flush: () -> Void
+        let outcomes: OutcomeStage
+        let pacing: SendPacing
+        /// What the producer holds until its next wait.
+        let handout: Handout
+        /// How the producer waits (the rate wait): its `Handout` released first.
+        let wait: ProducerWait
+        var tracker: ResumeTracker? { outcomes.tracker }
     }
 
     /// Where the producer is: devices the audience matched so far, targets sent in this run, and
@@ -140,6 +165,8 @@ struct SendRun {
         var matched: Int
         var sentThisRun = 0
         var interruption: StopReason?
+        /// The devices' platforms and apps resolved so far.
+        var routes = RouteCache()
     }
 
     /// One send per hub request the plan holds (the hub resolves the audience), unless final already.
@@ -147,83 +174,61 @@ struct SendRun {
         for hubSend in plan.hubSends {
             let recipient = Recipient.hub(hubSend.audience)
             if prior.finished.contains(platform: hubSend.platform, recipient: recipient, app: hubSend.app) { continue }
-            dispatch(platform: hubSend.platform, app: hubSend.app, via: hubSend.state, recipient: recipient,
-                     notification: hubSend.notification, fanout: fanout, ticket: nil)
+            let target = fanout.outcomes.handOut(platform: hubSend.platform, provider: hubSend.state.name, app: hubSend.app,
+                                                 recipient: recipient, key: nil)
+            dispatch(target, via: hubSend.state, notification: hubSend.notification, fanout: fanout)
         }
     }
 
     /// Streams the audience's devices from the registry (after the resume point) and sends to each.
-    /// A capped job's devices go through its `CapGate` a batch at a time, in registry order.
+    /// A capped job's devices go through its cap gate (`CapStage`) a batch at a time, in registry order.
     private func sendToDevices(_ fanout: Fanout, after: Int64, _ cursor: inout Cursor) {
         let uniform = plan.uniform
-        let gate = CapGate(send: send, jobID: job.id, apps: env.apps, registry: env.registry)
-        gate?.prune(log: env.log)
+        // A platform a device's app sends through its hub: the hub send covers it.
+        func direct(_ device: Device) -> Bool { uniform || plan.sendsDirect(device) }
         func step(_ device: Device, _ key: Int64, capped: Bool) -> Bool {
-            // A platform this device's app sends through its hub: the hub send covers it.
-            guard uniform || plan.sendsDirect(device) else {
+            guard direct(device) else {
                 fanout.tracker?.passed(key: key)
                 return true
             }
             return offer(device, key: key, fanout, &cursor, capped: capped)
         }
-        // A batch is offered once its reservation is made; the next one is reserved meanwhile.
-        var held: [(device: Device, key: Int64)] = []
-        var ahead: (batch: [(device: Device, key: Int64)], reservation: CapGate.Ahead)?
-        // Offers the batch reserved before; false: stop producing.
-        func offerReserved() -> Bool {
-            guard let (batch, reservation) = ahead else { return true }
-            ahead = nil
-            switch reservation.wait() {
-            case .failure(let error):
-                cursor.interruption = .registry(RegistryError.detail(error))
-                env.log.error("counting frequency caps in the registry failed: \(RegistryError.detail(error))", [(.job, job.id)])
-                return false
-            case .success(let over):
-                for d in batch where !step(d.device, d.key, capped: over.contains(d.key)) { return false }
-                // The capped lines wait for a flush: written (and their memory freed) each batch.
-                fanout.flush()
-                return true
-            }
+        let caps = CapGate(send: send, jobID: job.id, apps: services.apps, registry: services.registry).map { gate in
+            gate.prune(log: services.log)
+            return CapStage(gate: gate, toSend: { d in direct(d) && !prior.finished.contains(platform: d.platform, recipient: .device(d)) },
+                            wait: fanout.wait)
         }
-        // Starts reserving the held devices still to send, then offers the batch before.
-        func release(_ gate: CapGate) -> Bool {
-            let batch = held
-            held.removeAll(keepingCapacity: true)
-            let reservation = CapGate.Ahead(gate, batch.filter { d in
-                (uniform || plan.sendsDirect(d.device)) && !prior.finished.contains(platform: d.device.platform, recipient: .device(d.device))
-            })
-            let going = offerReserved()
-            ahead = (batch, reservation)
-            return going
-        }
+        // A reservation still running when the job stopped: done before the registry is let go.
+        defer { caps?.close() }
         do {
-            var going = true
+            let chunk = scope.chunk
             let last = chunk?.last ?? .max
+            // false once a stage said to stop (not at the end of the chunk's devices).
+            var going = true
             func each(_ device: Device, _ key: Int64) -> Bool {
                 if key > last { return false }      // past its chunk
-                guard let gate else { return step(device, key, capped: false) }
-                held.append((device, key))
-                if held.count >= CapGate.batchSize { going = release(gate) }
+                going = caps.map { $0.offer(device, key: key, then: step) } ?? step(device, key, capped: false)
                 return going
             }
             let tokenKind = send.message.native.tokenKind
-            if let zones {
+            if case .wave(let zones) = scope {
                 for zone in zones where cursor.interruption == nil && going {
-                    try env.registry.forEach(platforms: Set(plan.direct), zone: zone, tokenKind: tokenKind,
+                    try services.registry.forEach(platforms: Set(plan.direct), zone: zone, tokenKind: tokenKind,
                                              matching: send.audience.tagExpression, pageSize: 1000, after: 0, each)
                 }
             } else {
-                try env.registry.forEach(platforms: Set(plan.direct), apps: plan.directApps, tokenKind: tokenKind,
+                try services.registry.forEach(platforms: Set(plan.direct), apps: plan.directApps, tokenKind: tokenKind,
                                          matching: send.audience.tagExpression, after: after, through: last, lastPage: { chunk?.lastRead() }, each)
             }
-            if let gate, going, !held.isEmpty { going = release(gate) }
-            if going { _ = offerReserved() }
+            if let caps, going { _ = caps.finish(then: step) }
         } catch {
             cursor.interruption = .registry(RegistryError.detail(error))
-            env.log.error("reading the registry failed: \(RegistryError.detail(error))", [(.job, job.id)])
+            services.log.error("reading the registry failed: \(RegistryError.detail(error))", [(.job, job.id)])
         }
-        // A reservation still running when the job stopped: done before the registry is let go.
-        if let (_, reservation) = ahead { _ = reservation.wait() }
+        if let failure = caps?.failure {
+            cursor.interruption = .registry(RegistryError.detail(failure))
+            services.log.error("counting frequency caps in the registry failed: \(RegistryError.detail(failure))", [(.job, job.id)])
+        }
     }
 
     /// Sends to one device unless the log already has its outcome; false: stop producing.
@@ -251,53 +256,25 @@ struct SendRun {
         }
         // Pacing: the i-th target sent in this run goes at start + i × window / targets (a
         // resumed job goes on at the same pace, without waiting for what it sent before).
-        if let due = fanout.pacing.due(cursor.sentThisRun) {
-            fanout.flush()
-            if !RateLimiter.wait(until: due, halted: { stop.isHalted }) {
-                cursor.interruption = stop.reason ?? .stopping
-                return false
-            }
+        if let due = fanout.pacing.due(cursor.sentThisRun, now: Date().timeIntervalSince1970), !fanout.wait.until(due) {
+            cursor.interruption = stop.reason ?? .stopping
+            return false
         }
-        guard var notification = plan.renditions[device.platform]?.notification(for: device.lang),
-              let route = env.apps.apps[device.app], let state = route.routes[device.platform] else {
+        let route = cursor.routes.route(device.platform, app: device.app, plan: plan, apps: services.apps)
+        guard var notification = route.rendition?.notification(for: device.lang), let state = route.state else {
             fanout.tracker?.passed(key: key)
             return true
         }
         if let tagger = plan.tagger { notification = tagger.stamp(notification, for: device, key: key) }
         // The app's own rate cap (`apps.<id>.max_per_second`), on top of its provider's.
-        if let limiter = route.limiter {
-            let due = limiter.reserve()
-            if due > Date().timeIntervalSince1970 {
-                fanout.flush()
-                if !RateLimiter.wait(until: due, halted: { stop.isHalted }) {
-                    cursor.interruption = stop.reason ?? .stopping
-                    return false
-                }
-            }
+        if let limiter = route.limiter, !fanout.wait.until(limiter.reserve()) {
+            cursor.interruption = stop.reason ?? .stopping
+            return false
         }
         cursor.sentThisRun += 1
-        let ticket = fanout.tracker.map { (tracker: $0, number: $0.handedOut(key: key, at: fanout.recorder.position)) }
-        dispatch(platform: device.platform, app: device.app, via: state, recipient: recipient, notification: notification,
-                 fanout: fanout, ticket: ticket)
+        let target = fanout.outcomes.handOut(platform: device.platform, provider: state.name, app: device.app, recipient: recipient, key: key)
+        dispatch(target, via: state, notification: notification, fanout: fanout)
         return true
-    }
-
-    /// `spread_over_seconds`: the i-th target of n is due at start + i × window / n, so the job
-    /// sends evenly over the window without holding its targets in memory.
-    struct Pacing {
-        let start = Date().timeIntervalSince1970
-        let step: Double?
-
-        init(spread: Int?, targets: Int?) {
-            guard let spread, let targets, targets > 1 else { step = nil; return }
-            step = Double(spread) / Double(targets)
-        }
-
-        func due(_ index: Int) -> Double? {
-            guard let step, index > 0 else { return nil }
-            let at = start + Double(index) * step
-            return at > Date().timeIntervalSince1970 ? at : nil
-        }
     }
 
     /// Rewrites the progress checkpoint once a second while the job sends; after `stop()`
@@ -340,40 +317,25 @@ struct SendRun {
 
     /// A device over its frequency cap: its `capped` line, counted like any final outcome, unsent.
     private func recordCapped(_ device: Device, key: Int64, _ fanout: Fanout) {
-        let ticket = fanout.tracker.map { (tracker: $0, number: $0.handedOut(key: key, at: fanout.recorder.position)) }
-        let provider = env.apps.state(app: device.app, platform: device.platform)?.name ?? "sandbox"
-        let reason = CapGate.reason(env.apps.apps[device.app]?.frequencyCap)
+        let provider = services.apps.state(app: device.app, platform: device.platform)?.name ?? "sandbox"
+        let reason = CapGate.reason(services.apps.apps[device.app]?.frequencyCap)
         let outcome = TargetOutcome(status: .capped, attempts: 0, result: ProviderResult(.rejected, reason: reason))
-        let tally = fanout.tally, group = fanout.inFlight, metrics = env.metrics
-        group.enter()
-        fanout.recorder.record(OutcomeRecorder.Entry(platform: device.platform, provider: provider, recipient: .device(device), outcome: outcome) {
-            tally.add(outcome)
-            if let ticket { ticket.tracker.finished(ticket.number) }
-            metrics?.delivery(platform: device.platform.rawValue, provider: provider, status: outcome.status.rawValue, app: device.app)
-            group.leave()
-        })
+        let target = fanout.outcomes.handOut(platform: device.platform, provider: provider, app: device.app, recipient: .device(device), key: key)
+        fanout.handout.record(fanout.outcomes.entry(target, outcome))
     }
 
-    private func dispatch(platform: Platform, app: String, via state: ProviderState, recipient: Recipient,
-                          notification: RenderedNotification, fanout: Fanout, ticket: (tracker: ResumeTracker, number: Int)?) {
-        let tally = fanout.tally, group = fanout.inFlight, recorder = fanout.recorder, stop = stop
-        let request = SendRequest(jobID: job.id, platform: platform, recipient: recipient, notification: notification, app: app)
-        let metrics = env.metrics
-        group.enter()
-        env.pool.submit(request, via: state, isStopping: { stop.isHalted }, idle: fanout.flush) { end, release in
+    /// The provider stage: the target goes to the worker pool (its provider's slots, quiet time,
+    /// rate cap and retries), and its end to the outcome stage.
+    private func dispatch(_ target: OutcomeStage.Target, via state: ProviderState, notification: RenderedNotification, fanout: Fanout) {
+        let outcomes = fanout.outcomes
+        let request = SendRequest(jobID: job.id, platform: target.platform, recipient: target.recipient, notification: notification, app: target.app)
+        services.pool.submit(request, via: state, wait: fanout.wait) { end, release in
             // Left for the resumed job: not final, not logged, not counted.
             guard case .final(let outcome) = end else {
-                tally.counts.withLock { $0.abandoned += 1 }
                 release()
-                return group.leave()
+                return outcomes.abandoned(target)
             }
-            recorder.record(OutcomeRecorder.Entry(platform: platform, provider: state.name, app: app, recipient: recipient, outcome: outcome) {
-                tally.add(outcome)
-                if let ticket { ticket.tracker.finished(ticket.number) }
-                metrics?.delivery(platform: platform.rawValue, provider: state.name, status: outcome.status.rawValue, app: app)
-                release()
-                group.leave()
-            })
+            outcomes.recorder.record(outcomes.entry(target, outcome, release: release))
         }
     }
 }

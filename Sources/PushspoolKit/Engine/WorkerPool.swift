@@ -66,42 +66,72 @@ public final class WorkerPool: Sendable {
     /// quiet), then sends `request` with retries. `record` runs exactly once, on any thread, with
     /// the final outcome and the slot's `release`: the slot stays taken until the caller has
     /// recorded the outcome (its result-log line written) and calls `release`, so that after a
-    /// crash only requests in flight are sent again. `idle` runs before the producer waits for
-    /// anything (a slot, quiet, the rate cap): there it writes what it holds (`ProducerThread`),
-    /// which also frees the slots of the targets it holds.
-    public func submit(_ request: SendRequest, via state: ProviderState,
-                       isStopping: @escaping @Sendable () -> Bool = { false },
-                       idle: () -> Void = {},
-                       record: @escaping @Sendable (TargetEnd, _ release: @escaping @Sendable () -> Void) -> Void) {
+    /// crash only requests in flight are sent again. The producer waits here as `wait` says (its
+    /// `Handout` released first, which also frees the slots of the targets it holds), and stops
+    /// when `wait.halted`. With a handout, a provider that answers at once gets the first attempt
+    /// at the handout's next release, and a batching provider's target joins the batch its
+    /// handout fills (one slot per batch).
+    func submit(_ request: consuming SendRequest, via state: ProviderState, wait: ProducerWait = .holdingNothing,
+                record: @escaping @Sendable (TargetEnd, _ release: @escaping @Sendable () -> Void) -> Void) {
         // The service asked for quiet: sleep until it ends (it may be pushed back meanwhile), or
         // until a stop rings.
-        var idled = false
         while true {
             let quietUntil = state.quietUntil
             if quietUntil == .distantPast || quietUntil.timeIntervalSinceNow <= 0 { break }
-            if !idled { idle(); idled = true }
-            if !StopBell.shared.sleep(until: quietUntil.timeIntervalSince1970, halted: isStopping) { break }
+            if !wait.until(quietUntil.timeIntervalSince1970) { break }
             if state.quietUntil <= quietUntil { break }
         }
+        if let handout = wait.handout, let batching = state.batching, let key = batching.batchKey(request) {
+            return submit(request, joining: key, of: batching, in: handout, via: state, wait: wait, record: record)
+        }
         let slots = slots(for: state)
-        if slots.wait(timeout: .now()) == .timedOut {
-            idle()
-            slots.wait()
+        guard take(slots, via: state, wait: wait) else { return record(.abandoned, {}) }
+        var held: Operation.Held?
+        if let handout = wait.handout, let immediate = state.immediate {
+            // Prepared now: the handout holds the provider's output, and the request only for a retry.
+            held = .immediate(immediate.prepare(request), immediate, handout)
         }
-        // Stopped while waiting for a slot, or for the provider's rate cap: no new target
-        // starts after a stop (or a cancel or pause of its job).
-        if isStopping() || state.limiter.map({ limiter in
-            state.waitUntilReady()
-            let due = limiter.reserve()
-            if due > Date().timeIntervalSince1970 { idle() }
-            return !RateLimiter.wait(until: due, halted: isStopping)
-        }) == true {
-            slots.signal()
-            return record(.abandoned, {})
-        }
-        attempt(.send(request, via: state), via: state, previous: nil, isStopping: isStopping) { [slots] outcome in
+        attempt(Operation(attempt: request.attempt, work: .send(request), held: held), via: state, previous: nil, isStopping: wait.halted) { [slots] outcome in
             record(outcome, { slots.signal() })
         }
+    }
+
+    /// A batching provider's target: it joins the batch `handout` fills for its message, or opens
+    /// one, which takes a slot and a turn of the rate cap. Its retries go alone (`call`).
+    private func submit(_ request: SendRequest, joining key: BatchKey, of batching: any BatchingProvider, in handout: Handout,
+                        via state: ProviderState, wait: ProducerWait,
+                        record: @escaping @Sendable (TargetEnd, _ release: @escaping @Sendable () -> Void) -> Void) {
+        let batch: HandoutBatch
+        if let open = handout.batch(for: batching, key: key) {
+            if wait.halted() { return record(.abandoned, {}) }
+            batch = open
+        } else {
+            let slots = slots(for: state)
+            guard take(slots, via: state, wait: wait) else { return record(.abandoned, {}) }
+            batch = handout.open(for: batching, key: key) { slots.signal() }
+        }
+        batch.join()
+        attempt(Operation(attempt: request.attempt, work: .send(request), held: .batch(batch, member: key.member, handout)), via: state, previous: nil, isStopping: wait.halted) { outcome in
+            record(outcome, { batch.leave() })
+        }
+    }
+
+    /// Takes a slot of `state`'s, then a turn of its rate cap, waiting as `wait` says; false
+    /// (the slot given back) when stopped meanwhile: no new target starts after a stop (or a
+    /// cancel or pause of its job).
+    private func take(_ slots: DispatchSemaphore, via state: ProviderState, wait: ProducerWait) -> Bool {
+        if slots.wait(timeout: .now()) == .timedOut {
+            wait.release()
+            slots.wait()
+        }
+        if wait.halted() || state.limiter.map({ limiter in
+            state.waitUntilReady()
+            return !wait.until(limiter.reserve())
+        }) == true {
+            slots.signal()
+            return false
+        }
+        return true
     }
 
     /// Carries one call to a provider that is not a notification (a hub installation write,
@@ -113,21 +143,65 @@ public final class WorkerPool: Sendable {
     public func perform(via state: ProviderState, isStopping: @escaping @Sendable () -> Bool = { false },
                         _ call: @escaping @Sendable (_ attempt: Int, _ completion: @escaping @Sendable (ProviderResult) -> Void) -> Void,
                         done: @escaping @Sendable (TargetEnd) -> Void) {
-        let operation = Operation(attempt: 1, call: call)
+        let operation = Operation(attempt: 1, work: .call(call))
         retry(operation, via: state, previous: nil, due: max(Date(), state.quietUntil), isStopping: isStopping, done: done)
     }
 
     /// What the pool attempts until the policy finishes it: a notification or another call to the
-    /// provider, and the number of the attempt to make next.
+    /// provider, and the number of the attempt to make next. Copied into every answer's closure:
+    /// what it carries is in one object, so a copy is one reference.
     struct Operation: Sendable {
+        enum Work: Sendable {
+            /// A notification, sent through the state's provider.
+            case send(SendRequest)
+            /// Another call (numbered from 1), which calls back once.
+            case call(@Sendable (Int, @escaping @Sendable (ProviderResult) -> Void) -> Void)
+        }
+        /// Where the first attempt goes when a producer's `Handout` holds it; retries never.
+        enum Held: Sendable {
+            /// Prepared for a provider that answers at once: answered at the handout's release.
+            case immediate(PreparedSend, any ImmediateProvider, Handout)
+            /// In the batch the handout fills.
+            case batch(HandoutBatch, member: String, Handout)
+        }
+        final class Load: Sendable {
+            let work: Work
+            let held: Held?
+            init(_ work: Work, held: Held?) {
+                self.work = work
+                self.held = held
+            }
+        }
         var attempt: Int
-        let call: @Sendable (Int, @escaping @Sendable (ProviderResult) -> Void) -> Void
+        let load: Load
+        /// Whether the next attempt is the first (the one a handout may hold).
+        var isFirst = true
 
-        static func send(_ request: SendRequest, via state: ProviderState) -> Operation {
-            Operation(attempt: request.attempt) { number, completion in
-                var request = request
-                request.attempt = number
+        init(attempt: Int, work: Work, held: Held? = nil) {
+            self.attempt = attempt
+            load = Load(work, held: held)
+        }
+
+        var held: Held? { isFirst ? load.held : nil }
+
+        /// The platform of the notification it sends, whose failed answers its provider notes
+        /// (`ProviderState.noteFailedAnswer`); nil: not a notification.
+        var platform: Platform? {
+            if case .send(let request) = load.work { return request.platform }
+            return nil
+        }
+
+        /// Makes the attempt numbered `attempt`.
+        func start(via state: ProviderState, _ completion: @escaping @Sendable (ProviderResult) -> Void) {
+            switch load.work {
+            case .send(var request):
+                request.attempt = attempt
+                if case .batch(let batch, let member, let handout)? = held {
+                    return handout.add(request, member: member, to: batch, answer: completion)
+                }
                 state.provider.send(request, completion: completion)
+            case .call(let call):
+                call(attempt, completion)
             }
         }
     }
@@ -151,6 +225,8 @@ public final class WorkerPool: Sendable {
         let started = DispatchTime.now().uptimeNanoseconds
         let answer: @Sendable (ProviderResult) -> Void = { [self] result in
             metrics?.requestDuration(provider: state.name, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
+            // Every answer passes here, whoever made the attempt: a failed one is noted once.
+            if result.disposition != .delivered, let platform = request.platform { state.noteFailedAnswer(result, platform: platform, at: now()) }
             switch policy.decide(result.disposition, attempt: request.attempt, previous: previous, random: random) {
             case .finish(let status):
                 if status == .delivered { state.noteDelivery() }
@@ -168,11 +244,16 @@ public final class WorkerPool: Sendable {
                 }
                 var following = request
                 following.attempt += 1
+                following.isFirst = false
                 retry(following, via: state, previous: result.disposition, due: Date(timeIntervalSinceNow: max(0, after)),
                       isStopping: isStopping, done: done)
             }
         }
-        watchdog.bound(from: started, name: state.name, answer: answer) { request.call(request.attempt, $0) }
+        // Answered by the handout's release, on the producer's thread: no deadline to watch.
+        if case .immediate(let prepared, let provider, let handout)? = request.held {
+            return handout.send(prepared, to: provider, answer: answer)
+        }
+        watchdog.bound(from: started, name: state.name, answer: answer) { request.start(via: state, $0) }
     }
 
     /// Attempts `request` at `due` (a retry, or the first attempt of `perform`), waiting on the

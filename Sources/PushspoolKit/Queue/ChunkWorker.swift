@@ -287,8 +287,8 @@ final class ChunkWorker: Sendable {
                 if held.readAll() { worker.poke() }
             }
             // No progress checkpoint: the job's origin keeps the job's.
-            var run = SendRun(env: env, job: job, send: send, plan: plan, log: sink, prior: prior, stop: stop, progress: (nil, nil))
-            run.chunk = scope
+            var run = SendRun(services: env.sending, job: job, send: send, plan: plan, log: sink, prior: prior, stop: stop, progress: (nil, nil))
+            run.scope = .chunk(scope)
             let result = run.execute()
             if result.interruption == nil, sink.failure == nil, !held.isLost {
                 _ = try queue.store.complete(chunk)

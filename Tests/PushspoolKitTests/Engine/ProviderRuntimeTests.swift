@@ -5,22 +5,24 @@ import PushspoolHTTP
 import PushspoolTestSupport
 import PushspoolCore
 
-/// What a dispatcher exports of its providers: the failed answers noted on their way back from
-/// the provider, the connections of its clients, written in its presence record (which `status
+/// What a dispatcher exports of its providers: the failed answers noted as the worker pool
+/// classifies each answer, the connections of its clients, written in its presence record (which `status
 /// --json` and the System page read, merged across dispatchers) and in its metrics.
 @Suite struct ProviderRuntimeTests {
     static func device(_ handle: String) -> Device {
         Device(id: handle, platform: .fcm, handle: handle, tags: [], updatedAt: Date())
     }
 
-    /// Sends one request per handle through `state` and waits for every answer.
+    /// Sends one request per handle through `state` by the worker pool (as the engine does) and
+    /// waits for every answer.
     static func send(_ handles: [String], via state: ProviderState) {
+        let pool = WorkerPool(concurrency: 2, policy: RetryPolicy(maxAttempts: 1, baseDelay: 0.001, maxDelay: 0.01), random: { 0.5 })
         let done = DispatchGroup()
         for h in handles {
             done.enter()
             let request = SendRequest(jobID: "j", platform: .fcm, recipient: .device(device(h)),
                                       notification: .fcm(FCMNotification(message: .object([]))))
-            state.provider.send(request) { _ in done.leave() }
+            pool.submit(request, via: state) { _ in done.leave() }
         }
         done.wait()
     }
@@ -39,7 +41,7 @@ import PushspoolCore
         let scripted = ScriptedProvider(name: "fcm", script: Self.script)
         let state = ProviderState(provider: scripted, name: "fcm-main",
                                   connections: { HTTPConnectionCount(open: 2, inFlight: 5) })
-        #expect(state.underlying === scripted, "the provider as made stays at hand")
+        #expect(state.provider === scripted, "the provider as made is what the engine sends through")
         Self.send(["ok-1", "ok-2"], via: state)
         #expect(state.runtime().recentErrors.isEmpty && state.runtime().errorTotals.isEmpty, "deliveries are no errors")
         Self.send(["bad-secret-token-1", "bad-secret-token-2"], via: state)

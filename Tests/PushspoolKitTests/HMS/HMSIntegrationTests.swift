@@ -1,4 +1,5 @@
 import Foundation
+import PushspoolCore
 import Testing
 #if canImport(Glibc)
 import Glibc
@@ -43,6 +44,18 @@ struct HMSIntegrationTests {
         #expect(message.str("data")?.contains(#""k":"v""#) == true)
         #expect(!h.visibleText([]).contains("hms-secret"))
         #expect(!h.visibleText([]).contains("hms.fake-"))
+    }
+
+    /// At the default concurrency (256), a campaign to 3,000 devices goes out in 3 requests of
+    /// 1,000: a batch takes one slot of the worker pool, not one per device.
+    @Test func fullBatchesAtTheDefaultConcurrency() throws {
+        let h = try PushCloudHarness(hmsArgs: [:], concurrency: Config().concurrency)
+        try Self.register(h, count: 3000)
+        let d = try h.runOnce("c", #"{"to_tag": "username:alice", "pns": ["hms"], "message": "m"}"#)
+        #expect(d.count == 3000 && d.values.allSatisfy { $0.str("status") == "delivered" })
+        let s = try #require(h.hms).syncedState()
+        #expect((s.list("tokensPerSend") as? [Int]) == [1000, 1000, 1000])
+        #expect(s.int("duplicateDeliveries") == 0 && s.int("duplicateInRequest") == 0)
     }
 
     /// Push Kit's other answers through the binary, the fake answering every send with one code:
@@ -100,10 +113,11 @@ struct HMSIntegrationTests {
     }
 
     /// kill -9 in the middle of a campaign, then resume: every device ends with one line, and
-    /// only tokens of requests in flight at the kill can reach the service twice.
+    /// only tokens of requests in flight at the kill can reach the service twice. A request
+    /// takes one slot: with one slot, one request of at most 1,000 tokens is in flight.
     @Test func killDashNineThenResumeResendsNoTokenOfACompletedRequest() throws {
-        let concurrency = 200
-        let h = try PushCloudHarness(hmsArgs: ["delay-ms": "60"], concurrency: concurrency)
+        let concurrency = 1
+        let h = try PushCloudHarness(hmsArgs: ["delay-ms": "300"], concurrency: concurrency)
         let count = 4000
         try Self.register(h, count: count)
         try h.submit("campaign", #"{"to_tag": "username:alice", "pns": ["hms"], "message": "m"}"#)
@@ -121,8 +135,9 @@ struct HMSIntegrationTests {
         #expect(h.deliveries("campaign").values.allSatisfy { $0.str("status") == "delivered" })
         let s = try #require(h.hms).syncedState()
         let twice = s.int("duplicateDeliveries") ?? -1
-        // A line is written before its slot is released: only tokens in flight (≤ concurrency) again.
-        #expect(twice >= 0 && twice <= concurrency, "\(twice) tokens delivered twice")
+        // A line is written before its slot is released: only tokens in flight (≤ concurrency
+        // requests of 1,000) again.
+        #expect(twice >= 0 && twice <= concurrency * 1000, "\(twice) tokens delivered twice")
         #expect(s.int("duplicateInRequest") == 0)
         #expect(s.int("tokenRequests") == 1, "the resumed process sent with the token the killed one cached")
     }

@@ -46,25 +46,24 @@ import Testing
         #expect(seen.count == 4000 && seen.values.allSatisfy { $0 == 1 })
     }
 
-    /// On a send job's producer thread a request waits, line and answer, for `flush`: then all
-    /// of them land with one write and are answered delivered; off that thread a line is written
-    /// and answered at once.
-    @Test func heldOnTheProducerThreadUntilFlushed() throws {
+    /// A batch (a producer's `Handout`) lands with one write and is answered in order on return:
+    /// delivered, but for a malformed token, refused in its place with no line; a single send is
+    /// written and answered at once.
+    @Test func aBatchIsWrittenTogetherAndAnsweredInOrder() throws {
         let dir = TempDir("sandbox")
         let provider = SandboxProvider(outbox: dir.url)
         defer { provider.shutdown() }
-        let answers = Mutex<[ProviderResult]>([])
-        ProducerThread.run {
-            for i in 0..<100 { provider.send(Self.request(i, job: "held")) { r in answers.withLock { $0.append(r) } } }
-        }
-        #expect(answers.withLock { $0.isEmpty })
-        #expect(dir.read("apns.jsonl") == nil)
-        provider.flush()
-        #expect(answers.withLock { $0.count == 100 && $0.allSatisfy { $0.disposition == .delivered } })
-        #expect(dir.read("apns.jsonl")?.split(separator: "\n").count == 100)
+        var batch = (0..<100).map { Self.request($0, job: "held") }
+        let bad = Device(id: "bad", platform: .apns, handle: "not-hex", tags: [], updatedAt: Date())
+        batch[50].recipient = .device(bad)
+        let answers = provider.send(batch: batch)
+        #expect(answers.count == 100)
+        #expect(answers.enumerated().allSatisfy { i, r in i == 50 ? r.disposition == .deviceGone(since: nil) : r.disposition == .delivered })
+        let lines = dir.read("apns.jsonl")?.split(separator: "\n") ?? []
+        #expect(lines.count == 99 && !lines.contains { $0.contains("\"bad\"") })
         let done = ResultBox<ProviderResult>()
         provider.send(Self.request(100, job: "direct")) { done.set($0) }
         #expect(done.wait().disposition == .delivered)
-        #expect(dir.read("apns.jsonl")?.split(separator: "\n").count == 101)
+        #expect(dir.read("apns.jsonl")?.split(separator: "\n").count == 100)
     }
 }

@@ -2,11 +2,11 @@ import Dispatch
 import PushspoolCore
 import Synchronization
 
-/// The HMS pushes waiting to share a request: one batch per message (pushes whose bodies are the
-/// same but for the token), up to `HMSNotification.maxTokensPerRequest` tokens, never a token
-/// twice. A full batch leaves at once. The rest leave at the producer's `flush` (a send job's
-/// producer flushes before it waits for anything, `ProducerThread`), or, for a push handed over
-/// on any other thread (a retry), after a short gathering window, since nobody would flush it.
+/// The HMS pushes handed over one at a time (a retry, a caller without a producer's `Handout`)
+/// waiting to share a request: one batch per message (pushes whose bodies are the same but for
+/// the token), up to `HMSNotification.maxTokensPerRequest` tokens, never a token twice. A full
+/// batch leaves at once, the rest after a short gathering window. (A send job's producer fills
+/// its own batches: `BatchingProvider`.)
 final class HMSBatches: Sendable {
     struct Entry: Sendable {
         let token: String
@@ -26,15 +26,14 @@ final class HMSBatches: Sendable {
     private let window: DispatchTimeInterval
     private let queue = DispatchQueue(label: "pushspool.hms.batches")
 
-    /// `send` carries one batch (on the calling thread); `window`: how long a push handed over off
-    /// the producer waits for others.
+    /// `send` carries one batch (on the calling thread); `window`: how long a push waits for others.
     init(window: DispatchTimeInterval = .milliseconds(5), send: @escaping @Sendable (Batch) -> Void) {
         self.window = window
         self.send = send
     }
 
-    /// Adds one push; `held`: the caller flushes (a producer), else the gathering window does.
-    func add(_ notification: HMSNotification, token: String, held: Bool, completion: @escaping @Sendable (ProviderResult) -> Void) {
+    /// Adds one push; it leaves with a full batch, or when the gathering window closes.
+    func add(_ notification: HMSNotification, token: String, completion: @escaping @Sendable (ProviderResult) -> Void) {
         let key = notification.members.stamped(notification.id)
         var ready: [Batch] = []
         let arm = state.withLock { s -> Bool in
@@ -52,7 +51,7 @@ final class HMSBatches: Sendable {
             } else {
                 s.batches[key] = batch
             }
-            guard !held, !s.timerArmed else { return false }
+            guard !s.timerArmed else { return false }
             s.timerArmed = true
             return true
         }

@@ -5,14 +5,16 @@ import Synchronization
 
 /// Huawei Push Kit (`hms`), for Android phones without Google services.
 ///
-/// Pushes of one message share a `messages:send` request, up to 1,000 tokens (`HMSBatches`); each
-/// token keeps its own answer, so the engine records, retries and prunes each device as it does
+/// Pushes of one message share a `messages:send` request, up to 1,000 tokens: a send job's
+/// producer fills the batches (`BatchingProvider`, one worker-pool slot per request), and pushes
+/// handed over one at a time (retries) are gathered by a short window (`HMSBatches`); each token
+/// keeps its own answer, so the engine records, retries and prunes each device as it does
 /// for the one-device providers, and releases a device's slot only once its line is written:
 /// after a crash, only the tokens of requests in flight are sent again. A partial answer
 /// (`80100000`) fails exactly the tokens it names; the others are delivered (`HMSClassifier`).
 /// The access token is an OAuth client-credentials token, shared by every worker and every
 /// process on the spool.
-public final class HMSProvider: PushProvider, TokenCheck {
+public final class HMSProvider: BatchingProvider, TokenCheck {
     public let name = "hms"
     private let http: any HTTPClient
     private let tokens: AccessTokenSource
@@ -49,22 +51,44 @@ public final class HMSProvider: PushProvider, TokenCheck {
     public func whenReady(_ ready: @escaping @Sendable () -> Void) { tokens.token { _ in ready() } }
 
     public func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {
+        guard let (device, notification) = opening(request, completion: completion) else { return }
+        guard let batches = batches.withLock({ $0 }) else { return completion(SendOpening.shutDown("hms")) }
+        batches.add(notification, token: device.handle, completion: completion)
+    }
+
+    /// The device and its message, or nil once `completion` has its refusal: Huawei counts the
+    /// body without its tokens, checked before any request.
+    private func opening(_ request: SendRequest, completion: (ProviderResult) -> Void) -> (Device, HMSNotification)? {
         guard let (device, notification) = SendOpening.device(request, provider: "hms", isShutDown: closed.load(ordering: .acquiring),
                                                               own: { if case .hms(let n) = $0 { n } else { nil } },
-                                                              completion: completion) else { return }
-        // Huawei counts the body without its tokens: checked before any request.
+                                                              completion: completion) else { return nil }
         guard notification.bodyBytes <= HMSNotification.maxBodyBytes else {
             completion(ProviderResult(.rejected, code: "payload-too-large",
                                       reason: "message body is \(notification.bodyBytes) bytes without its tokens, HMS allows \(HMSNotification.maxBodyBytes)"))
-            return
+            return nil
         }
-        guard let batches = batches.withLock({ $0 }) else { return completion(SendOpening.shutDown("hms")) }
-        batches.add(notification, token: device.handle, held: ProducerThread.isCurrent, completion: completion)
+        return (device, notification)
+    }
+
+    public var maxBatch: Int { HMSNotification.maxTokensPerRequest }
+
+    /// Its message's bytes but the token, and its token; nil for a push `send` refuses.
+    public func batchKey(_ request: SendRequest) -> BatchKey? {
+        guard let (device, notification) = opening(request, completion: { _ in }) else { return nil }
+        return BatchKey(message: notification.members.stamped(notification.id), member: device.handle)
+    }
+
+    public func send(batch requests: [SendRequest], answers: [@Sendable (ProviderResult) -> Void]) {
+        guard case .hms(let notification)? = requests.first?.notification else { return }
+        var batch = HMSBatches.Batch(notification: notification)
+        for (request, answer) in zip(requests, answers) {
+            guard case .device(let device) = request.recipient else { continue }
+            batch.entries.append(HMSBatches.Entry(token: device.handle, completion: answer))
+        }
+        send(batch)
     }
 
     public func tokenProblem() -> String? { tokens.problemFetching(name) }
-
-    public func flush() { batches.withLock { $0 }?.flush() }
 
     /// One request for a batch; every token of it answered by the one answer (`HMSClassifier`).
     private func send(_ batch: HMSBatches.Batch) {
@@ -86,7 +110,7 @@ public final class HMSProvider: PushProvider, TokenCheck {
 
     public func shutdown() {
         guard !closed.exchange(true, ordering: .acquiringAndReleasing) else { return }
-        flush()
+        batches.withLock { $0 }?.flush()
         http.shutdown()
         batches.withLock { $0 = nil }
     }

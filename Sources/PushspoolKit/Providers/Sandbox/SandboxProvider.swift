@@ -9,27 +9,13 @@ import Darwin
 
 /// The zero-credential provider: "delivers" by appending each rendered notification as one JSON
 /// line to `<outbox>/<platform>.jsonl`, so a user sees exactly what would go to each service.
-public final class SandboxProvider: PushProvider {
+public final class SandboxProvider: ImmediateProvider {
     public let name = "sandbox"
     private let outbox: URL
     /// One descriptor per platform file, opened O_APPEND: every write lands whole at the end,
-    /// whoever else (another dispatcher on the spool) appends to the same file. Lines held for a
-    /// producer's flush wait here, per platform file, with their answers. Writes happen under the
-    /// lock, so two flushes never interleave their bytes.
-    private struct Files {
-        var descriptors: [Platform: Int32] = [:]
-        var held: [Platform: Held] = [:]
-    }
-    private struct Held {
-        var bytes: [UInt8] = []
-        var answers: [@Sendable (ProviderResult) -> Void] = []
-
-        mutating func add(_ line: [UInt8], _ answer: @escaping @Sendable (ProviderResult) -> Void) {
-            bytes += line
-            answers.append(answer)
-        }
-    }
-    private let files = Mutex(Files())
+    /// whoever else (another dispatcher on the spool) appends to the same file. Writes happen
+    /// under the lock, so two batches never interleave their bytes.
+    private let descriptors = Mutex<[Platform: Int32]>([:])
     /// Message ids: unique per process run (a random prefix) and per send (a counter).
     private let idPrefix = "sandbox-" + UUID().uuidString.lowercased().prefix(8) + "-"
     private let sent = Atomic<Int>(0)
@@ -39,46 +25,49 @@ public final class SandboxProvider: PushProvider {
         self.outbox = outbox
     }
 
-    /// On a send job's producer thread the line and its answer are held until the producer's
-    /// `flush`: a delivery is answered only once its line is written, so the result log never
-    /// records one the outbox lacks. Anywhere else the line is written at once.
+    /// A batch of one: its line is written, then it is answered.
     public func send(_ request: SendRequest, completion: @escaping @Sendable (ProviderResult) -> Void) {
-        if case .device(let device) = request.recipient, let refusal = Self.refusal(device.platform, handle: device.handle) {
-            completion(refusal)
-            return
-        }
-        let line = Self.outboxLine(request, at: Date())
-        if ProducerThread.isCurrent {
-            files.withLock { f in
-                f.held[request.platform, default: Held()].add(line, completion)
-            }
-            return
-        }
-        let failure = files.withLock { f in write(line, platform: request.platform, &f) }
-        completion(answer(failure))
+        completion(send(prepared: [prepare(request)])[0])
     }
 
-    /// Writes every held line, one `write(2)` per platform file, then answers their requests:
-    /// delivered, or (a full disk, an unwritable outbox) a transient failure the engine retries.
-    public func flush() {
-        var answered: [(String?, [@Sendable (ProviderResult) -> Void])] = []
-        files.withLock { f in
-            guard !f.held.isEmpty else { return }
-            let held = f.held
-            f.held = [:]
-            for (platform, h) in held { answered.append((write(h.bytes, platform: platform, &f), h.answers)) }
+    /// Its outbox line, or the refusal the real service would give (no line).
+    public func prepare(_ request: SendRequest) -> PreparedSend {
+        if case .device(let device) = request.recipient, let refusal = Self.refusal(device.platform, handle: device.handle) {
+            return PreparedSend(platform: request.platform, answer: refusal)
         }
-        for (failure, answers) in answered {
-            for completion in answers { completion(answer(failure)) }
+        return PreparedSend(platform: request.platform, bytes: Self.outboxLine(request, at: Date()))
+    }
+
+    /// Writes the lines of `prepared` with one `write(2)` per platform file, then answers each:
+    /// delivered once its line is written (the result log never records a delivery the outbox
+    /// lacks), a transient failure the engine retries when the write failed (a full disk, an
+    /// unwritable outbox), or the refusal it was prepared with.
+    public func send(prepared: [PreparedSend]) -> [ProviderResult] {
+        var answers = prepared.map(\.answer)
+        // Per platform file: its bytes, and which requests they carry.
+        var files: [(platform: Platform, bytes: [UInt8], items: [Int])] = []
+        for i in prepared.indices where answers[i] == nil {
+            let platform = prepared[i].platform
+            if let j = files.firstIndex(where: { $0.platform == platform }) {
+                files[j].bytes += prepared[i].bytes
+                files[j].items.append(i)
+            } else {
+                files.append((platform, prepared[i].bytes, [i]))
+            }
         }
+        for file in files {
+            let failure = descriptors.withLock { write(file.bytes, platform: file.platform, &$0) }
+            for i in file.items { answers[i] = answer(failure) }
+        }
+        return answers.map { $0! }
     }
 
     /// Appends `bytes` to the platform's file (opened, and the outbox created, on first use);
     /// the failure's text, or nil once written.
-    private func write(_ bytes: [UInt8], platform: Platform, _ f: inout Files) -> String? {
+    private func write(_ bytes: [UInt8], platform: Platform, _ descriptors: inout [Platform: Int32]) -> String? {
         do {
             let fd: Int32
-            if let open = f.descriptors[platform] {
+            if let open = descriptors[platform] {
                 fd = open
             } else {
                 try FileManager.default.createDirectory(at: outbox, withIntermediateDirectories: true,
@@ -86,7 +75,7 @@ public final class SandboxProvider: PushProvider {
                 let path = outbox.appendingPathComponent("\(platform.rawValue).jsonl").path
                 fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o640)
                 guard fd >= 0 else { throw FileIO.Failure(description: "cannot open \(path): \(FileIO.errnoText())") }
-                f.descriptors[platform] = fd
+                descriptors[platform] = fd
             }
             try FileIO.writeAll(fd, bytes)
             return nil
@@ -119,10 +108,9 @@ public final class SandboxProvider: PushProvider {
     }
 
     public func shutdown() {
-        flush()
-        files.withLock { f in
-            for fd in f.descriptors.values { FileIO.closeDescriptor(fd) }
-            f.descriptors.removeAll()
+        descriptors.withLock { all in
+            for fd in all.values { FileIO.closeDescriptor(fd) }
+            all.removeAll()
         }
     }
 
@@ -184,7 +172,7 @@ public final class SandboxProvider: PushProvider {
             })
             w.field("payload", writing: { n.writeBody(into: &$0) })
         }
-        w.field("at", Timestamp.rfc3339(date))
+        w.field("at", plainASCII: { Timestamp.append(date, to: &$0) })
         return w.line()
     }
 }
