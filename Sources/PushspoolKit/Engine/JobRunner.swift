@@ -19,17 +19,17 @@ final class JobRunner: Sendable {
 
     init(_ env: Environment) {
         self.env = env
-        owners = JobOwners(spool: env.spool)
-        quarantine = JobQuarantine(spool: env.spool)
+        owners = JobOwners(spool: env.spool, clock: env.clock)
+        quarantine = JobQuarantine(spool: env.spool, clock: env.clock)
         logs = JobLogs(env: env, claimOwner: JobClaimOwner.current(spool: env.spool), working: working)
         sends = SendExecutor(env: env)
         // Registration changes of hub-routed platforms also go to the hub.
         let hub = InstallationWriter(apps: env.apps, pool: env.pool, isStopping: env.isStopping)
-        registrations = RegistrationExecutor(registrations: RegistrationService(registry: env.registry, hub: hub))
+        registrations = RegistrationExecutor(registrations: RegistrationService(registry: env.registry, hub: hub), clock: env.clock)
     }
 
     func run(_ name: String, origin: Origin) -> JobReport {
-        let started = Date(), fallbackID = Self.fallbackID(for: name)
+        let started = env.clock.wall(), fallbackID = Self.fallbackID(for: name)
         let activePath = env.spool.url(.active, name).path
         let file: JobFile
         do { file = try JobFile(path: activePath) } catch { return quarantine.unopened(name, id: fallbackID, error: error) }
@@ -53,7 +53,7 @@ final class JobRunner: Sendable {
         defer { working.end(name) }
         let kind = switch job.kind { case .send: "send"; case .register: "register"; case .unregister: "unregister" }
         env.log.log(env.log.isStructured ? .info : .debug, "job started", [(.job, job.id), (.file, name), (.kind, kind)])
-        let held = HeldJob(name: name, job: job, file: file, origin: origin, activePath: activePath, started: started)
+        let held = HeldJob(name: name, job: job, file: file, origin: origin, activePath: activePath, started: started, clock: env.clock)
         do { return try decide(held) } catch { return error }
     }
 
@@ -63,7 +63,7 @@ final class JobRunner: Sendable {
         var plan = SendPlan(), kind = JobDecision.Kind.registration, timing = JobDecision.Timing.due
         if case .send(let send) = job.kind {
             kind = .send
-            if let due = send.notBefore, due > Date() { timing = .notYetDue }
+            if let due = send.notBefore, due > env.clock.wall() { timing = .notYetDue }
         }
         let decision = JobDecision(origin: held.origin, kind: kind, control: .init(env.controls?.request(for: job.id)), timing: timing)
         if let early = decision.onArrival() { return end(early, held, opened: nil) }

@@ -33,7 +33,7 @@ extension JobRunner {
 
         /// What the send path takes of it (`SendRun` and its stages).
         var sending: SendServices {
-            SendServices(registry: registry, pool: pool, apps: apps, log: log, activity: activity, metrics: metrics, webhooks: webhooks)
+            SendServices(registry: registry, pool: pool, apps: apps, log: log, activity: activity, metrics: metrics, webhooks: webhooks, clock: clock)
         }
 
         /// What a `local_time` run judges its waves by (`LocalTimeRun`).

@@ -36,7 +36,7 @@ struct QueuedSend {
         let progress = ProgressCheckpoint.url(in: env.spool, jobID: id)
         env.activity?.begin(Activity.Progress(id: id, targets: targets, finished: prior.delivered + prior.failed + prior.unregistered + prior.capped,
                                               failed: prior.failed,
-                                              finishedThisRun: 0, started: Date(), spreadOverSeconds: nil)) {
+                                              finishedThisRun: 0, started: env.clock.wall(), spreadOverSeconds: nil)) {
             tally.counts.withLock { ($0.finished, $0.failed) }
         }
         defer { env.activity?.end(id) }
@@ -71,7 +71,7 @@ struct QueuedSend {
                 if !state.unapplied.isEmpty || !checkpointed {
                     let c = tally.counts.withLock { $0 }
                     ProgressCheckpoint(targets: targets, finished: c.finished, delivered: c.delivered, failed: c.failed,
-                                       unregistered: c.unregistered, capped: c.capped, updatedAt: Date())
+                                       unregistered: c.unregistered, capped: c.capped, updatedAt: env.clock.wall())
                         .write(to: progress)
                     checkpointed = true
                 }

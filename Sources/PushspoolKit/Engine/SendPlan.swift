@@ -127,7 +127,7 @@ struct SendPlan: Sendable {
 
     /// The plan of a job about to send (`make`), tracked when the job or one of its apps says
     /// so: the job is then recorded in the registry and its hub sends carry their ids.
-    static func prepare(_ job: Job, _ send: SendJob, env: JobRunner.Environment, now: Date = Date()) -> Result<SendPlan, Problem> {
+    static func prepare(_ job: Job, _ send: SendJob, env: JobRunner.Environment, now: Date? = nil) -> Result<SendPlan, Problem> {
         let ids: [String]
         switch send.apps.resolve(known: Set(env.apps.apps.keys), defaultApp: env.apps.defaultApp) {
         case .success(let resolved): ids = resolved
@@ -137,7 +137,7 @@ struct SendPlan: Sendable {
         guard case .success(var plan) = make(send, apps: env.apps, tracking: tracking) else { return make(send, apps: env.apps) }
         guard tracking != .off else { return .success(plan) }
         do {
-            let tagger = try NotificationTagger.make(job, send, apps: ids, registry: env.registry, now: now)
+            let tagger = try NotificationTagger.make(job, send, apps: ids, registry: env.registry, now: now ?? env.clock.wall())
             plan.tagger = tagger
             for i in plan.hubSends.indices {
                 plan.hubSends[i].notification = plan.hubSends[i].notification.stamped(tagger.hubID(plan.hubSends[i].platform))

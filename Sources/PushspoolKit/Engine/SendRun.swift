@@ -115,12 +115,12 @@ struct SendRun {
         let activity = services.activity, jobID = chunk?.label ?? job.id
         let finishedBefore = prior.delivered + prior.failed + prior.unregistered + prior.capped
         activity?.begin(Activity.Progress(id: jobID, targets: progress.targets, finished: finishedBefore, failed: prior.failed,
-                                          finishedThisRun: 0, started: Date(), spreadOverSeconds: send.spreadOverSeconds)) {
+                                          finishedThisRun: 0, started: services.clock.wall(), spreadOverSeconds: send.spreadOverSeconds)) {
             tally.counts.withLock { ($0.finished, $0.failed) }
         }
         defer { activity?.end(jobID) }
         let pruner = RegistryPruner(registry: services.registry, log: services.log, jobID: job.id,
-                                    webhooks: services.webhooks.flatMap { $0.wants(.deviceUnregistered) ? $0 : nil })
+                                    webhooks: services.webhooks.flatMap { $0.wants(.deviceUnregistered) ? $0 : nil }, clock: services.clock)
         let recorder = OutcomeRecorder(log: log, events: services.log, pruner: pruner, label: job.id,
                                        start: LogPosition(offset: runStart, delivered: prior.delivered, failed: prior.failed,
                                                           unregistered: prior.unregistered, retries: prior.retries, capped: prior.capped))
@@ -132,7 +132,7 @@ struct SendRun {
         let stop = stop
         let handout = Handout(recorder: recorder)
         let fanout = Fanout(outcomes: OutcomeStage(tally: tally, recorder: recorder, tracker: tracker, metrics: services.metrics),
-                            pacing: SendPacing(spread: send.spreadOverSeconds, targets: progress.targets, start: Date().timeIntervalSince1970),
+                            pacing: SendPacing(spread: send.spreadOverSeconds, targets: progress.targets, start: services.clock.wall().timeIntervalSince1970),
                             handout: handout, wait: ProducerWait(handout: handout, halted: { stop.isHalted }))
         var cursor = Cursor(matched: start.matched)
         if scope.sendsHubRequests { sendToHubs(fanout) }
@@ -193,7 +193,7 @@ struct SendRun {
             }
             return offer(device, key: key, fanout, &cursor, capped: capped)
         }
-        let caps = CapGate(send: send, jobID: job.id, apps: services.apps, registry: services.registry).map { gate in
+        let caps = CapGate(send: send, jobID: job.id, apps: services.apps, registry: services.registry, clock: services.clock).map { gate in
             gate.prune(log: services.log)
             return CapStage(gate: gate, toSend: { d in direct(d) && !prior.finished.contains(platform: d.platform, recipient: .device(d)) },
                             wait: fanout.wait)
@@ -256,7 +256,7 @@ struct SendRun {
         }
         // Pacing: the i-th target sent in this run goes at start + i × window / targets (a
         // resumed job goes on at the same pace, without waiting for what it sent before).
-        if let due = fanout.pacing.due(cursor.sentThisRun, now: Date().timeIntervalSince1970), !fanout.wait.until(due) {
+        if let due = fanout.pacing.due(cursor.sentThisRun, now: services.clock.wall().timeIntervalSince1970), !fanout.wait.until(due) {
             cursor.interruption = stop.reason ?? .stopping
             return false
         }
@@ -291,7 +291,7 @@ struct SendRun {
             timer.setEventHandler { [self] in
                 stopped.withLock { done in
                     guard !done else { return }
-                    let now = Date().timeIntervalSince1970
+                    let now = Uptime.seconds   // a span: the monotonic clock
                     let finished = tally.counts.withLock { $0.finished }
                     let perSecond = rate.withLock { $0.sample(at: now, count: finished); return $0.rate }
                     run.writeCheckpoint(tally, rate: perSecond, resume: resume())
@@ -310,7 +310,7 @@ struct SendRun {
         guard let url = progress.url else { return }
         let c = tally.counts.withLock { $0 }
         ProgressCheckpoint(targets: progress.targets, finished: c.finished,
-                           delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, capped: c.capped, updatedAt: Date(),
+                           delivered: c.delivered, failed: c.failed, unregistered: c.unregistered, capped: c.capped, updatedAt: services.clock.wall(),
                            rate: rate, spreadOverSeconds: send.spreadOverSeconds, resume: resume.map { (point: $0.0, registry: $0.1) })
             .write(to: url)
     }

@@ -10,4 +10,6 @@ struct SendServices: Sendable {
     var activity: Activity? = nil
     var metrics: Metrics? = nil
     var webhooks: Webhooks? = nil
+    /// The engine's clock: the wall time cap windows and prunes are stamped with.
+    var clock: EngineClock = .system
 }
