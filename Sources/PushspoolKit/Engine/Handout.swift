@@ -89,14 +89,17 @@ final class Handout: Sendable {
     /// Adds `request` (which joined `batch`) to it; a batch now full leaves at once.
     func add(_ request: SendRequest, member: String, to batch: HandoutBatch, answer: @escaping @Sendable (ProviderResult) -> Void) {
         let (added, full) = held.withLock { h -> (Bool, Filling?) in
-            guard var filling = h.batches[batch.id], filling.batch === batch else { return (false, nil) }
+            // Taken out of the table while it grows: a copy left there would share the arrays,
+            // and each append would copy the whole batch (quadratic in its 1,000 targets).
+            guard var filling = h.batches.removeValue(forKey: batch.id) else { return (false, nil) }
+            guard filling.batch === batch else {
+                h.batches[batch.id] = filling
+                return (false, nil)
+            }
             filling.requests.append(request)
             filling.answers.append(answer)
             filling.members.insert(member)
-            if filling.requests.count >= batch.provider.maxBatch {
-                h.batches[batch.id] = nil
-                return (true, filling)
-            }
+            if filling.requests.count >= batch.provider.maxBatch { return (true, filling) }
             h.batches[batch.id] = filling
             return (true, nil)
         }

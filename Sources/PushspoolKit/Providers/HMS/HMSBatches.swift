@@ -37,7 +37,8 @@ final class HMSBatches: Sendable {
         let key = notification.members.stamped(notification.id)
         var ready: [Batch] = []
         let arm = state.withLock { s -> Bool in
-            var batch = s.batches[key] ?? Batch(notification: notification)
+            // Out of the table while it grows (a copy left there would make each append copy it).
+            var batch = s.batches.removeValue(forKey: key) ?? Batch(notification: notification)
             // A token twice in one request would be sent twice: the batch holding it leaves first.
             if batch.tokens.contains(token) {
                 ready.append(batch)
@@ -47,7 +48,6 @@ final class HMSBatches: Sendable {
             batch.tokens.insert(token)
             if batch.entries.count >= HMSNotification.maxTokensPerRequest {
                 ready.append(batch)
-                s.batches[key] = nil
             } else {
                 s.batches[key] = batch
             }
