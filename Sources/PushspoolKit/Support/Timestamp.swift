@@ -32,9 +32,7 @@ public enum Timestamp {
         var seconds = t.rounded(.down)
         var ms = Int(((t - seconds) * 1000).rounded(.down))
         if ms >= 1000 { ms -= 1000; seconds += 1 }
-        var time = time_t(seconds)
-        var parts = tm()
-        gmtime_r(&time, &parts)
+        let (year, month, day, secondOfDay) = civil(Int(seconds))
         func put(_ value: Int, at: Int, width: Int) {
             var v = value
             for i in stride(from: at + width - 1, through: at, by: -1) {
@@ -42,13 +40,32 @@ public enum Timestamp {
                 v /= 10
             }
         }
-        put(Int(parts.tm_year) + 1900, at: 0, width: 4); out[4] = UInt8(ascii: "-")
-        put(Int(parts.tm_mon) + 1, at: 5, width: 2); out[7] = UInt8(ascii: "-")
-        put(Int(parts.tm_mday), at: 8, width: 2); out[10] = UInt8(ascii: "T")
-        put(Int(parts.tm_hour), at: 11, width: 2); out[13] = UInt8(ascii: ":")
-        put(Int(parts.tm_min), at: 14, width: 2); out[16] = UInt8(ascii: ":")
-        put(Int(parts.tm_sec), at: 17, width: 2); out[19] = UInt8(ascii: ".")
+        put(year, at: 0, width: 4); out[4] = UInt8(ascii: "-")
+        put(month, at: 5, width: 2); out[7] = UInt8(ascii: "-")
+        put(day, at: 8, width: 2); out[10] = UInt8(ascii: "T")
+        put(secondOfDay / 3600, at: 11, width: 2); out[13] = UInt8(ascii: ":")
+        put(secondOfDay / 60 % 60, at: 14, width: 2); out[16] = UInt8(ascii: ":")
+        put(secondOfDay % 60, at: 17, width: 2); out[19] = UInt8(ascii: ".")
         put(ms, at: 20, width: 3); out[23] = UInt8(ascii: "Z")
+    }
+
+    /// The UTC calendar date and second of the day of `seconds` since 1970, by the proleptic
+    /// Gregorian calendar's arithmetic (days to civil date, in 400-year eras). UTC has no time
+    /// zone to look up: `gmtime_r` did the same sum behind a call and its `tm`, at about 300
+    /// instructions on every result line.
+    static func civil(_ seconds: Int) -> (year: Int, month: Int, day: Int, secondOfDay: Int) {
+        let days = seconds >= 0 ? seconds / 86_400 : (seconds - 86_399) / 86_400
+        let secondOfDay = seconds - days * 86_400
+        let z = days + 719_468                                  // days since 0000-03-01
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let dayOfEra = z - era * 146_097                         // 0...146096
+        let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
+        let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)   // from March 1st
+        let mp = (5 * dayOfYear + 2) / 153                      // 0 = March
+        let day = dayOfYear - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return (year, month, day, secondOfDay)
     }
 
     /// Parses what `rfc3339` writes (and RFC 3339 without fractional seconds), with the job

@@ -32,4 +32,20 @@ struct TimestampTests {
             #expect(Timestamp.rfc3339(ms) == Self.foundation(ms))
         }
     }
+
+    /// The calendar arithmetic against the C library's `gmtime_r` at every midnight from 1970 to
+    /// 2100 and the second before it (leap days, 2000's and 2100's century rules included).
+    @Test func civilDateMatchesGmtimeAtEveryDayBoundary() {
+        var mismatches = 0
+        for day in 0..<47_482 {
+            for seconds in [day * 86_400, day * 86_400 + 86_399] {
+                var time = time_t(seconds), parts = tm()
+                gmtime_r(&time, &parts)
+                let c = Timestamp.civil(seconds)
+                if c.year != Int(parts.tm_year) + 1900 || c.month != Int(parts.tm_mon) + 1 || c.day != Int(parts.tm_mday)
+                    || c.secondOfDay != Int(parts.tm_hour) * 3600 + Int(parts.tm_min) * 60 + Int(parts.tm_sec) { mismatches += 1 }
+            }
+        }
+        #expect(mismatches == 0)
+    }
 }
