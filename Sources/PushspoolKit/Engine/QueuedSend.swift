@@ -55,6 +55,7 @@ struct QueuedSend {
                 _ = try? queue.store.steer(id, local)
                 queue.refreshRequests()
             }
+            var look: Double? = nil
             do {
                 guard let state = try queue.store.progress(id) else {
                     return result(tally, interruption: .registry("the job is no longer in the shared queue"))
@@ -87,7 +88,7 @@ struct QueuedSend {
                     if env.controls?.request(for: id) != .pause { try? env.controls?.write(.pause, id: id) }
                     return result(tally, interruption: .paused)
                 case .wait:
-                    break
+                    look = state.written.look
                 }
             } catch {
                 if !unreachable {
@@ -95,7 +96,11 @@ struct QueuedSend {
                 }
                 unreachable = true
             }
-            seen = queue.wakeups.wait(after: seen, timeout: queue.fallbackSeconds, stopping: env.isStopping)
+            // Every change this run waits for is announced (a chunk done or released, a steer, a
+            // job ended: `NOTIFY`; the listener's reconnect; a ring: `control/`, a stop) but two:
+            // a steered job's lease running out (`Progress.look`), and the database coming back,
+            // looked for every `fallbackSeconds`.
+            seen = queue.wakeups.wait(after: seen, timeout: unreachable ? queue.fallbackSeconds : look, stopping: env.isStopping)
         }
     }
 

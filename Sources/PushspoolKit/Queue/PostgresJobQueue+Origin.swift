@@ -41,6 +41,8 @@ extension PostgresJobQueue {
         public var leased: Int
         public var cutDone: Bool
         public var control: ControlRequest?
+        /// Seconds until the earliest live lease on one of its chunks runs out; nil: none runs.
+        public var leaseEnds: Double? = nil
         public var finished: Bool { cutDone && open == 0 && unapplied.isEmpty }
 
         /// What the origin does next, once it wrote the completed chunks: end the job (every
@@ -61,6 +63,16 @@ extension PostgresJobQueue {
             guard leased == 0, let control else { return .wait }
             return control == .cancel ? .cancelled : .paused
         }
+
+        /// When the origin must look again though no notification comes, in seconds; nil: only
+        /// on a notification. A steered job ends once no host holds a chunk of it, and a lease
+        /// that runs out (its holder died) tells no one, while no host takes a steered job's
+        /// chunk over to complete or release it: the origin looks just after the earliest lease
+        /// ends. An unsteered job's lapsed chunk is taken over, and its end announced.
+        public var look: Double? {
+            guard next == .wait, control != nil, let leaseEnds else { return nil }
+            return leaseEnds + ChunkSlots.afterLapse
+        }
     }
 
     /// Where the job stands, read in one statement (one snapshot): read apart, a chunk that
@@ -72,13 +84,16 @@ extension PostgresJobQueue {
                 SELECT j.cut_done, j.control,
                        coalesce(string_agg(q.chunk::text, ',' ORDER BY q.chunk) FILTER (WHERE q.done AND NOT q.applied), ''),
                        count(q.chunk) FILTER (WHERE NOT q.done),
-                       count(q.chunk) FILTER (WHERE NOT q.done AND q.host IS NOT NULL AND q.lease_until > clock_timestamp())
+                       count(q.chunk) FILTER (WHERE NOT q.done AND q.host IS NOT NULL AND q.lease_until > clock_timestamp()),
+                       extract(epoch from min(q.lease_until) FILTER (WHERE NOT q.done AND q.host IS NOT NULL
+                                                                      AND q.lease_until > clock_timestamp()) - clock_timestamp())
                 FROM queue_jobs j LEFT JOIN queue_chunks q ON q.job = j.id WHERE j.id = $1 GROUP BY j.id
                 """, [id])
             guard r.count == 1 else { return nil }
             return Progress(unapplied: (r.text(0, 2) ?? "").split(separator: ",").compactMap { Int($0) }, open: Int(r.int64(0, 3)),
                             leased: Int(r.int64(0, 4)), cutDone: r.text(0, 0) == "t",
-                            control: r.text(0, 1).flatMap(ControlRequest.init(rawValue:)))
+                            control: r.text(0, 1).flatMap(ControlRequest.init(rawValue:)),
+                            leaseEnds: r.isNull(0, 5) ? nil : max(0, r.double(0, 5)))
         }
     }
 

@@ -22,10 +22,11 @@ final class Wakeups: Sendable {
         for semaphore in woken { semaphore.signal() }
     }
 
-    /// Waits until a wake-up after `seen`, or `timeout` seconds; `stopping` is asked before it
-    /// sleeps (a stop is a wake-up: `ChunkWorker.stop` signals). Returns the generation then.
+    /// Waits until a wake-up after `seen`, a ring of the `StopBell` (a stop, a cancel or pause
+    /// landing in `control/`), or `timeout` seconds when one is given; `stopping` is asked before
+    /// it sleeps (a stop is a wake-up: `ChunkWorker.stop` signals). Returns the generation then.
     @discardableResult
-    func wait(after seen: Int, timeout: Double, stopping: () -> Bool = { false }) -> Int {
+    func wait(after seen: Int, timeout: Double? = nil, stopping: () -> Bool = { false }) -> Int {
         let semaphore = DispatchSemaphore(value: 0)
         let id = ObjectIdentifier(semaphore)
         let sleeps = state.withLock { s -> Bool in
@@ -34,7 +35,9 @@ final class Wakeups: Sendable {
             return true
         }
         guard sleeps else { return current }
-        if !stopping() { _ = semaphore.wait(timeout: .now() + max(0, min(timeout, 86_400))) }
+        let ring = StopBell.shared.observe { semaphore.signal() }
+        if !stopping() { _ = semaphore.wait(timeout: timeout.map { .now() + max(0, $0) } ?? .distantFuture) }
+        StopBell.shared.unobserve(ring)
         state.withLock { s in s.waiters[id] = nil }
         return current
     }

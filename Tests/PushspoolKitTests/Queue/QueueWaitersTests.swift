@@ -34,6 +34,23 @@ struct QueueWaitersTests {
         #expect(wakeups.wait(after: seen, timeout: 0.01) == seen)
     }
 
+    /// With no timeout a waiter sleeps until a wake-up or a ring of the `StopBell` (a cancel or
+    /// pause landing in `control/`, a stop), which an origin then asks its job about.
+    @Test(.timeLimit(.minutes(1))) func aRingEndsAWaitWithoutTimeout() {
+        let wakeups = Wakeups()
+        let seen = wakeups.current
+        let sleeping = DispatchSemaphore(value: 0), woke = DispatchSemaphore(value: 0)
+        DispatchQueue.global().async {
+            // `stopping` is asked once the waiter listens for rings: a ring from then on is kept.
+            wakeups.wait(after: seen, stopping: { sleeping.signal(); return false })
+            woke.signal()
+        }
+        sleeping.wait()
+        StopBell.shared.ring()
+        woke.wait()
+        #expect(wakeups.current == seen)
+    }
+
     @Test(.timeLimit(.minutes(1))) func theAlarmFiresAtTheEarliestTimeAskedThenDisarms() {
         let alarm = QueueAlarm(queue: DispatchQueue(label: "test.alarm"))
         let fired = DispatchSemaphore(value: 0)

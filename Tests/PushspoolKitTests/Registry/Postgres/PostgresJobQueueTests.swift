@@ -274,6 +274,22 @@ struct PostgresJobQueueTests {
         #expect(cutting.written.next == .wait)
     }
 
+    /// The origin sleeps until a notification, but for a steered job whose chunks are still
+    /// held: a holder that dies tells no one, and no host takes a steered job's chunk over, so
+    /// the origin looks again just after the earliest lease ends (it used to look every 5 s).
+    @Test(arguments: [
+        // leased, control, lease ends in → look in
+        (1, nil, 20.0, nil),                           // taken over on a lapse, and that is announced
+        (1, .cancel, 20.0, 20.0 + ChunkSlots.afterLapse),
+        (2, .pause, 3.5, 3.5 + ChunkSlots.afterLapse),
+        (0, .cancel, nil, nil),                        // ends now: nothing to look for
+        (0, nil, nil, nil),
+    ] as [(Int, ControlRequest?, Double?, Double?)])
+    func theOriginLooksAgainOnlyWhenNothingWouldTell(_ leased: Int, _ control: ControlRequest?, _ ends: Double?, _ look: Double?) {
+        let p = PostgresJobQueue.Progress(unapplied: [], open: 3, leased: leased, cutDone: true, control: control, leaseEnds: ends)
+        #expect(p.look == look)
+    }
+
     /// A provider paused, or told to be quiet, on one host is paused or quiet on the others, for
     /// what is left of it (seconds on the database's clock, not an instant on a host's).
     @Test func aProvidersPauseAndQuietReachTheOtherHosts() throws {
