@@ -111,6 +111,25 @@ struct SharedQueueSteeringTests {
         #expect(h.perToken().values.reduce(0, +) < 2400)
     }
 
+    /// A cancel while a host that holds chunks of the job is dead: no host takes a cancelled
+    /// job's chunk over and a lease running out tells no one, so the origin ends the job by
+    /// looking again just after the dead host's leases end (`Progress.look`), not by a timer.
+    @Test func cancelWhileAHolderIsDeadEndsOnceItsLeasesRunOut() throws {
+        let h = try Self.runningJob()
+        let b = try #require(h.pid("b"))
+        let holding = pollUntil(timeout: 30, poll: 0.05) {
+            let held = (try? h.query("SELECT count(*) FROM queue_chunks WHERE host LIKE $1 AND NOT done", ["%/\(b)"]))?.first?.first ?? nil
+            return Int(held ?? "0") ?? 0 > 0
+        }
+        try #require(holding, "host b never held a chunk")
+        h.kill9("b")
+        try Self.steer(h, on: "c", "cancel")
+        let summary = h.waitForSummary(on: "a", "slow", timeout: 30)
+        h.stopAll()
+        let s = try #require(summary, "no summary on host a")
+        #expect(s["status"] as? String == "cancelled", "\(s)")
+    }
+
     @Test func pauseOnOneHostAndResumeOnAnotherCompletesTheJobOnce() throws {
         let h = try Self.runningJob()
         try Self.steer(h, on: "b", "pause")
