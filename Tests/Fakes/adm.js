@@ -16,6 +16,7 @@
 'use strict';
 const https = require('https');
 const { args, tlsOptions, stateWriter, announce } = require('./common');
+const { clientCredentials } = require('./oauth');
 
 const a = args();
 const clientID = a['client-id'] || 'amzn1.application-oa2-client.test';
@@ -28,7 +29,6 @@ const stats = {
   tokenRequests: 0, tokensIssued: 0, badGrants: 0, sends: 0, authFailures: 0, invalidRequests: 0,
   delivered: 0, duplicateDeliveries: 0, perDevice: {}, problems: [], lastBody: null,
 };
-const issued = new Map();
 function problem(text) { if (stats.problems.length < 50) stats.problems.push(text); }
 
 function answer(res, status, json, headers = {}) {
@@ -39,20 +39,8 @@ function answer(res, status, json, headers = {}) {
   writeState(stats);
 }
 
-function handleToken(req, res, body) {
-  stats.tokenRequests++;
-  const form = new URLSearchParams(body.toString('utf8'));
-  const refuse = (why, status = 400) => { stats.badGrants++; problem('token: ' + why); answer(res, status, { error: 'invalid_client', error_description: why }); };
-  if (!String(req.headers['content-type'] || '').startsWith('application/x-www-form-urlencoded')) return refuse('content-type');
-  if (form.get('grant_type') !== 'client_credentials') return refuse('grant_type');
-  if (form.get('scope') !== 'messaging:push') return refuse('scope ' + form.get('scope'));
-  if (form.get('client_id') !== clientID) return refuse('client_id');
-  if (form.get('client_secret') !== clientSecret) return refuse('client_secret');
-  if (revoked) return refuse('client revoked', 401);
-  const token = `Atc|adm.fake-${++stats.tokensIssued}-${Math.random().toString(36).slice(2)}`;
-  issued.set(token, stats.tokensIssued);
-  answer(res, 200, { access_token: token, expires_in: 3600, scope: 'messaging:push', token_type: 'bearer' });
-}
+const oauth = clientCredentials({ clientID, clientSecret, extra: { scope: 'messaging:push' }, revoked, prefix: 'Atc|adm.fake',
+  answerExtra: { scope: 'messaging:push', token_type: 'bearer' }, stats, answer, problem });
 
 function handleSend(req, res, raw, id) {
   stats.sends++;
@@ -60,8 +48,7 @@ function handleSend(req, res, raw, id) {
   d.attempts++;
   d.times.push(Date.now() / 1000);
   const reply = (status, json, headers) => { d.statuses.push(status); answer(res, status, json, headers); };
-  const auth = String(req.headers['authorization'] || '');
-  const serial = auth.startsWith('Bearer ') ? issued.get(auth.slice(7)) : undefined;
+  const serial = oauth.serial(req);
   if (!serial || (expireFirst && serial === 1)) { stats.authFailures++; return reply(401, { reason: 'AccessTokenExpired' }); }
   const bad = (reason, why) => { stats.invalidRequests++; problem(id + ': ' + why); reply(400, { reason }); };
   if (req.headers['x-amzn-type-version'] !== 'com.amazon.device.messaging.ADMMessage@1.0') return bad('InvalidType', 'X-Amzn-Type-Version');
@@ -94,7 +81,7 @@ const server = https.createServer(tlsOptions(), (req, res) => {
   req.on('end', () => {
     const body = Buffer.concat(chunks);
     const url = req.url.split('?')[0];
-    if (req.method === 'POST' && url === '/auth/o2/token') return handleToken(req, res, body);
+    if (req.method === 'POST' && url === '/auth/o2/token') return oauth.handle(req, res, body);
     const m = /^\/messaging\/registrations\/([^/]+)\/messages$/.exec(url);
     if (req.method === 'POST' && m) return handleSend(req, res, body, decodeURIComponent(m[1]));
     problem('unexpected ' + req.method + ' ' + url);

@@ -16,6 +16,7 @@
 'use strict';
 const https = require('https');
 const { args, tlsOptions, stateWriter, announce } = require('./common');
+const { clientCredentials } = require('./oauth');
 
 const a = args();
 const appID = a['app-id'] || '104000001';
@@ -36,7 +37,6 @@ const stats = {
   tokensPerSend: [], delivered: 0, duplicateDeliveries: 0, duplicateInRequest: 0, illegal: 0,
   byCode: {}, problems: [], lastMessage: null, lastBodyBytes: 0, sent: [],
 };
-const issued = new Map();
 const deliveredTokens = new Map();   // token -> deliveries (kept out of the state: 100,000 of them in a benchmark)
 let last = 0;
 function save() { const now = Date.now(); if (now - last > 100) { last = now; writeState(stats); } }
@@ -49,23 +49,8 @@ function answer(res, status, json, headers = {}) {
   save();
 }
 
-function handleToken(req, res, body) {
-  stats.tokenRequests++;
-  const form = new URLSearchParams(body.toString('utf8'));
-  const refuse = (why, status = 400) => {
-    stats.badGrants++;
-    problem('token: ' + why);
-    answer(res, status, { error: 'invalid_client', error_description: why });
-  };
-  if (!String(req.headers['content-type'] || '').startsWith('application/x-www-form-urlencoded')) return refuse('content-type');
-  if (form.get('grant_type') !== 'client_credentials') return refuse('grant_type');
-  if (form.get('client_id') !== clientID) return refuse('client_id');
-  if (form.get('client_secret') !== clientSecret) return refuse('client_secret');
-  if (revoked) return refuse('client revoked', 401);
-  const token = `hms.fake-${++stats.tokensIssued}-${Math.random().toString(36).slice(2)}`;
-  issued.set(token, stats.tokensIssued);
-  answer(res, 200, { access_token: token, expires_in: 3600, token_type: 'Bearer' });
-}
+const oauth = clientCredentials({ clientID, clientSecret, revoked, prefix: 'hms.fake', answerExtra: { token_type: 'Bearer' },
+  stats, answer, problem });
 
 function reply(res, c, msg, status = httpStatus) {
   stats.byCode[c] = (stats.byCode[c] || 0) + 1;
@@ -74,8 +59,7 @@ function reply(res, c, msg, status = httpStatus) {
 
 function handleSend(req, res, raw) {
   stats.sends++;
-  const auth = String(req.headers['authorization'] || '');
-  const serial = auth.startsWith('Bearer ') ? issued.get(auth.slice(7)) : undefined;
+  const serial = oauth.serial(req);
   if (!serial) { stats.authFailures++; return reply(res, '80200001', 'Oauth authentication error', 401); }
   if (expireFirst && serial === 1) { stats.authFailures++; return reply(res, '80200003', 'Oauth Token expired', 401); }
   const bad = (why) => { stats.invalidRequests++; problem(why); reply(res, '80100003', 'Incorrect message structure: ' + why, 400); };
@@ -126,7 +110,7 @@ const server = https.createServer(tlsOptions(), (req, res) => {
   req.on('end', () => {
     const body = Buffer.concat(chunks);
     const url = req.url.split('?')[0];
-    if (req.method === 'POST' && url === '/oauth2/v3/token') return handleToken(req, res, body);
+    if (req.method === 'POST' && url === '/oauth2/v3/token') return oauth.handle(req, res, body);
     if (req.method === 'POST' && url === sendPath) {
       return delayMs ? setTimeout(() => handleSend(req, res, body), delayMs) : handleSend(req, res, body);
     }

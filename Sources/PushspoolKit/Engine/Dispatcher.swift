@@ -10,8 +10,14 @@ import Synchronization
 /// run to completion.
 ///
 /// A scan lists `incoming/` once into a backlog; finished jobs are replaced from that backlog,
-/// and the folder is listed again only when it is used up or a watcher event or timer asks, so
+/// and the folder is listed again only when it is used up or a watcher event or the alarm asks, so
 /// a backlog of n jobs costs O(n) listing work, not O(n²).
+///
+/// Nothing is looked at on a period. A scan is asked for by an event (a file arriving in
+/// `incoming/`, a file closed in `active/`, a request in `control/`, a job's end) or by the one
+/// alarm (`armWake`), armed at the earliest moment something waited for is due: a `not_before`,
+/// a `local_time` wave, a file in `incoming/` settling, the spaced orphan look, the registry's
+/// next notification sweep, the next `tmp/` leftover's 36 h.
 public final class Dispatcher: Sendable {
     public let spool: Spool
     private let runner: JobRunner
@@ -33,6 +39,10 @@ public final class Dispatcher: Sendable {
         /// When the last orphan scan, `tmp/` sweep and notification sweep were, on the monotonic
         /// clock (nil: not yet, or asked for again at once).
         var lastOrphanScan: DispatchTime?
+        /// A file in `active/` was closed (its lock holder let go, or died: the kernel closes its
+        /// files; or only a reader) or a job ended here (it may have stayed in `active/`) since the
+        /// last orphan scan: one is due `orphanInterval` after that one.
+        var orphanLookAsked = false
         /// What a peek found in waiting incoming files and the current batch, by name, so each
         /// file version is read once however often the folder is listed (bounded: `IncomingPlan`).
         var peeked: [String: IncomingPlan.Peeked] = [:]
@@ -43,8 +53,9 @@ public final class Dispatcher: Sendable {
         /// as job slots free up, so `run --once` resumes all of them before it exits, not only as
         /// many as it has slots.
         var orphans: [String] = []
-        /// When `tmp/` was last swept of files older than `staleTemporaryAge`.
-        var lastTmpSweep: DispatchTime?
+        /// When `tmp/`'s next file turns `staleTemporaryAge` old (on `clock`'s wall time): its
+        /// oldest at the last sweep, or a file written after that sweep at the earliest.
+        var nextTmpSweep = Date.distantPast
         var lastNotificationSweep: DispatchTime?
         /// When the registry next has notifications to sweep (`NotificationSweep`); a job of this
         /// dispatcher starting or ending brings it forward to a minute after the last sweep.
@@ -143,21 +154,40 @@ public final class Dispatcher: Sendable {
     }
 
     /// Watches the spool until `stop()`; then finishes or checkpoints running jobs and returns.
-    public func runForever(watcher: SpoolWatcher) {
+    ///
+    /// A job's lock dies with its dispatcher when the kernel closes the dead process's files, so
+    /// `active/` is watched for closes: a close asks for an orphan look. Where closes cannot be
+    /// watched (no inotify) a look is asked for every `orphanFallback` seconds instead.
+    public func runForever(watcher: SpoolWatcher, orphanFallback: Double = Dispatcher.orphanInterval) {
         presence.start()
         defer { presence.stop() }
         watcher.start { [weak self] in self?.requestScan() }
         let controlWatcher = watchControls()
-        let tick = DispatchSource.makeTimerSource(queue: control)
-        tick.schedule(deadline: .now() + Self.orphanInterval, repeating: Self.orphanInterval)
-        tick.setEventHandler { [weak self] in self?.requestScan() }   // orphans, missed events
-        tick.resume()
+        let closes = SpoolWatcher(directory: spool.url(.active), pollInterval: orphanFallback, closes: true)
+        closes.start { [weak self] in self?.askOrphanLook() }
         requestScan()
         idle.wait()
         sweeps.wait()
-        tick.cancel()
+        closes.stop()
         watcher.stop()
         controlWatcher?.stop()
+    }
+
+    /// Asks for a look at `active/`: now when the last was `orphanInterval` ago, else at that
+    /// moment (the alarm). Closes in `active/` come from readers too (`status`, `serve`, this
+    /// dispatcher's own tries at a held job): so they cost at most one look per interval, and
+    /// only a flag while one is already asked for.
+    private func askOrphanLook() {
+        let due = state.withLock { s -> Bool? in
+            if s.orphanLookAsked { return nil }
+            s.orphanLookAsked = true
+            return Self.seconds(since: s.lastOrphanScan, at: .now()) >= Self.orphanInterval - 0.5
+        }
+        switch due {
+        case true?: requestScan()
+        case false?: armWake()
+        case nil: break
+        }
     }
 
     /// Stops claiming; running jobs stop producing targets, finish what is in flight and stay in
@@ -183,20 +213,23 @@ public final class Dispatcher: Sendable {
         if enqueue { control.async { [self] in scan() } }
     }
 
-    /// How often `active/` is looked at for jobs whose dispatcher died (their lock is free): a
-    /// crashed dispatcher's jobs are taken over by another one on the spool within this.
-    static let orphanInterval = 5.0
+    /// The least time between two looks at `active/` for jobs whose dispatcher died (their lock
+    /// is free), each asked for by a close there or a job's end: a crashed dispatcher's jobs are
+    /// taken over by another one on the spool within this.
+    public static let orphanInterval = 5.0
 
-    /// Lists the spool: orphans in `active/` (at most every `orphanInterval`) and due jobs in `incoming/`
-    /// into the backlog, then claims from it.
+    /// Lists the spool: orphans in `active/` (when asked, at most every `orphanInterval`) and due
+    /// jobs in `incoming/` into the backlog, then claims from it.
     private func scan() {
         state.withLock { $0.scanQueued = false }
         if isStopping { return }
         // Wall time: what files' modification times and `not_before` are compared with.
         let now = clock.wall(), tick = DispatchTime.now()
         let orphanScanDue = state.withLock { s -> Bool in
-            guard Self.seconds(since: s.lastOrphanScan, at: tick) >= Self.orphanInterval - 0.5 else { return false }
+            guard s.lastOrphanScan == nil
+                    || (s.orphanLookAsked && Self.seconds(since: s.lastOrphanScan, at: tick) >= Self.orphanInterval - 0.5) else { return false }
             s.lastOrphanScan = tick
+            s.orphanLookAsked = false
             return true
         }
         if orphanScanDue {
@@ -220,9 +253,9 @@ public final class Dispatcher: Sendable {
                 s.orphans = orphans
                 if !s.onceMode { s.sleeping.merge(sleepers) { $1 } }
             }
-            sweepTemporaries(now: now, tick: tick)
-            sweepNotifications(now: now, tick: tick)
         }
+        sweepTemporaries(now: now)
+        sweepNotifications(now: now, tick: tick)
         wakeDueSleepers()
         listIncoming(now: now)
         claimFromBacklog(rescanWhenEmpty: false)
@@ -315,16 +348,14 @@ public final class Dispatcher: Sendable {
         mark.map { Double(tick.uptimeNanoseconds - min($0.uptimeNanoseconds, tick.uptimeNanoseconds)) / 1e9 } ?? .infinity
     }
 
-    /// Sweeps `tmp/` at most hourly (`tick`, monotonic), along with an orphan scan; files older
-    /// than `staleTemporaryAge` by their modification time (`now`, wall) go.
-    private func sweepTemporaries(now: Date, tick: DispatchTime) {
-        let due = state.withLock { s -> Bool in
-            guard Self.seconds(since: s.lastTmpSweep, at: tick) >= 3600 else { return false }
-            s.lastTmpSweep = tick
-            return true
-        }
-        guard due else { return }
-        let removed = spool.removeTemporaries(olderThan: now.addingTimeInterval(-Self.staleTemporaryAge))
+    /// Sweeps `tmp/` when its oldest file turns `staleTemporaryAge` old: files older than that by
+    /// their modification time (`now`, wall) go. The next sweep is when the oldest one left turns
+    /// that old, and no later than that age from now (a file written after this sweep).
+    private func sweepTemporaries(now: Date) {
+        guard state.withLock({ now >= $0.nextTmpSweep }) else { return }
+        let swept = spool.removeTemporaries(olderThan: now.addingTimeInterval(-Self.staleTemporaryAge))
+        state.withLock { $0.nextTmpSweep = min(swept.oldestKept ?? now, now).addingTimeInterval(Self.staleTemporaryAge) }
+        let removed = swept.removed
         if removed > 0 { log.info("removed \(removed) file\(removed == 1 ? "" : "s") older than 36 h from \(spool.url(.tmp).path) (writers' leftovers)") }
     }
 
@@ -348,6 +379,7 @@ public final class Dispatcher: Sendable {
                 // Unless a job started or ended meanwhile (then the next scan sweeps again).
                 if s.jobEvents == events { s.nextNotificationSweep = next ?? .distantFuture }
             }
+            armWake()       // for the next sweep
         }
     }
 
@@ -380,16 +412,20 @@ public final class Dispatcher: Sendable {
             default: report(result)
             }
             control.async { [self] in
-                let sleeps = state.withLock { s -> Bool in
+                let rearm = state.withLock { s -> Bool in
                     s.running.remove(name)
                     s.nextNotificationSweep = .distantPast
                     s.jobEvents += 1
+                    // It may have stayed in `active/` (interrupted: a full disk, the registry
+                    // gone): looked at again, as any orphan, `orphanInterval` after the last look.
+                    let asked = !s.orphanLookAsked
+                    s.orphanLookAsked = true
                     if result.outcome == .waiting { s.deferred[name] = (origin, result.id) }
-                    guard case .interrupted(.nextWave(let at, _, _)) = result.outcome, !s.onceMode else { return false }
+                    guard case .interrupted(.nextWave(let at, _, _)) = result.outcome, !s.onceMode else { return asked }
                     s.sleeping[name] = at
                     return true
                 }
-                if sleeps { armWake() }
+                if rearm { armWake() }
                 if isStopping {
                     finishIfIdle()
                 } else {
@@ -426,14 +462,25 @@ public final class Dispatcher: Sendable {
         }
     }
 
-    /// Wakes the scanner when the earliest scheduled job or `local_time` wave is due (no busy-waiting).
+    /// Wakes the scanner when the earliest thing it waits for is due (no busy-waiting, no period):
+    /// a scheduled job, a `local_time` wave, a file in `incoming/` settling, an asked-for orphan
+    /// look, the next notification sweep, the next `tmp/` sweep.
     private func armWake() {
         state.withLock { s in
             s.wake?.cancel()
             s.wake = nil
+            guard !s.stopping else { return }
+            let now = clock.wall(), tick = DispatchTime.now()
             // A wave's instant is on `clock`; the timer waits real seconds.
-            let wave = s.sleeping.values.min().map { clock.wall().addingTimeInterval(clock.secondsUntil($0)) }
-            let due = [s.incomingDue, wave].compactMap { $0 }.min()
+            let wave = s.sleeping.values.min().map { now.addingTimeInterval(clock.secondsUntil($0)) }
+            // Marks on the monotonic clock, as instants on `clock`'s wall time.
+            func after(_ mark: DispatchTime?, _ seconds: Double) -> Date {
+                mark.map { now.addingTimeInterval(seconds - Self.seconds(since: $0, at: tick)) } ?? now
+            }
+            let orphanLook = s.orphanLookAsked ? after(s.lastOrphanScan, Self.orphanInterval) : nil
+            let sweep = s.sweepingNotifications || s.nextNotificationSweep == .distantFuture ? nil
+                : max(s.nextNotificationSweep, after(s.lastNotificationSweep, NotificationSweep.interval))
+            let due = [s.incomingDue, wave, s.settledBy, orphanLook, sweep, s.nextTmpSweep].compactMap { $0 }.min()
             // `run --once` waits for no scheduled job, only for files still being written.
             guard let date = s.onceMode ? s.settledBy : due else { return }
             let timer = DispatchSource.makeTimerSource(queue: control)

@@ -168,18 +168,24 @@ public final class Spool: Sendable {
     }
 
     /// Removes regular files in `tmp/` last changed before `cutoff` (writers' leftovers: a
-    /// crashed writer, a full disk). Returns how many were removed.
-    public func removeTemporaries(olderThan cutoff: Date) -> Int {
+    /// crashed writer, a full disk). Returns how many were removed, and the oldest modification
+    /// time of those younger than `cutoff` (when the next is due).
+    public func removeTemporaries(olderThan cutoff: Date) -> (removed: Int, oldestKept: Date?) {
         let dir = url(.tmp).path
         var removed = 0
+        var oldestKept: Double?
         for name in SpoolName.list(dir) ?? [] {
             let path = name.path(in: dir)
             var st = stat()
-            guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG,
-                  Double(st.st_mtim.tv_sec) < cutoff.timeIntervalSince1970 else { continue }
-            if unlink(path) == 0 { removed += 1 }
+            guard lstat(path, &st) == 0, st.st_mode & S_IFMT == S_IFREG else { continue }
+            let modified = Double(st.st_mtim.tv_sec)
+            if modified < cutoff.timeIntervalSince1970 {
+                if unlink(path) == 0 { removed += 1 }
+            } else {
+                oldestKept = min(oldestKept ?? modified, modified)
+            }
         }
-        return removed
+        return (removed, oldestKept.map(Date.init(timeIntervalSince1970:)))
     }
 
     /// Writes a job atomically and durably, through the one drop every door uses

@@ -198,6 +198,36 @@ import PushspoolCore
         #expect(provider.requests.first.map { _ in Date() >= due } == true)
     }
 
+    #if os(Linux)
+    /// The lock of a job in `active/` is let go as the kernel lets go of a killed dispatcher's:
+    /// its file is closed. A watching dispatcher that found the job held takes it over on that
+    /// close, with its periodic look (the fallback where closes cannot be watched) an hour away.
+    @Test("a watching dispatcher takes over a job whose holder let go, on the close, not on a period")
+    func takeOverOnClose() throws {
+        let h = try EngineHarness()
+        try seed(h)
+        let path = h.dir.path("spool/active/held.json")
+        h.dir.write("spool/active/held.json", #"{"id":"held","to_tag":"username:bob","pns":["apns"],"message":"m"}"#)
+        let holder = try JobFile(path: path)
+        let looked = try #require(FileCloseWatch(path: path))
+        let provider = ScriptedProvider()
+        let state = ProviderState(provider: provider)
+        let dispatcher = h.makeDispatcher(routes: [.apns: state, .fcm: state, .wns: state])
+        let finished = DispatchSemaphore(value: 0)
+        let watcher = SpoolWatcher(directory: h.dir.url.appendingPathComponent("nonexistent"), pollInterval: 3600)
+        DispatchQueue.global().async { dispatcher.runForever(watcher: watcher, orphanFallback: 3600); finished.signal() }
+        // Its first look tried the job's lock and closed the file again: the job is held.
+        #expect(looked.wait(until: .now() + 30))
+        #expect(h.list(.active) == ["held.json"] && provider.requests.isEmpty)
+        holder.release()
+        eventually("the job taken over and done", timeout: 30) { h.list(.done) == ["held.json"] }
+        dispatcher.stop()
+        #expect(finished.wait(timeout: .now() + 10) == .success)
+        #expect(provider.requests.count == 1)
+        #expect(h.summary("held")?.delivered == 1)
+    }
+    #endif
+
     @Test("a crashed run resumes: targets already final in the result log are not sent again")
     func resume() throws {
         let h = try EngineHarness()

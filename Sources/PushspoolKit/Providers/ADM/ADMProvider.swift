@@ -22,22 +22,13 @@ public final class ADMProvider: PushProvider, TokenCheck {
     public static let acceptType = "com.amazon.device.messaging.ADMSendResult@1.0"
 
     public init(config: ADMConfig, context: ProviderContext) throws {
-        var problems: [String] = []
-        if config.clientID.isEmpty { problems.append("providers.adm.client_id: missing") }
-        if config.clientSecret.value.isEmpty { problems.append("providers.adm.client_secret: missing or empty") }
-        let endpoint = config.endpoint ?? ADMConfig.defaultEndpoint
-        if let p = ProviderSetupChecks.httpsURLProblem(endpoint, field: "providers.adm.endpoint") { problems.append(p) }
-        let tokenURL = config.tokenEndpoint ?? ADMConfig.defaultTokenEndpoint
-        if let p = ProviderSetupChecks.httpsURLProblem(tokenURL, field: "providers.adm.token_endpoint") { problems.append(p) }
-        guard problems.isEmpty else { throw ProviderSetupError(problems) }
-
-        var options = HTTPClientOptions()   // the context adds tls.ca_file
-        options.maxConnectionsPerHost = context.config.maxConnections(for: "adm")
-        let http = try context.makeHTTPClient(options)
-        self.http = http
-        self.base = FCMProvider.trimmingSlash(endpoint)
-        self.tokens = OAuthClientCredentials.source(service: "adm", clientID: config.clientID, secret: config.clientSecret,
-                                                    tokenURL: tokenURL, extra: [("scope", "messaging:push")], http: http, context: context)
+        let client = try OAuthClientCredentials(service: "adm", clientID: config.clientID, secret: config.clientSecret,
+                                                endpoint: config.endpoint ?? ADMConfig.defaultEndpoint,
+                                                tokenURL: config.tokenEndpoint ?? ADMConfig.defaultTokenEndpoint,
+                                                extra: [("scope", "messaging:push")], context: context)
+        http = client.http
+        tokens = client.tokens
+        base = client.endpoint
     }
 
     /// Ready once the OAuth access token is held (or its fetch failed).

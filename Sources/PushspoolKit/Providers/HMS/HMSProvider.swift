@@ -25,24 +25,15 @@ public final class HMSProvider: BatchingProvider, TokenCheck {
     public init(config: HMSConfig, context: ProviderContext) throws {
         var problems: [String] = []
         if config.appID.isEmpty { problems.append("providers.hms.app_id: missing (the app's id in AppGallery Connect)") }
-        if config.clientID.isEmpty { problems.append("providers.hms.client_id: missing") }
-        if config.clientSecret.value.isEmpty { problems.append("providers.hms.client_secret: missing or empty") }
         if !config.appID.isEmpty, !config.appID.utf8.allSatisfy({ ($0 >= 0x30 && $0 <= 0x39) || ($0 >= 0x41 && $0 <= 0x5A) || ($0 >= 0x61 && $0 <= 0x7A) || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: "_") }) {
             problems.append("providers.hms.app_id: \"\(OAuthTokenEndpoint.clip(config.appID))\" is not an app id (letters, digits, - and _)")
         }
-        let endpoint = config.endpoint ?? HMSConfig.defaultEndpoint
-        if let p = ProviderSetupChecks.httpsURLProblem(endpoint, field: "providers.hms.endpoint") { problems.append(p) }
-        let tokenURL = config.tokenEndpoint ?? HMSConfig.defaultTokenEndpoint
-        if let p = ProviderSetupChecks.httpsURLProblem(tokenURL, field: "providers.hms.token_endpoint") { problems.append(p) }
-        guard problems.isEmpty else { throw ProviderSetupError(problems) }
-
-        var options = HTTPClientOptions()   // the context adds tls.ca_file
-        options.maxConnectionsPerHost = context.config.maxConnections(for: "hms")
-        let http = try context.makeHTTPClient(options)
-        self.http = http
-        self.sendURL = FCMProvider.trimmingSlash(endpoint) + "/v1/\(config.appID)/messages:send"
-        self.tokens = OAuthClientCredentials.source(service: "hms", clientID: config.clientID, secret: config.clientSecret,
-                                                    tokenURL: tokenURL, extra: [], http: http, context: context)
+        let client = try OAuthClientCredentials(service: "hms", clientID: config.clientID, secret: config.clientSecret,
+                                                endpoint: config.endpoint ?? HMSConfig.defaultEndpoint,
+                                                tokenURL: config.tokenEndpoint ?? HMSConfig.defaultTokenEndpoint, problems: problems, context: context)
+        http = client.http
+        tokens = client.tokens
+        sendURL = client.endpoint + "/v1/\(config.appID)/messages:send"
         let batches = HMSBatches { [weak self] batch in self?.send(batch) }
         self.batches.withLock { $0 = batches }
     }
