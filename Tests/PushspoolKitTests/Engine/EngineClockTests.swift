@@ -9,7 +9,8 @@ import PushspoolTestSupport
 /// wall time reads 2030 shows in what they write and decide.
 @Suite struct EngineClockTests {
     static let instant = Date(timeIntervalSince1970: 1_893_456_000)   // 2030-01-01T00:00:00Z
-    static let fixed = EngineClock(now: { instant }, secondsUntil: { $0.timeIntervalSince(instant) }, wall: { instant })
+    /// Its monotonic clock stands still too: a quiet time's end is read where it falls.
+    static let fixed = EngineClock(now: { instant }, secondsUntil: { $0.timeIntervalSince(instant) }, wall: { instant }, uptime: { 0 })
 
     @Test func theEnginesPartsReadItsClock() throws {
         let h = try EngineHarness()
