@@ -4,17 +4,19 @@ import Synchronization
 /// A provider's request rate cap (`max_per_second`), shared by every job and every retry of a
 /// dispatcher: each request reserves the next free moment on an evenly spaced schedule (the
 /// generic cell rate algorithm, a token bucket of depth one), so no second ever carries more
-/// than the cap, whatever the number of producers. Waiting happens in the caller. Its moments
-/// are monotonic (`Uptime` seconds): a wall clock stepped meanwhile neither stalls nor rushes the
-/// turns.
+/// than the cap, whatever the number of producers. Waiting happens in the caller
+/// (`ProducerWait.until`, the `RetryTimer`). Its moments are monotonic (`Uptime` seconds): a
+/// wall clock stepped meanwhile neither stalls nor rushes the turns.
 ///
 /// With a `shared` bucket (a PostgreSQL registry), the cap holds across hosts too: requests
 /// also spend tokens granted by the bucket (`RateGrant`, ~100 ms worth each), each grant from
-/// its due moment (the bucket, on the database's clock, answers with a delay, which is added to
-/// this host's monotonic now: no time of day crosses hosts), and the next grant is asked for off the send thread when three quarters of the
-/// current one are spent, so a push costs no round trip. Tokens held past their turn by more than
-/// a grant's time are dropped (a slow host does not spend them on top of the others' turns). While the bucket cannot be reached, grants are made locally: each host keeps
-/// sending at the cap alone (as without a shared registry) and says so once in the log.
+/// its due moment (the bucket counts on the database's clock and answers with a delay, added to
+/// this host's monotonic now: no time of day crosses hosts), and the next grant is asked for off
+/// the send thread when three quarters of the current one are spent, so a push costs no round
+/// trip. Tokens held past their turn by more than a grant's time are dropped (a slow host does
+/// not spend them on top of the others' turns). While the bucket cannot be reached, grants are
+/// made locally: each host keeps sending at the cap alone (as without a shared registry) and
+/// says so once in the log.
 public final class RateLimiter: Sendable {
     public let perSecond: Double
     private let interval: Double
@@ -135,11 +137,5 @@ public final class RateLimiter: Sendable {
         if reached == true, retryAt != nil {
             shared.log?.info("max_per_second \(shared.bucket): the shared bucket answers again")
         }
-    }
-
-    /// Sleeps until a reserved moment, or until `halted` says to give up (asked again at each
-    /// `StopBell` ring: a stop, a cancel or a pause wakes it at once); false when halted.
-    public static func wait(until moment: Double, halted: () -> Bool) -> Bool {
-        StopBell.shared.sleep(untilUptime: moment, halted: halted)
     }
 }
