@@ -168,8 +168,7 @@ public final class ProviderState: Sendable {
 
     /// New targets wait `seconds` from now (a retry-after on one target says the service is busy).
     public func quiet(for seconds: Double) {
-        let now = clock.uptime()
-        let ends = now + seconds
+        let ends = clock.uptime() + seconds
         quietHere(until: ends)
         // Told to the other hosts when it reaches a second or more past what they were told.
         let tell = sharing != nil && seconds > 0 && sharedQuiet.withLock { told -> Bool in
