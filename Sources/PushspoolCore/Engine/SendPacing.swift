@@ -2,7 +2,7 @@
 /// a job sends evenly over its window without holding its targets in memory (a resumed job goes
 /// on at the same pace, without waiting for what it sent before).
 public struct SendPacing: Sendable, Equatable {
-    /// When the run began (seconds since 1970).
+    /// When the run began, in seconds on the clock `due` is asked with (the engine's monotonic one).
     public let start: Double
     /// Seconds between two targets; nil: not paced.
     public let step: Double?

@@ -205,7 +205,7 @@ public enum EngineSetup {
                 routes[platform] = byName[name]
             }
             let limiter = appConfig.maxPerSecond.map { rate in
-                RateLimiter(perSecond: rate, shared: grants.map { .init(source: $0, bucket: "app:" + app, log: log) })
+                RateLimiter(perSecond: rate, shared: grants.map { .init(source: $0, bucket: "app:" + app, log: log) }, clock: clock.uptime)
             }
             apps[app] = AppRoutes.App(routes: routes, limiter: limiter,
                                       frequencyCap: appConfig.frequencyCap)

@@ -23,7 +23,8 @@ final class OutcomeRecorder: Sendable {
         var app: String? = nil
         var recipient: Recipient
         var outcome: TargetOutcome
-        var at = Date()
+        /// When it ended, for people: the engine's wall clock (the recorder's `clock`).
+        var at: Date
         /// Runs once the line is written (or the write failed: the log then stops the job).
         var then: @Sendable () -> Void
     }
@@ -34,10 +35,14 @@ final class OutcomeRecorder: Sendable {
         init(_ start: LogPosition) { position = Mutex(start) }
     }
     private let written: Written
+    /// The engine's clock (`Engine.Hooks.clock`), whose `wall` stamps the lines.
+    let clock: EngineClock
 
     /// `start`: the log's end now, and the deliveries it holds. `events`: where a restored log
     /// is reported.
-    init(log: any OutcomeLog, events: Log, pruner: RegistryPruner, label: String, start: LogPosition, restoreEvery: Double = 1) {
+    init(log: any OutcomeLog, events: Log, pruner: RegistryPruner, label: String, start: LogPosition, restoreEvery: Double = 1,
+         clock: EngineClock = .system) {
+        self.clock = clock
         let written = Written(start)
         self.written = written
         // When the log was last looked for (uptime ns): a stat per second, not per write.

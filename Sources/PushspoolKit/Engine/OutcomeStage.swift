@@ -53,7 +53,7 @@ final class OutcomeStage: Sendable {
     func entry(_ target: Target, _ outcome: TargetOutcome, release: @escaping @Sendable () -> Void = {}) -> OutcomeRecorder.Entry {
         let tally = tally, tracker = tracker, metrics = metrics, inFlight = inFlight
         return OutcomeRecorder.Entry(platform: target.platform, provider: target.provider, app: target.app, recipient: target.recipient,
-                                     outcome: outcome) {
+                                     outcome: outcome, at: recorder.clock.wall()) {
             tally.add(outcome)
             if let ticket = target.ticket { tracker?.finished(ticket) }
             metrics?.delivery(platform: target.platform.rawValue, provider: target.provider, status: outcome.status.rawValue, app: target.app)

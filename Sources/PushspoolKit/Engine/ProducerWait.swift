@@ -9,19 +9,17 @@ struct ProducerWait: Sendable {
     let handout: Handout?
     /// Whether to give up (asked again at each ring).
     let halted: @Sendable () -> Bool
-    /// The wall clock the moments are read on (seconds since 1970, as the rate caps and pacing
-    /// name them).
-    var clock: EngineClock = .system
 
     static let holdingNothing = ProducerWait(handout: nil, halted: { false })
 
     /// Before a wait of another kind (a semaphore, a reservation's answer).
     func release() { handout?.release() }
 
-    /// Waits until `moment` (seconds since 1970); false when halted first. A moment already
-    /// past returns at once (asking `halted` once) and releases nothing.
+    /// Waits until `moment` (`Uptime` seconds, the monotonic clock the rate caps, the pacing and
+    /// the quiet times name it on); false when halted first. A moment already past returns at
+    /// once (asking `halted` once) and releases nothing.
     func until(_ moment: Double) -> Bool {
-        if moment > clock.wall().timeIntervalSince1970 { release() }
-        return StopBell.shared.sleep(until: moment, halted: halted)
+        if moment > Uptime.seconds { release() }
+        return StopBell.shared.sleep(untilUptime: moment, halted: halted)
     }
 }

@@ -37,22 +37,24 @@ public final class ProviderState: Sendable {
         var pausedReason: String?
         /// Monotonic: a pause lasts its seconds whatever the wall clock does meanwhile.
         var pausedUntil: DispatchTime = .init(uptimeNanoseconds: 0)
-        var quietUntil: Date = .distantPast
+        /// Monotonic too (`EngineClock.uptime` seconds; 0: never quiet), so that a wall clock
+        /// stepped meanwhile neither stalls nor rushes the targets waiting it out.
+        var quietEnds: Double = 0
     }
     private let state = Mutex(State())
     /// Set (for good) by the first refusal, transient failure, pause or quiet: until then the
-    /// checks made for every target (`pausedReason`, `quietUntil`, `noteDelivery`) are one atomic
+    /// checks made for every target (`pausedReason`, `quietEnds`, `noteDelivery`) are one atomic
     /// load instead of a lock and a clock read.
     private let disturbed = Atomic<Bool>(false)
     private let onPause: @Sendable (String) -> Void
     /// Where this provider's pauses and quiet times are shared with other hosts (a PostgreSQL
     /// registry); nil: this host only.
     let sharing: (any ProviderPauseSharing)?
-    /// The end of the last quiet time told to the other hosts.
-    private let sharedQuiet = Mutex<Date>(.distantPast)
+    /// The end of the last quiet time told to the other hosts (`quietEnds`' clock).
+    private let sharedQuiet = Mutex<Double>(0)
 
-    /// The wall time quiet times are read on (`quietUntil` is a wall time: the service's
-    /// Retry-After names one).
+    /// Quiet times are set on its `uptime` (monotonic), shown (`quietUntil`) and failed answers
+    /// stamped on its `wall`.
     private let clock: EngineClock
 
     /// `max_per_second`: every request of this provider (first attempts and retries) takes its turn.
@@ -74,7 +76,7 @@ public final class ProviderState: Sendable {
         let name = name ?? provider.name
         self.name = name
         limiter = maxPerSecond.map { rate in
-            RateLimiter(perSecond: rate, shared: rateGrants.map { .init(source: $0, bucket: "provider:" + name, log: log) })
+            RateLimiter(perSecond: rate, shared: rateGrants.map { .init(source: $0, bucket: "provider:" + name, log: log) }, clock: clock.uptime)
         }
         self.pauseDuration = pauseDuration
         self.onPause = onPause
@@ -121,7 +123,7 @@ public final class ProviderState: Sendable {
     func apply(_ shared: ProviderPause) {
         switch shared.kind {
         case .paused(let reason): _ = pause(reason, for: shared.seconds)
-        case .quiet: quietHere(until: clock.wall().addingTimeInterval(shared.seconds))
+        case .quiet: quietHere(until: clock.uptime() + shared.seconds)
         }
     }
 
@@ -160,33 +162,40 @@ public final class ProviderState: Sendable {
             let level = s.failuresInARow / Self.failuresBeforeThrottle
             guard level > 0 else { return }
             let pause = min(policy.maxDelay, policy.baseDelay * Double(1 << min(level, 30)))
-            s.quietUntil = max(s.quietUntil, clock.wall().addingTimeInterval(pause))
+            s.quietEnds = max(s.quietEnds, clock.uptime() + pause)
         }
     }
 
-    /// New targets wait until `date` (a retry-after on one target says the service is busy).
-    public func quiet(until date: Date) {
-        quietHere(until: date)
+    /// New targets wait `seconds` from now (a retry-after on one target says the service is busy).
+    public func quiet(for seconds: Double) {
+        let ends = clock.uptime() + seconds
+        quietHere(until: ends)
         // Told to the other hosts when it reaches a second or more past what they were told.
-        let tell = sharing != nil && sharedQuiet.withLock { told -> Bool in
-            guard date.timeIntervalSince(told) >= 1 else { return false }
-            told = date
+        let tell = sharing != nil && seconds > 0 && sharedQuiet.withLock { told -> Bool in
+            guard ends - told >= 1 else { return false }
+            told = ends
             return true
         }
-        if tell { share(ProviderPause(provider: name, kind: .quiet, seconds: date.timeIntervalSince(clock.wall()))) }
+        if tell { share(ProviderPause(provider: name, kind: .quiet, seconds: seconds)) }
     }
 
-    private func quietHere(until date: Date) {
+    /// New targets wait until the wall clock, as set now, reads `date`: a wall time made a
+    /// monotonic one once.
+    public func quiet(until date: Date) {
+        quiet(for: date.timeIntervalSince(clock.wall()))
+    }
+
+    private func quietHere(until ends: Double) {
         state.withLock { s in
             disturbed.store(true, ordering: .releasing)
-            s.quietUntil = max(s.quietUntil, date)
+            s.quietEnds = max(s.quietEnds, ends)
         }
     }
 
     /// An answer that is not a delivery, for `status`, the System page and
     /// `pushspool_provider_errors_total` (its handle never kept: `RecentError`).
-    func noteFailedAnswer(_ result: ProviderResult, platform: Platform, at time: Date) {
-        let noted = RecentError(result, platform: platform, at: time.timeIntervalSince1970)
+    func noteFailedAnswer(_ result: ProviderResult, platform: Platform) {
+        let noted = RecentError(result, platform: platform, at: clock.wall().timeIntervalSince1970)
         errors.withLock { $0.note(noted) }
     }
 
@@ -199,9 +208,17 @@ public final class ProviderState: Sendable {
                                recentErrors: ring.newestFirst, errorTotals: ring.totals)
     }
 
-    /// `.distantPast` unless something asked for quiet.
+    /// When the quiet time ends, in its clock's `uptime` seconds (monotonic); 0 unless something
+    /// asked for quiet. What the worker pool waits for.
+    var quietEnds: Double {
+        guard disturbed.load(ordering: .acquiring) else { return 0 }
+        return state.withLock { $0.quietEnds }
+    }
+
+    /// When the quiet time ends, on the wall clock (for people); `.distantPast` unless something
+    /// asked for quiet.
     public var quietUntil: Date {
-        guard disturbed.load(ordering: .acquiring) else { return .distantPast }
-        return state.withLock { $0.quietUntil }
+        let ends = quietEnds
+        return ends == 0 ? .distantPast : clock.wall(atUptime: ends)
     }
 }

@@ -4,17 +4,23 @@ import Synchronization
 /// A provider's request rate cap (`max_per_second`), shared by every job and every retry of a
 /// dispatcher: each request reserves the next free moment on an evenly spaced schedule (the
 /// generic cell rate algorithm, a token bucket of depth one), so no second ever carries more
-/// than the cap, whatever the number of producers. Waiting happens in the caller.
+/// than the cap, whatever the number of producers. Waiting happens in the caller
+/// (`ProducerWait.until`, the `RetryTimer`). Its moments are monotonic (`Uptime` seconds): a
+/// wall clock stepped meanwhile neither stalls nor rushes the turns.
 ///
 /// With a `shared` bucket (a PostgreSQL registry), the cap holds across hosts too: requests
 /// also spend tokens granted by the bucket (`RateGrant`, ~100 ms worth each), each grant from
-/// its due moment, and the next grant is asked for off the send thread when three quarters of the
-/// current one are spent, so a push costs no round trip. Tokens held past their turn by more than
-/// a grant's time are dropped (a slow host does not spend them on top of the others' turns). While the bucket cannot be reached, grants are made locally: each host keeps
-/// sending at the cap alone (as without a shared registry) and says so once in the log.
+/// its due moment (the bucket counts on the database's clock and answers with a delay, added to
+/// this host's monotonic now: no time of day crosses hosts), and the next grant is asked for off
+/// the send thread when three quarters of the current one are spent, so a push costs no round
+/// trip. Tokens held past their turn by more than a grant's time are dropped (a slow host does
+/// not spend them on top of the others' turns). While the bucket cannot be reached, grants are
+/// made locally: each host keeps sending at the cap alone (as without a shared registry) and
+/// says so once in the log.
 public final class RateLimiter: Sendable {
     public let perSecond: Double
     private let interval: Double
+    /// Monotonic seconds (`EngineClock.uptime`).
     private let clock: @Sendable () -> Double
 
     /// A bucket every host draws from, named per provider or app.
@@ -52,7 +58,7 @@ public final class RateLimiter: Sendable {
     static let outageRetry = 5.0
 
     public init(perSecond: Double, shared: Shared? = nil,
-                clock: @escaping @Sendable () -> Double = { Date().timeIntervalSince1970 }) {
+                clock: @escaping @Sendable () -> Double = { Uptime.seconds }) {
         self.perSecond = perSecond
         interval = 1 / perSecond
         self.clock = clock
@@ -60,7 +66,8 @@ public final class RateLimiter: Sendable {
         grantSize = RateGrant.size(perSecond: perSecond)
     }
 
-    /// Reserves a moment at or after `earliest` (default now) and returns it; the caller sends then.
+    /// Reserves a moment (on `clock`) at or after `earliest` (default now) and returns it; the
+    /// caller sends then.
     public func reserve(notBefore earliest: Double? = nil) -> Double {
         guard shared != nil else {
             let now = clock()
@@ -130,11 +137,5 @@ public final class RateLimiter: Sendable {
         if reached == true, retryAt != nil {
             shared.log?.info("max_per_second \(shared.bucket): the shared bucket answers again")
         }
-    }
-
-    /// Sleeps until a reserved moment, or until `halted` says to give up (asked again at each
-    /// `StopBell` ring: a stop, a cancel or a pause wakes it at once); false when halted.
-    public static func wait(until moment: Double, halted: () -> Bool) -> Bool {
-        StopBell.shared.sleep(until: moment, halted: halted)
     }
 }

@@ -5,7 +5,9 @@ import Synchronization
 /// The worker pool's waiting retries, on one Dispatch timer armed for the earliest of them: each
 /// runs at its due time, and none wakes before (a retry waiting out an hour's Retry-After costs
 /// nothing meanwhile). A `StopBell` ring asks each waiting retry whether its job is stopping;
-/// those that are end at once as abandoned, so a long wait never holds up a stop.
+/// those that are end at once as abandoned, so a long wait never holds up a stop. Due times are
+/// monotonic (`Uptime` seconds, the timer's own clock): a wall clock stepped meanwhile neither
+/// stalls nor rushes a retry.
 final class RetryTimer: @unchecked Sendable {   // `timer` is touched only under `state`'s lock (and in deinit)
     private struct Waiting {
         var due: Double
@@ -18,7 +20,7 @@ final class RetryTimer: @unchecked Sendable {   // `timer` is touched only under
         /// The earliest (due, order) on top.
         var heap = BinaryHeap<Waiting>(before: RetryTimer.before)
         var added = 0
-        /// When the timer is armed for (seconds since 1970); nil: disarmed.
+        /// When the timer is armed for (`Uptime` seconds); nil: disarmed.
         var armedFor: Double?
     }
     private let state = Mutex(State())
@@ -41,7 +43,7 @@ final class RetryTimer: @unchecked Sendable {   // `timer` is touched only under
         timer.cancel()
     }
 
-    /// Runs `run` at `due` (seconds since 1970) on the queue, or `abandon` instead once
+    /// Runs `run` at `due` (`Uptime` seconds) on the queue, or `abandon` instead once
     /// `isStopping` says so at a ring.
     func schedule(at due: Double, isStopping: @escaping @Sendable () -> Bool,
                   abandon: @escaping @Sendable () -> Void, run: @escaping @Sendable () -> Void) {
@@ -56,7 +58,7 @@ final class RetryTimer: @unchecked Sendable {   // `timer` is touched only under
     var count: Int { state.withLock { $0.heap.count } }
 
     private func fire() {
-        let now = Date().timeIntervalSince1970
+        let now = Uptime.seconds
         let due = state.withLock { s -> [Waiting] in
             var due: [Waiting] = []
             while let first = s.heap.top, first.due <= now { due.append(s.heap.pop()) }
@@ -88,8 +90,7 @@ final class RetryTimer: @unchecked Sendable {   // `timer` is touched only under
         guard let earliest = s.heap.top?.due else { return }
         if let armed = s.armedFor, armed <= earliest { return }
         s.armedFor = earliest
-        let left = max(0, earliest - Date().timeIntervalSince1970)
-        timer.schedule(deadline: .now() + left, leeway: .milliseconds(1))
+        timer.schedule(deadline: Uptime.deadline(earliest), leeway: .milliseconds(1))
     }
 
     private static func before(_ a: Waiting, _ b: Waiting) -> Bool { (a.due, a.order) < (b.due, b.order) }

@@ -123,7 +123,8 @@ struct SendRun {
                                     webhooks: services.webhooks.flatMap { $0.wants(.deviceUnregistered) ? $0 : nil }, clock: services.clock)
         let recorder = OutcomeRecorder(log: log, events: services.log, pruner: pruner, label: job.id,
                                        start: LogPosition(offset: runStart, delivered: prior.delivered, failed: prior.failed,
-                                                          unregistered: prior.unregistered, retries: prior.retries, capped: prior.capped))
+                                                          unregistered: prior.unregistered, retries: prior.retries, capped: prior.capped),
+                                       clock: services.clock)
         let location = services.registry.location
         let checkpoints = progress.url == nil ? nil
             : Checkpoints(run: self, tally: tally) { tracker.map { ($0.point(current: recorder.position), location) } }
@@ -132,7 +133,7 @@ struct SendRun {
         let stop = stop
         let handout = Handout(recorder: recorder)
         let fanout = Fanout(outcomes: OutcomeStage(tally: tally, recorder: recorder, tracker: tracker, metrics: services.metrics),
-                            pacing: SendPacing(spread: send.spreadOverSeconds, targets: progress.targets, start: services.clock.wall().timeIntervalSince1970),
+                            pacing: SendPacing(spread: send.spreadOverSeconds, targets: progress.targets, start: services.clock.uptime()),
                             handout: handout, wait: ProducerWait(handout: handout, halted: { stop.isHalted }))
         var cursor = Cursor(matched: start.matched)
         if scope.sendsHubRequests { sendToHubs(fanout) }
@@ -255,8 +256,9 @@ struct SendRun {
             return true
         }
         // Pacing: the i-th target sent in this run goes at start + i × window / targets (a
-        // resumed job goes on at the same pace, without waiting for what it sent before).
-        if let due = fanout.pacing.due(cursor.sentThisRun, now: services.clock.wall().timeIntervalSince1970), !fanout.wait.until(due) {
+        // resumed job goes on at the same pace, without waiting for what it sent before). On
+        // the monotonic clock, as the wait is; read only when the job is paced.
+        if fanout.pacing.step != nil, let due = fanout.pacing.due(cursor.sentThisRun, now: services.clock.uptime()), !fanout.wait.until(due) {
             cursor.interruption = stop.reason ?? .stopping
             return false
         }

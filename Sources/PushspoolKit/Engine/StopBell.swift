@@ -43,12 +43,10 @@ final class StopBell: Sendable {
         }
     }
 
-    /// Sleeps until `moment`, seconds since 1970 on the system's wall clock (as callers that
-    /// read the system clock name it), or until halted: the wait itself is monotonic, the moment turned
-    /// into a deadline once.
-    func sleep(until moment: Double, halted: () -> Bool) -> Bool {
-        let left = moment - EngineClock.system.wall().timeIntervalSince1970
-        return sleep(until: DispatchTime.now() + max(0, left), halted: halted)
+    /// Sleeps until `moment`, in `Uptime` seconds (the send path's due times: a rate cap's turn,
+    /// a job's pacing, a provider's quiet time), or until halted.
+    func sleep(untilUptime moment: Double, halted: () -> Bool) -> Bool {
+        sleep(until: Uptime.deadline(moment), halted: halted)
     }
 
     /// Calls `observer` (on the ringing thread) at each ring until `unobserve` with the token.

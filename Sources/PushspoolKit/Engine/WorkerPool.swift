@@ -24,6 +24,9 @@ public enum TargetEnd: Sendable {
 /// their slot while they wait, so a struggling service slows intake instead of piling up work —
 /// its own intake only: a throttled FCM fills FCM's slots, never APNs's. Every attempt is bounded
 /// (`attemptTimeout`): a provider that never calls back costs a retry, never a hung job.
+///
+/// Its due times and waits (a provider's quiet time, a retry's due time, the rate cap's turns) are
+/// monotonic (`Uptime` seconds): a wall clock stepped meanwhile neither stalls nor rushes them.
 public final class WorkerPool: Sendable {
     public let concurrency: Int
     public let policy: RetryPolicy
@@ -37,17 +40,13 @@ public final class WorkerPool: Sendable {
     /// Every waiting retry, on one timer armed for the earliest.
     private let waiting: RetryTimer
     private let random: @Sendable () -> Double
-    /// The clock a service's Retry-After is counted from (tests stand it still).
-    private let now: @Sendable () -> Date
     private let metrics: Metrics?
 
     public init(concurrency: Int, policy: RetryPolicy, metrics: Metrics? = nil, attemptTimeout: Double = defaultAttemptTimeout,
-                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) },
-                now: @escaping @Sendable () -> Date = { Date() }) {
+                random: @escaping @Sendable () -> Double = { Double.random(in: 0..<1) }) {
         self.concurrency = max(1, concurrency)
         self.policy = policy
         self.random = random
-        self.now = now
         self.metrics = metrics
         watchdog = AttemptWatchdog(timeout: attemptTimeout)
         waiting = RetryTimer(queue: timers)
@@ -76,10 +75,10 @@ public final class WorkerPool: Sendable {
         // The service asked for quiet: sleep until it ends (it may be pushed back meanwhile), or
         // until a stop rings.
         while true {
-            let quietUntil = state.quietUntil
-            if quietUntil == .distantPast || quietUntil.timeIntervalSinceNow <= 0 { break }
-            if !wait.until(quietUntil.timeIntervalSince1970) { break }
-            if state.quietUntil <= quietUntil { break }
+            let quietEnds = state.quietEnds
+            if quietEnds == 0 || quietEnds <= Uptime.seconds { break }
+            if !wait.until(quietEnds) { break }
+            if state.quietEnds <= quietEnds { break }
         }
         if let handout = wait.handout, let batching = state.batching, let key = batching.batchKey(request) {
             return submit(request, joining: key, of: batching, in: handout, via: state, wait: wait, record: record)
@@ -144,7 +143,7 @@ public final class WorkerPool: Sendable {
                         _ call: @escaping @Sendable (_ attempt: Int, _ completion: @escaping @Sendable (ProviderResult) -> Void) -> Void,
                         done: @escaping @Sendable (TargetEnd) -> Void) {
         let operation = Operation(attempt: 1, work: .call(call))
-        retry(operation, via: state, previous: nil, due: max(Date(), state.quietUntil), isStopping: isStopping, done: done)
+        retry(operation, via: state, previous: nil, due: max(Uptime.seconds, state.quietEnds), isStopping: isStopping, done: done)
     }
 
     /// What the pool attempts until the policy finishes it: a notification or another call to the
@@ -226,7 +225,7 @@ public final class WorkerPool: Sendable {
         let answer: @Sendable (ProviderResult) -> Void = { [self] result in
             metrics?.requestDuration(provider: state.name, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
             // Every answer passes here, whoever made the attempt: a failed one is noted once.
-            if result.disposition != .delivered, let platform = request.platform { state.noteFailedAnswer(result, platform: platform, at: now()) }
+            if result.disposition != .delivered, let platform = request.platform { state.noteFailedAnswer(result, platform: platform) }
             switch policy.decide(result.disposition, attempt: request.attempt, previous: previous, random: random) {
             case .finish(let status):
                 if status == .delivered { state.noteDelivery() }
@@ -238,14 +237,14 @@ public final class WorkerPool: Sendable {
             case .retry(let after):
                 metrics?.retry(provider: state.name)
                 switch result.disposition {
-                case .retry(_?) where !result.waitIsTargets: state.quiet(until: now().addingTimeInterval(after))
+                case .retry(_?) where !result.waitIsTargets: state.quiet(for: after)
                 case .retry(nil), .reconnect: state.noteTransientFailure(policy)
                 default: break
                 }
                 var following = request
                 following.attempt += 1
                 following.isFirst = false
-                retry(following, via: state, previous: result.disposition, due: Date(timeIntervalSinceNow: max(0, after)),
+                retry(following, via: state, previous: result.disposition, due: Uptime.seconds + max(0, after),
                       isStopping: isStopping, done: done)
             }
         }
@@ -259,20 +258,19 @@ public final class WorkerPool: Sendable {
     /// Attempts `request` at `due` (a retry, or the first attempt of `perform`), waiting on the
     /// pool's one retry timer; a stop rings it (`StopBell`), so a retry waiting out a long
     /// Retry-After never holds up a stop. It counts against the provider's rate cap like any
-    /// request: once due, it reserves its turn.
-    private func retry(_ request: Operation, via state: ProviderState, previous: Disposition?, due: Date, reserved: Bool = false,
+    /// request: once due, it reserves its turn. `due`: `Uptime` seconds.
+    private func retry(_ request: Operation, via state: ProviderState, previous: Disposition?, due: Double, reserved: Bool = false,
                        isStopping: @escaping @Sendable () -> Bool, done: @escaping @Sendable (TargetEnd) -> Void) {
         if isStopping() { return done(.abandoned) }
         var due = due, reserved = reserved
-        if !reserved, due.timeIntervalSinceNow <= 0, let limiter = state.limiter {
-            due = Date(timeIntervalSince1970: limiter.reserve())
+        if !reserved, due <= Uptime.seconds, let limiter = state.limiter {
+            due = limiter.reserve()
             reserved = true
         }
-        let left = due.timeIntervalSinceNow
-        guard left > 0 else {
+        guard due > Uptime.seconds else {
             return timers.async { [self] in attempt(request, via: state, previous: previous, isStopping: isStopping, done: done) }
         }
-        waiting.schedule(at: due.timeIntervalSince1970, isStopping: isStopping, abandon: { done(.abandoned) }) { [self, due, reserved] in
+        waiting.schedule(at: due, isStopping: isStopping, abandon: { done(.abandoned) }) { [self, due, reserved] in
             retry(request, via: state, previous: previous, due: due, reserved: reserved, isStopping: isStopping, done: done)
         }
     }

@@ -18,16 +18,29 @@ import PushspoolCore
 ///
 /// How long something took and how long to wait are no wall times: those are monotonic
 /// (`DispatchTime`, `ContinuousClock`), which no one sets back.
+/// - `uptime`: that monotonic clock in seconds (`Uptime`, Dispatch's), on which the send path's
+///   due times are set (a provider's quiet time, a retry, the rate cap's turns); the waits
+///   themselves are Dispatch's deadlines on the same clock. Tests stand it still to read where a
+///   due time falls, never to move a wait. `wall(atUptime:)` names such a moment for people.
 public struct EngineClock: Sendable {
     public let now: @Sendable () -> Date
     public let secondsUntil: @Sendable (Date) -> TimeInterval
     public let wall: @Sendable () -> Date
+    public let uptime: @Sendable () -> Double
 
     public init(now: @escaping @Sendable () -> Date, secondsUntil: @escaping @Sendable (Date) -> TimeInterval,
-                wall: @escaping @Sendable () -> Date = { Date() }) {
+                wall: @escaping @Sendable () -> Date = { Date() }, uptime: @escaping @Sendable () -> Double = { Uptime.seconds }) {
         self.now = now
         self.secondsUntil = secondsUntil
         self.wall = wall
+        self.uptime = uptime
+    }
+
+    /// The wall time at which `uptime` reads `moment`: the one place a monotonic due time becomes
+    /// a time of day (for people, a record another process reads), at the wall clock's setting now.
+    public func wall(atUptime moment: Double) -> Date {
+        let left = moment - uptime()
+        return wall().addingTimeInterval(left)
     }
 
     public static let system = EngineClock(now: { Date() }, secondsUntil: { $0.timeIntervalSinceNow })

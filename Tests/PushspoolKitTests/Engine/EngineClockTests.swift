@@ -9,7 +9,8 @@ import PushspoolTestSupport
 /// wall time reads 2030 shows in what they write and decide.
 @Suite struct EngineClockTests {
     static let instant = Date(timeIntervalSince1970: 1_893_456_000)   // 2030-01-01T00:00:00Z
-    static let fixed = EngineClock(now: { instant }, secondsUntil: { $0.timeIntervalSince(instant) }, wall: { instant })
+    /// Its monotonic clock stands still too: a quiet time's end is read where it falls.
+    static let fixed = EngineClock(now: { instant }, secondsUntil: { $0.timeIntervalSince(instant) }, wall: { instant }, uptime: { 0 })
 
     @Test func theEnginesPartsReadItsClock() throws {
         let h = try EngineHarness()
@@ -39,5 +40,20 @@ import PushspoolTestSupport
         state.pause("Forbidden")
         wall.withLock { $0 = $0.addingTimeInterval(7200) }   // the wall clock set two hours forward
         #expect(state.pausedReason == "Forbidden", "an hour's pause is still in force")
+    }
+
+    /// A quiet time ends on the monotonic clock: a wall clock stepped meanwhile moves only where
+    /// its end is shown to people, never when it ends.
+    @Test func aQuietTimeLastsItsSecondsWhateverTheWallClockDoes() {
+        let wall = Mutex(Self.instant)
+        let clock = EngineClock(now: { wall.withLock { $0 } }, secondsUntil: { _ in 0 }, wall: { wall.withLock { $0 } }, uptime: { 100 })
+        let state = ProviderState(provider: ScriptedProvider(name: "fcm"), clock: clock)
+        state.quiet(for: 3600)
+        wall.withLock { $0 = $0.addingTimeInterval(7200) }   // the wall clock set two hours forward
+        #expect(state.quietEnds == 3700, "still an hour to wait")
+        #expect(state.quietUntil == Self.instant.addingTimeInterval(7200 + 3600), "shown on the wall clock as set now")
+        // A wall time (a Retry-After's HTTP-date) becomes a monotonic end once, on the wall as set then.
+        state.quiet(until: Self.instant.addingTimeInterval(7200 + 7200))
+        #expect(state.quietEnds == 7300)
     }
 }

@@ -47,7 +47,7 @@ import Testing
                                       notification: .apns(APNsNotification(payload: Array(#"{"aps":{}}"#.utf8))))
             f.handout.send(request, to: provider) { result in
                 recorder.record(OutcomeRecorder.Entry(platform: .apns, provider: "sandbox", recipient: request.recipient,
-                                                        outcome: TargetOutcome(status: .delivered, attempts: 1, result: result)) {
+                                                        outcome: TargetOutcome(status: .delivered, attempts: 1, result: result), at: Date()) {
                     recorded.add()
                 })
             }
@@ -69,7 +69,7 @@ import Testing
         let then = Count()
         for i in 0..<3 {
             f.handout.record(OutcomeRecorder.Entry(platform: .apns, provider: "sandbox", recipient: .device(Self.device(i)),
-                                                   outcome: TargetOutcome(status: .capped, attempts: 0, result: ProviderResult(.rejected))) {
+                                                   outcome: TargetOutcome(status: .capped, attempts: 0, result: ProviderResult(.rejected)), at: Date()) {
                 then.add()
             })
         }

@@ -25,7 +25,7 @@ import PushspoolCore
         // From another thread, as a transport's completion queue answers: the recorder's queue writes it.
         DispatchQueue.global().async {
             recorder.record(OutcomeRecorder.Entry(platform: .apns, provider: "apns", recipient: .device(device),
-                                                  outcome: TargetOutcome(status: .delivered, attempts: 1, result: ProviderResult(.delivered)),
+                                                  outcome: TargetOutcome(status: .delivered, attempts: 1, result: ProviderResult(.delivered)), at: Date(),
                                                   then: { written.signal() }))
         }
         #expect(written.wait(timeout: .now() + 30) == .success)

@@ -9,8 +9,8 @@ import Testing
     @Test func aDeadlinePassedEndsTheSleepAtOnceUnlessHalted() {
         #expect(StopBell.shared.sleep(until: DispatchTime.now(), halted: { false }))
         #expect(!StopBell.shared.sleep(until: DispatchTime.now(), halted: { true }))
-        // A moment on the wall clock that has passed, as the send path's callers name one.
-        #expect(StopBell.shared.sleep(until: 0, halted: { false }))
+        // A moment on the monotonic clock that has passed, as the send path's callers name one.
+        #expect(StopBell.shared.sleep(untilUptime: 0, halted: { false }))
     }
 
     /// With no deadline in sight, only the ring can end the sleep: this test would hang without it.

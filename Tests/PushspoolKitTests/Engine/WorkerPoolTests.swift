@@ -9,10 +9,10 @@ import PushspoolCore
 @Suite struct WorkerPoolTests {
     /// One target through the pool with a scripted sequence of results.
     func outcome(_ script: [ProviderResult], policy: RetryPolicy = RetryPolicy(maxAttempts: 4, baseDelay: 0.001, maxDelay: 0.01),
-                 state: ProviderState? = nil, now: @escaping @Sendable () -> Date = { Date() }) -> (TargetOutcome, ScriptedProvider) {
+                 state: ProviderState? = nil) -> (TargetOutcome, ScriptedProvider) {
         let provider = ScriptedProvider { r in script[min(r.attempt - 1, script.count - 1)] }
         let st = state ?? ProviderState(provider: provider)
-        let pool = WorkerPool(concurrency: 2, policy: policy, random: { 0.5 }, now: now)
+        let pool = WorkerPool(concurrency: 2, policy: policy, random: { 0.5 })
         let box = ResultBox<TargetOutcome>()
         let device = Device(id: "d1", platform: .apns, handle: "h", tags: [], updatedAt: Date())
         pool.submit(SendRequest(jobID: "j", platform: .apns, recipient: .device(device),
@@ -112,14 +112,14 @@ import PushspoolCore
         #expect(Date().timeIntervalSince(before) >= 0.05)
     }
 
-    /// The pool's clock stands still, so where the quiet ends says how long it is, however loaded
-    /// the machine; an uncapped day-long wait fails at the time limit instead of hanging.
+    /// The provider's clock stands still, so where the quiet ends says how long it is, however
+    /// loaded the machine; an uncapped day-long wait fails at the time limit instead of hanging.
     @Test("a service's retry-after is honoured only up to max_delay", .timeLimit(.minutes(1)))
     func quietCapped() {
         let provider = ScriptedProvider { r in r.attempt == 1 ? ProviderResult(.retry(after: 86_400), code: "429") : ProviderResult(.delivered) }
-        let state = ProviderState(provider: provider)
         let clock = Date(timeIntervalSince1970: 1_000_000)
-        let o = outcome([], policy: RetryPolicy(maxAttempts: 4, baseDelay: 0.001, maxDelay: 0.05), state: state, now: { clock })
+        let state = ProviderState(provider: provider, clock: EngineClock(now: { clock }, secondsUntil: { _ in 0 }, wall: { clock }, uptime: { 0 }))
+        let o = outcome([], policy: RetryPolicy(maxAttempts: 4, baseDelay: 0.001, maxDelay: 0.05), state: state)
         #expect(o.0.status == .delivered)
         #expect(state.quietUntil == clock.addingTimeInterval(0.05))
     }
