@@ -84,4 +84,53 @@ import Testing
         #expect(got.map(\.1) == c.expected.map(\.1))
         #expect(got.map(\.2) == c.expected.map(\.2))
     }
+
+    /// nghttp2 keeps pointers into the block instead of copies (the block lives with its stream):
+    /// every field says so, beside its indexing flag.
+    @Test func fieldsAreNotCopiedByNghttp2() throws {
+        var request = HTTPRequest(url: "https://api.example/3/device/ab", headers: [("apns-id", "1"), ("X-Upper", "v")],
+                                  body: Array("{}".utf8), unindexedHeaders: [":path", "apns-id"])
+        request.url = "https://api.example/3/device/ab"
+        let (origin, pathStart) = try #require(Origin.parse(request.url))
+        let block = H2HeaderBlock(request: request, authority: origin.authority, pathStart: pathStart)
+        // nghttp2.h: NGHTTP2_NV_FLAG_NO_INDEX 0x01, NO_COPY_NAME 0x02, NO_COPY_VALUE 0x04.
+        let noCopy: UInt8 = 0x02 | 0x04, noIndex: UInt8 = 0x01
+        #expect((0..<block.count).map { block.flags($0) }
+                == [noCopy, noCopy, noCopy, noCopy | noIndex, noCopy | noIndex, noCopy, noCopy])
+    }
+
+    /// Lowercasing eight bytes at a time: the letters' edges (`@`, `[`, `` ` ``, `{`), letters at
+    /// every offset of a word and in the tail, and a name with a byte past ASCII (done byte by byte).
+    @Test(arguments: [
+        ("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz"),
+        ("@[`{AZaz09-_:", "@[`{azaz09-_:"),
+        ("x-Pushspool-TRACE-id-Z", "x-pushspool-trace-id-z"),
+        ("ÀB-Cé-DEFGHIJ", "Àb-cé-defghij"),
+        ("ABCDEFGH-É-XY", "abcdefgh-É-xy"),
+        ("ABCDEFGHIJ", "abcdefghij"),
+        ("ABCDEFG", "abcdefg"),
+        ("abcdefgH" + String(repeating: "Q", count: 9), "abcdefgh" + String(repeating: "q", count: 9)),
+        ("", ""),
+    ])
+    func lowercase(_ pair: (String, String)) {
+        var bytes = Array(pair.0.utf8)
+        bytes.withUnsafeMutableBufferPointer { H2HeaderBlock.lowercase($0) }
+        #expect(String(decoding: bytes, as: UTF8.self) == pair.1)
+    }
+
+    /// The length written in place, digit by digit.
+    @Test(arguments: [0, 9, 10, 99, 4096, 123_456])
+    func contentLength(_ n: Int) {
+        let got = fields(HTTPRequest(url: "https://x/", body: [UInt8](repeating: 0x7B, count: n)))
+        #expect(got.last?.0 == "content-length" && got.last?.1 == String(n))
+    }
+
+    /// Every ASCII byte, filling a word and its tail: only `A`–`Z` change.
+    @Test func lowercaseEveryASCIIByte() {
+        for b in UInt8(0)...0x7F {
+            var word = [UInt8](repeating: b, count: 19)
+            word.withUnsafeMutableBufferPointer { H2HeaderBlock.lowercase($0) }
+            #expect(word == [UInt8](repeating: b >= 0x41 && b <= 0x5A ? b | 0x20 : b, count: 19))
+        }
+    }
 }
