@@ -11,15 +11,17 @@ import Testing
     /// Counts in memory: the keys listed in `over` are over their cap; every reservation is kept.
     final class Counts: FrequencyCapCounts {
         let over: Set<Int64>
-        let failAt: Int?
+        /// The reservation of the batch holding this key fails (by its batch, not by the order
+        /// of the calls: two reservations may be under way at once and reach here in either).
+        let failing: Int64?
         let reserved = Mutex<[[Int64]]>([])
-        init(over: Set<Int64>, failAt: Int? = nil) {
+        init(over: Set<Int64>, failing: Int64? = nil) {
             self.over = over
-            self.failAt = failAt
+            self.failing = failing
         }
         func reserveCapped(job: String, devices: [CapCandidate], now: Date) throws(RegistryError) -> Set<Int64> {
-            let n = reserved.withLock { r in r.append(devices.map(\.key)); return r.count }
-            if n == failAt { throw RegistryError("the registry is away") }
+            reserved.withLock { $0.append(devices.map(\.key)) }
+            if let failing, devices.contains(where: { $0.key == failing }) { throw RegistryError("the registry is away") }
             return over.intersection(devices.map(\.key))
         }
         func pruneCapCounts(before: Date) throws(RegistryError) -> Int { 0 }
@@ -55,7 +57,7 @@ import Testing
     }
 
     @Test func aFailedReservationStopsTheStage() {
-        let counts = Counts(over: [], failAt: 1)
+        let counts = Counts(over: [], failing: 0)
         let stage = Self.stage(counts)
         var passed = 0
         func next(_ d: Device, _ key: Int64, _ capped: Bool) -> Bool { passed += 1; return true }
