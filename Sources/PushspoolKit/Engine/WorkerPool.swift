@@ -90,8 +90,11 @@ public final class WorkerPool: Sendable {
             // Prepared now: the handout holds the provider's output, and the request only for a retry.
             held = .immediate(immediate.prepare(request), immediate, handout)
         }
-        // The slot's release captures the semaphore alone: it is its own context, no allocation.
-        attempt(Operation(attempt: request.attempt, work: .send(request), held: held), via: state, previous: nil, isStopping: wait.halted,
+        // The request moved into the operation, not copied (a copy retained and released each of
+        // its strings). The slot's release captures the semaphore alone: it is its own context,
+        // no allocation.
+        let number = request.attempt
+        attempt(Operation(attempt: number, work: .send(consume request), held: held), via: state, previous: nil, isStopping: wait.halted,
                 done: Done(record: record, release: { [slots] in slots.signal() }))
     }
 
