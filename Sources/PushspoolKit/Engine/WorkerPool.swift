@@ -177,10 +177,21 @@ public final class WorkerPool: Sendable {
             case batch(HandoutBatch, member: String, Handout)
         }
         final class Load: Sendable {
-            let work: Work
+            /// The notification, kept on its own rather than in `Work`: a class's `let` is passed
+            /// on borrowed, where binding an enum's payload copied it (each of its strings
+            /// retained and released).
+            let request: SendRequest?
+            let call: (@Sendable (Int, @escaping @Sendable (ProviderResult) -> Void) -> Void)?
             let held: Held?
             init(_ work: Work, held: Held?) {
-                self.work = work
+                switch work {
+                case .send(let request):
+                    self.request = request
+                    call = nil
+                case .call(let call):
+                    request = nil
+                    self.call = call
+                }
                 self.held = held
             }
         }
@@ -198,23 +209,23 @@ public final class WorkerPool: Sendable {
 
         /// The platform of the notification it sends, whose failed answers its provider notes
         /// (`ProviderState.noteFailedAnswer`); nil: not a notification.
-        var platform: Platform? {
-            if case .send(let request) = load.work { return request.platform }
-            return nil
-        }
+        var platform: Platform? { load.request?.platform }
 
         /// Makes the attempt numbered `attempt`.
         func start(via state: ProviderState, _ completion: @escaping @Sendable (ProviderResult) -> Void) {
-            switch load.work {
-            case .send(var request):
-                request.attempt = attempt
-                if case .batch(let batch, let member, let handout)? = held {
-                    return handout.add(request, member: member, to: batch, answer: completion)
-                }
-                state.provider.send(request, completion: completion)
-            case .call(let call):
-                call(attempt, completion)
+            if let call = load.call { return call(attempt, completion) }
+            // The first attempt sends the request as it came; only a retry's is a copy with its number.
+            if load.request!.attempt == attempt { return send(load.request!, via: state, completion) }
+            var numbered = load.request!
+            numbered.attempt = attempt
+            send(numbered, via: state, completion)
+        }
+
+        private func send(_ request: SendRequest, via state: ProviderState, _ completion: @escaping @Sendable (ProviderResult) -> Void) {
+            if case .batch(let batch, let member, let handout)? = held {
+                return handout.add(request, member: member, to: batch, answer: completion)
             }
+            state.provider.send(request, completion: completion)
         }
     }
 
