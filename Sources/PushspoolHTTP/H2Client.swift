@@ -119,7 +119,11 @@ final class H2Core: @unchecked Sendable {
     func hand(_ batch: [(H2Stream, Result<HTTPResponse, HTTPTransportError>)]) {
         gauge.answered(batch.count)
         poll.complete {
-            for (s, result) in batch { s.completion(result) }
+            // Read in place: destructuring each element copied its stream and answer (retains
+            // and releases per answer).
+            batch.withUnsafeBufferPointer { answers in
+                for i in answers.indices { answers[i].0.completion(answers[i].1) }
+            }
         }
     }
 }

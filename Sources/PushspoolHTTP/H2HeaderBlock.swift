@@ -31,9 +31,20 @@ struct H2HeaderBlock: ~Copyable {
     init(request: HTTPRequest, authority: String, pathStart: Int) {
         // An upper bound of the text: every name and value, the URL for the path, the
         // pseudo-headers' names and "https" (34 bytes) and a length field with up to 20 digits.
+        // The fields read in place: iterating the array itself copies each field, a retain and a
+        // release of both its strings per pass.
+        let built = request.fields.withUnsafeBufferPointer { given in
+            Self.build(request, given, authority: authority, pathStart: pathStart)
+        }
+        fields = built.0
+        count = built.1
+    }
+
+    private static func build(_ request: HTTPRequest, _ given: UnsafeBufferPointer<HTTPField>, authority: String,
+                              pathStart: Int) -> (UnsafeMutablePointer<nghttp2_nv>, Int) {
         var text = request.method.utf8.count + authority.utf8.count + request.url.utf8.count + 1 + 34 + 14 + 20
-        for f in request.fields { text += f.name.utf8.count + f.value.utf8.count }
-        let capacity = request.fields.count + 5
+        for i in given.indices { text += given[i].name.utf8.count + given[i].value.utf8.count }
+        let capacity = given.count + 5
         let arrayBytes = capacity * MemoryLayout<nghttp2_nv>.stride
         let raw = UnsafeMutableRawPointer.allocate(byteCount: arrayBytes + text, alignment: MemoryLayout<nghttp2_nv>.alignment)
         var w = Writer(fields: raw.bindMemory(to: nghttp2_nv.self, capacity: capacity),
@@ -47,8 +58,8 @@ struct H2HeaderBlock: ~Copyable {
             w.add(":path", path, unindexed: request.unindexedHeaders.contains(":path"))
         }
         var hasLength = false
-        for f in request.fields {
-            let name = w.copy(f.name)
+        for i in given.indices {
+            let name = w.copy(given[i].name)
             // HTTP/2 field names are lowercase (RFC 9113 §8.2.1).
             Self.lowercase(name)
             if Self.dropped.contains(where: { Self.named($0, name) }) {
@@ -57,13 +68,12 @@ struct H2HeaderBlock: ~Copyable {
             }
             if Self.named(Self.contentLength, name) { hasLength = true }
             let unindexed = !request.unindexedHeaders.isEmpty && request.unindexedHeaders.contains { Self.named($0, name) }
-            w.append(name: name, value: w.copy(f.value), unindexed: unindexed)
+            w.append(name: name, value: w.copy(given[i].value), unindexed: unindexed)
         }
         if !hasLength && (!request.body.isEmpty || request.method == "POST" || request.method == "PUT") {
             w.add("content-length", count: request.body.count)
         }
-        fields = w.fields
-        count = w.count
+        return (w.fields, w.count)
     }
 
     deinit { UnsafeMutableRawPointer(fields).deallocate() }

@@ -34,7 +34,7 @@ public final class WorkerPool: Sendable {
     /// the transports' own 30 s request timeout plus a 30 s token fetch: it fires only when a
     /// provider loses a request outright.
     public static let defaultAttemptTimeout = 120.0
-    private let watchdog: AttemptWatchdog
+    let watchdog: AttemptWatchdog
     private let slotsByProvider = Mutex<[ObjectIdentifier: DispatchSemaphore]>([:])
     private let timers = DispatchQueue(label: "pushspool.retry-timers", attributes: .concurrent)
     /// Every waiting retry, on one timer armed for the earliest.
@@ -90,9 +90,12 @@ public final class WorkerPool: Sendable {
             // Prepared now: the handout holds the provider's output, and the request only for a retry.
             held = .immediate(immediate.prepare(request), immediate, handout)
         }
-        attempt(Operation(attempt: request.attempt, work: .send(request), held: held), via: state, previous: nil, isStopping: wait.halted) { [slots] outcome in
-            record(outcome, { slots.signal() })
-        }
+        // The request moved into the operation, not copied (a copy retained and released each of
+        // its strings). The slot's release captures the semaphore alone: it is its own context,
+        // no allocation.
+        let number = request.attempt
+        attempt(Operation(attempt: number, work: .send(consume request), held: held), via: state, previous: nil, isStopping: wait.halted,
+                done: Done(record: record, release: { [slots] in slots.signal() }))
     }
 
     /// A batching provider's target: it joins the batch `handout` fills for its message, or opens
@@ -110,9 +113,8 @@ public final class WorkerPool: Sendable {
             batch = handout.open(for: batching, key: key) { slots.signal() }
         }
         batch.join()
-        attempt(Operation(attempt: request.attempt, work: .send(request), held: .batch(batch, member: key.member, handout)), via: state, previous: nil, isStopping: wait.halted) { outcome in
-            record(outcome, { batch.leave() })
-        }
+        attempt(Operation(attempt: request.attempt, work: .send(request), held: .batch(batch, member: key.member, handout)), via: state,
+                previous: nil, isStopping: wait.halted, done: Done(record: record, release: { [batch] in batch.leave() }))
     }
 
     /// Takes a slot of `state`'s, then a turn of its rate cap, waiting as `wait` says; false
@@ -143,12 +145,23 @@ public final class WorkerPool: Sendable {
                         _ call: @escaping @Sendable (_ attempt: Int, _ completion: @escaping @Sendable (ProviderResult) -> Void) -> Void,
                         done: @escaping @Sendable (TargetEnd) -> Void) {
         let operation = Operation(attempt: 1, work: .call(call))
-        retry(operation, via: state, previous: nil, due: max(Uptime.seconds, state.quietEnds), isStopping: isStopping, done: done)
+        retry(operation, via: state, previous: nil, due: max(Uptime.seconds, state.quietEnds), isStopping: isStopping,
+              done: Done(record: { end, _ in done(end) }, release: {}))
+    }
+
+    /// How a target or call ends, once: `record` is handed its end and `release` (the slot's, or
+    /// the batch's). Two closures kept side by side, so that the producer's `record` is not
+    /// wrapped in a closure of the pool's per target.
+    struct Done: Sendable {
+        let record: @Sendable (TargetEnd, _ release: @escaping @Sendable () -> Void) -> Void
+        let release: @Sendable () -> Void
+
+        func callAsFunction(_ end: TargetEnd) { record(end, release) }
     }
 
     /// What the pool attempts until the policy finishes it: a notification or another call to the
-    /// provider, and the number of the attempt to make next. Copied into every answer's closure:
-    /// what it carries is in one object, so a copy is one reference.
+    /// provider, and the number of the attempt to make next. What it carries is in one object, so
+    /// a copy (into its attempt in flight, `PoolAttempt`, and a retry's wait) is one reference.
     struct Operation: Sendable {
         enum Work: Sendable {
             /// A notification, sent through the state's provider.
@@ -164,10 +177,21 @@ public final class WorkerPool: Sendable {
             case batch(HandoutBatch, member: String, Handout)
         }
         final class Load: Sendable {
-            let work: Work
+            /// The notification, kept on its own rather than in `Work`: a class's `let` is passed
+            /// on borrowed, where binding an enum's payload copied it (each of its strings
+            /// retained and released).
+            let request: SendRequest?
+            let call: (@Sendable (Int, @escaping @Sendable (ProviderResult) -> Void) -> Void)?
             let held: Held?
             init(_ work: Work, held: Held?) {
-                self.work = work
+                switch work {
+                case .send(let request):
+                    self.request = request
+                    call = nil
+                case .call(let call):
+                    request = nil
+                    self.call = call
+                }
                 self.held = held
             }
         }
@@ -185,23 +209,23 @@ public final class WorkerPool: Sendable {
 
         /// The platform of the notification it sends, whose failed answers its provider notes
         /// (`ProviderState.noteFailedAnswer`); nil: not a notification.
-        var platform: Platform? {
-            if case .send(let request) = load.work { return request.platform }
-            return nil
-        }
+        var platform: Platform? { load.request?.platform }
 
         /// Makes the attempt numbered `attempt`.
         func start(via state: ProviderState, _ completion: @escaping @Sendable (ProviderResult) -> Void) {
-            switch load.work {
-            case .send(var request):
-                request.attempt = attempt
-                if case .batch(let batch, let member, let handout)? = held {
-                    return handout.add(request, member: member, to: batch, answer: completion)
-                }
-                state.provider.send(request, completion: completion)
-            case .call(let call):
-                call(attempt, completion)
+            if let call = load.call { return call(attempt, completion) }
+            // The first attempt sends the request as it came; only a retry's is a copy with its number.
+            if load.request!.attempt == attempt { return send(load.request!, via: state, completion) }
+            var numbered = load.request!
+            numbered.attempt = attempt
+            send(numbered, via: state, completion)
+        }
+
+        private func send(_ request: SendRequest, via state: ProviderState, _ completion: @escaping @Sendable (ProviderResult) -> Void) {
+            if case .batch(let batch, let member, let handout)? = held {
+                return handout.add(request, member: member, to: batch, answer: completion)
             }
+            state.provider.send(request, completion: completion)
         }
     }
 
@@ -215,44 +239,48 @@ public final class WorkerPool: Sendable {
     }
 
     private func attempt(_ request: Operation, via state: ProviderState, previous: Disposition?,
-                         isStopping: @escaping @Sendable () -> Bool, done: @escaping @Sendable (TargetEnd) -> Void) {
+                         isStopping: @escaping @Sendable () -> Bool, done: Done) {
         if let reason = state.pausedReason {
             done(.final(TargetOutcome(status: .failed, attempts: request.attempt - 1,
                                       result: ProviderResult(.credentialsBroken, code: "paused", reason: "provider \(state.name) paused: \(reason)"))))
             return
         }
-        let started = DispatchTime.now().uptimeNanoseconds
-        let answer: @Sendable (ProviderResult) -> Void = { [self] result in
-            metrics?.requestDuration(provider: state.name, seconds: Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9)
-            // Every answer passes here, whoever made the attempt: a failed one is noted once.
-            if result.disposition != .delivered, let platform = request.platform { state.noteFailedAnswer(result, platform: platform) }
-            switch policy.decide(result.disposition, attempt: request.attempt, previous: previous, random: random) {
-            case .finish(let status):
-                if status == .delivered { state.noteDelivery() }
-                if result.disposition == .senderRefused { state.noteRefusal(result.reason ?? result.code ?? "refused") }
-                done(.final(TargetOutcome(status: status, attempts: request.attempt, result: result)))
-            case .pauseProvider:
-                state.pause(result.reason ?? result.code ?? "credentials rejected")
-                done(.final(TargetOutcome(status: .failed, attempts: request.attempt, result: result)))
-            case .retry(let after):
-                metrics?.retry(provider: state.name)
-                switch result.disposition {
-                case .retry(_?) where !result.waitIsTargets: state.quiet(for: after)
-                case .retry(nil), .reconnect: state.noteTransientFailure(policy)
-                default: break
-                }
-                var following = request
-                following.attempt += 1
-                following.isFirst = false
-                retry(following, via: state, previous: result.disposition, due: Uptime.seconds + max(0, after),
-                      isStopping: isStopping, done: done)
-            }
-        }
+        let attempt = PoolAttempt(pool: self, operation: request, state: state, previous: previous, isStopping: isStopping, done: done)
         // Answered by the handout's release, on the producer's thread: no deadline to watch.
         if case .immediate(let prepared, let provider, let handout)? = request.held {
-            return handout.send(prepared, to: provider, answer: answer)
+            return handout.send(prepared, to: provider) { [attempt] result in attempt.pool.settle(attempt, result) }
         }
-        watchdog.bound(from: started, name: state.name, answer: answer) { request.start(via: state, $0) }
+        watchdog.bound(attempt) { request.start(via: state, $0) }
+    }
+
+    /// What the policy makes of `attempt`'s answer (the watchdog's `no-answer` included): the
+    /// target's end, a pause, or a retry. Every answer passes here, whoever made the attempt.
+    func settle(_ attempt: PoolAttempt, _ result: ProviderResult) {
+        let request = attempt.operation, state = attempt.state, done = attempt.done
+        metrics?.requestDuration(provider: state.name, seconds: Double(DispatchTime.now().uptimeNanoseconds - attempt.started) / 1e9)
+        // A failed answer is noted once.
+        if result.disposition != .delivered, let platform = request.platform { state.noteFailedAnswer(result, platform: platform) }
+        switch policy.decide(result.disposition, attempt: request.attempt, previous: attempt.previous, random: random) {
+        case .finish(let status):
+            if status == .delivered { state.noteDelivery() }
+            if result.disposition == .senderRefused { state.noteRefusal(result.reason ?? result.code ?? "refused") }
+            done(.final(TargetOutcome(status: status, attempts: request.attempt, result: result)))
+        case .pauseProvider:
+            state.pause(result.reason ?? result.code ?? "credentials rejected")
+            done(.final(TargetOutcome(status: .failed, attempts: request.attempt, result: result)))
+        case .retry(let after):
+            metrics?.retry(provider: state.name)
+            switch result.disposition {
+            case .retry(_?) where !result.waitIsTargets: state.quiet(for: after)
+            case .retry(nil), .reconnect: state.noteTransientFailure(policy)
+            default: break
+            }
+            var following = request
+            following.attempt += 1
+            following.isFirst = false
+            retry(following, via: state, previous: result.disposition, due: Uptime.seconds + max(0, after),
+                  isStopping: attempt.isStopping, done: done)
+        }
     }
 
     /// Attempts `request` at `due` (a retry, or the first attempt of `perform`), waiting on the
@@ -260,7 +288,7 @@ public final class WorkerPool: Sendable {
     /// Retry-After never holds up a stop. It counts against the provider's rate cap like any
     /// request: once due, it reserves its turn. `due`: `Uptime` seconds.
     private func retry(_ request: Operation, via state: ProviderState, previous: Disposition?, due: Double, reserved: Bool = false,
-                       isStopping: @escaping @Sendable () -> Bool, done: @escaping @Sendable (TargetEnd) -> Void) {
+                       isStopping: @escaping @Sendable () -> Bool, done: Done) {
         if isStopping() { return done(.abandoned) }
         var due = due, reserved = reserved
         if !reserved, due <= Uptime.seconds, let limiter = state.limiter {
@@ -279,48 +307,37 @@ public final class WorkerPool: Sendable {
 /// Bounds every attempt in flight: `bound` starts one, and whichever comes first, the answer or
 /// the deadline, is its result, exactly once. One sweep timer for the pool, armed for the earliest
 /// deadline while attempts are in flight (never while none is), and one table slot per attempt in
-/// flight (bounded by the slots), instead of a timer per request. The table is an array
-/// reused through a free list, each slot stamped with a generation so that a late answer for a
-/// reused slot is told apart: no hashing per attempt.
+/// flight (bounded by the slots), instead of a timer per request. The table is an array of the
+/// attempts themselves, reused through a free list: an attempt knows its slot, and a late answer
+/// for a slot reused since is told apart by identity. No hashing and no closure per attempt.
 final class AttemptWatchdog: @unchecked Sendable {   // the timer is created in init and scheduled under the table's lock
     let timeout: Double
-    private struct Entry {
-        var due: UInt64
-        var name: String
-        var answer: @Sendable (ProviderResult) -> Void
-        func expire(after timeout: Double) {
-            answer(ProviderResult(.retry(after: nil), code: "no-answer", reason: "no answer from \(name) within \(Int(timeout)) s"))
-        }
-    }
-    private struct Slot {
-        var generation: UInt64
-        var entry: Entry?
-    }
+    private let timeoutNanos: UInt64
     private struct Table {
-        var slots: [Slot] = []
+        var slots: [PoolAttempt?] = []
         var free: [Int] = []
-        var generation: UInt64 = 0
         /// Whether the sweep timer is armed (for the earliest deadline it saw).
         var armed = false
 
-        mutating func insert(_ entry: Entry) -> (index: Int, generation: UInt64) {
-            generation &+= 1
+        mutating func insert(_ attempt: PoolAttempt) {
             let index: Int
             if let reused = free.popLast() {
                 index = reused
+                slots[index] = attempt
             } else {
                 index = slots.count
-                slots.append(Slot(generation: 0, entry: nil))
+                slots.append(attempt)
             }
-            slots[index] = Slot(generation: generation, entry: entry)
-            return (index, generation)
+            attempt.slot.store(index, ordering: .relaxed)
         }
 
-        mutating func remove(at index: Int) -> Entry? {
-            guard let entry = slots[index].entry else { return nil }
-            slots[index].entry = nil
+        /// Takes `attempt` out if it still waits in its slot.
+        mutating func remove(_ attempt: PoolAttempt) -> Bool {
+            let index = attempt.slot.load(ordering: .relaxed)
+            guard index >= 0, index < slots.count, slots[index] === attempt else { return false }
+            slots[index] = nil
             free.append(index)
-            return entry
+            return true
         }
     }
     private let table = Mutex(Table())
@@ -328,6 +345,7 @@ final class AttemptWatchdog: @unchecked Sendable {   // the timer is created in 
 
     init(timeout: Double) {
         self.timeout = timeout
+        timeoutNanos = UInt64(timeout * 1e9)
         sweeper = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
         sweeper.schedule(deadline: .distantFuture)
         sweeper.setEventHandler { [weak self] in self?.sweep() }
@@ -336,28 +354,23 @@ final class AttemptWatchdog: @unchecked Sendable {   // the timer is created in 
 
     deinit { sweeper.cancel() }
 
-    /// Runs `send` (which calls back once with the answer) and hands `answer` that answer, or a
-    /// retryable `no-answer` from `name` once `timeout` has passed since `start` (when the attempt
-    /// began, in `DispatchTime` nanoseconds), whichever comes first; the other is dropped.
-    func bound(from start: UInt64 = DispatchTime.now().uptimeNanoseconds, name: String,
-               answer: @escaping @Sendable (ProviderResult) -> Void,
-               _ send: (@escaping @Sendable (ProviderResult) -> Void) -> Void) {
-        let entry = Entry(due: start + UInt64(timeout * 1e9), name: name, answer: answer)
-        let token = table.withLock { t in
+    /// Runs `send` (which calls back once with the answer) and settles `attempt` with that
+    /// answer, or with a retryable `no-answer` once `timeout` has passed since it started,
+    /// whichever comes first; the other is dropped.
+    func bound(_ attempt: PoolAttempt, _ send: (@escaping @Sendable (ProviderResult) -> Void) -> Void) {
+        let due = attempt.started + timeoutNanos
+        table.withLock { t in
             // The first attempt in flight arms the sweep for its deadline (later ones are later).
-            if !t.armed { arm(at: entry.due, &t) }
-            return t.insert(entry)
+            if !t.armed { arm(at: due, &t) }
+            t.insert(attempt)
         }
-        send { [self] result in
-            if answered(token) { answer(result) }
-        }
+        // Captures the attempt alone: it is the closure's context, no allocation.
+        send { [attempt] result in attempt.answered(result) }
     }
 
     /// True when the attempt was still waiting: the answer counts. False: it expired already.
-    private func answered(_ token: (index: Int, generation: UInt64)) -> Bool {
-        table.withLock { t in
-            t.slots[token.index].generation == token.generation && t.remove(at: token.index) != nil
-        }
+    func answered(_ attempt: PoolAttempt) -> Bool {
+        table.withLock { $0.remove(attempt) }
     }
 
     /// Arms the sweep for `due` (`DispatchTime` nanoseconds).
@@ -368,13 +381,14 @@ final class AttemptWatchdog: @unchecked Sendable {   // the timer is created in 
 
     private func sweep() {
         let now = DispatchTime.now().uptimeNanoseconds
-        let expired = table.withLock { t -> [Entry] in
-            var late: [Entry] = []
+        let expired = table.withLock { t -> [PoolAttempt] in
+            var late: [PoolAttempt] = []
             var next = UInt64.max
             for i in t.slots.indices {
-                guard let due = t.slots[i].entry?.due else { continue }
+                guard let attempt = t.slots[i] else { continue }
+                let due = attempt.started + timeoutNanos
                 if due <= now {
-                    if let entry = t.remove(at: i) { late.append(entry) }
+                    if t.remove(attempt) { late.append(attempt) }
                 } else {
                     next = min(next, due)
                 }
@@ -384,6 +398,9 @@ final class AttemptWatchdog: @unchecked Sendable {   // the timer is created in 
             if next != .max { arm(at: next, &t) }
             return late
         }
-        for entry in expired { entry.expire(after: timeout) }
+        for attempt in expired {
+            attempt.pool.settle(attempt, ProviderResult(.retry(after: nil), code: "no-answer",
+                                                        reason: "no answer from \(attempt.state.name) within \(Int(timeout)) s"))
+        }
     }
 }

@@ -94,6 +94,16 @@ struct APNsRequestBuilderTests {
         #expect(APNsRequestBuilder.normalizedToken(raw) == normalized)
     }
 
+    /// The device URL made at its final size is the two parts one after the other: long and
+    /// small (inline) strings, an empty part, non-ASCII text.
+    @Test(arguments: [("https://api.push.apple.com/3/device/", String(repeating: "ab", count: 32)),
+                      ("https://h/", "x"), ("", "abc"), ("abc", ""), ("", ""), ("https://bücher.example/3/device/", "ü0")])
+    func deviceURLJoined(_ prefix: String, _ rest: String) {
+        let joined = APNsRequestBuilder.joined(prefix, rest)
+        #expect(joined == prefix + rest)
+        #expect(Array(joined.utf8) == Array(prefix.utf8) + Array(rest.utf8))
+    }
+
     /// A 64-character token with one byte changed, at every position (inside the eight-byte
     /// words and in the tail past them), to each byte just outside the hex ranges, an uppercase
     /// hex letter (lowercased, the token kept) and a non-ASCII one.

@@ -78,9 +78,24 @@ public struct APNsRequestBuilder: Sendable {
         if let ttl = n.ttlSeconds { optional.append(HTTPField("apns-expiration", ttl <= 0 ? "0" : String(now + ttl))) }
         if let c = n.collapseID { optional.append(HTTPField("apns-collapse-id", c)) }
         if !optional.isEmpty { fields.insert(contentsOf: optional, at: 4) }
-        let url = devicePrefix + token
+        let url = Self.joined(devicePrefix, token)
         return .success(HTTPRequest(method: "POST", url: url, fields: fields, body: n.payload, timeout: timeout,
                                     unindexedHeaders: Self.unindexed, responseHeaders: Self.read))
+    }
+
+    /// `prefix` then `rest` as one new string, made at its final size: `+` copies the prefix into
+    /// a string of its own size and grows it for the rest, about 800 instructions a device.
+    static func joined(_ prefix: String, _ rest: String) -> String {
+        let joined = prefix.utf8.withContiguousStorageIfAvailable { p in
+            rest.utf8.withContiguousStorageIfAvailable { r in
+                String(unsafeUninitializedCapacity: p.count + r.count) { out in
+                    _ = UnsafeMutableBufferPointer(rebasing: out[..<p.count]).initialize(from: p)
+                    _ = UnsafeMutableBufferPointer(rebasing: out[p.count...]).initialize(from: r)
+                    return p.count + r.count
+                }
+            }
+        }
+        return (joined ?? nil) ?? prefix + rest
     }
 
     /// Lowercase hex of even length (32 bytes today; Apple says not to assume a length). Spaces
