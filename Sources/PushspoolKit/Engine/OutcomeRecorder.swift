@@ -140,15 +140,17 @@ final class BatchQueue<Item: Sendable>: Sendable {
 
     private func drain() {
         defer { group.leave() }
+        // The batch handled goes back emptied, its capacity kept: a new array per pass grew
+        // from one item again, moving every entry each time it doubled.
+        var batch: [Item] = []
         while true {
-            let batch = pending.withLock { p -> [Item] in
-                var taken: [Item] = []
-                swap(&taken, &p.items)
-                if taken.isEmpty { p.draining = false }
-                return taken
+            pending.withLock { p in
+                swap(&batch, &p.items)
+                if batch.isEmpty { p.draining = false }
             }
             if batch.isEmpty { return }
             handle(batch)
+            batch.removeAll(keepingCapacity: true)
         }
     }
 

@@ -52,11 +52,14 @@ final class OutcomeStage: Sendable {
     /// `release` (its slot) runs.
     func entry(_ target: Target, _ outcome: TargetOutcome, release: @escaping @Sendable () -> Void = {}) -> OutcomeRecorder.Entry {
         let tally = tally, tracker = tracker, metrics = metrics, inFlight = inFlight
+        // Only what the count needs is captured: the whole outcome (its provider's answer) was
+        // copied into every target's closure and destroyed with it.
+        let status = outcome.status, attempts = outcome.attempts
         return OutcomeRecorder.Entry(platform: target.platform, provider: target.provider, app: target.app, recipient: target.recipient,
                                      outcome: outcome, at: recorder.clock.wall()) {
-            tally.add(outcome)
+            tally.add(status, attempts: attempts)
             if let ticket = target.ticket { tracker?.finished(ticket) }
-            metrics?.delivery(platform: target.platform.rawValue, provider: target.provider, status: outcome.status.rawValue, app: target.app)
+            metrics?.delivery(platform: target.platform.rawValue, provider: target.provider, status: status.rawValue, app: target.app)
             release()
             inFlight.leave()
         }

@@ -22,9 +22,11 @@ public enum Timestamp {
 
     /// The 24 bytes of `rfc3339(date)` appended to `bytes` (a result-log line in the making).
     public static func append(_ date: Date, to bytes: inout [UInt8]) {
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(0, count: 24))
-        bytes.withUnsafeMutableBufferPointer { write(date, into: UnsafeMutableBufferPointer(rebasing: $0[start..<(start + 24)])) }
+        // Written on the stack and appended as one block: appending 24 zeros as a repeated
+        // element first went byte by byte (about 300 instructions on each outbox and result line).
+        var text: (UInt64, UInt64, UInt64) = (0, 0, 0)
+        withUnsafeMutableBytes(of: &text) { write(date, into: $0.bindMemory(to: UInt8.self)) }
+        withUnsafeBytes(of: &text) { bytes.append(contentsOf: $0) }
     }
 
     private static func write(_ date: Date, into out: UnsafeMutableBufferPointer<UInt8>) {
@@ -34,8 +36,10 @@ public enum Timestamp {
         if ms >= 1000 { ms -= 1000; seconds += 1 }
         let (year, month, day, secondOfDay) = civil(Int(seconds))
         func put(_ value: Int, at: Int, width: Int) {
-            var v = value
-            for i in stride(from: at + width - 1, through: at, by: -1) {
+            // A plain loop: the stride's index went through generic copies per digit.
+            var v = value, i = at + width
+            while i > at {
+                i -= 1
                 out[i] = UInt8(ascii: "0") + UInt8(v % 10)
                 v /= 10
             }
