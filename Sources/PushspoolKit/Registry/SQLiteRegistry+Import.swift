@@ -56,7 +56,7 @@ extension SQLiteRegistry {
 
     private static func bulkLoad(_ url: URL, now: Date, defaults: RegistryDefaults, into db: SQLiteDatabase,
                                  progress: (@Sendable (Int) -> Void)?) throws -> ImportReport {
-        try db.execute(dropIndexes + dropCountTriggers + "CREATE TEMP TABLE import_tags(tag TEXT NOT NULL, device_rowid INTEGER NOT NULL);")
+        try db.execute(dropIndexes + "CREATE TEMP TABLE import_tags(tag TEXT NOT NULL, device_rowid INTEGER NOT NULL);")
         // Several rows per statement (fewer steps, one VDBE run for many rows); `?1` is the
         // import's timestamp, bound once. Rowids are given: the table is empty, so they are the
         // ones SQLite would have chosen (1, 2, 3…), and the reading thread can pair each tag with
@@ -68,15 +68,8 @@ extension SQLiteRegistry {
         // SQL (`coalesce`, a `CASE` on the app or platform: VDBE work per row); the environment is
         // bound on APNs rows only, NULL on the others. A row naming none of them (every line of
         // the fast path) stores the defaults, which stay bound from one insert to the next (below).
-        // `OR FAIL`, not the default `OR ABORT`: a statement that may abort halfway through
-        // several rows makes SQLite copy every page it touches that the transaction had already
-        // written (the table's last leaf and its parents) to a statement journal in a temporary
-        // file first, so that it can undo that statement alone. A million devices wrote 1.3 GB of
-        // such copies (80,000 pages of 16 KiB, 160,000 `pwrite` calls). Nothing here needs a
-        // statement undone: any failure (a NULL where the schema forbids it, a rowid taken)
-        // throws, and the whole bulk load is rolled back to its savepoint.
         func devicesSQL(_ n: Int) -> String {
-            "INSERT OR FAIL INTO devices(rowid, id, platform, handle, updated_at, lang, tags, app, environment, token_kind, tz) VALUES "
+            "INSERT INTO devices(rowid, id, platform, handle, updated_at, lang, tags, app, environment, token_kind, tz) VALUES "
                 + (0..<n).map { r in
                     let b = 1 + r * 10
                     return "(?\(b + 1), ?\(b + 2), ?\(b + 3), ?\(b + 4), ?1, ?\(b + 5), ?\(b + 6), ?\(b + 7), "
@@ -84,7 +77,7 @@ extension SQLiteRegistry {
                 }.joined(separator: ", ")
         }
         func tagsSQL(_ n: Int) -> String {
-            "INSERT OR FAIL INTO temp.import_tags(tag, device_rowid) VALUES " + Array(repeating: "(?, ?)", count: n).joined(separator: ", ")
+            "INSERT INTO temp.import_tags(tag, device_rowid) VALUES " + Array(repeating: "(?, ?)", count: n).joined(separator: ", ")
         }
         // What a row naming none gets (`RegistryDefaults`), as bytes that outlive every insert
         // (bound without a copy, `SQLITE_STATIC`).
@@ -104,8 +97,6 @@ extension SQLiteRegistry {
         // What each per-row optional parameter (a row's app, environment, token kind, tz: slots
         // 4r…4r+3) holds now. Parameters stay bound from one step to the next and all start NULL;
         // a default, once bound, is not bound again for the next row naming none.
-        // The rows written, per (app, platform, token kind) as stored: `device_counts` once done.
-        var tally = DeviceTally(defaultApp: defaults.app, defaultTokenKind: APNsTokenKind.device.rawValue)
         var manySlots = [BoundValue](repeating: .null, count: 4 * rowsPerInsert), oneSlots = [BoundValue](repeating: .null, count: 4)
 
         let report = try RegistrationFile(url, defaults: defaults).forEachPackedBatch(progress: progress) { batch in
@@ -134,17 +125,8 @@ extension SQLiteRegistry {
                         slot = .null
                     }
                 }
-                func bytes(_ span: PackedBatch.Span, or value: UnsafeBufferPointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
-                    span.count < 0 ? value : UnsafeBufferPointer(start: base + Int(span.start), count: Int(span.count))
-                }
                 func bindRow(_ stmt: SQLiteStatement, _ row: PackedBatch.Row, _ r: Int, _ slots: inout [BoundValue]) throws(RegistryError) {
                     let b = Int32(1 + r * 10)
-                    let platform = bytes(row.platform, or: UnsafeBufferPointer(start: nil, count: 0))
-                    if row.app.count < 0, row.tokenKind.count < 0 {
-                        tally.add(platform: platform)
-                    } else {
-                        tally.add(app: bytes(row.app, or: defaultApp), platform: platform, tokenKind: bytes(row.tokenKind, or: deviceKind))
-                    }
                     try stmt.bind(.integer(row.rowid), at: b + 1)
                     try text(stmt, row.id, at: b + 2)
                     try text(stmt, row.platform, at: b + 3)
@@ -214,10 +196,6 @@ extension SQLiteRegistry {
             INSERT INTO device_tags(tag, device_rowid) SELECT tag, device_rowid FROM temp.import_tags ORDER BY 1, 2;
             DROP TABLE temp.import_tags;
             """)
-        let counted = try db.statement("INSERT INTO device_counts(app, platform, token_kind, total) VALUES(?, ?, ?, ?) "
-                                       + "ON CONFLICT DO UPDATE SET total = total + excluded.total")
-        for c in tally.counts { try counted.run([.text(c.app), .text(c.platform), .text(c.tokenKind), .integer(c.total)]) }
-        try db.execute(countTriggers)
         do {
             try db.execute(indexes)
         } catch {

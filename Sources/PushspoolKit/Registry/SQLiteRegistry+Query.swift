@@ -54,13 +54,12 @@ extension SQLiteRegistry {
         }) { try body($0.device, $0.rowid) }
     }
 
-    /// How many devices of `platforms` match `matching` (nil = all). Without a tag expression the
-    /// answer comes from `device_counts` (a few rows), not from the devices themselves.
+    /// How many devices of `platforms` match `matching` (nil = all).
     public func count(platforms: Set<Platform>, apps: Set<String>?, tokenKind: APNsTokenKind?, matching: TagExpression?) throws(RegistryError) -> Int {
         guard !platforms.isEmpty, apps?.isEmpty != true else { return 0 }
         let query = AudienceQuery(platforms: platforms, apps: apps, tokenKind: tokenKind, expression: matching)
         return try locked { db in
-            let stmt = try db.statement(matching == nil ? query.tallySQL : query.countSQL, fixed: false)
+            let stmt = try db.statement(query.countSQL, fixed: false)
             try stmt.bind(query.countParameters)
             defer { stmt.reset() }
             return try stmt.step() ? Int(stmt.int64(0)) : 0
@@ -187,12 +186,6 @@ struct AudienceQuery {
     }
 
     var countParameters: [SQLiteValue] { drivingParameters + parameters }
-
-    /// `countSQL` for an audience without a tag expression, over `device_counts` (its columns
-    /// bear the names the conditions test), with the same parameters.
-    var tallySQL: String {
-        "SELECT coalesce(sum(d.total), 0) FROM device_counts d" + (conditions.isEmpty ? "" : " WHERE " + conditions.joined(separator: " AND "))
-    }
 
     /// A tag every matching device must carry, if the expression implies one.
     static func requiredTag(_ e: TagExpression) -> String? {

@@ -35,10 +35,8 @@ public final class SQLiteRegistry: RegistryDatabase {
     /// tokens an APNs handle is) and `apns_channels`, each app's broadcast channels. 7:
     /// `devices.tz` (an IANA zone name, for `local_time` jobs; NULL: the app's `default_tz`),
     /// added with no row rewritten. 8: `cap_counts`, the frequency cap counts. 9: tracked jobs, their
-    /// secure content and the events apps report (`NotificationStore`). 10: `device_counts`, how
-    /// many devices each (app, platform, token kind) holds, so an audience without a tag
-    /// expression is counted without reading every row.
-    static let schemaVersion = 10
+    /// secure content and the events apps report (`NotificationStore`).
+    static let schemaVersion = 9
     static let tables = """
         CREATE TABLE devices(
             rowid INTEGER PRIMARY KEY,
@@ -81,43 +79,6 @@ public final class SQLiteRegistry: RegistryDatabase {
             DELETE FROM device_tags WHERE device_rowid = old.rowid
                 AND tag IN (SELECT value FROM json_each(\(tagArray("old.tags"))));
         END;
-        """
-
-    /// Version 10: the devices each (app, platform, token kind) holds. A broadcast's job line
-    /// announces its targets before the first send; counting them from the rows read every row
-    /// (about 1,900 instructions a device: 37 M of the 1.01 G a 20,000-device sandbox broadcast
-    /// runs), while these few rows answer at once. Triggers keep them in step with every write, whoever makes
-    /// it; a bulk load drops them while it appends and writes its own count (`DeviceTally`).
-    /// Counts that fall to 0 stay as rows of 0.
-    static let deviceCountsTable = """
-        CREATE TABLE device_counts(
-            app TEXT NOT NULL,
-            platform TEXT NOT NULL,
-            token_kind TEXT NOT NULL,
-            total INTEGER NOT NULL,
-            PRIMARY KEY(app, platform, token_kind)) WITHOUT ROWID;
-        INSERT INTO device_counts(app, platform, token_kind, total)
-            SELECT app, platform, token_kind, count(*) FROM devices GROUP BY 1, 2, 3;
-        """ + countTriggers
-    static let countTriggers = """
-        CREATE TRIGGER devices_count_in AFTER INSERT ON devices BEGIN
-            INSERT INTO device_counts(app, platform, token_kind, total) VALUES(new.app, new.platform, new.token_kind, 1)
-                ON CONFLICT DO UPDATE SET total = total + 1;
-        END;
-        CREATE TRIGGER devices_count_out AFTER DELETE ON devices BEGIN
-            UPDATE device_counts SET total = total - 1 WHERE app = old.app AND platform = old.platform AND token_kind = old.token_kind;
-        END;
-        CREATE TRIGGER devices_count_move AFTER UPDATE OF app, platform, token_kind ON devices
-            WHEN old.app IS NOT new.app OR old.platform IS NOT new.platform OR old.token_kind IS NOT new.token_kind BEGIN
-            UPDATE device_counts SET total = total - 1 WHERE app = old.app AND platform = old.platform AND token_kind = old.token_kind;
-            INSERT INTO device_counts(app, platform, token_kind, total) VALUES(new.app, new.platform, new.token_kind, 1)
-                ON CONFLICT DO UPDATE SET total = total + 1;
-        END;
-        """
-    static let dropCountTriggers = """
-        DROP TRIGGER devices_count_in;
-        DROP TRIGGER devices_count_out;
-        DROP TRIGGER devices_count_move;
         """
 
     /// Opens or creates the database (file mode 0600, parent folder created 0700), WAL mode,
@@ -232,7 +193,6 @@ public final class SQLiteRegistry: RegistryDatabase {
             if version < 7 { try db.execute("ALTER TABLE devices ADD COLUMN tz TEXT") }
             if version < 8 { try db.execute(capCountsTable) }
             if version < 9 { try db.execute(notificationTables) }
-            if version < 10 { try db.execute(deviceCountsTable) }
             if version < schemaVersion {
                 try db.execute("PRAGMA user_version = \(schemaVersion)")
             }
