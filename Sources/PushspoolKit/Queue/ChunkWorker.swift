@@ -171,8 +171,10 @@ final class ChunkWorker: Sendable {
                 state.withLock { $0.cutting = true }
                 run { [self] in runCut(cut) }
             }
+            var claimed = 0
             if room > 0 {
                 for chunk in try queue.store.claim(count: room, lease: lease, excluding: skip, ownOnly: own) {
+                    claimed += 1
                     let held = Held(chunk)
                     state.withLock { s in
                         s.held[PostgresJobQueue.key(chunk.job, chunk.number)] = held
@@ -182,8 +184,12 @@ final class ChunkWorker: Sendable {
                 }
             }
             // Nothing tells when another host's lease runs out, or a skipped job may be tried
-            // again: the alarm does.
-            if let next = ChunkSlots.nextLook(lapse: try queue.store.nextLapse(ownOnly: own), skipEnds: skipEnds.map { $0 - now }) {
+            // again, or a chunk left with room for it is let go by a lock (a host cut off in the
+            // middle of a transaction on its row, until the server ends that session): the
+            // alarm does.
+            let locked = try claimed < room && queue.store.claimableButLocked(excluding: skip, ownOnly: own)
+            let look = ChunkSlots.nextLook(lapse: try queue.store.nextLapse(ownOnly: own), skipEnds: skipEnds.map { $0 - now })
+            if let next = [look, locked ? queue.fallbackSeconds : nil].compactMap({ $0 }).min() {
                 alarm.wake(in: next)
             }
             noteReachable()

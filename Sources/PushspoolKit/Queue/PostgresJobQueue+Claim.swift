@@ -37,6 +37,21 @@ extension PostgresJobQueue {
     /// paused nor cancelled; `ownOnly`: only of jobs this origin published. Each row is locked
     /// `FOR UPDATE` while it is claimed: a lapsed holder's batch (`record`) either went in
     /// before the take-over, where its new holder reads it, or finds the new holder and is refused.
+    /// Whether a chunk a claim could take (open, or its lease run out, of a job neither paused
+    /// nor cancelled) is still there after a claim that had room for it: then its row is
+    /// locked. Mostly a claim on another host, over in a moment; but a host cut off from the
+    /// database in the middle of a transaction on the row leaves it locked until the server
+    /// ends that session (`idle_in_transaction_session_timeout`), and nothing announces that.
+    public func claimableButLocked(excluding skipped: [String] = [], ownOnly: Bool = false) throws(RegistryError) -> Bool {
+        try run { c in
+            try c.query("""
+                SELECT EXISTS (SELECT 1 FROM queue_chunks q JOIN queue_jobs j ON j.id = q.job
+                    WHERE NOT q.done AND (q.lease_until IS NULL OR q.lease_until < clock_timestamp()) AND j.control IS NULL
+                      AND NOT (q.job = ANY($1::text[])) AND ($2::text IS NULL OR j.origin = $2))
+                """, [PostgresRegistry.arrayLiteral(skipped), ownOnly ? origin : nil]).text(0, 0) == "t"
+        }
+    }
+
     public func claim(count: Int, lease: Double, excluding skipped: [String] = [], ownOnly: Bool = false) throws(RegistryError) -> [Chunk] {
         guard count > 0 else { return [] }
         return try run { c in

@@ -77,6 +77,26 @@ struct PostgresJobQueueTests {
         #expect(try b.complete(taken[0]))
     }
 
+    /// A chunk whose row a dead session still locks is skipped by a claim and told apart: the
+    /// claiming host looks again later (nothing announces the lock's end), and takes it then.
+    @Test func aChunkLockedByAnotherSessionIsSkippedAndToldApart() throws {
+        let uri = try RegistryFixture.postgresDatabase()
+        let registry = try PostgresRegistry(uri: uri)
+        for i in 0..<20 { _ = try registry.upsert(Registration(id: "d\(i)", platform: .fcm, handle: "t\(i)", tags: ["all"])) }
+        let a = PostgresJobQueue(uri: uri, host: "a/1"), b = PostgresJobQueue(uri: uri, host: "b/2")
+        try a.publish(id: "j", body: Self.body, jobLine: "{}", targets: 20, requests: false, devices: true)
+        #expect(try Self.cutAll(a, registry, size: 10) == 2)
+        let other = try PostgresConnection(uri: uri)
+        try other.execute("BEGIN")
+        _ = try other.query("SELECT chunk FROM queue_chunks WHERE job = 'j' AND chunk = 1 FOR UPDATE")
+        let first = try b.claim(count: 10, lease: 30)
+        #expect(first.map(\.number) == [2])
+        #expect(try b.claimableButLocked())
+        try other.execute("ROLLBACK")
+        #expect(try b.claim(count: 10, lease: 30).map(\.number) == [1])
+        #expect(try !b.claimableButLocked())
+    }
+
     /// A chunk's lines are read a page of rows at a time, in the order they were written, the
     /// origin's own rows left out across pages.
     @Test func aChunksLinesAreStreamedAPageAtATime() throws {
