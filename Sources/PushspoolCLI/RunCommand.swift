@@ -59,12 +59,14 @@ enum RunCommand {
         // end the process at once. That is safe: every outcome is written through before its slot
         // is freed, so the jobs left in active/ resume without resending what their logs record.
         let signals = Mutex(0)
-        for sig in [SIGINT, SIGTERM, SIGHUP] {
+        for (sig, name) in [(SIGINT, "SIGINT"), (SIGTERM, "SIGTERM"), (SIGHUP, "SIGHUP")] {
             signal(sig, SIG_IGN)
             let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
             source.setEventHandler {
                 let n = signals.withLock { n in n += 1; return n }
                 if n > 1 { exitNow("a second signal: stopping now; unfinished jobs stay in active/ and resume where their result logs end") }
+                // Said as `serve` says it: an operator sees the stop begin, and end below.
+                log.info("\(name): stopping: no new job is taken; the requests in flight are answered (at most \(Int(stopGrace)) s)")
                 engine.stop()
                 DispatchQueue.global().asyncAfter(deadline: .now() + stopGrace) {
                     exitNow("requests still in flight \(Int(stopGrace)) s after the stop signal; stopping now: unfinished jobs stay in active/ and resume where their result logs end")
@@ -74,34 +76,40 @@ enum RunCommand {
             signalSources.append(source)
         }
         // A spool (or registry) deleted or moved away under a running dispatcher: it would go on
-        // sending to a registry nobody can change while new jobs wait at the path. Checked every
-        // 2 s; the dispatcher stops as on SIGTERM, and `run` exits 74.
+        // sending to a registry nobody can change while new jobs wait at the path. Looked at when
+        // the paths change (inotify; every 2 s where it cannot watch); the dispatcher stops as on
+        // SIGTERM, and `run` exits 74.
         let lost = Mutex<String?>(nil)
         let identity = SpoolIdentity(runtime)
-        let guardTimer = DispatchSource.makeTimerSource(queue: .global(qos: .utility))
-        guardTimer.schedule(deadline: .now() + 2, repeating: 2)
-        guardTimer.setEventHandler {
-            guard let change = identity?.change() else { return }
-            let first = lost.withLock { l -> Bool in
-                if l != nil { return false }
-                l = change
-                return true
+        let guardWatch = identity.map { identity in
+            PathChangeWatch(paths: [identity.spool, identity.registry]) {
+                guard let change = identity.change() else { return }
+                let first = lost.withLock { l -> Bool in
+                    if l != nil { return false }
+                    l = change
+                    return true
+                }
+                guard first else { return }
+                log.error(change)
+                engine.stop()
             }
-            guard first else { return }
-            log.error(change)
-            engine.stop()
         }
-        guardTimer.resume()
         if once {
             engine.runOnce()
         } else {
             log.info("watching \(runtime.spool.url(.incoming).path)")
             engine.runForever()
         }
-        guardTimer.cancel()
+        guardWatch?.stop()
         engine.shutdown()
         signalSources.forEach { $0.cancel() }
-        return (collected.tally, engine.dispatcher.scheduled, lost.withLock { $0 })
+        let lostSpool = lost.withLock { $0 }
+        // A lost spool ends with its own line (`run` exits 74); `--once` with its summary.
+        if !once && lostSpool == nil {
+            let left = collected.tally.interrupted
+            log.info(left == 0 ? "stopped" : "stopped: \(left) unfinished \(left == 1 ? "job stays" : "jobs stay") in active/ and \(left == 1 ? "resumes" : "resume") where \(left == 1 ? "its result log ends" : "their result logs end")")
+        }
+        return (collected.tally, engine.dispatcher.scheduled, lostSpool)
     }
 }
 
@@ -151,14 +159,18 @@ final class ReportCollector: Sendable {
         var count = 0
         /// A job was left in `active/` by an I/O failure (full disk), not by a stop.
         var ioTrouble = false
+        /// Jobs left in `active/` unfinished, to resume (not a `local_time` job between waves).
+        var interrupted = 0
     }
     private let state = Mutex(Tally())
     func add(_ r: JobReport) {
         state.withLock { t in
             t.count += 1
             // A `local_time` job between waves is on schedule, not in trouble.
-            if case .interrupted(let why) = r.outcome, why != .stopping {
-                if case .nextWave = why {} else { t.ioTrouble = true }
+            if case .interrupted(let why) = r.outcome {
+                if case .nextWave = why { return }
+                t.interrupted += 1
+                if why != .stopping { t.ioTrouble = true }
             }
         }
     }

@@ -192,7 +192,8 @@ struct APNsIntegrationTests {
                               concurrency: 2, maxAttempts: 6, maxDelayMs: 300_000)
         for i in 0..<6 { try s.register(id: "d\(i)", handle: APNsSpool.token("0000", i)) }
         s.drop("outage", #"{"id":"outage","to_tag":"username:alice","pns":["apns"],"message":"hi"}"#)
-        let p = try startPushspool(["run"] + s.common)
+        let err = Pipe()
+        let p = try startPushspool(["run"] + s.common, stderr: err)
         eventually("two requests at the fake", timeout: 20) { (s.fake.state()["requests"] as? Int ?? 0) >= 2 }
         // Both answered 503 with Retry-After: the two slots wait it out, so no third request comes.
         eventually("both requests answered", timeout: 20) { (s.fake.state()["answered"] as? Int ?? 0) >= 2 }
@@ -206,6 +207,10 @@ struct APNsIntegrationTests {
         #expect(s.dir.list("spool/active") == ["outage.json"])
         #expect(s.deliveries("outage").isEmpty, "nothing unsent logged as final")
         #expect(s.fake.state()["requests"] as? Int == before, "no new target after the signal")
+        // The operator reads the stop begin and end, and what is left to resume.
+        let stderr = String(decoding: readToEnd(err.fileHandleForReading.fileDescriptor), as: UTF8.self)
+        #expect(stderr.contains("pushspool: info: SIGTERM: stopping: no new job is taken"), "\(stderr)")
+        #expect(stderr.hasSuffix("pushspool: info: stopped: 1 unfinished job stays in active/ and resumes where its result log ends\n"), "\(stderr)")
 
         try FileManager.default.removeItem(atPath: outage.path("down"))
         let resumed = try s.runOnce()

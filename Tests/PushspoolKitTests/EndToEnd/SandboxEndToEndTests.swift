@@ -359,12 +359,28 @@ import PushspoolCore
         #expect(stderr.contains("the spool \(dir.path("spool")) was deleted or replaced while running; stopped"), "\(stderr)")
     }
 
+    /// The registry replaced under a watching dispatcher (a restore renamed over it while it
+    /// runs): it stops too, rather than write to a file nobody else opens.
+    @Test func aRegistryReplacedStopsTheDispatcher() throws {
+        let (dir, spool) = try initializedSpool("pushspool-e2e")
+        try FileManager.default.copyItem(atPath: dir.path("spool/registry.sqlite"), toPath: dir.path("restored.sqlite"))
+        let err = Pipe()
+        let p = try startPushspool(["run"] + spool, stderr: err)
+        eventually("the dispatcher's presence record", timeout: 30) { !dir.list("spool/.state/dispatchers").isEmpty }
+        #expect(rename(dir.path("restored.sqlite"), dir.path("spool/registry.sqlite")) == 0)
+        p.waitUntilExit()
+        let stderr = String(decoding: readToEnd(err.fileHandleForReading.fileDescriptor), as: UTF8.self)
+        #expect(p.terminationStatus == 74)
+        #expect(stderr.contains("the registry \(dir.path("spool/registry.sqlite")) was deleted or replaced while running; stopped"), "\(stderr)")
+    }
+
     /// A job written in place (no tmp/ + rename) is not claimed half-written: it waits until it has
     /// stopped changing, then runs. SIGHUP stops the dispatcher cleanly, as SIGTERM does.
     @Test func inPlaceWritesWaitAndSIGHUPStopsCleanly() throws {
         let (dir, spool) = try initializedSpool("pushspool-e2e")
         #expect(try runPushspool(["register", "--platform", "fcm", "--handle", "tok-1", "--tag", "t"] + spool).status == 0)
-        let p = try startPushspool(["run"] + spool)
+        let err = Pipe()
+        let p = try startPushspool(["run"] + spool, stderr: err)
         eventually("the dispatcher's presence record", timeout: 30) { !dir.list("spool/.state/dispatchers").isEmpty }
         let job = #"{"to_tag":"t","pns":"fcm","message":"written slowly"}"#
         let path = dir.path("spool/incoming/slow.json")
@@ -389,6 +405,8 @@ import PushspoolCore
         kill(p.processIdentifier, SIGHUP)
         p.waitUntilExit()
         #expect(p.terminationReason == .exit && p.terminationStatus == 0)
+        let stderr = String(decoding: readToEnd(err.fileHandleForReading.fileDescriptor), as: UTF8.self)
+        #expect(stderr.hasSuffix("pushspool: info: SIGHUP: stopping: no new job is taken; the requests in flight are answered (at most 30 s)\npushspool: info: stopped\n"), "\(stderr)")
     }
 
     /// A scheduled job replaced by a new version that keeps the old mtime (`cp -p`, then a
