@@ -58,26 +58,36 @@ extension SQLiteRegistry {
                                  progress: (@Sendable (Int) -> Void)?) throws -> ImportReport {
         try db.execute(dropIndexes + "CREATE TEMP TABLE import_tags(tag TEXT NOT NULL, device_rowid INTEGER NOT NULL);")
         // Several rows per statement (fewer steps, one VDBE run for many rows); `?1` is the
-        // import's timestamp, bound once. Rowids are given: the table is empty, so they are the
-        // ones SQLite would have chosen (1, 2, 3…), and the reading thread can pair each tag with
-        // its device without waiting for the insert.
-        // 64 rows (641 parameters, under SQLite's historical limit of 999): a statement's own
+        // import's timestamp, bound once. The reading thread numbers the rows 1, 2, 3… and pairs
+        // each tag with its device by that number without waiting for the insert: the rowids
+        // SQLite gives an empty table's new rows (one more than the largest, 1 in an empty
+        // table; checked below). They are not bound: a row given its rowid costs a search of the
+        // table for that rowid first (the cursor is not kept at the end between rows: 600
+        // instructions a row), one given none is appended.
+        // 64 rows (577 parameters, under SQLite's historical limit of 999): a statement's own
         // cost (step, reset, opening the table) is paid once for 64 rows, not 16.
         let rowsPerInsert = 64, tagsPerInsert = 64
         // Each row's app, environment and token kind are bound as the values stored, not left to
         // SQL (`coalesce`, a `CASE` on the app or platform: VDBE work per row); the environment is
         // bound on APNs rows only, NULL on the others. A row naming none of them (every line of
         // the fast path) stores the defaults, which stay bound from one insert to the next (below).
+        // `OR FAIL`, not the default `OR ABORT`: a statement that may abort halfway through
+        // several rows makes SQLite copy every page it touches that the transaction had already
+        // written to a statement journal (a temporary file) first, so that it can undo that
+        // statement alone: a million devices wrote 1.3 GB of such copies, 150,000 `pwrite` calls.
+        // Nothing here needs that: no index exists during the load, so only a NOT NULL could
+        // fail, and any failure throws and rolls the whole bulk load back to its savepoint. (A
+        // duplicate id or handle fails later, building the unique indexes.)
         func devicesSQL(_ n: Int) -> String {
-            "INSERT INTO devices(rowid, id, platform, handle, updated_at, lang, tags, app, environment, token_kind, tz) VALUES "
+            "INSERT OR FAIL INTO devices(id, platform, handle, updated_at, lang, tags, app, environment, token_kind, tz) VALUES "
                 + (0..<n).map { r in
-                    let b = 1 + r * 10
-                    return "(?\(b + 1), ?\(b + 2), ?\(b + 3), ?\(b + 4), ?1, ?\(b + 5), ?\(b + 6), ?\(b + 7), "
-                        + "?\(b + 8), ?\(b + 9), ?\(b + 10))"
+                    let b = 1 + r * 9
+                    return "(?\(b + 1), ?\(b + 2), ?\(b + 3), ?1, ?\(b + 4), ?\(b + 5), ?\(b + 6), "
+                        + "?\(b + 7), ?\(b + 8), ?\(b + 9))"
                 }.joined(separator: ", ")
         }
         func tagsSQL(_ n: Int) -> String {
-            "INSERT INTO temp.import_tags(tag, device_rowid) VALUES " + Array(repeating: "(?, ?)", count: n).joined(separator: ", ")
+            "INSERT OR FAIL INTO temp.import_tags(tag, device_rowid) VALUES " + Array(repeating: "(?, ?)", count: n).joined(separator: ", ")
         }
         // What a row naming none gets (`RegistryDefaults`), as bytes that outlive every insert
         // (bound without a copy, `SQLITE_STATIC`).
@@ -126,26 +136,25 @@ extension SQLiteRegistry {
                     }
                 }
                 func bindRow(_ stmt: SQLiteStatement, _ row: PackedBatch.Row, _ r: Int, _ slots: inout [BoundValue]) throws(RegistryError) {
-                    let b = Int32(1 + r * 10)
-                    try stmt.bind(.integer(row.rowid), at: b + 1)
-                    try text(stmt, row.id, at: b + 2)
-                    try text(stmt, row.platform, at: b + 3)
-                    try text(stmt, row.handle, at: b + 4)
-                    try text(stmt, row.lang, at: b + 5)
-                    try text(stmt, row.tagList, at: b + 6)
-                    try optional(stmt, row.app, default: defaultApp, at: b + 7, &slots[4 * r])
+                    let b = Int32(1 + r * 9)
+                    try text(stmt, row.id, at: b + 1)
+                    try text(stmt, row.platform, at: b + 2)
+                    try text(stmt, row.handle, at: b + 3)
+                    try text(stmt, row.lang, at: b + 4)
+                    try text(stmt, row.tagList, at: b + 5)
+                    try optional(stmt, row.app, default: defaultApp, at: b + 6, &slots[4 * r])
                     if !row.isAPNs {
-                        try optional(stmt, .null, default: nil, at: b + 8, &slots[4 * r + 1])
+                        try optional(stmt, .null, default: nil, at: b + 7, &slots[4 * r + 1])
                     } else if row.app.count >= 0, row.environment.count < 0 {
                         // A line naming its app only (the general path): that app's environment.
                         let app = String(decoding: UnsafeBufferPointer(start: base + Int(row.app.start), count: Int(row.app.count)), as: UTF8.self)
-                        try stmt.bind(.text((defaults.environments[app] ?? defaults.environment).rawValue), at: b + 8)
+                        try stmt.bind(.text((defaults.environments[app] ?? defaults.environment).rawValue), at: b + 7)
                         slots[4 * r + 1] = .row
                     } else {
-                        try optional(stmt, row.environment, default: defaultEnvironment, at: b + 8, &slots[4 * r + 1])
+                        try optional(stmt, row.environment, default: defaultEnvironment, at: b + 7, &slots[4 * r + 1])
                     }
-                    try optional(stmt, row.tokenKind, default: deviceKind, at: b + 9, &slots[4 * r + 2])
-                    try optional(stmt, row.tz, default: nil, at: b + 10, &slots[4 * r + 3])
+                    try optional(stmt, row.tokenKind, default: deviceKind, at: b + 8, &slots[4 * r + 2])
+                    try optional(stmt, row.tz, default: nil, at: b + 9, &slots[4 * r + 3])
                 }
                 let rows = batch.rows
                 var r = 0
@@ -189,8 +198,21 @@ extension SQLiteRegistry {
                 }
             }
         }
+        // The tags were paired with rowids 1…n: n rows appended one after the other into an empty
+        // table hold exactly those if the last one is n (`max(rowid)` reads one page, not the table),
+        // or the tag index would name the wrong devices.
+        let last = try db.statement("SELECT max(rowid) FROM devices")
+        let lastRowid = try last.step() ? last.int64(0) : 0
+        last.reset()
+        guard lastRowid == Int64(report.imported) else {
+            throw RegistryError("import: the new devices got rowids up to \(lastRowid), not 1…\(report.imported)")
+        }
         // The tag index, sorted first, so the clustered table is written in key order (appends,
-        // not millions of random inserts).
+        // not millions of random inserts). The temporary table's freed pages are not zeroed
+        // first (this SQLite deletes securely by default: 3,000 pages written for a million
+        // devices): its file has no name from the moment SQLite opens it, and goes with the
+        // connection.
+        try db.execute("PRAGMA temp.secure_delete = OFF")
         try db.execute("""
             DELETE FROM device_tags;
             INSERT INTO device_tags(tag, device_rowid) SELECT tag, device_rowid FROM temp.import_tags ORDER BY 1, 2;

@@ -169,6 +169,30 @@ import PushspoolCore
         #expect(bulk.devices.count == lines.count - 9)
     }
 
+    /// The bulk load pairs each tag with its device by the rowid the reading thread counted
+    /// (1, 2, 3… over the accepted lines) while SQLite numbers the rows it appends: refused lines
+    /// between good ones, lines of the general path and rows of several inserts still leave
+    /// every tag on its own device.
+    @Test func bulkLoadPairsEachTagWithItsDevice() throws {
+        let (dir, registry) = try RegistryFixture.make()
+        let lines = (0..<300).map { i -> String in
+            if i % 9 == 4 { return #"{"id":"bad\#(i)","platform":"ios","handle":"h\#(i)","tags":["u\#(i)"]}"# }
+            // An escaped id: only the general parser takes it.
+            let id = i % 5 == 0 ? #"\u006e\#(i)"# : "n\(i)"
+            return #"{"id":"\#(id)","platform":"fcm","handle":"h\#(i)","tags":["u\#(i)","g\#(i % 3)"]}"#
+        }
+        dir.write("devices.jsonl", lines.joined(separator: "\n"))
+        let report = try registry.importJSONL(contentsOf: dir.url.appendingPathComponent("devices.jsonl"))
+        let good = (0..<300).filter { $0 % 9 != 4 }
+        #expect(report.imported == good.count && report.refusedCount == 300 - good.count)
+        for i in 0..<300 {
+            var found: [String] = []
+            try registry.forEach(platforms: [.fcm], matching: .tag("u\(i)")) { found.append($0.id); return true }
+            #expect(found == (i % 9 == 4 ? [] : ["n\(i)"]), "u\(i)")
+        }
+        #expect(try registry.count(platforms: [.fcm], matching: .tag("g1")) == good.filter { $0 % 3 == 1 }.count)
+    }
+
     /// The bulk load keeps a row's app, environment, token kind and zone bound from one insert
     /// to the next unless the row names them: lines naming some of them between lines naming
     /// none, in every position of a multi-row insert, store what the upsert path stores.
