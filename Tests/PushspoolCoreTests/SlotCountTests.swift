@@ -91,3 +91,13 @@ import Testing
         #expect(release(1, of: &slots) == [1])
     }
 }
+
+extension SlotCountTests {
+    @Test func aCountReadBackKeepsItsCapacityAndRefill() {
+        let count = SlotCount(capacity: 256).with(free: 7, sleepers: 2)
+        #expect(count.capacity == 256)
+        #expect(count.refill == 32)
+        #expect(count.free == 7)
+        #expect(count.sleepers == 2)
+    }
+}

@@ -1,6 +1,6 @@
 /// A provider's slots in the worker pool as numbers: how many are free, how many producers sleep
-/// for one, and when a release wakes them. Pure; `SlotGate` (PushspoolKit) keeps one under its
-/// lock and does the sleeping.
+/// for one, and when a release wakes them. Pure; `SlotGate` (PushspoolKit) keeps one in an
+/// atomic word and does the sleeping.
 ///
 /// A producer that finds no slot free sleeps until `refill` are free again, not until the first
 /// one is: woken for one slot, it hands out one target, finds none free and sleeps again, so
@@ -23,6 +23,14 @@ public struct SlotCount: Sendable, Equatable {
         self.capacity = max(1, capacity)
         refill = Self.refill(for: self.capacity)
         free = self.capacity
+    }
+
+    /// The same slots with `free` free and `sleepers` asleep (a count kept packed elsewhere, read back).
+    public func with(free: Int, sleepers: Int) -> SlotCount {
+        var count = self
+        count.free = free
+        count.sleepers = sleepers
+        return count
     }
 
     /// An eighth of the slots, at least 1 and at most 32: enough for batches that save most of
