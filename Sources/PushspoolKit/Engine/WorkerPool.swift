@@ -20,7 +20,7 @@ public enum TargetEnd: Sendable {
 }
 
 /// The Dispatch worker pool: at most `concurrency` notifications in flight per provider across
-/// all jobs (a counting semaphore each), each driven through the one retry policy. Retries keep
+/// all jobs (a `SlotGate` each, which wakes a producer for a batch of free slots), each driven through the one retry policy. Retries keep
 /// their slot while they wait, so a struggling service slows intake instead of piling up work —
 /// its own intake only: a throttled FCM fills FCM's slots, never APNs's. Every attempt is bounded
 /// (`attemptTimeout`): a provider that never calls back costs a retry, never a hung job.
@@ -35,7 +35,7 @@ public final class WorkerPool: Sendable {
     /// provider loses a request outright.
     public static let defaultAttemptTimeout = 120.0
     let watchdog: AttemptWatchdog
-    private let slotsByProvider = Mutex<[ObjectIdentifier: DispatchSemaphore]>([:])
+    private let slotsByProvider = Mutex<[ObjectIdentifier: SlotGate]>([:])
     private let timers = DispatchQueue(label: "pushspool.retry-timers", attributes: .concurrent)
     /// Every waiting retry, on one timer armed for the earliest.
     private let waiting: RetryTimer
@@ -91,11 +91,11 @@ public final class WorkerPool: Sendable {
             held = .immediate(immediate.prepare(request), immediate, handout)
         }
         // The request moved into the operation, not copied (a copy retained and released each of
-        // its strings). The slot's release captures the semaphore alone: it is its own context,
-        // no allocation.
+        // its strings). The slot's release captures the gate alone: it is its own context, no
+        // allocation.
         let number = request.attempt
         attempt(Operation(attempt: number, work: .send(consume request), held: held), via: state, previous: nil, isStopping: wait.halted,
-                done: Done(record: record, release: { [slots] in slots.signal() }))
+                done: Done(record: record, release: { [slots] in slots.release() }))
     }
 
     /// A batching provider's target: it joins the batch `handout` fills for its message, or opens
@@ -110,7 +110,7 @@ public final class WorkerPool: Sendable {
         } else {
             let slots = slots(for: state)
             guard take(slots, via: state, wait: wait) else { return record(.abandoned, {}) }
-            batch = handout.open(for: batching, key: key) { slots.signal() }
+            batch = handout.open(for: batching, key: key) { slots.release() }
         }
         batch.join()
         attempt(Operation(attempt: request.attempt, work: .send(request), held: .batch(batch, member: key.member, handout)), via: state,
@@ -120,16 +120,16 @@ public final class WorkerPool: Sendable {
     /// Takes a slot of `state`'s, then a turn of its rate cap, waiting as `wait` says; false
     /// (the slot given back) when stopped meanwhile: no new target starts after a stop (or a
     /// cancel or pause of its job).
-    private func take(_ slots: DispatchSemaphore, via state: ProviderState, wait: ProducerWait) -> Bool {
-        if slots.wait(timeout: .now()) == .timedOut {
+    private func take(_ slots: SlotGate, via state: ProviderState, wait: ProducerWait) -> Bool {
+        if !slots.tryTake() {
             wait.release()
-            slots.wait()
+            slots.take()
         }
         if wait.halted() || state.limiter.map({ limiter in
             state.waitUntilReady()
             return !wait.until(limiter.reserve())
         }) == true {
-            slots.signal()
+            slots.release()
             return false
         }
         return true
@@ -229,10 +229,10 @@ public final class WorkerPool: Sendable {
         }
     }
 
-    private func slots(for state: ProviderState) -> DispatchSemaphore {
+    private func slots(for state: ProviderState) -> SlotGate {
         slotsByProvider.withLock { all in
             if let s = all[ObjectIdentifier(state)] { return s }
-            let s = DispatchSemaphore(value: concurrency)
+            let s = SlotGate(capacity: concurrency)
             all[ObjectIdentifier(state)] = s
             return s
         }

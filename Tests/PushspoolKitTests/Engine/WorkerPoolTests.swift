@@ -198,4 +198,23 @@ import PushspoolCore
         #expect(provider.maxInFlight <= 8)
         #expect(provider.maxInFlight >= 2)
     }
+
+    @Test("producers sharing a provider's slots, woken for batches of them, all finish within `concurrency`")
+    func batchesOfSlots() {
+        let provider = ScriptedProvider(delay: 0.001)
+        let state = ProviderState(provider: provider)
+        let pool = WorkerPool(concurrency: 64, policy: RetryPolicy(), random: { 0.5 })
+        let group = DispatchGroup()
+        DispatchQueue.concurrentPerform(iterations: 3) { producer in
+            for i in 0..<300 {
+                group.enter()
+                let d = Device(id: "d\(producer)-\(i)", platform: .fcm, handle: "h\(i)", tags: [], updatedAt: Date())
+                pool.submit(SendRequest(jobID: "j\(producer)", platform: .fcm, recipient: .device(d),
+                                        notification: .fcm(FCMNotification(message: .object([])))), via: state) { _ in group.leave() }
+            }
+        }
+        group.wait()
+        #expect(provider.requests.count == 900)
+        #expect(provider.maxInFlight <= 64)
+    }
 }
