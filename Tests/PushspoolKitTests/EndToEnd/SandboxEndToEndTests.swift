@@ -352,6 +352,8 @@ import PushspoolCore
         try FileManager.default.moveItem(atPath: dir.path("spool"), toPath: dir.path("spool-old"))
         try initSpool(spool)
         let started = Date()
+        // A dispatcher that never notices fails the test instead of holding the suite.
+        if !eventually("the dispatcher to stop", timeout: 30, { !p.isRunning }) { p.interrupt() }
         p.waitUntilExit()
         let stderr = String(decoding: readToEnd(err.fileHandleForReading.fileDescriptor), as: UTF8.self)
         #expect(Date().timeIntervalSince(started) < 10)
@@ -368,6 +370,7 @@ import PushspoolCore
         let p = try startPushspool(["run"] + spool, stderr: err)
         eventually("the dispatcher's presence record", timeout: 30) { !dir.list("spool/.state/dispatchers").isEmpty }
         #expect(rename(dir.path("restored.sqlite"), dir.path("spool/registry.sqlite")) == 0)
+        if !eventually("the dispatcher to stop", timeout: 30, { !p.isRunning }) { p.interrupt() }
         p.waitUntilExit()
         let stderr = String(decoding: readToEnd(err.fileHandleForReading.fileDescriptor), as: UTF8.self)
         #expect(p.terminationStatus == 74)
