@@ -106,8 +106,12 @@ enum RunCommand {
         let lostSpool = lost.withLock { $0 }
         // A lost spool ends with its own line (`run` exits 74); `--once` with its summary.
         if !once && lostSpool == nil {
-            let left = collected.tally.interrupted
-            log.info(left == 0 ? "stopped" : "stopped: \(left) unfinished \(left == 1 ? "job stays" : "jobs stay") in active/ and \(left == 1 ? "resumes" : "resume") where \(left == 1 ? "its result log ends" : "their result logs end")")
+            let line = switch collected.tally.interrupted {
+            case 0: "stopped"
+            case 1: "stopped: 1 unfinished job stays in active/ and resumes where its result log ends"
+            case let left: "stopped: \(left) unfinished jobs stay in active/ and resume where their result logs end"
+            }
+            log.info(line)
         }
         return (collected.tally, engine.dispatcher.scheduled, lostSpool)
     }
