@@ -363,7 +363,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
             if let why = c.failure {
                 for (id, s) in c.takeStreams() {
                     if s.timedOut {
-                        done.append((s, .failure(HTTPTransportError("no response within \(Int(s.request.timeout)) s"))))
+                        done.append((s, .failure(s.timeoutFailure)))
                     } else if c.mayHaveProcessed(id) {
                         done.append((s, .failure(HTTPTransportError("connection to \(c.origin.authority) lost before the response: \(why)"))))
                     } else {

@@ -65,6 +65,7 @@ final class H2Connection {
         nghttp2_session_callbacks_set_on_header_callback(callbacks, h2OnHeader)
         nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, h2OnDataChunk)
         nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, h2OnStreamClose)
+        nghttp2_session_callbacks_set_on_frame_not_send_callback(callbacks, h2OnFrameNotSent)
         var s: OpaquePointer?
         guard nghttp2_session_client_new(&s, callbacks, Unmanaged.passUnretained(self).toOpaque()) == 0, let s else {
             throw HTTPTransportError("nghttp2_session_client_new failed")
@@ -278,7 +279,7 @@ final class H2Connection {
     fileprivate func onClose(_ id: Int32, errorCode: UInt32) {
         guard let s = streams.removeValue(forKey: id) else { return }
         if s.timedOut {
-            sink.finished(s, .failure(HTTPTransportError("no response within \(Int(s.request.timeout)) s")))
+            sink.finished(s, .failure(s.timeoutFailure))
         } else if s.ended && s.status >= 200 {
             answered += 1
             sink.finished(s, .success(s.response))
@@ -289,6 +290,17 @@ final class H2Connection {
             let code = String(cString: nghttp2_http2_strerror(errorCode))
             sink.finished(s, .failure(HTTPTransportError("stream reset by the server (\(code)) before a complete response")))
         }
+    }
+
+    /// A request's HEADERS that nghttp2 dropped unsent: a GOAWAY came or the session began
+    /// closing while they waited in its queue (the socket was full), or the stream was cancelled
+    /// there. nghttp2 opens a stream only when its HEADERS go, so no close callback comes for it:
+    /// without this the request would sit in `streams` until the connection dies. It never
+    /// reached the server, so it is sent again elsewhere (a timed-out one is answered so).
+    fileprivate func onNotSent(_ frame: UnsafePointer<nghttp2_frame>) {
+        guard UInt32(frame.pointee.hd.type) == NGHTTP2_HEADERS.rawValue,
+              let s = streams.removeValue(forKey: frame.pointee.hd.stream_id) else { return }
+        if s.timedOut { sink.finished(s, .failure(s.timeoutFailure)) } else { sink.refused(s) }
     }
 
     fileprivate func readBody(_ stream: H2Stream, into buf: UnsafeMutablePointer<UInt8>, length: Int, flags: UnsafeMutablePointer<UInt32>) -> Int {
@@ -328,6 +340,11 @@ private let h2OnDataChunk: nghttp2_on_data_chunk_recv_callback = { _, _, id, dat
 
 private let h2OnStreamClose: nghttp2_on_stream_close_callback = { _, id, errorCode, userData in
     connection(userData).onClose(id, errorCode: errorCode)
+    return 0
+}
+
+private let h2OnFrameNotSent: nghttp2_on_frame_not_send_callback = { _, frame, _, userData in
+    if let frame { connection(userData).onNotSent(frame) }
     return 0
 }
 

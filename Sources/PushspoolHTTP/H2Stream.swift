@@ -85,6 +85,9 @@ final class H2Stream: @unchecked Sendable {
     var ended = false
     var timedOut = false
 
+    /// The answer of a request whose deadline passed while it was in flight.
+    var timeoutFailure: HTTPTransportError { HTTPTransportError("no response within \(Int(request.timeout)) s") }
+
     /// `pathStart`: where the path starts in the request's URL (`Origin.parse`).
     init(request: HTTPRequest, origin: Origin, pathStart: Int,
          completion: @escaping @Sendable (Result<HTTPResponse, HTTPTransportError>) -> Void) {

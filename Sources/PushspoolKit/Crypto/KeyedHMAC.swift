@@ -25,6 +25,9 @@ final class KeyedHMAC: @unchecked Sendable {
     private struct Context: @unchecked Sendable {
         let pointer: OpaquePointer
     }
+    private static let digestKey: StaticString = "digest"
+    private static let sha256: StaticString = "SHA256"
+
     /// How many idle copies are kept (more threads than this at once: the extras are freed).
     private static let keep = 16
 
@@ -33,9 +36,10 @@ final class KeyedHMAC: @unchecked Sendable {
         guard let mac = EVP_MAC_fetch(nil, "HMAC", nil) else { return nil }
         defer { EVP_MAC_free(mac) }
         guard let ctx = EVP_MAC_CTX_new(mac) else { return nil }
-        let digest = strdup("SHA256")
-        defer { free(digest) }
-        let params = [OSSL_PARAM_construct_utf8_string("digest", digest, 0), OSSL_PARAM_construct_end()]
+        // An OSSL_PARAM keeps the pointers it is made with, read later by EVP_MAC_init: both
+        // texts are static. (A String argument's C form lives only during the call it is passed
+        // to: "digest" given so was freed before EVP_MAC_init looked it up.)
+        let params = [OSSL_PARAM_construct_utf8_string(Self.digestKey.cString, Self.sha256.mutableCString, 0), OSSL_PARAM_construct_end()]
         let ok = key.withUnsafeBufferPointer { k in params.withUnsafeBufferPointer { EVP_MAC_init(ctx, k.baseAddress, k.count, $0.baseAddress) } }
         guard ok == 1 else {
             EVP_MAC_CTX_free(ctx)
@@ -74,4 +78,11 @@ final class KeyedHMAC: @unchecked Sendable {
         if let extra { EVP_MAC_CTX_free(extra.pointer) }
         return ok
     }
+}
+
+private extension StaticString {
+    /// The text's bytes where the binary keeps them (NUL-terminated, never freed).
+    var cString: UnsafePointer<CChar> { UnsafeRawPointer(utf8Start).assumingMemoryBound(to: CChar.self) }
+    /// The same, for a C parameter typed `char *` that only reads it.
+    var mutableCString: UnsafeMutablePointer<CChar> { UnsafeMutablePointer(mutating: cString) }
 }
