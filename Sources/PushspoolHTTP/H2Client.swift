@@ -205,7 +205,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
                 box.asleep = box.requests.isEmpty && box.connected.isEmpty && !box.condemn && !box.stopping
                 return box.asleep
             }
-            let rc = poll(&fds, nfds_t(fds.count), idle ? 250 : 0)
+            let rc = poll(&fds, nfds_t(fds.count), idle ? idleTimeout() : 0)
             core.inbox.withLock { $0.asleep = false }
             if rc > 0 {
                 if fds[0].revents != 0 { core.poll.wakeup.drain() }
@@ -381,6 +381,25 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
         guard !done.isEmpty else { return }
         core.hand(done)
         done.removeAll(keepingCapacity: true)
+    }
+
+    /// How long `poll` may sleep when nothing new has come (ms, -1: until woken). While requests
+    /// wait or are in flight, a quarter second: their deadlines are checked at that step. Else
+    /// until a connection's liveness check or an extra connection's shedding is due, and for
+    /// good with no connection open: an idle dispatcher holding its APNs connection wakes once
+    /// per PING interval, not four times a second.
+    private func idleTimeout() -> Int32 {
+        if connections.contains(where: { !$0.streams.isEmpty }) || pools.values.contains(where: { $0.waiting > 0 }) { return 250 }
+        let o = core.options
+        var due = Double.infinity
+        for c in connections { due = min(due, c.livenessDue(interval: o.pingInterval, timeout: o.pingTimeout)) }
+        for (origin, p) in pools where connections.count(where: { $0.origin == origin && $0.usable && $0.ready }) > 1 {
+            due = min(due, p.busyAt + o.extraConnectionIdle)
+        }
+        guard due.isFinite else { return -1 }
+        // Rounded up, and past the timers' own quarter-second step: woken early, it would find nothing due.
+        let wait = max(due - monotonicNow(), 0.25)
+        return Int32(min(wait * 1000, Double(Int32.max)).rounded(.up))
     }
 
     /// Deadlines of requests, PING liveness; four times a second at most.

@@ -204,6 +204,13 @@ final class H2Connection {
         if !ready && now - createdAt > timeout { fail("no SETTINGS from the server within \(Int(timeout)) s") }
     }
 
+    /// When `checkLiveness` next has something to do: the PING's answer is late, the quiet
+    /// interval ends, or the first SETTINGS is late.
+    func livenessDue(interval: Double, timeout: Double) -> Double {
+        let due = pingSentAt.map { $0 + timeout } ?? lastReadAt + interval
+        return ready ? due : min(due, createdAt + timeout)
+    }
+
     /// Says goodbye politely (GOAWAY NO_ERROR) once nothing is in flight.
     func close() {
         _ = nghttp2_session_terminate_session(session, NGHTTP2_NO_ERROR.rawValue)
