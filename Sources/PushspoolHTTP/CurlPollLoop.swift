@@ -44,8 +44,10 @@ final class CurlPollLoop: @unchecked Sendable {
             wait.removeAll(keepingCapacity: true)
             wait.append(curl_waitfd(fd: core.poll.wakeup.readFD, events: Int16(CURL_WAIT_POLLIN), revents: 0))
             // A retired pool may hold data already read off its socket (no poll event for it):
-            // while any exists, look at them at least every 20 ms.
-            var timeout = draining.isEmpty ? 1000 : 20
+            // while any exists, look at them at least every 20 ms. Otherwise curl_multi_poll
+            // itself wakes at libcurl's next timer (a transfer's or a connect's timeout) and
+            // requests and the stop come through the wakeup fd: nothing else needs a wake-up.
+            var timeout = draining.isEmpty ? Self.idleWaitMs : 20
             for m in draining {
                 wait += m.waitFDs()
                 let ms = m.timeoutMs()
@@ -114,6 +116,9 @@ final class CurlPollLoop: @unchecked Sendable {
         draining.append(current)
         current = fresh
     }
+
+    /// The longest sleep with no retired pool: an hour, only a bound (it woke every second).
+    static let idleWaitMs = 3_600_000
 
     /// Fresh-connection resends per request before its failure is reported.
     static let connectionRetries = 2

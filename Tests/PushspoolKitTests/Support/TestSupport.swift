@@ -141,6 +141,34 @@ func startPushspool(_ args: [String], cwd: URL? = nil, env: [String: String] = [
     return p
 }
 
+/// Starts `pushspool <args>` under strace (its `poll` calls, from its start: no attaching), runs
+/// `work` (which leaves it idle), and returns the `poll` calls it made in the `seconds` after.
+/// The run is stopped with SIGTERM at the end.
+func pollCallsWhenIdle(_ args: [String], cwd: URL? = nil, env: [String: String] = [:], seconds: UInt32 = 3,
+                       after work: () throws -> Void) throws -> [Substring] {
+    let trace = FileManager.default.temporaryDirectory.appendingPathComponent("pushspool-poll-\(UUID().uuidString).trace").path
+    defer { unlink(trace) }
+    let strace = Process()
+    strace.executableURL = URL(fileURLWithPath: "/usr/bin/strace")
+    strace.arguments = ["-f", "-e", "trace=execve,poll,ppoll", "-o", trace, Paths.binary.path] + args
+    strace.currentDirectoryURL = cwd
+    strace.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }
+    strace.standardOutput = FileHandle.nullDevice
+    strace.standardError = FileHandle.nullDevice
+    try strace.run()
+    var lines: [Substring] { ((try? String(contentsOfFile: trace, encoding: .utf8)) ?? "").split(separator: "\n") }
+    defer {
+        // The traced run's pid starts the trace's first line (its execve); strace ends with it.
+        if let pid = lines.first?.split(separator: " ").first.flatMap({ pid_t($0) }) { kill(pid, SIGTERM) }
+        strace.waitUntilExit()
+    }
+    try work()
+    usleep(500_000)
+    let before = lines.count
+    sleep(seconds)
+    return lines.dropFirst(before).filter { $0.contains("poll(") }
+}
+
 /// `pushspool init`: what a user runs once before any other command touches a spool.
 func initSpool(_ args: [String], cwd: URL? = nil) throws {
     let r = try runPushspool(["init"] + args, cwd: cwd)

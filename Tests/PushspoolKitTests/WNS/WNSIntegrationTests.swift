@@ -48,6 +48,20 @@ struct WNSIntegrationTests {
         #expect(!h.visibleText([run]).contains("wns.fake-"))
     }
 
+    /// A dispatcher left idle after a send (WNS goes over libcurl) sleeps in curl_multi_poll
+    /// until libcurl's next timer or a request: the curl thread woke every second.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/strace")))
+    func anIdleCurlThreadSleeps() throws {
+        let h = try PushCloudHarness(wnsArgs: [:])
+        try h.register([("c-1", "wns", Self.channel(h.wns, "ok-1"))])
+        let polls = try pollCallsWhenIdle(["run", "--config", h.configPath], cwd: h.dir.url, env: PushCloudHarness.environment) {
+            try h.submit("j1", #"{"to_tag": "username:alice", "pns": ["wns"], "message": "m"}"#)
+            eventually("j1 done", timeout: 30) { FileManager.default.fileExists(atPath: h.dir.path("spool/done/j1.json")) }
+            #expect(h.summary("j1")?.int("delivered") == 1)
+        }
+        #expect(polls.isEmpty, "\(polls.count) poll calls in 3 s idle:\n\(polls.prefix(8).joined(separator: "\n"))")
+    }
+
     @Test func channelOutsideAllowedHostsIsNeverContacted() throws {
         let h = try PushCloudHarness(wnsArgs: [:])
         let evil = try FakeServer("wns", args: [:], dir: h.dir)
