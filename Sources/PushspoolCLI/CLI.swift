@@ -22,12 +22,25 @@ public enum CLI {
                 .map { TerminalText.escaped(String($0)) }.joined(separator: "\n")
             _ = StandardOutput.shared.finish()
             FileHandle.standardError.write(Data("pushspool: \(text)\n".utf8))
-            exit(error.code.rawValue)
+            end(error.code.rawValue)
         }
         Log.shared.flushRepeats()
         // Output that could not be written is a failure, whatever the command did (exit 74).
-        if let failed = StandardOutput.shared.finish() { exit(failed.rawValue) }
-        exit(code.rawValue)
+        if let failed = StandardOutput.shared.finish() { end(failed.rawValue) }
+        end(code.rawValue)
+    }
+
+    /// Ends the process without the C libraries' exit-time teardown (their `atexit` handlers and
+    /// destructors). The work that must finish has finished and every file was synced by then,
+    /// but Dispatch's threads may still be inside a library (for instance a TLS connect still
+    /// under way when its HTTP/2 client shut down: connects run on a queue the client does not
+    /// wait for), and `exit` would free that library's globals under them: OpenSSL's handler
+    /// frees its providers and tables. A resumed `run --once` aborted once in CI with its work
+    /// all done: its heap was found corrupt as it ended. C's buffered output (`print`) is
+    /// flushed first.
+    static func end(_ code: Int32) -> Never {
+        fflush(nil)
+        _exit(code)
     }
 
     static func run(_ args: [String]) throws(CLIError) -> ExitCode {

@@ -124,7 +124,7 @@ let stopGrace = 30.0
 func exitNow(_ why: String) -> Never {
     Log.shared.warning(why)
     Log.shared.flushRepeats()
-    _exit(0)
+    CLI.end(0)
 }
 
 /// What the spool folder and the registry file were when `run` started (device and inode).

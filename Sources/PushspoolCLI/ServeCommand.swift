@@ -75,7 +75,7 @@ enum ServeCommand {
         Thread.detachNewThread {
             // A second signal ends it at once: everything answered 2xx is already durable.
             StopSignals.wait()
-            exit(0)
+            CLI.end(0)
         }
         log.info("stopping: no new connections; answering the requests in progress (at most 10 s, then 503)")
         // Afterwards nothing of serve's touches the registry: it may close.
