@@ -274,7 +274,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
     /// new streams, finishes what it carries, then says GOAWAY. One at a time; the last stays.
     private func shed(now: Double) {
         for (origin, p) in pools {
-            let open = connections.filter { $0.origin == origin && $0.usable && $0.ready }
+            let open = sheddable(origin)
             guard open.count > 1 else { p.busyAt = now; continue }
             let demand = open.reduce(p.waiting) { $0 + $1.streams.count }
             let perConnection = max(1, open.map(\.streamLimit).min()!)
@@ -287,6 +287,12 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
                 p.busyAt = now
             }
         }
+    }
+
+    /// The connections of an origin `shed` weighs: open for new streams and past their SETTINGS.
+    /// One is never shed; with more, `shed` is due `extraConnectionIdle` after the last demand.
+    private func sheddable(_ origin: Origin) -> [H2Connection] {
+        connections.filter { $0.origin == origin && $0.usable && $0.ready }
     }
 
     private func connect(_ origin: Origin, _ p: H2Pool) {
@@ -393,7 +399,7 @@ final class H2Loop: H2ConnectionSink, @unchecked Sendable {
         let o = core.options
         var due = Double.infinity
         for c in connections { due = min(due, c.livenessDue(interval: o.pingInterval, timeout: o.pingTimeout)) }
-        for (origin, p) in pools where connections.count(where: { $0.origin == origin && $0.usable && $0.ready }) > 1 {
+        for (origin, p) in pools where sheddable(origin).count > 1 {
             due = min(due, p.busyAt + o.extraConnectionIdle)
         }
         guard due.isFinite else { return -1 }
